@@ -1,0 +1,98 @@
+"""The backend interface every strategy implements, whatever its API.
+
+A backend computes one log10 likelihood per pair of a :class:`~hmmbench.model.PairSet`.
+It owns its layout step and its device glue, and measures its own stages (device events on
+GPUs, ``perf_counter`` on CPUs); the runner repeats, takes medians and cross-checks.
+"""
+from __future__ import annotations
+
+import abc
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from .model import PairSet
+
+#: Stage names, in pipeline order. ``total`` is measured by the runner around the whole call.
+STAGES = ("prep", "h2d", "kernel", "d2h")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a backend can take; ``None`` means no limit."""
+    max_read_length: Optional[int] = None
+    max_hap_length: Optional[int] = None
+
+
+@dataclass
+class Execution:
+    """What one call of :meth:`Backend.run` returns."""
+    log10: np.ndarray                     # float64, one per pair, in the PairSet's order
+    timing: dict                          # seconds per stage in STAGES (missing stages = 0)
+    n_fallback: int = 0                   # pairs recomputed in float64 after a float32 underflow
+    info: dict = field(default_factory=dict)  # e.g. SM clocks, which code path ran
+
+
+class StageClock:
+    """Host-side stage timer for CPU backends: ``with clock("kernel"): ...``."""
+
+    def __init__(self):
+        self.timing = {s: 0.0 for s in STAGES}
+
+    @contextmanager
+    def __call__(self, stage: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timing[stage] += time.perf_counter() - t0
+
+
+class Backend(abc.ABC):
+    """One registered strategy. Subclasses set the class attributes or pass them to __init__."""
+
+    workload: str = "pairhmm"
+    name: str = ""
+    api: str = ""          # numpy | cuda | opencl
+    family: str = ""       # reference | inter-task | intra-task | warp | multi-warp | subwarp ...
+    precision: str = "float32"
+    limits: Limits = Limits()
+
+    def __init__(self, **params):
+        self.params = dict(params)
+
+    def unavailable_reason(self) -> Optional[str]:
+        """None when the backend can run here, else why not (missing driver, no GPU, ...)."""
+        return None
+
+    def device_name(self) -> str:
+        """The device this backend runs on, as reported by its API."""
+        import platform
+        return platform.processor() or platform.machine()
+
+    def refuse_reason(self, pairs: PairSet) -> Optional[str]:
+        """None when the backend can compute every pair of ``pairs``, else why not."""
+        lim = self.limits
+        if lim.max_read_length is not None and pairs.max_read_length > lim.max_read_length:
+            return (f"read length {pairs.max_read_length} exceeds this backend's limit "
+                    f"of {lim.max_read_length}")
+        if lim.max_hap_length is not None and pairs.max_hap_length > lim.max_hap_length:
+            return (f"haplotype length {pairs.max_hap_length} exceeds this backend's limit "
+                    f"of {lim.max_hap_length}")
+        return None
+
+    @abc.abstractmethod
+    def run(self, pairs: PairSet) -> Execution:
+        """Compute every pair; called once per launch (chunk) by the runner."""
+
+    def close(self) -> None:
+        """Release device resources (contexts, buffers)."""
+
+    def describe(self) -> dict:
+        return {"name": self.name, "api": self.api, "family": self.family,
+                "workload": self.workload, "precision": self.precision,
+                "params": self.params,
+                "limits": {k: v for k, v in vars(self.limits).items() if v is not None}}
