@@ -1,0 +1,312 @@
+"""The ``hmmbench`` command.
+
+    hmmbench list
+    hmmbench run [--dataset D]... [--backend B]... [--chunking original|merged[:N]] [--repeat N]
+                 [--max-time S] [--json PATH] [--workload pairhmm]
+    hmmbench score --dataset D --backend B --output PATH
+    hmmbench report RESULTS.json... [--plot PNG]
+    hmmbench compare BASELINE.json CANDIDATE.json [--max-slowdown PCT]
+    hmmbench datasets list | fetch NAME
+
+Every user mistake (bad input file, unknown name, bad option value) ends as one line on stderr,
+``hmmbench: error: <message>``, exit status 2, and no output file.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional
+
+from . import __version__
+from .errors import UserError
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+    return Console(stderr=stderr)
+
+
+def _datasets_module():
+    from . import datasets
+    return datasets
+
+
+def _resolve_datasets(names: list) -> list:
+    ds_mod = _datasets_module()
+    if names:
+        return [ds_mod.resolve(n) for n in names]
+    return [ds_mod.resolve(d) if isinstance(d, str) else d for d in ds_mod.default_run_set()]
+
+
+def _builtin_devices(workload: str) -> list:
+    """(module, devices() list or error text) for each built-in module that has devices()."""
+    import importlib
+    from .registry import BUILTIN
+    out = []
+    for spec in BUILTIN.get(workload, []):
+        mod_name = spec.split(":")[0]
+        try:
+            mod = importlib.import_module(mod_name)
+        except Exception as exc:  # noqa: BLE001 - shown, never fatal
+            out.append((mod_name, f"module failed to import: {exc}"))
+            continue
+        fn = getattr(mod, "devices", None)
+        if fn is None:
+            continue
+        try:
+            out.append((mod_name, list(fn())))
+        except Exception as exc:  # noqa: BLE001
+            out.append((mod_name, f"devices() failed: {exc}"))
+    return out
+
+
+def _dataset_status(ds) -> str:
+    if ds.kind in ("synthetic", "chunks") and ds.path is None:
+        return "generated"
+    if ds.path and Path(ds.path).exists():
+        return "found"
+    return "missing"
+
+
+def _catalog_table(catalog):
+    from rich.table import Table
+    from .report import fmt_count
+    t = Table(title="datasets", title_justify="left")
+    for col in ("name", "kind", "pairs", "cells", "where", "description"):
+        t.add_column(col, justify="right" if col in ("pairs", "cells") else "left",
+                     no_wrap=col != "description")
+    for ds in catalog:
+        status = _dataset_status(ds)
+        style = {"found": "green", "missing": "yellow"}.get(status, "")
+        where = f"[{style}]{status}[/{style}]" if style else status
+        t.add_row(ds.name, ds.kind, fmt_count(ds.n_pairs), fmt_count(ds.n_cells), where,
+                  ds.description)
+    return t
+
+
+# --- commands -------------------------------------------------------------------------------
+
+def cmd_list(args) -> int:
+    from rich.table import Table
+    from .registry import discover, probe
+    console = _console()
+    t = Table(title=f"backends ({args.workload})", title_justify="left")
+    for col in ("name", "api", "family", "precision", "available", "limits"):
+        t.add_column(col, no_wrap=col != "available")
+    for b in discover(args.workload):
+        reason = probe(b).reason
+        limits = ", ".join(f"{k}={v}" for k, v in vars(b.limits).items() if v is not None)
+        t.add_row(b.name, b.api, b.family, b.precision,
+                  "[green]yes[/green]" if reason is None else f"[yellow]no[/yellow]: {reason}",
+                  limits or "-")
+    console.print(t)
+    for mod, devs in _builtin_devices(args.workload):
+        if isinstance(devs, str):
+            console.print(f"[bold]{mod}[/bold] devices: [yellow]{devs}[/yellow]")
+            continue
+        if not devs:
+            console.print(f"[bold]{mod}[/bold] devices: none")
+            continue
+        dt = Table(title=f"{mod} devices", title_justify="left")
+        cols = list(dict.fromkeys(k for d in devs for k in d))
+        for c in cols:
+            dt.add_column(str(c))
+        for d in devs:
+            dt.add_row(*(str(d.get(c, "")) for c in cols))
+        console.print(dt)
+    console.print(_catalog_table(_datasets_module().catalog()))
+    return 0
+
+
+def _run_config(args):
+    from .runner import RunConfig
+    if args.repeat is not None and args.repeat < 1:
+        raise UserError("--repeat must be at least 1")
+    if args.max_time <= 0:
+        raise UserError("--max-time must be positive")
+    return RunConfig(chunking=args.chunking, repeat=args.repeat, max_time=args.max_time,
+                     tolerance=args.tolerance, sample_pairs=args.sample_pairs,
+                     use_cache=not args.no_cache)
+
+
+def cmd_run(args) -> int:
+    from . import results
+    from .registry import select
+    from .report import make_progress, render
+    from .runner import run_benchmark
+    cfg = _run_config(args)
+    backends = select(args.backend, args.workload)
+    datasets = _resolve_datasets(args.dataset)
+    to_stdout = args.json == "-"
+    out_path = None if to_stdout else Path(args.json) if args.json else results.default_path()
+    if out_path is not None and out_path.exists() and out_path.is_dir():
+        raise UserError(f"{out_path}: is a directory")
+    bench = run_benchmark(datasets, backends, cfg, progress=make_progress(sys.stderr))
+    doc = results.make_document(bench, ["hmmbench"] + list(args.argv))
+    if to_stdout:
+        import json
+        results.validate(doc, "<stdout>")
+        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        render(doc, _console(stderr=True))
+    else:
+        results.write(doc, out_path)
+        if not args.quiet:
+            render(doc, _console())
+        print(f"results: {out_path}", file=sys.stderr)
+    return 0
+
+
+def cmd_score(args) -> int:
+    from .registry import probe, select
+    from .results import atomic_write_text
+    backends = select([args.backend], args.workload)
+    if len(backends) != 1:
+        raise UserError(f"--backend '{args.backend}' matches {len(backends)} backends; "
+                        "score needs exactly one")
+    backend = backends[0]
+    reason = probe(backend).reason
+    if reason:
+        raise UserError(f"backend '{backend.name}' is unavailable: {reason}")
+    ds = _resolve_datasets([args.dataset])[0]
+    lines = []
+    try:
+        for chunk in ds.chunks():
+            refusal = backend.refuse_reason(chunk)
+            if refusal:
+                raise UserError(f"backend '{backend.name}' refuses dataset '{ds.name}': {refusal}")
+            values = backend.run(chunk).log10
+            if len(values) != chunk.n_pairs:
+                raise RuntimeError(f"backend returned {len(values)} values for "
+                                   f"{chunk.n_pairs} pairs")
+            fmt = f"%.{args.digits}f"
+            lines.extend(fmt % v for v in values)
+    finally:
+        backend.close()
+    atomic_write_text(args.output, "\n".join(lines) + ("\n" if lines else ""))
+    print(f"{len(lines)} scores: {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from . import results
+    from .report import plot_gcups, render
+    docs = [results.load(p) for p in args.results]
+    console = _console()
+    for path, doc in zip(args.results, docs):
+        console.print(f"[bold]{path}[/bold]")
+        render(doc, console)
+    if args.plot:
+        plot_gcups([r for d in docs for r in d["runs"]], args.plot)
+        print(f"plot: {args.plot}", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from . import compare, results
+    if args.max_slowdown < 0:
+        raise UserError("--max-slowdown must not be negative")
+    base, cand = results.load(args.baseline), results.load(args.candidate)
+    comp = compare.compare(base, cand, args.max_slowdown)
+    compare.render(comp, _console(), str(args.baseline), str(args.candidate))
+    return comp.exit_code
+
+
+def cmd_datasets(args) -> int:
+    ds_mod = _datasets_module()
+    if args.datasets_cmd == "fetch":
+        path = ds_mod.fetch(args.name)
+        print(f"{args.name}: {path}")
+        return 0
+    _console().print(_catalog_table(ds_mod.catalog()))
+    return 0
+
+
+# --- parser ---------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hmmbench", description=(
+        "Benchmark GPU/CPU strategies for the GATK Pair-HMM forward algorithm, cross-checked "
+        "against a float64 reference."))
+    p.add_argument("--version", action="version", version=f"hmmbench {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def workload(sp):
+        sp.add_argument("--workload", default="pairhmm", help="workload (default: pairhmm)")
+
+    sp = sub.add_parser("list", help="backends, devices and datasets")
+    workload(sp)
+    sp.set_defaults(func=cmd_list)
+
+    sp = sub.add_parser("run", help="benchmark backends on datasets")
+    sp.add_argument("--dataset", "-d", action="append", default=[],
+                    help="dataset name or file (repeatable; default: the default run set)")
+    sp.add_argument("--backend", "-b", action="append", default=[],
+                    help="backend name or glob such as 'cuda-*' (repeatable; default: all)")
+    sp.add_argument("--chunking", default="original",
+                    help="original (a launch per batch), merged, or merged:N (about N pairs "
+                         "per launch); default: original")
+    sp.add_argument("--repeat", type=int, default=None,
+                    help="timed repeats (default: until stable or --max-time)")
+    sp.add_argument("--max-time", type=float, default=10.0,
+                    help="seconds of timed repeats per dataset x backend (default 10)")
+    sp.add_argument("--tolerance", type=float, default=1e-4,
+                    help="absolute log10 tolerance of the cross-check (default 1e-4)")
+    sp.add_argument("--sample-pairs", type=int, default=2000,
+                    help="pairs cross-checked per chunk of huge datasets (default 2000)")
+    sp.add_argument("--no-cache", action="store_true",
+                    help="recompute the reference instead of using the on-disk cache")
+    sp.add_argument("--json", metavar="PATH",
+                    help="result file (default: results/runs/hmmbench-<UTC time>Z.json; "
+                         "'-' for stdout, the report then goes to stderr)")
+    sp.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
+    workload(sp)
+    sp.set_defaults(func=cmd_run)
+
+    sp = sub.add_parser("score", help="write one log10 likelihood per pair, in dataset order")
+    sp.add_argument("--dataset", "-d", required=True)
+    sp.add_argument("--backend", "-b", required=True)
+    sp.add_argument("--output", "-o", required=True)
+    sp.add_argument("--digits", type=int, default=6, help="decimals per value (default 6)")
+    workload(sp)
+    sp.set_defaults(func=cmd_score)
+
+    sp = sub.add_parser("report", help="re-render stored result files")
+    sp.add_argument("results", nargs="+")
+    sp.add_argument("--plot", metavar="PNG", help="also write a GCUPS bar chart (matplotlib)")
+    sp.set_defaults(func=cmd_report)
+
+    sp = sub.add_parser("compare", help="regression gate: candidate vs baseline results")
+    sp.add_argument("baseline")
+    sp.add_argument("candidate")
+    sp.add_argument("--max-slowdown", type=float, default=10.0, metavar="PCT",
+                    help="fail when a run is more than PCT %% slower (default 10)")
+    sp.set_defaults(func=cmd_compare)
+
+    sp = sub.add_parser("datasets", help="dataset catalog and downloads")
+    dsub = sp.add_subparsers(dest="datasets_cmd", required=True, metavar="ACTION")
+    dsub.add_parser("list", help="every known dataset")
+    f = dsub.add_parser("fetch", help="download a real dataset into the user cache")
+    f.add_argument("name")
+    sp.set_defaults(func=cmd_datasets)
+    return p
+
+
+def main(argv: Optional[list] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"hmmbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hmmbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""Printing: rich tables of result documents, progress while running, and GCUPS plots.
+
+Everything here takes plain run dicts (as stored in result files, or ``RunRecord.to_dict()``), so
+a stored result re-renders exactly like a fresh one.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from collections import OrderedDict
+from typing import Iterable, Optional
+
+from .errors import UserError
+from .runner import Progress, RunRecord
+
+STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "error": "red",
+                "unavailable": "yellow", "unchecked": "magenta"}
+THROTTLE_MARK = "⚠"
+
+
+def fmt_seconds(s) -> str:
+    """Seconds with a sensible unit: 3.2 µs, 45.1 ms, 1.23 s, 2.0 min."""
+    if s is None or (isinstance(s, float) and math.isnan(s)):
+        return "-"
+    if s == 0:
+        return "0"
+    if s < 1e-3:
+        return f"{s * 1e6:.3g} µs"
+    if s < 1:
+        return f"{s * 1e3:.3g} ms"
+    if s < 120:
+        return f"{s:.3g} s"
+    return f"{s / 60:.3g} min"
+
+
+def fmt_count(n) -> str:
+    if n is None:
+        return "-"
+    n = int(n)
+    for div, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            return f"{n / div:.3g}{unit}"
+    return str(n)
+
+
+def fmt_number(x, digits: int = 3) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    return f"{x:.{digits}g}"
+
+
+def fmt_error(x) -> str:
+    if x is None:
+        return "-"
+    if not math.isfinite(x):
+        return "NaN/inf"
+    return "0" if x == 0 else f"{x:.1e}"
+
+
+def by_dataset(runs: Iterable[dict]) -> "OrderedDict[tuple, list]":
+    groups: "OrderedDict[tuple, list]" = OrderedDict()
+    for r in runs:
+        groups.setdefault((r["dataset"], r.get("chunking", "")), []).append(r)
+    return groups
+
+
+def run_table(key: tuple, runs: list):
+    """One rich Table: the backends that ran on one dataset (and chunking)."""
+    from rich.table import Table
+    from rich.text import Text
+    dataset, chunking = key
+    first = runs[0]
+    title = (f"{dataset}: {fmt_count(first.get('pairs'))} pairs, "
+             f"{fmt_count(first.get('cells'))} cells, chunking {chunking or '-'}")
+    t = Table(title=title, title_justify="left", header_style="bold")
+    t.add_column("backend", no_wrap=True)
+    for col in ("prep", "h2d", "kernel", "d2h", "total"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("GCUPS\nkernel", justify="right", no_wrap=True)
+    t.add_column("GCUPS\ntotal", justify="right", no_wrap=True)
+    t.add_column("× ref", justify="right", no_wrap=True)
+    t.add_column("max err", justify="right", no_wrap=True)
+    t.add_column("fallb.", justify="right", no_wrap=True)
+    t.add_column("reps", justify="right", no_wrap=True)
+    t.add_column("status", no_wrap=True)
+    for r in runs:
+        ran = bool(r.get("timing_s"))
+        tm = r.get("timing_s") or {}
+        total = fmt_seconds(tm.get("total")) if ran else "-"
+        if (r.get("info") or {}).get("throttled"):
+            total = f"{THROTTLE_MARK} {total}"
+        speed = r.get("speedup_vs_reference")
+        speed_s = fmt_number(speed) if speed is not None else "-"
+        if speed is not None and r.get("speedup_basis") == "reference_s":
+            speed_s += "*"
+        t.add_row(
+            r["backend"],
+            *(fmt_seconds(tm.get(s)) if ran else "-" for s in ("prep", "h2d", "kernel", "d2h")),
+            total,
+            fmt_number(r.get("gcups_kernel")), fmt_number(r.get("gcups_total")),
+            speed_s,
+            fmt_error(r.get("max_abs_err")) if r.get("n_checked") else "-",
+            str(r.get("n_fallback", 0)) if ran else "-",
+            str(r.get("repeats", 0)) if ran else "-",
+            Text(r["status"], style=STATUS_STYLE.get(r["status"], "")),
+        )
+    return t
+
+
+def notes(runs: list) -> list:
+    """One line per run with something to say: reasons, sampling, throttling."""
+    out = []
+    for r in runs:
+        info = r.get("info") or {}
+        bits = []
+        if r.get("reason"):
+            bits.append(r["reason"])
+        if info.get("throttled"):
+            bits.append(f"throttled (SM clock {fmt_number(info.get('sm_clock_mhz_min'))}"
+                        f"-{fmt_number(info.get('sm_clock_mhz_max'))} MHz)")
+        if r.get("speedup_basis") == "reference_s":
+            bits.append("× ref* vs one cold pass of the reference")
+        if bits:
+            out.append((r["backend"], r["status"], "; ".join(bits)))
+    return out
+
+
+def render(doc_or_runs, console=None, show_header: bool = True) -> None:
+    """Print result tables (a result document, or a list of run dicts / RunRecords)."""
+    from rich.console import Console
+    from rich.text import Text
+    console = console or Console()
+    if isinstance(doc_or_runs, dict):
+        runs, doc = doc_or_runs["runs"], doc_or_runs
+    else:
+        runs = [r.to_dict() if isinstance(r, RunRecord) else r for r in doc_or_runs]
+        doc = None
+    if doc is not None and show_header:
+        host = doc.get("host", {})
+        devs = ", ".join(f"{d.get('api')}: {d.get('name')}" for d in doc.get("devices", []))
+        console.print(Text(f"hmmbench {doc.get('hmmbench_version')} | {doc.get('created')} | "
+                           f"host {host.get('cpu', '?')} | devices: {devs or '-'}", style="dim"))
+    for key, group in by_dataset(runs).items():
+        console.print(run_table(key, group))
+        for backend, status, text in notes(group):
+            console.print(Text.assemble(("  " + backend, "bold"), (f" [{status}] ",
+                                        STATUS_STYLE.get(status, "")), text))
+
+
+# --- progress -------------------------------------------------------------------------------
+
+class PlainProgress(Progress):
+    """A line per finished run (for logs and pipes)."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.n, self.total = 0, 0
+
+    def start(self, n_cells: int) -> None:
+        self.total = n_cells
+
+    def end(self, record: RunRecord) -> None:
+        self.n += 1
+        tm = record.timing_s.get("total")
+        extra = f" total {fmt_seconds(tm)} x{record.repeats}" if tm is not None else ""
+        gc = f" {record.gcups_kernel:.3g} GCUPS(kernel)" if record.gcups_kernel else ""
+        why = f" ({record.reason})" if record.reason and record.status != "ok" else ""
+        print(f"[{self.n}/{self.total}] {record.dataset} {record.backend}: {record.status}"
+              f"{extra}{gc}{why}", file=self.stream, flush=True)
+
+
+class RichProgress(Progress):
+    """A live progress bar on stderr: dataset x backend cells, repeat count of the current one."""
+
+    def __init__(self, console=None):
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as _P, TextColumn,
+                                   TimeElapsedColumn)
+        self.console = console or Console(stderr=True)
+        self._p = _P(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                     TimeElapsedColumn(), console=self.console, transient=True)
+        self._task = None
+        self._label = ""
+
+    def start(self, n_cells: int) -> None:
+        self._p.start()
+        self._task = self._p.add_task("starting", total=n_cells)
+
+    def begin(self, dataset: str, backend: str) -> None:
+        self._label = f"{dataset} × {backend}"
+        self._p.update(self._task, description=f"{self._label} (warm-up)")
+
+    def repeat(self, n: int) -> None:
+        self._p.update(self._task, description=f"{self._label} (repeat {n})")
+
+    def end(self, record: RunRecord) -> None:
+        style = STATUS_STYLE.get(record.status, "")
+        self._p.console.print(f"{record.dataset} × {record.backend}: [{style}]{record.status}"
+                              f"[/{style}]" if style else record.status, highlight=False)
+        self._p.advance(self._task)
+
+    def stop(self) -> None:
+        self._p.stop()
+
+
+def make_progress(stream=None) -> Progress:
+    stream = stream or sys.stderr
+    return RichProgress() if getattr(stream, "isatty", lambda: False)() else PlainProgress(stream)
+
+
+# --- plots ----------------------------------------------------------------------------------
+
+def plot_gcups(runs: list, path) -> None:
+    """Grouped bar chart: GCUPS (kernel and end-to-end) per dataset, one bar per backend."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UserError("--plot needs matplotlib (pip install 'hmmbench[plot]')") from None
+    ok = [r for r in runs if r.get("gcups_total") is not None]
+    if not ok:
+        raise UserError("nothing to plot: no run has GCUPS figures")
+    datasets = list(OrderedDict.fromkeys(r["dataset"] for r in ok))
+    backends = list(OrderedDict.fromkeys(r["backend"] for r in ok))
+    value = {(r["dataset"], r["backend"]): r for r in ok}
+    fig, axes = plt.subplots(2, 1, figsize=(max(6, 1.2 * len(datasets) * max(1, len(backends)) / 2
+                                                + 3), 8), sharex=True)
+    width = 0.8 / len(backends)
+    for ax, key, label in ((axes[0], "gcups_kernel", "GCUPS (kernel)"),
+                           (axes[1], "gcups_total", "GCUPS (end-to-end)")):
+        for i, b in enumerate(backends):
+            xs = [d + (i - (len(backends) - 1) / 2) * width for d in range(len(datasets))]
+            ys = [(value.get((d, b)) or {}).get(key) or 0.0 for d in datasets]
+            ax.bar(xs, ys, width, label=b)
+        ax.set_ylabel(label)
+        ax.set_yscale("log")
+        ax.grid(axis="y", alpha=0.3)
+    axes[1].set_xticks(range(len(datasets)))
+    axes[1].set_xticklabels(datasets, rotation=30, ha="right")
+    axes[0].legend(fontsize="small", ncol=2)
+    fig.tight_layout()
+    from pathlib import Path
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,178 @@
+"""Result files: one JSON document per benchmark invocation.
+
+Written atomically (a temp file in the target directory, then ``os.replace``), so a crash or an
+error never leaves a partial file. Non-finite floats (an error of ``inf`` when a backend returned
+NaN) are stored as the strings ``"Infinity"``, ``"-Infinity"``, ``"NaN"`` to keep the files strict
+JSON, and turned back into floats on load.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from . import __version__
+from .errors import UserError
+
+SCHEMA_VERSION = 1
+DEFAULT_DIR = Path("results") / "runs"
+
+#: Top-level keys and their types.
+TOP_LEVEL = {"hmmbench_version": str, "created": str, "command": list, "host": dict,
+             "devices": list, "chunking": str, "runs": list}
+#: Keys every run record must have, with the types they may take (None = null allowed).
+RUN_FIELDS = {
+    "dataset": (str,), "dataset_sha256": (str,), "pairs": (int, None), "cells": (int, None),
+    "backend": (str,), "api": (str,), "family": (str,), "device": (str,), "params": (dict,),
+    "timing_s": (dict,), "timing_min_s": (dict,), "timing_max_s": (dict,),
+    "gcups_kernel": (float, None), "gcups_total": (float, None),
+    "speedup_vs_reference": (float, None), "repeats": (int,),
+    "max_abs_err": (float, None), "n_checked": (int,), "n_over_tol": (int,),
+    "n_fallback": (int,), "status": (str,), "reason": (str,), "info": (dict,),
+}
+STATUSES = ("ok", "mismatch", "error", "unavailable", "unchecked")
+#: Float fields that may hold non-finite values.
+_FLOAT_FIELDS = ("max_abs_err", "max_abs_err_expected", "gcups_kernel", "gcups_total",
+                 "speedup_vs_reference")
+
+
+def jsonable(obj):
+    """Plain JSON data: numpy scalars/arrays become Python, non-finite floats become strings."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        if math.isnan(f):
+            return "NaN"
+        if math.isinf(f):
+            return "Infinity" if f > 0 else "-Infinity"
+        return f
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, Path):
+        return str(obj)
+    return str(obj)
+
+
+def _unstring_float(v):
+    return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v) \
+        if isinstance(v, str) else v
+
+
+def make_document(bench, command: Optional[list] = None) -> dict:
+    """The result document of a :class:`hmmbench.runner.Benchmark`."""
+    from .hostinfo import host_info
+    return jsonable({
+        "hmmbench_version": __version__,
+        "schema": SCHEMA_VERSION,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": list(sys.argv if command is None else command),
+        "host": host_info(),
+        "devices": bench.devices,
+        "chunking": bench.chunking,
+        "config": bench.config,
+        "runs": [r.to_dict() for r in bench.records],
+    })
+
+
+def default_path(now: Optional[_dt.datetime] = None, directory: Path = DEFAULT_DIR) -> Path:
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    return directory / f"hmmbench-{now.strftime('%Y%m%dT%H%M%S')}Z.json"
+
+
+def atomic_write_text(path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same directory + os.replace."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write(doc: dict, path) -> Path:
+    validate(doc, str(path))
+    text = json.dumps(jsonable(doc), indent=1, allow_nan=False) + "\n"
+    atomic_write_text(path, text)
+    return Path(path)
+
+
+def _type_ok(v, types) -> bool:
+    for t in types:
+        if t is None and v is None:
+            return True
+        if t is float and isinstance(v, (int, float)) and not isinstance(v, bool):
+            return True
+        if t is int and isinstance(v, int) and not isinstance(v, bool):
+            return True
+        if t not in (None, float, int) and isinstance(v, t):
+            return True
+    return False
+
+
+def validate(doc, where: str) -> None:
+    """Raise UserError naming ``where`` unless ``doc`` is a result document."""
+    def bad(msg):
+        raise UserError(f"{where}: not a hmmbench result file: {msg}")
+
+    if not isinstance(doc, dict):
+        bad("top level is not an object")
+    for k, t in TOP_LEVEL.items():
+        if k not in doc:
+            bad(f"missing '{k}'")
+        if not isinstance(doc[k], t):
+            bad(f"'{k}' should be {t.__name__}")
+    for i, run in enumerate(doc["runs"]):
+        if not isinstance(run, dict):
+            bad(f"runs[{i}] is not an object")
+        for k, types in RUN_FIELDS.items():
+            if k not in run:
+                bad(f"runs[{i}] lacks '{k}'")
+            v = _unstring_float(run[k]) if k in _FLOAT_FIELDS else run[k]
+            if not _type_ok(v, types):
+                bad(f"runs[{i}].{k} has the wrong type ({type(run[k]).__name__})")
+        if run["status"] not in STATUSES:
+            bad(f"runs[{i}].status '{run['status']}' is not one of {', '.join(STATUSES)}")
+        for k in ("timing_s", "timing_min_s", "timing_max_s"):
+            for stage, v in run[k].items():
+                if not _type_ok(v, (float,)):
+                    bad(f"runs[{i}].{k}.{stage} is not a number")
+
+
+def load(path) -> dict:
+    """A result document from a file, validated; floats restored; UserError naming the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read result file: {exc.strerror or exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}:{exc.lineno}: not a hmmbench result file: invalid JSON "
+                        f"({exc.msg})") from None
+    validate(doc, str(path))
+    for run in doc["runs"]:
+        for k in _FLOAT_FIELDS:
+            if k in run:
+                run[k] = _unstring_float(run[k])
+        run.setdefault("chunking", doc["chunking"])
+    return doc

@@ -1,0 +1,173 @@
+"""Runner: statuses, cross-check, repeats, reference cache, info merging, sampling of lazy sets."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hmmbench.backend import Limits
+from hmmbench.errors import UserError
+from hmmbench.runner import (ReferenceStore, RunConfig, merge_infos, run_benchmark,
+                             running_median_spread, sample_indexes, stop_repeating)
+
+from test_runner_fakes import (ToyBackend, launches_by_batch, toy_dataset, toy_lazy_dataset,
+                               toy_reference)
+
+
+def bench(datasets, backends, tmp_path, **cfg):
+    cfg.setdefault("repeat", 2)
+    config = RunConfig(cache_dir=tmp_path / "cache", **cfg)
+    refs = ReferenceStore(toy_reference(), None, config)
+    return run_benchmark(datasets, backends, config, launches_fn=launches_by_batch, refs=refs)
+
+
+def by_backend(result):
+    return {r.backend: r for r in result.records}
+
+
+def test_statuses_of_fake_backends(tmp_path):
+    backends = [ToyBackend("good"), ToyBackend("wrong", offset=1e-3),
+                ToyBackend("boom", raise_on_run="kernel exploded"),
+                ToyBackend("absent", unavailable="no toy device"),
+                ToyBackend("nan", nan=True),
+                ToyBackend("small", limits=Limits(max_read_length=2))]
+    res = by_backend(bench([toy_dataset()], backends, tmp_path))
+    assert res["good"].status == "ok" and res["good"].max_abs_err == 0
+    assert res["good"].n_checked == res["good"].pairs > 0
+    assert res["wrong"].status == "mismatch"
+    assert res["wrong"].n_over_tol == res["wrong"].pairs
+    assert res["wrong"].max_abs_err == pytest.approx(1e-3)
+    assert res["boom"].status == "error" and "kernel exploded" in res["boom"].reason
+    assert res["absent"].status == "unavailable" and res["absent"].reason == "no toy device"
+    assert res["nan"].status == "mismatch" and math.isinf(res["nan"].max_abs_err)
+    assert res["nan"].n_nonfinite == res["nan"].launches  # one NaN per launch
+    assert res["small"].status == "unavailable" and res["small"].reason.startswith("refused:")
+    # One failure never stops the others, and every backend gets closed.
+    assert all(b.closed for b in backends)
+
+
+def test_timing_summary_and_gcups(tmp_path):
+    good = ToyBackend("good", fallback=2)
+    ds = toy_dataset(n_batches=4)
+    rec = bench([ds], [good], tmp_path, repeat=3).records[0]
+    n_launches = ds.load().n_batches
+    assert rec.launches == n_launches and rec.repeats == 3
+    # Stage times are summed over the launches of a pass: 1e-6 prep, 2e-6 kernel per launch.
+    assert rec.timing_s["kernel"] == pytest.approx(2e-6 * n_launches)
+    assert rec.timing_s["prep"] == pytest.approx(1e-6 * n_launches)
+    assert rec.timing_min_s["total"] <= rec.timing_s["total"] <= rec.timing_max_s["total"]
+    assert rec.gcups_kernel == pytest.approx(rec.cells / rec.timing_s["kernel"] / 1e9)
+    assert rec.gcups_total == pytest.approx(rec.cells / rec.timing_s["total"] / 1e9)
+    # Fallbacks come from the warm-up pass only: 2 per launch.
+    assert rec.n_fallback == 2 * n_launches
+    # Warm-up + 3 timed passes, each launching every batch.
+    assert good.calls == 4 * n_launches
+
+
+def test_merged_chunking_uses_one_launch(tmp_path):
+    rec = bench([toy_dataset(n_batches=5)], [ToyBackend("good")], tmp_path,
+                chunking="merged").records[0]
+    assert rec.launches == 1 and rec.chunking == "merged"
+
+
+def test_bad_chunking_mode_fails_before_work(tmp_path):
+    b = ToyBackend("good")
+    with pytest.raises(UserError):
+        bench([toy_dataset()], [b], tmp_path, chunking="sideways")
+    assert b.calls == 0
+
+
+def test_speedup_vs_reference_measured(tmp_path):
+    ref = ToyBackend("numpy")
+    other = ToyBackend("good")
+    res = by_backend(bench([toy_dataset()], [other, ref], tmp_path))
+    assert res["numpy"].speedup_vs_reference == pytest.approx(1.0)
+    assert res["good"].speedup_basis == "measured"
+    expected = res["numpy"].timing_s["total"] / res["good"].timing_s["total"]
+    assert res["good"].speedup_vs_reference == pytest.approx(expected)
+
+
+def test_reference_cache_on_disk(tmp_path):
+    ds = toy_dataset()
+    cfg = RunConfig(cache_dir=tmp_path / "cache", repeat=1)
+    ref = toy_reference()
+    store = ReferenceStore(ref, None, cfg)
+    rec = run_benchmark([ds], [ToyBackend("good")], cfg, launches_fn=launches_by_batch,
+                        refs=store).records[0]
+    assert ref.calls == 1 and rec.reference_s is not None
+    assert list((tmp_path / "cache").glob("*.npy"))
+    # A new store (a new process) reads the cache instead of recomputing.
+    ref2 = toy_reference()
+    rec2 = run_benchmark([ds], [ToyBackend("good")], cfg, launches_fn=launches_by_batch,
+                         refs=ReferenceStore(ref2, None, cfg)).records[0]
+    assert ref2.calls == 0 and rec2.reference_s is None and rec2.status == "ok"
+    # Without any reference, results are explicitly unchecked.
+    rec3 = run_benchmark([ds], [ToyBackend("good")], cfg, launches_fn=launches_by_batch,
+                         refs=ReferenceStore(None, "numpy missing", cfg)).records[0]
+    assert rec3.status == "unchecked" and rec3.n_checked == 0 and "numpy missing" in rec3.reason
+
+
+def test_lazy_dataset_checks_a_sample_per_chunk(tmp_path):
+    ds = toy_lazy_dataset(n_chunks=3)
+    rec = bench([ds], [ToyBackend("good"), ToyBackend("wrong", offset=0.5)], tmp_path,
+                sample_pairs=5).records
+    good, wrong = rec
+    assert good.status == "ok" and good.n_checked == 15 and "sample of 15" in good.reason
+    assert wrong.status == "mismatch" and wrong.n_over_tol == 15
+    assert good.pairs == ds.n_pairs and good.launches > 3
+
+
+def test_large_nonlazy_dataset_checks_a_sample(tmp_path):
+    ds = toy_dataset(n_batches=6)
+    rec = bench([ds], [ToyBackend("good")], tmp_path, full_check_max_cells=10,
+                sample_pairs=4).records[0]
+    assert rec.n_checked == 4 and rec.status == "ok" and "sample" in rec.reason
+
+
+def test_sample_indexes_deterministic():
+    a = sample_indexes(1000, 50, seed=3)
+    assert np.array_equal(a, sample_indexes(1000, 50, seed=3))
+    assert len(np.unique(a)) == 50 and np.all(np.diff(a) > 0)
+    assert np.array_equal(sample_indexes(7, 50, seed=0), np.arange(7))
+
+
+def test_stop_rule():
+    cfg = RunConfig(max_time=10.0)
+    assert not stop_repeating([1.0], 1.0, cfg)
+    assert not stop_repeating([1.0, 1.0], 2.0, cfg)
+    assert stop_repeating([1.0, 1.0, 1.0], 3.0, cfg)          # stable running median
+    assert not stop_repeating([1.0, 2.0, 4.0], 7.0, cfg)       # unstable, under the cap
+    assert stop_repeating([1.0, 2.0, 40.0], 43.0, cfg)         # over the cap after 3
+    assert stop_repeating([11.0], 11.0, cfg)                   # one pass exceeds the cap
+    assert not stop_repeating([6.0, 6.0], 12.0, cfg)           # at least 3 otherwise
+    fixed = RunConfig(repeat=5)
+    assert not stop_repeating([1.0] * 4, 100.0, fixed) and stop_repeating([1.0] * 5, 5, fixed)
+    assert running_median_spread([1.0, 1.0]) == math.inf
+
+
+def test_throttle_flag_from_clocks(tmp_path):
+    assert merge_infos([{"sm_clock_mhz": [1980, 1980]}, {"sm_clock_mhz": [1980, 1700]}]) == {
+        "sm_clock_mhz": [1980, 1700], "sm_clock_mhz_min": 1700.0, "sm_clock_mhz_max": 1980.0,
+        "throttled": True}
+    assert merge_infos([{"sm_clock_mhz": [1980, 1900]}])["throttled"] is False
+    assert "throttled" not in merge_infos([{"path": "x"}])
+    rec = bench([toy_dataset()], [ToyBackend("gpu", clocks=[[1980, 1980], [1980, 1500]])],
+                tmp_path).records[0]
+    assert rec.info["throttled"] is True and rec.info["path"] == "toy"
+
+
+def test_wrong_length_result_is_an_error(tmp_path):
+    class Short(ToyBackend):
+        def run(self, pairs):
+            ex = super().run(pairs)
+            ex.log10 = ex.log10[:-1]
+            return ex
+    rec = bench([toy_dataset()], [Short("short")], tmp_path, chunking="merged").records[0]
+    assert rec.status == "error" and "values for" in rec.reason
+
+
+def test_devices_listed(tmp_path):
+    res = bench([toy_dataset()], [ToyBackend("good"), ToyBackend("absent", unavailable="x")],
+                tmp_path)
+    assert res.devices == [{"api": "numpy", "name": "Toy CPU", "backends": ["good"]}]
