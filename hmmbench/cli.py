@@ -25,8 +25,11 @@ from .errors import UserError
 # --- helpers --------------------------------------------------------------------------------
 
 def _console(stderr: bool = False):
+    """A rich console; logs and pipes get a wide one so that report tables are not truncated."""
     from rich.console import Console
-    return Console(stderr=stderr)
+    stream = sys.stderr if stderr else sys.stdout
+    tty = getattr(stream, "isatty", lambda: False)()
+    return Console(file=stream, width=None if tty else 200)
 
 
 def _datasets_module():

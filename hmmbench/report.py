@@ -118,8 +118,10 @@ def notes(runs: list) -> list:
         if r.get("reason"):
             bits.append(r["reason"])
         if info.get("throttled"):
-            bits.append(f"throttled (SM clock {fmt_number(info.get('sm_clock_mhz_min'))}"
-                        f"-{fmt_number(info.get('sm_clock_mhz_max'))} MHz)")
+            lo, hi = info.get("sm_clock_mhz_min"), info.get("sm_clock_mhz_max")
+            clocks = f" (SM clock {lo:.0f}-{hi:.0f} MHz)" if lo is not None and hi is not None \
+                else ""
+            bits.append(f"throttled{clocks}")
         if r.get("speedup_basis") == "reference_s":
             bits.append("× ref* vs one cold pass of the reference")
         if bits:

@@ -485,10 +485,11 @@ def _safe(fn, default):
 
 
 def run_cell(ds: Dataset, backend: Backend, cfg: RunConfig, refs: ReferenceStore,
-             launches_fn: Callable = _default_launches, progress: Optional[Progress] = None,
+             launches_fn: Optional[Callable] = None, progress: Optional[Progress] = None,
              size: Optional[tuple] = None) -> RunRecord:
     """One dataset x backend cell; never raises for backend failures (they become records)."""
     progress = progress or Progress()
+    launches_fn = launches_fn or _default_launches
     n_pairs, n_cells = size if size is not None else _dataset_size(ds)
     rec = RunRecord(dataset=ds.name, dataset_sha256=ds.sha256, pairs=n_pairs, cells=n_cells,
                     backend=backend.name, api=backend.api, family=backend.family,
@@ -548,9 +549,10 @@ class Benchmark:
 
 def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
                   progress: Optional[Progress] = None,
-                  launches_fn: Callable = _default_launches,
+                  launches_fn: Optional[Callable] = None,
                   refs: Optional[ReferenceStore] = None) -> Benchmark:
     progress = progress or Progress()
+    launches_fn = launches_fn or _default_launches
     from .model import empty_pairset
     launches_fn(empty_pairset(), cfg.chunking)  # a bad chunking mode fails before any work
     refs = refs or ReferenceStore.for_config(cfg)

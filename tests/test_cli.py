@@ -1,0 +1,176 @@
+"""The hmmbench command: run/score/report/list with fake backends; user errors -> exit 2."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hmmbench import cli, registry, results, runner
+from hmmbench.errors import UnknownName
+
+from test_runner_fakes import (ToyBackend, launches_by_batch, toy_dataset, toy_log10,
+                               toy_reference)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def fake_world(monkeypatch, tmp_path):
+    """Toy backends in the registry, a toy dataset by name, a private reference cache."""
+    backends = [toy_reference(), ToyBackend("good"), ToyBackend("wrong", offset=1.0),
+                ToyBackend("gone", unavailable="no toy device")]
+    monkeypatch.setattr(registry, "discover", lambda workload="pairhmm": backends)
+    monkeypatch.setattr(runner, "_default_launches", launches_by_batch)
+    known = {"toy": toy_dataset()}
+
+    def resolve(names):
+        for n in names:
+            if n not in known:
+                raise UnknownName("dataset", n, known)
+        return [known[n] for n in names] or list(known.values())
+    monkeypatch.setattr(cli, "_resolve_datasets", resolve)
+    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    return backends
+
+
+def test_run_writes_json_and_report(fake_world, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code = cli.main(["run", "--dataset", "toy", "--backend", "numpy", "--backend", "good",
+                     "--backend", "wrong", "--backend", "gone", "--repeat", "2",
+                     "--json", str(out)])
+    assert code == 0
+    doc = results.load(out)
+    status = {r["backend"]: r["status"] for r in doc["runs"]}
+    assert status == {"numpy": "ok", "good": "ok", "wrong": "mismatch", "gone": "unavailable"}
+    assert doc["command"][:2] == ["hmmbench", "run"] and "--json" in doc["command"]
+    assert all(r["repeats"] == 2 for r in doc["runs"] if r["status"] != "unavailable")
+    captured = capsys.readouterr()
+    assert "toy" in captured.out and "mismatch" in captured.out  # the report
+    assert "no toy device" in captured.out
+    # Not a TTY: one plain progress line per finished run on stderr.
+    assert len(re.findall(r"^\[\d/4\] toy ", captured.err, re.M)) == 4
+
+
+def test_run_default_path_and_globs(fake_world, tmp_path, capsys):
+    assert cli.main(["run", "--backend", "g*", "--repeat", "1", "-q"]) == 0
+    files = list((tmp_path / "results" / "runs").glob("hmmbench-*Z.json"))
+    assert len(files) == 1
+    doc = results.load(files[0])
+    assert [r["backend"] for r in doc["runs"]] == ["good", "gone"]
+
+
+def test_json_to_stdout_is_pure_json(fake_world, capsys):
+    assert cli.main(["run", "--backend", "good", "--repeat", "1", "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["runs"][0]["backend"] == "good"
+    assert "toy" in captured.err   # the report went to stderr
+
+
+def test_unknown_backend_exit_2_lists_names(fake_world, tmp_path, capsys):
+    code = cli.main(["run", "--backend", "nope", "--json", str(tmp_path / "x.json")])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("hmmbench: error: unknown backend 'nope'")
+    assert "good" in err[0] and "numpy" in err[0]
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_unknown_dataset_exit_2(fake_world, tmp_path, capsys):
+    assert cli.main(["run", "--dataset", "nothere", "--json", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown dataset 'nothere'" in err[0]
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_bad_option_values_exit_2(fake_world, capsys):
+    assert cli.main(["run", "--repeat", "0"]) == 2
+    assert cli.main(["run", "--chunking", "sideways", "--repeat", "1"]) == 2
+    assert "sideways" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "--repeat", "many"])
+    assert exc.value.code == 2
+
+
+def test_score_format_and_order(fake_world, tmp_path):
+    out = tmp_path / "s.txt"
+    assert cli.main(["score", "--dataset", "toy", "--backend", "good", "--output", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    expected = toy_log10(toy_dataset().load())
+    assert len(lines) == len(expected)
+    assert all(re.fullmatch(r"-?\d+\.\d{6}", line) for line in lines)
+    assert [float(x) for x in lines] == pytest.approx(expected, abs=5e-7)
+
+
+def test_score_errors_leave_no_file(fake_world, tmp_path, capsys):
+    out = tmp_path / "s.txt"
+    assert cli.main(["score", "--dataset", "toy", "--backend", "gone", "--output", str(out)]) == 2
+    assert "no toy device" in capsys.readouterr().err
+    assert cli.main(["score", "--dataset", "toy", "--backend", "*", "--output", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_report_rerenders_and_bad_file(fake_world, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    cli.main(["run", "--backend", "good", "--backend", "wrong", "--repeat", "1", "-q",
+              "--json", str(out)])
+    capsys.readouterr()
+    assert cli.main(["report", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "good" in text and "wrong" in text and "mismatch" in text
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert cli.main(["report", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.json" in err[0]
+
+
+def test_plot_needs_matplotlib_or_writes_png(fake_world, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    cli.main(["run", "--backend", "good", "--repeat", "1", "-q", "--json", str(out)])
+    png = tmp_path / "g.png"
+    code = cli.main(["report", str(out), "--plot", str(png)])
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert code == 2 and "matplotlib" in capsys.readouterr().err and not png.exists()
+    else:
+        assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_list_shows_backends_and_reasons(fake_world, monkeypatch, capsys):
+    from hmmbench import datasets
+    monkeypatch.setattr(datasets, "catalog", lambda: [toy_dataset()], raising=False)
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "good" in out and "no toy device" in out and "toy" in out
+
+
+# --- with the real dataset resolver (skips until hmmbench.datasets.resolve exists) -------------
+
+def _needs_resolver():
+    from hmmbench import datasets
+    if not hasattr(datasets, "resolve"):
+        pytest.skip("hmmbench.datasets.resolve not available yet")
+
+
+def test_bad_dataset_file_exit_2_names_file_and_line(tmp_path):
+    _needs_resolver()
+    bad = tmp_path / "bad.in"
+    bad.write_text("1 1\nACGT IIII IIII IIII III\nACGTACGT\n")
+    out = tmp_path / "out.json"
+    proc = subprocess.run([sys.executable, "-m", "hmmbench", "run", "--dataset", str(bad),
+                           "--backend", "numpy", "--json", str(out)], cwd=REPO,
+                          capture_output=True, text=True,
+                          env={**__import__("os").environ, "PYTHONPATH": str(REPO),
+                               "HMMBENCH_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hmmbench: error: ")
+    assert f"{bad}:2" in lines[0]
+    assert "Traceback" not in proc.stderr and not out.exists()

@@ -1,0 +1,77 @@
+"""Reporter: units, status/throttle marks, notes; rendering stored and fresh results alike."""
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from hmmbench import report
+from hmmbench.runner import RunRecord
+
+
+def render_text(runs) -> str:
+    buf = io.StringIO()
+    report.render(runs, Console(file=buf, width=220, color_system=None))
+    return buf.getvalue()
+
+
+def test_units():
+    assert report.fmt_seconds(3.2e-6) == "3.2 µs"
+    assert report.fmt_seconds(0.0451) == "45.1 ms"
+    assert report.fmt_seconds(1.234) == "1.23 s"
+    assert report.fmt_seconds(600) == "10 min"
+    assert report.fmt_seconds(None) == "-" and report.fmt_seconds(0) == "0"
+    assert report.fmt_count(420_144_629) == "420M" and report.fmt_count(3550) == "3.55k"
+    assert report.fmt_error(float("inf")) == "NaN/inf" and report.fmt_error(2.5e-7) == "2.5e-07"
+
+
+def record(backend, status="ok", **kw) -> RunRecord:
+    r = RunRecord(dataset="10s", dataset_sha256="x", pairs=3550, cells=62_380_634,
+                  backend=backend, api="cuda", family="warp", precision="float32",
+                  status=status, **kw)
+    if status in ("ok", "mismatch"):
+        r.timing_s = {"prep": 1e-3, "h2d": 2e-4, "kernel": 5e-3, "d2h": 1e-5, "total": 7e-3}
+        r.gcups_kernel, r.gcups_total, r.repeats, r.n_checked = 12.5, 8.9, 5, 3550
+        r.max_abs_err = 3e-6
+    return r
+
+
+def test_table_rows_statuses_and_notes():
+    runs = [record("cuda-fast", info={"throttled": True, "sm_clock_mhz_min": 1500,
+                                      "sm_clock_mhz_max": 1980}),
+            record("cuda-bad", status="mismatch", reason="12 of 3550 checked pairs differ"),
+            record("opencl-x", status="unavailable", reason="pyopencl not installed")]
+    text = render_text(runs)
+    assert "10s: 3.55k pairs, 62.4M cells" in text
+    assert "5 ms" in text and "12.5" in text and "8.9" in text
+    assert report.THROTTLE_MARK in text and "throttled (SM clock 1500-1980 MHz)" in text
+    assert "12 of 3550 checked pairs differ" in text
+    assert "pyopencl not installed" in text
+    # Unavailable runs show dashes, not zeros.
+    line = next(l for l in text.splitlines() if l.startswith("│ opencl-x"))
+    assert "0 ms" not in line and "-" in line
+
+
+def test_stored_and_fresh_render_alike():
+    runs = [record("cuda-fast"), record("numpy", speedup_vs_reference=1.0)]
+    fresh = render_text(runs)
+    stored = render_text([r.to_dict() for r in runs])
+    assert fresh == stored
+
+
+def test_groups_by_dataset_and_chunking():
+    a, b = record("x"), record("x")
+    b.chunking = "merged"
+    groups = report.by_dataset([a.to_dict(), b.to_dict()])
+    assert list(groups) == [("10s", "original"), ("10s", "merged")]
+
+
+def test_plain_progress_line():
+    buf = io.StringIO()
+    p = report.PlainProgress(buf)
+    p.start(2)
+    p.end(record("cuda-fast"))
+    p.end(record("opencl-x", status="unavailable", reason="no driver"))
+    lines = buf.getvalue().splitlines()
+    assert lines[0].startswith("[1/2] 10s cuda-fast: ok total 7 ms x5")
+    assert lines[1] == "[2/2] 10s opencl-x: unavailable (no driver)"

@@ -1,0 +1,101 @@
+"""Result files: schema round trip, non-finite floats, validation errors, atomic writes."""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import pytest
+
+from hmmbench import results
+from hmmbench.errors import UserError
+from hmmbench.runner import ReferenceStore, RunConfig, run_benchmark
+
+from test_runner_fakes import ToyBackend, launches_by_batch, toy_dataset, toy_reference
+
+
+@pytest.fixture
+def doc(tmp_path):
+    cfg = RunConfig(repeat=1, cache_dir=tmp_path / "cache")
+    bench = run_benchmark([toy_dataset()], [ToyBackend("good"), ToyBackend("nan", nan=True),
+                                            ToyBackend("gone", unavailable="no device")],
+                          cfg, launches_fn=launches_by_batch,
+                          refs=ReferenceStore(toy_reference(), None, cfg))
+    return results.make_document(bench, ["hmmbench", "run"])
+
+
+def test_round_trip(doc, tmp_path):
+    path = results.write(doc, tmp_path / "out" / "r.json")
+    text = path.read_text()
+
+    def no_bare_constants(name):
+        raise AssertionError(f"bare {name} in strict JSON")
+    json.loads(text, parse_constant=no_bare_constants)
+    back = results.load(path)
+    assert back["command"] == ["hmmbench", "run"]
+    assert set(back["host"]["packages"]) >= {"numpy", "rich", "pycuda", "pyopencl"}
+    assert back["host"]["packages"]["numpy"]
+    runs = {r["backend"]: r for r in back["runs"]}
+    assert runs["good"]["status"] == "ok" and runs["good"]["timing_s"]["total"] > 0
+    assert set(runs["good"]["timing_s"]) == {"prep", "h2d", "kernel", "d2h", "total"}
+    assert math.isinf(runs["nan"]["max_abs_err"])           # restored from "Infinity"
+    assert runs["gone"]["status"] == "unavailable" and runs["gone"]["reason"] == "no device"
+    assert back["devices"][0]["name"] == "Toy CPU"
+    assert back["created"].endswith("+00:00")
+    for k in results.RUN_FIELDS:
+        assert k in runs["good"]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.pop("runs"), "missing 'runs'"),
+    (lambda d: d["runs"][0].pop("status"), "lacks 'status'"),
+    (lambda d: d["runs"][0].__setitem__("status", "great"), "status 'great'"),
+    (lambda d: d["runs"][0].__setitem__("repeats", "three"), "repeats has the wrong type"),
+    (lambda d: d["runs"][0]["timing_s"].__setitem__("total", "x"), "timing_s.total"),
+])
+def test_schema_errors_name_the_file(doc, tmp_path, mutate, message):
+    mutate(doc)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UserError) as err:
+        results.load(path)
+    assert str(err.value).startswith(str(path)) and message in str(err.value)
+
+
+def test_invalid_json_and_missing_file(tmp_path):
+    p = tmp_path / "broken.json"
+    p.write_text('{"runs": [\n')
+    with pytest.raises(UserError, match=r"broken\.json:\d+: .*invalid JSON"):
+        results.load(p)
+    with pytest.raises(UserError, match="cannot read"):
+        results.load(tmp_path / "absent.json")
+
+
+def test_atomic_write_leaves_nothing_on_failure(doc, tmp_path, monkeypatch):
+    target = tmp_path / "out" / "out.json"
+
+    def failing_replace(src, dst):
+        raise OSError("disk full")
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError):
+        results.write(doc, target)
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_invalid_document_is_not_written(tmp_path):
+    with pytest.raises(UserError):
+        results.write({"runs": []}, tmp_path / "x.json")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_default_path_is_under_results_runs():
+    import datetime as dt
+    p = results.default_path(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc))
+    assert str(p) == os.path.join("results", "runs", "hmmbench-20260102T030405Z.json")
+
+
+def test_jsonable_numpy_values():
+    import numpy as np
+    out = results.jsonable({"a": np.float32(1.5), "b": np.int64(3), "c": np.array([1, 2]),
+                            "d": float("nan"), "e": np.bool_(True)})
+    assert out == {"a": 1.5, "b": 3, "c": [1, 2], "d": "NaN", "e": True}
