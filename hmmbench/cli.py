@@ -44,28 +44,6 @@ def _resolve_datasets(names: list) -> list:
     return [ds_mod.resolve(d) if isinstance(d, str) else d for d in ds_mod.default_run_set()]
 
 
-def _builtin_devices(workload: str) -> list:
-    """(module, devices() list or error text) for each built-in module that has devices()."""
-    import importlib
-    from .registry import BUILTIN
-    out = []
-    for spec in BUILTIN.get(workload, []):
-        mod_name = spec.split(":")[0]
-        try:
-            mod = importlib.import_module(mod_name)
-        except Exception as exc:  # noqa: BLE001 - shown, never fatal
-            out.append((mod_name, f"module failed to import: {exc}"))
-            continue
-        fn = getattr(mod, "devices", None)
-        if fn is None:
-            continue
-        try:
-            out.append((mod_name, list(fn())))
-        except Exception as exc:  # noqa: BLE001
-            out.append((mod_name, f"devices() failed: {exc}"))
-    return out
-
-
 def _dataset_status(ds) -> str:
     if ds.kind in ("synthetic", "chunks") and ds.path is None:
         return "generated"
@@ -94,6 +72,7 @@ def _catalog_table(catalog):
 
 def cmd_list(args) -> int:
     from rich.table import Table
+    from .hostinfo import module_devices
     from .registry import discover, probe
     console = _console()
     t = Table(title=f"backends ({args.workload})", title_justify="left")
@@ -106,7 +85,7 @@ def cmd_list(args) -> int:
                   "[green]yes[/green]" if reason is None else f"[yellow]no[/yellow]: {reason}",
                   limits or "-")
     console.print(t)
-    for mod, devs in _builtin_devices(args.workload):
+    for mod, devs in module_devices(args.workload):
         if isinstance(devs, str):
             console.print(f"[bold]{mod}[/bold] devices: [yellow]{devs}[/yellow]")
             continue
@@ -137,6 +116,7 @@ def _run_config(args):
 
 def cmd_run(args) -> int:
     from . import results
+    from .hostinfo import enrich_devices
     from .registry import select
     from .report import make_progress, render
     from .runner import run_benchmark
@@ -148,6 +128,7 @@ def cmd_run(args) -> int:
     if out_path is not None and out_path.exists() and out_path.is_dir():
         raise UserError(f"{out_path}: is a directory")
     bench = run_benchmark(datasets, backends, cfg, progress=make_progress(sys.stderr))
+    enrich_devices(bench.devices, args.workload)
     doc = results.make_document(bench, ["hmmbench"] + list(args.argv))
     if to_stdout:
         import json

@@ -56,3 +56,41 @@ def user_cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "hmmbench"
+
+
+def module_devices(workload: str = "pairhmm") -> list:
+    """(module, devices() list or error text) for each built-in backend module with devices()."""
+    import importlib
+    from .registry import BUILTIN
+    out = []
+    for spec in BUILTIN.get(workload, []):
+        mod_name = spec.split(":")[0]
+        try:
+            mod = importlib.import_module(mod_name)
+        except Exception as exc:  # noqa: BLE001 - shown, never fatal
+            out.append((mod_name, f"module failed to import: {exc}"))
+            continue
+        fn = getattr(mod, "devices", None)
+        if fn is None:
+            continue
+        try:
+            out.append((mod_name, [dict(d) for d in fn()]))
+        except Exception as exc:  # noqa: BLE001
+            out.append((mod_name, f"devices() failed: {exc}"))
+    return out
+
+
+def enrich_devices(devices: list, workload: str = "pairhmm") -> None:
+    """Add what the backend modules' devices() know (memory, compute capability, driver...) to
+    the devices a benchmark used, matched by API and name."""
+    used = [d for d in devices if d.get("api") not in ("numpy", None)]
+    if not used:
+        return
+    known = [d for _, devs in module_devices(workload) if isinstance(devs, list) for d in devs]
+    for d in used:
+        for k in known:
+            if str(k.get("name", "")).strip() == str(d.get("name", "")).strip() and \
+                    k.get("api", d["api"]) == d["api"]:
+                for key, value in k.items():
+                    d.setdefault(key, value)
+                break

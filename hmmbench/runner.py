@@ -579,6 +579,8 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
         progress.stop()
         for b in backends:
             _safe(b.close, None)
+        if refs.backend is not None and refs.backend not in backends:
+            _safe(refs.backend.close, None)
     fill_speedups(records, cfg.reference, ref_seconds)
     devices: dict = {}
     for r in records:
