@@ -278,10 +278,12 @@ class DeviceBuffers:
 def finish_float32(pairs: PairSet, sums: np.ndarray):
     """Raw float32 forward sums (with C = 2^120) -> (float64 log10, n_fallback).
 
-    Delegates to the reference helper, which recomputes in float64 every pair under 1e-28.
+    Delegates to the reference helper, which recomputes in float64 every pair whose float32 sum
+    is below 1e-28 (or not finite).
     """
     from cpu_reference import finish_float32 as reference_finish
-    return reference_finish(pairs, np.asarray(sums, dtype=np.float32))
+    log10, redone = reference_finish(pairs, np.asarray(sums, dtype=np.float32))
+    return log10, len(redone)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -289,11 +291,15 @@ def finish_float32(pairs: PairSet, sums: np.ndarray):
 # ------------------------------------------------------------------------------------------------
 @dataclass
 class Layout:
-    """A family's device-ready arrays: ``arrays`` are uploaded (in order) before the launch;
-    ``order`` maps device result slot -> pair index, -1 for padding (None: identity)."""
+    """A family's device-ready data.
+
+    ``arrays`` are uploaded before the launch; ``scratch`` names device work buffers (bytes) that
+    are allocated (grow-only, reused) before the timed stages; ``n_slots`` float32 sums come back;
+    ``order`` maps result slot -> pair index, -1 for padding (None: identity)."""
     arrays: dict
     n_slots: int
     order: Optional[np.ndarray] = None
+    scratch: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
 
 
@@ -325,7 +331,10 @@ class CudaBackend(Backend):
         raise NotImplementedError
 
     def launch(self, layout: Layout, dev: dict, sums_dev) -> dict:
-        """Launch the kernel(s) writing ``n_slots`` float32 sums to ``sums_dev``; returns info."""
+        """Launch the kernel(s) writing ``n_slots`` float32 sums to ``sums_dev``; returns info.
+
+        ``dev`` maps each uploaded array's name to its device buffer; scratch buffers come from
+        ``self.buffers.get(name, nbytes)`` (already allocated, so no allocation is timed)."""
         raise NotImplementedError
 
     # --- common flow --------------------------------------------------------------------------
@@ -349,6 +358,8 @@ class CudaBackend(Backend):
         if pairs.n_pairs == 0:
             info["sm_clock_mhz"] = [clock_before, sm_clock_mhz()]
             return Execution(np.zeros(0), timing, 0, info)
+        for name, nbytes in lay.scratch.items():
+            self.buffers.get(name, nbytes)
         timer = EventTimer()
         with timer("h2d"):
             dev = {name: self.buffers.upload(name, arr) for name, arr in lay.arrays.items()}
@@ -374,6 +385,238 @@ class CudaBackend(Backend):
             self._buffers = None
 
 
+# ------------------------------------------------------------------------------------------------
+# Host layouts (vectorized NumPy; no per-pair Python loops)
+# ------------------------------------------------------------------------------------------------
+#: Fields per read position on the device, in the order of kernels_cuda/pairhmm.cuh (ii = dd).
+PROB_FIELDS = ("match", "mismatch", "mm", "gm", "mi", "md", "ii")
+WARP = 32
+
+
+def position_probs(pairs: PairSet) -> np.ndarray:
+    """(n_positions, 7) float32 probabilities per read position (the naive layout)."""
+    return np.ascontiguousarray(position_probs_by_field(pairs).T)
+
+
+def position_probs_by_field(pairs: PairSet) -> np.ndarray:
+    """(7, n_positions) float32: each field contiguous (fast to fill and to gather from)."""
+    pr = pairs.probs
+    out = np.empty((len(PROB_FIELDS), len(pairs.read_bases)), np.float32)
+    for k, f in enumerate(PROB_FIELDS):
+        out[k] = getattr(pr, f)
+    return out
+
+
+def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(x), np.int64)
+    np.cumsum(x[:-1], out=out[1:])
+    return out
+
+
+def _index_dtype(limit: int):
+    return np.int32 if limit < 2**31 else np.int64
+
+
+def dataset_order_arrays(pairs: PairSet) -> dict:
+    """Pairs in dataset order, reads and haplotypes reached through per-pair offsets."""
+    return {
+        "pair_m": pairs.pair_read_lengths.astype(np.int32),
+        "pair_n": pairs.pair_hap_lengths.astype(np.int32),
+        "pair_read": pairs.read_offsets[pairs.pair_read].astype(np.int64),
+        "pair_hap": pairs.hap_offsets[pairs.pair_hap].astype(np.int64),
+        "read_bases": pairs.read_bases,
+        "probs": position_probs(pairs),
+        "hap_bases": pairs.hap_bases,
+    }
+
+
+def warp_groups(lengths: np.ndarray) -> np.ndarray:
+    """Max of ``lengths`` over each group of 32 consecutive slots (the last one padded)."""
+    padded = np.zeros(-(-len(lengths) // WARP) * WARP, np.int64)
+    padded[:len(lengths)] = lengths
+    return padded.reshape(-1, WARP).max(axis=1)
+
+
+def interleaved_arrays(pairs: PairSet) -> tuple[dict, np.ndarray]:
+    """The journal version's data preparation (Ren et al. 2018).
+
+    Pairs sorted by read length, then haplotype length; slots padded with empty dummies to a
+    multiple of 32; each group of 32 slots stored lane-interleaved: read row i of lane l at
+    ``(group_row[g] + i) * 32 + l`` (one byte base, then NPROB floats, each field 32 lanes wide),
+    haplotype bases 4k..4k+3 of lane l as one 4-byte word at ``(group_hap4[g] + k) * 32 + l``.
+    Returns (arrays, slot -> pair order with -1 for dummies).
+    """
+    P = pairs.n_pairs
+    m_all, n_all = pairs.pair_read_lengths, pairs.pair_hap_lengths
+    order = np.lexsort((n_all, m_all))
+    slots = -(-P // WARP) * WARP
+    G = slots // WARP
+    slot_pair = np.full(slots, -1, np.int64)
+    slot_pair[:P] = order
+    sm = np.zeros(slots, np.int32)
+    sn = np.zeros(slots, np.int32)
+    sm[:P], sn[:P] = m_all[order], n_all[order]
+    gm = sm.reshape(G, WARP).max(axis=1).astype(np.int64)
+    gn4 = (sn.reshape(G, WARP).max(axis=1).astype(np.int64) + 3) // 4
+    group_row, group_hap4 = _exclusive_cumsum(gm), _exclusive_cumsum(gn4)
+
+    # Read rows: (rows_total, 32) source positions; invalid lanes point at position 0.
+    idx = _index_dtype(len(pairs.read_bases))
+    read_start = np.zeros(slots, idx)
+    read_start[:P] = pairs.read_offsets[pairs.pair_read[order]]
+    row_group = np.repeat(np.arange(G), gm)
+    row_pos = (np.arange(len(row_group)) - group_row[row_group]).astype(idx)
+    src = read_start.reshape(G, WARP)[row_group] + row_pos[:, None]
+    src[row_pos[:, None] >= sm.reshape(G, WARP)[row_group]] = 0
+    read_il = pairs.read_bases[src]
+    probs_t = position_probs_by_field(pairs)  # one contiguous gather per field
+    probs_il = np.empty((len(row_group), len(PROB_FIELDS), WARP), np.float32)
+    for f in range(len(PROB_FIELDS)):
+        probs_il[:, f, :] = probs_t[f][src]
+    del src
+
+    # Haplotype columns, four bases per lane-word; padding is N (never read).
+    hidx = _index_dtype(len(pairs.hap_bases) + 4)
+    hap_start = np.zeros(slots, hidx)
+    hap_start[:P] = pairs.hap_offsets[pairs.pair_hap[order]]
+    col_group = np.repeat(np.arange(G), gn4)
+    col_pos = (np.arange(len(col_group)) - group_hap4[col_group]).astype(hidx)
+    hap_il = np.empty((len(col_group), WARP, 4), np.uint8)
+    gstart, glen = hap_start.reshape(G, WARP)[col_group], sn.reshape(G, WARP)[col_group]
+    for b in range(4):
+        pos = 4 * col_pos[:, None] + b
+        valid = pos < glen
+        hap_il[:, :, b] = np.where(valid, pairs.hap_bases[np.where(valid, gstart + pos, 0)],
+                                   N_CODE)
+    arrays = {"pair_m": sm, "pair_n": sn, "group_row": group_row, "group_hap4": group_hap4,
+              "read_il": read_il, "probs_il": probs_il, "hap4": hap_il.view(np.uint32)}
+    return arrays, slot_pair
+
+
+# ------------------------------------------------------------------------------------------------
+# Families
+# ------------------------------------------------------------------------------------------------
+def _grid(n: int, per_block: int) -> tuple:
+    return (max(1, -(-n // per_block)), 1, 1)
+
+
+class InterTask(CudaBackend):
+    """One thread per pair, TILE rows per strip (``kernels_cuda/inter_task.cu``)."""
+
+    family = "inter-task"
+
+    def __init__(self, tile: int, sorted_layout: bool, block: int = 128):
+        layout = "sorted-interleaved" if sorted_layout else "dataset-order"
+        super().__init__(tile=tile, block=block, layout=layout)
+        self.name = (f"cuda-inter-{'naive' if tile == 1 else f'tile{tile}'}"
+                     f"{'-sorted' if sorted_layout else ''}")
+        self.tile, self.block, self.sorted_layout = tile, block, sorted_layout
+
+    def defines(self) -> dict:
+        return {"TILE": self.tile, "BLOCK": self.block, "INTERLEAVED": int(self.sorted_layout)}
+
+    def layout(self, pairs: PairSet) -> Layout:
+        if self.sorted_layout:
+            arrays, order = interleaved_arrays(pairs)
+            n_slots = len(order)
+        else:
+            arrays, order = dataset_order_arrays(pairs), None
+            n_slots = pairs.n_pairs
+        group_col = _exclusive_cumsum(warp_groups(arrays["pair_n"]))
+        total_cols = int(warp_groups(arrays["pair_n"]).sum())
+        arrays["group_col"] = group_col
+        # Row vectors are only touched when some read spans more than one strip.
+        vec_bytes = total_cols * WARP * 4 if int(arrays["pair_m"].max(initial=0)) > self.tile else 4
+        return Layout(arrays, n_slots, order,
+                      scratch={"vec_m": vec_bytes, "vec_i": vec_bytes, "vec_d": vec_bytes})
+
+    def launch(self, lay: Layout, dev: dict, sums_dev) -> dict:
+        fn = compile("inter_task.cu", self.defines()).get_function("inter_task")
+        data = (["group_row", "group_hap4", "read_il", "probs_il", "hap4"]
+                if self.sorted_layout else
+                ["pair_read", "pair_hap", "read_bases", "probs", "hap_bases"])
+        args = [dev["pair_m"], dev["pair_n"], *[dev[k] for k in data], dev["group_col"],
+                *[self.buffers.get(k, lay.scratch[k]) for k in ("vec_m", "vec_i", "vec_d")],
+                sums_dev, np.int32(lay.n_slots)]
+        grid = _grid(lay.n_slots, self.block)
+        fn(*args, block=(self.block, 1, 1), grid=grid)
+        return {"grid": grid[0], "block": self.block, **function_resources(fn)}
+
+
+class Wavefront(CudaBackend):
+    """Threads of a block (intra-task) or of a warp (warp, multi-warp) sweep one pair's
+    anti-diagonals (``kernels_cuda/wavefront.cu``)."""
+
+    def __init__(self, name: str, family: str, threads: int, tile: int = 1, shuffle: bool = False,
+                 pass_shared: bool = False, pairs_per_block: int = 1):
+        super().__init__(threads_per_pair=threads, tile=tile,
+                         exchange="shuffle" if shuffle else "shared memory + barrier",
+                         passes="shared memory" if pass_shared else "global memory",
+                         pairs_per_block=pairs_per_block)
+        self.name, self.family = name, family
+        self.threads, self.tile, self.shuffle = threads, tile, shuffle
+        self.pass_shared, self.pairs_per_block = pass_shared, pairs_per_block
+
+    def defines(self) -> dict:
+        return {"THREADS": self.threads, "TILE": self.tile, "SHUFFLE": int(self.shuffle),
+                "PASS_SHARED": int(self.pass_shared), "PAIRS_PER_BLOCK": self.pairs_per_block}
+
+    @property
+    def strip_rows(self) -> int:
+        return self.threads * self.tile
+
+    def refuse_reason(self, pairs: PairSet) -> Optional[str]:
+        reason = super().refuse_reason(pairs)
+        if reason or not self.pass_shared or unavailable_reason():
+            return reason
+        limit = device_attributes()["max_shared_per_block_optin"] // 12
+        if pairs.max_hap_length > limit:
+            return (f"haplotype length {pairs.max_hap_length} exceeds {limit}, the most whose "
+                    f"pass buffer (3 floats per column) fits in one block's shared memory")
+        return None
+
+    def layout(self, pairs: PairSet) -> Layout:
+        arrays = dataset_order_arrays(pairs)
+        m, n = arrays["pair_m"].astype(np.int64), arrays["pair_n"].astype(np.int64)
+        pass_cols = np.where(m > self.strip_rows, n, 0) if not self.pass_shared else 0 * n
+        arrays["pass_col"] = _exclusive_cumsum(pass_cols)
+        nbytes = int(pass_cols.sum()) * 4
+        return Layout(arrays, pairs.n_pairs,
+                      scratch={"pass_m": nbytes, "pass_i": nbytes, "pass_d": nbytes},
+                      meta={"max_n": int(n.max(initial=0))})
+
+    def launch(self, lay: Layout, dev: dict, sums_dev) -> dict:
+        drv = driver()
+        fn = compile("wavefront.cu", self.defines()).get_function("wavefront")
+        shared = 12 * lay.meta["max_n"] if self.pass_shared else 0
+        if shared > 48 * 1024:
+            fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        args = [dev[k] for k in ("pair_m", "pair_n", "pair_read", "pair_hap", "read_bases",
+                                 "probs", "hap_bases", "pass_col")]
+        args += [self.buffers.get(k, lay.scratch[k]) for k in ("pass_m", "pass_i", "pass_d")]
+        args += [sums_dev, np.int32(lay.n_slots)]
+        block = self.threads * self.pairs_per_block
+        grid = _grid(lay.n_slots, self.pairs_per_block)
+        fn(*args, block=(block, 1, 1), grid=grid, shared=shared)
+        return {"grid": grid[0], "block": block, "dynamic_shared_bytes": shared,
+                **function_resources(fn)}
+
+
+#: Every kernel specialization the backends compile (the nvcc test compiles each).
+def specializations() -> list[tuple[str, dict]]:
+    return [(("inter_task.cu" if isinstance(b, InterTask) else "wavefront.cu"), b.defines())
+            for b in backends()]
+
+
 def backends() -> list[Backend]:
-    """Registered CUDA families (filled in below as kernels land)."""
-    return []
+    out: list[Backend] = []
+    for sorted_layout in (False, True):
+        for tile in (1, 2, 4, 6, 8):
+            out.append(InterTask(tile, sorted_layout))
+    out += [
+        Wavefront("cuda-intra-naive", "intra-task", threads=128),
+        Wavefront("cuda-intra-tile2", "intra-task", threads=64, tile=2),
+        Wavefront("cuda-warp", "warp", threads=32, shuffle=True, pass_shared=True),
+        Wavefront("cuda-multiwarp", "multi-warp", threads=32, shuffle=True, pairs_per_block=4),
+    ]
+    return out

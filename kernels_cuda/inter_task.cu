@@ -1,0 +1,168 @@
+// Inter-task Pair-HMM (Ren et al. 2016, 2018): one thread per read-haplotype pair.
+//
+// Each thread walks its matrix in horizontal strips of TILE rows: for every column it computes the
+// TILE cells top to bottom in registers (left neighbours and the above-left cell stay in
+// registers), reading the row above the strip from, and writing the strip's last row to, three
+// global vectors. TILE = 1 is the naive kernel; TILE = k cuts the vectors' traffic by k.
+//
+// Defines: TILE (rows per strip, 1..8), BLOCK (threads per block), INTERLEAVED (0: pairs in
+// dataset order, reads/haplotypes read through per-pair offsets; 1: the journal version's data
+// preparation -- pairs sorted by length, groups of 32 pairs stored lane-interleaved so a warp's
+// loads coalesce: read bases one byte per lane, probabilities one float per lane, haplotype bases
+// four per lane as char4).
+//
+// The row vectors are stored per group of 32 threads (warp), column-major: column j of lane l at
+// (group_col[g] + j) * 32 + l, so their loads and stores coalesce in both layouts.
+#include "pairhmm.cuh"
+
+#ifndef TILE
+#define TILE 1
+#endif
+#ifndef BLOCK
+#define BLOCK 128
+#endif
+#ifndef INTERLEAVED
+#define INTERLEAVED 0
+#endif
+
+#if TILE < 1 || TILE > 8
+#error "TILE must be 1..8"
+#endif
+
+// One thread's view of its pair.
+struct PairView {
+    int m, n;
+#if INTERLEAVED
+    const unsigned char* read_bases;  // row i at [i * 32]
+    const float* probs;               // row i, field f at [(i * NPROB + f) * 32]
+    const unsigned* hap4;             // bases 4k..4k+3 at [k * 32], byte b = base 4k+b
+#else
+    const unsigned char* read_bases;  // row i at [i]
+    const float* probs;               // row i, field f at [i * NPROB + f]
+    const unsigned char* hap;         // base j at [j]
+#endif
+    float* vm;  // row vectors: column j+1 at [j * 32]
+    float* vi;
+    float* vd;
+
+    __device__ __forceinline__ RowProbs row(int i) const {
+#if INTERLEAVED
+        return load_row(probs + (size_t)i * NPROB * 32, 32, __ldg(read_bases + (size_t)i * 32));
+#else
+        return load_row(probs + (size_t)i * NPROB, 1, __ldg(read_bases + i));
+#endif
+    }
+};
+
+// One strip of ROWS rows starting at read position i0. FIRST: the row above is row 0 (no vector
+// load); LAST: the strip ends the matrix, so sum its last row instead of storing it.
+template <int ROWS, bool LAST>
+__device__ __forceinline__ float strip(const PairView& pv, int i0, bool first, float d0) {
+    RowProbs rows[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) rows[r] = pv.row(i0 + r);
+    Cell left[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) left[r] = zero_cell();  // column 0
+    Cell above_left = zero_cell();  // (i0-1, 0): zero for rows >= 1 and for D[0][0]
+    float sum = 0.f;
+#if INTERLEAVED
+    unsigned hap_word = 0;
+#endif
+    for (int j = 0; j < pv.n; ++j) {
+#if INTERLEAVED
+        if ((j & 3) == 0) hap_word = __ldg(pv.hap4 + (size_t)(j >> 2) * 32);
+        const unsigned hap_mask = base_mask((hap_word >> (8 * (j & 3))) & 0xFFu);
+#else
+        const unsigned hap_mask = base_mask(__ldg(pv.hap + j));
+#endif
+        const size_t v = (size_t)j * 32;
+        const Cell above = first ? top_row_cell(d0) : Cell{pv.vm[v], pv.vi[v], pv.vd[v]};
+        const Cell last = column_tile<ROWS>(rows, hap_mask, above_left, above, left);
+        above_left = above;
+        if (LAST) {
+            sum += last.m + last.i;
+        } else {
+            pv.vm[v] = last.m;
+            pv.vi[v] = last.i;
+            pv.vd[v] = last.d;
+        }
+    }
+    return sum;
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK) inter_task(
+    const int* __restrict__ pair_m, const int* __restrict__ pair_n,
+#if INTERLEAVED
+    const long long* __restrict__ group_row,   // first interleaved read row of each group
+    const long long* __restrict__ group_hap4,  // first interleaved char4 column of each group
+    const unsigned char* __restrict__ read_bases, const float* __restrict__ probs,
+    const unsigned* __restrict__ hap4,
+#else
+    const long long* __restrict__ pair_read, const long long* __restrict__ pair_hap,
+    const unsigned char* __restrict__ read_bases, const float* __restrict__ probs,
+    const unsigned char* __restrict__ hap_bases,
+#endif
+    const long long* __restrict__ group_col, float* __restrict__ vec_m, float* __restrict__ vec_i,
+    float* __restrict__ vec_d, float* __restrict__ sums, int n_slots) {
+    const int p = blockIdx.x * BLOCK + threadIdx.x;
+    if (p >= n_slots) return;
+    const int lane = p & 31;
+    const int g = p >> 5;
+    PairView pv;
+    pv.m = pair_m[p];
+    pv.n = pair_n[p];
+    if (pv.m <= 0 || pv.n <= 0) {  // padding slot
+        sums[p] = 0.f;
+        return;
+    }
+#if INTERLEAVED
+    pv.read_bases = read_bases + group_row[g] * 32 + lane;
+    pv.probs = probs + group_row[g] * NPROB * 32 + lane;
+    pv.hap4 = hap4 + group_hap4[g] * 32 + lane;
+#else
+    pv.read_bases = read_bases + pair_read[p];
+    pv.probs = probs + pair_read[p] * NPROB;
+    pv.hap = hap_bases + pair_hap[p];
+#endif
+    const size_t vbase = (size_t)group_col[g] * 32 + lane;
+    pv.vm = vec_m + vbase;
+    pv.vi = vec_i + vbase;
+    pv.vd = vec_d + vbase;
+
+    const float d0 = initial_constant() / (float)pv.n;
+    int i0 = 0;
+    for (; i0 + TILE < pv.m; i0 += TILE) strip<TILE, false>(pv, i0, i0 == 0, d0);
+    // The last strip has 1..TILE rows; each count is its own unrolled instance.
+    float sum = 0.f;
+    switch (pv.m - i0) {
+#define LAST_STRIP(k) \
+    case k:           \
+        sum = strip<(k <= TILE ? k : 1), true>(pv, i0, i0 == 0, d0); \
+        break;
+        LAST_STRIP(1)
+#if TILE >= 2
+        LAST_STRIP(2)
+#endif
+#if TILE >= 3
+        LAST_STRIP(3)
+#endif
+#if TILE >= 4
+        LAST_STRIP(4)
+#endif
+#if TILE >= 5
+        LAST_STRIP(5)
+#endif
+#if TILE >= 6
+        LAST_STRIP(6)
+#endif
+#if TILE >= 7
+        LAST_STRIP(7)
+#endif
+#if TILE >= 8
+        LAST_STRIP(8)
+#endif
+#undef LAST_STRIP
+    }
+    sums[p] = sum;
+}
