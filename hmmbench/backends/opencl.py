@@ -1,0 +1,635 @@
+"""OpenCL Pair-HMM backends through PyOpenCL: the CUDA kernel families, same algorithms, other API.
+
+Families (kernels in ``kernels_opencl/``, specialized with ``-D`` defines, built and cached per
+device at run time):
+
+- ``opencl-inter-naive``, ``opencl-inter-tile{2,4,6,8}``: one work-item per pair (inter_task.cl),
+  pairs in dataset order; ``...-sorted``: the same kernels on the sorted, lane-interleaved layout.
+- ``opencl-intra-naive``, ``opencl-intra-tile2``: one work-group per pair, anti-diagonal
+  wavefront, local-memory exchange with barriers, several passes over long reads (wavefront.cl).
+- ``opencl-warp``: one sub-group per pair exchanging through shuffles (``cl_khr_subgroup_shuffle_
+  relative``, ``cl_intel_subgroups``, or inline PTX ``shfl.sync`` on NVIDIA's OpenCL); where none
+  exists, one 32-wide work-group per pair with a local-memory exchange. ``Execution.info["path"]``
+  and ``params["path"]`` say which ran. ``opencl-multiwarp``: several such sub-groups per
+  work-group, each on its own pair (shuffle devices only).
+
+Device: ``HMMBENCH_OPENCL_DEVICE=substring`` (matched against "platform / device") or the
+``device=`` argument of :func:`backends`; by default the first GPU, else the first CPU device.
+Precision: float32 with C = 2^120; pairs whose sum is below 1e-28 are recomputed in float64 on the
+device when it has fp64, else by the CPU reference (``cpu_reference.finish_float32``).
+Timing: OpenCL profiling events (h2d = uploads, kernel = kernel launches, d2h = downloads);
+prep = the host layout step.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ..backend import Backend, Execution
+from ..errors import UserError
+from ..model import F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64, N_CODE, PairSet, _ranges
+
+ENV_DEVICE = "HMMBENCH_OPENCL_DEVICE"
+#: Where scripts/install_opencl_cpu.sh lists the ICDs it installed (beside the system's).
+VENDORS_SUBDIR = ("etc", "OpenCL", "hmmbench-vendors")
+INTER_TILES = (2, 4, 6, 8)
+#: Read-position padding of the interleaved layout: base N, every quality 40 (finite, tame values).
+PAD_CODE = N_CODE | (40 << 3) | (40 << 10) | (40 << 17) | (40 << 24)
+#: Values of the EXCHANGE define of wavefront.cl.
+EXCHANGE = {"local": 0, "khr": 1, "intel": 2, "ptx": 3}
+PATH_NAMES = {"local": "local-memory", "khr": "sub-group shuffle (cl_khr_subgroup_shuffle_relative)",
+              "intel": "sub-group shuffle (cl_intel_subgroups)",
+              "ptx": "inline PTX shfl.sync (NVIDIA OpenCL)"}
+
+
+# ------------------------------------------------------------------------------------------------
+# Platforms, devices, contexts, programs
+# ------------------------------------------------------------------------------------------------
+def _default_icd_vendors() -> None:
+    """Use the vendors folder the install script made in this environment, unless told otherwise."""
+    if "OCL_ICD_VENDORS" not in os.environ:
+        folder = Path(sys.prefix, *VENDORS_SUBDIR)
+        if folder.is_dir():
+            os.environ["OCL_ICD_VENDORS"] = str(folder)
+
+
+def _cl():
+    _default_icd_vendors()
+    import pyopencl as cl  # noqa: PLC0415 - optional dependency, imported on first use
+    return cl
+
+
+def _all_devices() -> list:
+    """(platform, device) for every device of every platform; [] when there is no platform."""
+    cl = _cl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return []
+    out = []
+    for p in platforms:
+        try:
+            out.extend((p, d) for d in p.get_devices())
+        except cl.Error:
+            continue
+    return out
+
+
+def _label(platform, device) -> str:
+    return f"{platform.name.strip()} / {device.name.strip()}"
+
+
+def _is_gpu(device) -> bool:
+    return bool(device.type & _cl().device_type.GPU)
+
+
+def choose_device(spec: Optional[str] = None):
+    """The (platform, device) named by ``spec`` or $HMMBENCH_OPENCL_DEVICE, else the default."""
+    found = _all_devices()
+    if not found:
+        raise RuntimeError("no OpenCL platform or device found")
+    spec = spec if spec is not None else os.environ.get(ENV_DEVICE, "")
+    if spec:
+        hits = [pd for pd in found if spec.lower() in _label(*pd).lower()]
+        if not hits:
+            raise UserError(f"no OpenCL device matches '{spec}' (devices: "
+                            + "; ".join(_label(*pd) for pd in found) + ")")
+        return hits[0]
+    gpus = [pd for pd in found if _is_gpu(pd[1])]
+    return (gpus or found)[0]
+
+
+def _shuffle_kind(platform, device) -> Optional[str]:
+    exts = set(device.extensions.split())
+    if "cl_khr_subgroup_shuffle_relative" in exts:
+        return "khr"
+    if "cl_intel_subgroups" in exts:
+        return "intel"
+    if "NVIDIA" in platform.name.upper():
+        return "ptx"
+    return None
+
+
+def kernel_dir() -> Path:
+    import kernels_opencl  # noqa: PLC0415
+    return Path(kernels_opencl.__file__).resolve().parent
+
+
+def kernel_source(name: str) -> str:
+    """A kernel file with its ``#include "x.h"`` lines replaced by the headers themselves (so the
+    program cache keys on the whole text and no compiler needs include paths)."""
+    folder = kernel_dir()
+
+    def expand(text: str, seen: set) -> str:
+        def repl(match):
+            header = match.group(1)
+            if header in seen:
+                return ""
+            seen.add(header)
+            return expand((folder / header).read_text(), seen)
+        return re.sub(r'^\s*#include\s+"([^"]+)"\s*$', repl, text, flags=re.M)
+
+    return expand((folder / name).read_text(), set())
+
+
+class DeviceKit:
+    """Context, profiling queue, program cache and capabilities of one device."""
+
+    def __init__(self, platform, device):
+        cl = _cl()
+        self.platform, self.device = platform, device
+        self.label = _label(platform, device)
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(self.context, device,
+                                     properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.fp64 = bool(device.double_fp_config)
+        self.is_gpu = _is_gpu(device)
+        self.shuffle = _shuffle_kind(platform, device)
+        self.sub_group_sizes = []
+        if self.shuffle in ("khr", "intel"):
+            try:
+                self.sub_group_sizes = list(device.sub_group_sizes_intel)
+            except Exception:  # noqa: BLE001 - only Intel's runtimes answer this query
+                self.sub_group_sizes = []
+        self._programs: dict = {}
+        self._kernels: dict = {}
+        self._err_tables: dict = {}
+        self._scratch: dict = {}
+
+    @property
+    def warp_width(self) -> int:
+        """Lanes of the warp family's team: the hardware sub-group where shuffles exist."""
+        if self.shuffle == "ptx":
+            return 32
+        if self.sub_group_sizes:
+            return 16 if 16 in self.sub_group_sizes else max(self.sub_group_sizes)
+        return 32
+
+    def program(self, source: str, defines: dict):
+        key = (source, tuple(sorted(defines.items())))
+        prg = self._programs.get(key)
+        if prg is None:
+            options = [f"-D{k}={v}" for k, v in sorted(defines.items())]
+            if not defines.get("USE_DOUBLE"):
+                # Far-from-alignment cells underflow into denormals, very slow on CPUs; they never
+                # matter to a sum that passes the 1e-28 test.
+                options.append("-cl-denorms-are-zero")
+            prg = _cl().Program(self.context, kernel_source(source)).build(options=options)
+            self._programs[key] = prg
+        return prg
+
+    def kernel(self, source: str, name: str, defines: dict):
+        """One kernel object per (program, name): PyOpenCL builds a new one on each retrieval."""
+        key = (source, name, tuple(sorted(defines.items())))
+        k = self._kernels.get(key)
+        if k is None:
+            k = self._kernels[key] = _cl().Kernel(self.program(source, defines), name)
+        return k
+
+    def err_table(self, dtype) -> object:
+        """Device copy of err[q] = 10^(-q/10), q = 0..127, computed as the host model does."""
+        dtype = np.dtype(dtype)
+        buf = self._err_tables.get(dtype)
+        if buf is None:
+            cl = _cl()
+            table = (10.0 ** (-np.arange(128, dtype=np.float64) / 10.0)).astype(dtype)
+            buf = cl.Buffer(self.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                            hostbuf=table)
+            self._err_tables[dtype] = buf
+        return buf
+
+    def scratch(self, name: str, nbytes: int):
+        """A grow-only device work buffer (allocated outside the timed stages)."""
+        cl = _cl()
+        nbytes = max(int(nbytes), 16)
+        buf = self._scratch.get(name)
+        if buf is None or buf.size < nbytes:
+            buf = cl.Buffer(self.context, cl.mem_flags.READ_WRITE, nbytes)
+            self._scratch[name] = buf
+        return buf
+
+
+_KITS: dict = {}
+
+
+def device_kit(spec: Optional[str] = None) -> DeviceKit:
+    platform, device = choose_device(spec)
+    key = (platform.int_ptr, device.int_ptr)
+    if key not in _KITS:
+        _KITS[key] = DeviceKit(platform, device)
+    return _KITS[key]
+
+
+def devices() -> list[dict]:
+    """For ``hmmbench list``: every OpenCL platform's devices, the selected one marked."""
+    try:
+        found = _all_devices()
+    except ImportError:
+        return [{"api": "opencl", "available": False, "reason": "pyopencl not installed"}]
+    if not found:
+        return [{"api": "opencl", "available": False, "reason": "no OpenCL platform or device"}]
+    try:
+        chosen = _label(*choose_device())
+    except UserError as exc:
+        chosen = None
+        bad = str(exc)
+    else:
+        bad = None
+    out = []
+    for p, d in found:
+        shuffle = _shuffle_kind(p, d)
+        out.append({"api": "opencl", "platform": p.name.strip(), "device": d.name.strip(),
+                    "type": "GPU" if _is_gpu(d) else "CPU" if d.type & _cl().device_type.CPU
+                    else "other",
+                    "version": d.version.strip(), "fp64": bool(d.double_fp_config),
+                    "warp path": PATH_NAMES[shuffle or "local"],
+                    "selected": _label(p, d) == chosen})
+    if bad:
+        out.append({"api": "opencl", "available": False, "reason": bad})
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Host layouts (vectorized NumPy)
+# ------------------------------------------------------------------------------------------------
+def read_codes(pairs: PairSet) -> np.ndarray:
+    """One uint32 per read position: base | bq << 3 | iq << 10 | dq << 17 | gcp << 24."""
+    u = np.uint32
+    return (pairs.read_bases.astype(u) | (pairs.base_qual.astype(u) << u(3))
+            | (pairs.ins_qual.astype(u) << u(10)) | (pairs.del_qual.astype(u) << u(17))
+            | (pairs.gcp_qual.astype(u) << u(24)))
+
+
+def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(x), np.int64)
+    np.cumsum(x[:-1], out=out[1:])
+    return out
+
+
+@dataclass
+class Layout:
+    """Device-ready arrays; ``order[slot]`` = pair of each result slot (-1: padding)."""
+    arrays: dict
+    n_slots: int
+    order: Optional[np.ndarray] = None
+    loop_n_max: int = 0
+    meta: dict = field(default_factory=dict)
+
+
+def dataset_order_layout(pairs: PairSet) -> Layout:
+    """Pairs in dataset order; reads and haplotypes reached through per-pair offsets."""
+    return Layout(arrays={
+        "read_codes": read_codes(pairs),
+        "hap_bases": pairs.hap_bases,
+        "pair_m": pairs.pair_read_lengths.astype(np.int32),
+        "pair_n": pairs.pair_hap_lengths.astype(np.int32),
+        "read_start": pairs.read_offsets[pairs.pair_read].astype(np.int32),
+        "hap_start": pairs.hap_offsets[pairs.pair_hap].astype(np.int32),
+    }, n_slots=pairs.n_pairs, loop_n_max=pairs.max_hap_length)
+
+
+def sorted_interleaved_layout(pairs: PairSet, lanes: int) -> Layout:
+    """Ren et al. 2018's data preparation with ``lanes``-wide groups (one work-group each).
+
+    Pairs sorted by read length, then haplotype length (longest first), padded to a multiple of
+    ``lanes``; read row i of lane l of group g at ``(group_row[g] + i) * lanes + l`` (one packed
+    uint per position, PAD_CODE past a lane's read), haplotype column j likewise from
+    ``group_col[g]``. A group loops over its longest read and haplotype.
+    """
+    P = pairs.n_pairs
+    m_all = pairs.pair_read_lengths.astype(np.int64)
+    n_all = pairs.pair_hap_lengths.astype(np.int64)
+    order = np.lexsort((-n_all, -m_all))
+    groups = -(-P // lanes)
+    slots = groups * lanes
+    slot_pair = np.full(slots, -1, np.int64)
+    slot_pair[:P] = order
+    sm = np.zeros(slots, np.int64)
+    sn = np.zeros(slots, np.int64)
+    sm[:P], sn[:P] = m_all[order], n_all[order]
+    gm = sm.reshape(groups, lanes).max(axis=1)
+    gn = sn.reshape(groups, lanes).max(axis=1)
+    group_row, group_col = _exclusive_cumsum(gm), _exclusive_cumsum(gn)
+    slot = np.arange(P)
+    lane_base_r = group_row[slot // lanes] * lanes + slot % lanes
+    lane_base_h = group_col[slot // lanes] * lanes + slot % lanes
+
+    def scatter(total, fill, dtype, starts, lengths, lane_base, source):
+        out = np.full(total, fill, dtype)
+        src = _ranges(starts, lengths)
+        within = np.arange(len(src), dtype=np.int64) - np.repeat(_exclusive_cumsum(lengths), lengths)
+        out[np.repeat(lane_base, lengths) + within * lanes] = source[src]
+        return out
+
+    reads_il = scatter(int(gm.sum()) * lanes, PAD_CODE, np.uint32,
+                       pairs.read_offsets[pairs.pair_read[order]], sm[:P], lane_base_r,
+                       read_codes(pairs))
+    haps_il = scatter(int(gn.sum()) * lanes, N_CODE, np.uint8,
+                      pairs.hap_offsets[pairs.pair_hap[order]], sn[:P], lane_base_h,
+                      pairs.hap_bases)
+    return Layout(arrays={
+        "read_codes": reads_il, "hap_bases": haps_il,
+        "pair_m": sm.astype(np.int32), "pair_n": sn.astype(np.int32),
+        "read_start": group_row.astype(np.int32), "hap_start": group_col.astype(np.int32),
+        "group_m": gm.astype(np.int32), "group_n": gn.astype(np.int32),
+    }, n_slots=slots, order=slot_pair, loop_n_max=int(gn.max(initial=0)),
+        meta={"padded_cells": int((gm * gn).sum() * lanes)})
+
+
+# ------------------------------------------------------------------------------------------------
+# Backends
+# ------------------------------------------------------------------------------------------------
+class _Events:
+    """Profiling events per stage; seconds from their start/end stamps."""
+
+    def __init__(self):
+        self.by_stage = {"h2d": [], "kernel": [], "d2h": []}
+
+    def add(self, stage: str, event):
+        self.by_stage[stage].append(event)
+        return event
+
+    def seconds(self) -> dict:
+        return {s: sum((e.profile.end - e.profile.start) for e in evs) * 1e-9
+                for s, evs in self.by_stage.items()}
+
+
+class OpenCLBackend(Backend):
+    """prep (host layout) -> uploads -> kernel -> download -> float32 fallback."""
+
+    api = "opencl"
+    precision = "float32"
+    source = ""
+
+    def __init__(self, name: str, family: str, *, device: Optional[str] = None, **params):
+        super().__init__(**params)
+        self.name, self.family = name, family
+        self._device_spec = device
+        self._kit: Optional[DeviceKit] = None
+
+    # --- device -------------------------------------------------------------------------------
+    def kit(self) -> DeviceKit:
+        if self._kit is None:
+            self._kit = device_kit(self._device_spec)
+            self.params["device"] = self._kit.label
+            self.params.update(self.device_params(self._kit))
+        return self._kit
+
+    def device_params(self, kit: DeviceKit) -> dict:
+        """Parameters that depend on the device (work-group size, code path)."""
+        return {}
+
+    def unavailable_reason(self) -> Optional[str]:
+        try:
+            self.kit()
+        except ImportError:
+            return "pyopencl not installed"
+        except Exception as exc:  # noqa: BLE001 - any driver failure makes it unavailable
+            return f"no usable OpenCL device: {exc}"
+        return self.device_reason(self._kit)
+
+    def device_reason(self, kit: DeviceKit) -> Optional[str]:
+        return None
+
+    def device_name(self) -> str:
+        return self.kit().label
+
+    def refuse_reason(self, pairs: PairSet) -> Optional[str]:
+        if pairs.n_pairs:
+            if int(pairs.pair_read_lengths.min()) < 1 or int(pairs.pair_hap_lengths.min()) < 1:
+                return "a pair has an empty read or haplotype (the model's likelihood is undefined)"
+            if len(pairs.read_bases) * 8 >= 2**31 or len(pairs.hap_bases) * 8 >= 2**31:
+                return "too many positions for 32-bit indexing in one launch; use smaller chunks"
+        return super().refuse_reason(pairs)
+
+    # --- what a family supplies ---------------------------------------------------------------
+    def layout(self, pairs: PairSet) -> Layout:
+        raise NotImplementedError
+
+    def launch(self, kit: DeviceKit, lay: Layout, dev: dict, sums, real_dtype, events: _Events):
+        raise NotImplementedError
+
+    # --- common flow --------------------------------------------------------------------------
+    def _sums(self, pairs: PairSet, real_dtype, timing: dict) -> np.ndarray:
+        """Raw forward sums (dataset order) in ``real_dtype``; adds to ``timing``."""
+        cl = _cl()
+        kit = self.kit()
+        t0 = time.perf_counter()
+        lay = self.layout(pairs)
+        timing["prep"] += time.perf_counter() - t0
+        events = _Events()
+        q, mf = kit.queue, cl.mem_flags
+        dev = {}
+        for key, arr in lay.arrays.items():
+            arr = np.ascontiguousarray(arr)
+            dev[key] = buf = cl.Buffer(kit.context, mf.READ_ONLY, max(arr.nbytes, 16))
+            if arr.nbytes:
+                events.add("h2d", cl.enqueue_copy(q, buf, arr, is_blocking=False))
+        itemsize = np.dtype(real_dtype).itemsize
+        sums_dev = kit.scratch(f"sums{itemsize}", lay.n_slots * itemsize)
+        self.launch(kit, lay, dev, sums_dev, real_dtype, events)
+        sums = np.empty(lay.n_slots, real_dtype)
+        events.add("d2h", cl.enqueue_copy(q, sums, sums_dev, is_blocking=False))
+        events.by_stage["d2h"][-1].wait()
+        for stage, sec in events.seconds().items():
+            timing[stage] += sec
+        for buf in dev.values():
+            buf.release()
+        if lay.order is None:
+            return sums
+        real = lay.order >= 0
+        ordered = np.empty(pairs.n_pairs, real_dtype)
+        ordered[lay.order[real]] = sums[real]
+        return ordered
+
+    def run(self, pairs: PairSet) -> Execution:
+        reason = self.refuse_reason(pairs)
+        if reason:
+            raise ValueError(f"{self.name} refuses this input: {reason}")
+        kit = self.kit()
+        timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
+        info = {"device": kit.label}
+        info.update({k: v for k, v in self.params.items() if k == "path"})
+        if pairs.n_pairs == 0:
+            return Execution(np.zeros(0), timing, 0, info)
+        sums = self._sums(pairs, np.float32, timing)
+        redo = np.flatnonzero(~np.isfinite(sums) | (sums < np.float32(F32_MIN_ACCEPTED)))
+        if kit.fp64:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log10 = np.log10(sums.astype(np.float64)) - LOG10_C32
+            if len(redo):
+                before = dict(timing)
+                sums64 = self._sums(pairs.subset_pairs(redo), np.float64, timing)
+                with np.errstate(divide="ignore"):
+                    log10[redo] = np.log10(sums64) - LOG10_C64
+                info["fallback_seconds"] = {k: timing[k] - before[k] for k in timing}
+            info["fallback_on"] = "device (float64)"
+        else:
+            from cpu_reference import finish_float32  # noqa: PLC0415
+            t0 = time.perf_counter()
+            log10, redo = finish_float32(pairs, sums)
+            # the CPU recompute stands in for the device's float64 pass
+            timing["kernel"] += time.perf_counter() - t0 if len(redo) else 0.0
+            info["fallback_on"] = "CPU reference (device has no fp64)"
+        return Execution(np.asarray(log10, np.float64), timing, int(len(redo)), info)
+
+    def close(self) -> None:
+        self._kit = None
+
+
+class InterTask(OpenCLBackend):
+    """One work-item per pair; strips of ``tile`` rows; optional sorted, interleaved layout."""
+
+    source = "inter_task.cl"
+
+    def __init__(self, name: str, *, tile: int, interleaved: bool, local_size: Optional[int] = None,
+                 device: Optional[str] = None):
+        super().__init__(name, "inter-task", device=device, tile=tile, sorted=interleaved)
+        self.tile, self.interleaved, self._local_size = tile, interleaved, local_size
+
+    def device_params(self, kit: DeviceKit) -> dict:
+        return {"local_size": self.local_size(kit)}
+
+    def local_size(self, kit: DeviceKit) -> int:
+        if self._local_size:
+            return self._local_size
+        return 128 if kit.is_gpu else 16
+
+    def layout(self, pairs: PairSet) -> Layout:
+        if self.interleaved:
+            return sorted_interleaved_layout(pairs, self.local_size(self.kit()))
+        return dataset_order_layout(pairs)
+
+    def launch(self, kit, lay, dev, sums, real_dtype, events):
+        cl = _cl()
+        local = self.local_size(kit)
+        defines = {"TILE": self.tile, "INTERLEAVED": int(self.interleaved), "LANES": local,
+                   "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
+        kernel = kit.kernel(self.source, "inter_task", defines)
+        n_items = lay.n_slots
+        global_size = -(-n_items // local) * local
+        itemsize = np.dtype(real_dtype).itemsize
+        if (lay.loop_n_max + 1) * 3 * global_size >= 2**31:
+            raise ValueError("inter-task scratch exceeds 32-bit indexing; use smaller chunks")
+        scratch = kit.scratch(f"inter_scratch{itemsize}", (lay.loop_n_max + 1) * 3 * global_size
+                              * itemsize)
+        dummy = dev.get("group_m", dev["pair_m"])
+        events.add("kernel", kernel(
+            kit.queue, (global_size,), (local,),
+            dev["read_codes"], dev["hap_bases"], dev["pair_m"], dev["pair_n"],
+            dev["read_start"], dev["hap_start"], dummy, dev.get("group_n", dummy),
+            kit.err_table(real_dtype), scratch, sums, np.int32(n_items)))
+
+
+class Wavefront(OpenCLBackend):
+    """A team of work-items per pair: intra-task (local memory) or warp (sub-group shuffles)."""
+
+    source = "wavefront.cl"
+
+    def __init__(self, name: str, family: str, *, tile: int = 1, threads: Optional[int] = None,
+                 exchange: str = "local", pairs_per_group: int = 1, device: Optional[str] = None):
+        super().__init__(name, family, device=device, tile=tile)
+        self.tile, self._threads, self._exchange = tile, threads, exchange
+        self._pairs_per_group = pairs_per_group
+
+    def path(self, kit: DeviceKit) -> str:
+        """'local', or the device's shuffle kind for the warp families."""
+        if self._exchange == "local" or kit.shuffle is None:
+            return "local"
+        return kit.shuffle
+
+    def threads(self, kit: DeviceKit) -> int:
+        if self._threads:
+            return self._threads
+        return kit.warp_width if self._exchange != "local" else (128 if kit.is_gpu else 32)
+
+    def pairs_per_group(self, kit: DeviceKit) -> int:
+        return self._pairs_per_group if self.path(kit) != "local" else 1
+
+    def device_params(self, kit: DeviceKit) -> dict:
+        p = {"threads": self.threads(kit), "pairs_per_group": self.pairs_per_group(kit)}
+        if self._exchange != "local":
+            p["path"] = PATH_NAMES[self.path(kit)]
+        return p
+
+    def device_reason(self, kit: DeviceKit) -> Optional[str]:
+        if self._pairs_per_group > 1 and self.path(kit) == "local":
+            return "needs sub-group shuffles (several pairs per work-group), which this device lacks"
+        return None
+
+    def layout(self, pairs: PairSet) -> Layout:
+        return dataset_order_layout(pairs)
+
+    def refuse_reason(self, pairs: PairSet) -> Optional[str]:
+        reason = super().refuse_reason(pairs)
+        if reason or not pairs.n_pairs:
+            return reason
+        kit = self.kit()
+        need = self._local_bytes(pairs.max_hap_length, 8 if kit.fp64 else 4, kit)
+        have = kit.device.local_mem_size
+        if need > have:
+            return (f"haplotype length {pairs.max_hap_length} needs {need} bytes of local memory "
+                    f"per work-group; the device has {have}")
+        return None
+
+    @staticmethod
+    def hap_stride(max_hap: int) -> int:
+        return max(64, -(-max_hap // 64) * 64)  # rounded so chunks share compiled programs
+
+    def _local_bytes(self, max_hap: int, itemsize: int, kit: DeviceKit) -> int:
+        stride = self.hap_stride(max_hap)
+        per_team = stride + 2 * (stride + 1) * 3 * itemsize
+        return per_team * self.pairs_per_group(kit) + 2 * 3 * self.threads(kit) * itemsize
+
+    def launch(self, kit, lay, dev, sums, real_dtype, events):
+        path = self.path(kit)
+        threads, ppg = self.threads(kit), self.pairs_per_group(kit)
+        if np.dtype(real_dtype) == np.float64:
+            ppg = 1  # the fallback's few pairs; keeps float64 local memory within limits
+        defines = {"TILE": self.tile, "THREADS": threads, "PAIRS_PER_GROUP": ppg,
+                   "EXCHANGE": EXCHANGE[path], "HAP_STRIDE": self.hap_stride(lay.loop_n_max),
+                   "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
+        kernel = kit.kernel(self.source, "wavefront", defines)
+        if path in ("khr", "intel"):
+            self._check_sub_group(kit, kernel, threads * ppg, threads)
+        groups = -(-lay.n_slots // ppg)
+        events.add("kernel", kernel(
+            kit.queue, (groups * threads * ppg,), (threads * ppg,),
+            dev["read_codes"], dev["hap_bases"], dev["pair_m"], dev["pair_n"],
+            dev["read_start"], dev["hap_start"], kit.err_table(real_dtype), sums,
+            np.int32(lay.n_slots)))
+
+    @staticmethod
+    def _check_sub_group(kit, kernel, local: int, threads: int) -> None:
+        """The shuffle exchange is only right when one sub-group is exactly one team."""
+        cl = _cl()
+        try:
+            size = kernel.get_sub_group_info(
+                kit.device, cl.kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, [local])
+        except Exception:  # noqa: BLE001 - the query is optional in OpenCL 3.0
+            return
+        if int(size) != threads:
+            raise RuntimeError(f"device runs sub-groups of {size}, the kernel needs {threads}")
+
+
+def backends(device: Optional[str] = None) -> list[Backend]:
+    """Every OpenCL family on ``device`` (a substring; default $HMMBENCH_OPENCL_DEVICE)."""
+    out: list[Backend] = []
+    for tile in (1,) + INTER_TILES:
+        for interleaved in (False, True):
+            name = "opencl-inter-" + ("naive" if tile == 1 else f"tile{tile}")
+            out.append(InterTask(name + ("-sorted" if interleaved else ""), tile=tile,
+                                 interleaved=interleaved, device=device))
+    out.append(Wavefront("opencl-intra-naive", "intra-task", tile=1, device=device))
+    out.append(Wavefront("opencl-intra-tile2", "intra-task", tile=2, device=device))
+    out.append(Wavefront("opencl-warp", "warp", exchange="shuffle", device=device))
+    out.append(Wavefront("opencl-multiwarp", "multi-warp", exchange="shuffle", pairs_per_group=4,
+                         device=device))
+    return out

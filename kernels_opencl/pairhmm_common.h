@@ -1,0 +1,93 @@
+/* Pair-HMM forward recurrence shared by every OpenCL kernel family (GATK4 semantics).
+ *
+ * Build-time defines (set by hmmbench/backends/opencl.py):
+ *   USE_DOUBLE  1 for the float64 build (fallback / reference precision), else float32
+ *   TILE        consecutive read rows one work-item computes per column (1 = naive)
+ *
+ * A read position arrives packed in one uint: base (3 bits) | base quality << 3 | insertion
+ * quality << 10 | deletion quality << 17 | gap-continuation quality << 24 (Phred <= 93 < 128),
+ * and the probabilities are derived here from a 128-entry table err[q] = 10^(-q/10), so that the
+ * per-pair layouts stay 4 bytes per read position and the float64 build reproduces the host's
+ * float64 arithmetic operation for operation.
+ */
+#ifndef PAIRHMM_COMMON_H
+#define PAIRHMM_COMMON_H
+
+#ifndef TILE
+#define TILE 1
+#endif
+
+#if USE_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real_t;
+#define INIT_C 0x1p1020         /* GATK's double initial condition, 2^1020 */
+#else
+typedef float real_t;
+#define INIT_C 0x1p120f         /* GKL's float initial condition, 2^120 */
+#endif
+
+#define N_CODE 4u               /* N matches every base */
+
+/* Probabilities of one read row (GATK's names: M->M, I->M = D->M, M->I, I->I, M->D, D->D). */
+typedef struct {
+    real_t match, mismatch, mm, gm, mi, ii, md, dd;
+    uint base;
+} row_model;
+
+inline row_model decode_row(uint code, __global const real_t *restrict err)
+{
+    row_model r;
+    const real_t e = err[(code >> 3) & 127u];
+    r.mi = err[(code >> 10) & 127u];
+    r.md = err[(code >> 17) & 127u];
+    const real_t gap = err[(code >> 24) & 127u];
+    r.base = code & 7u;
+    r.match = (real_t)1 - e;
+    r.mismatch = e / (real_t)3;
+    r.mm = (real_t)1 - (r.mi + r.md);
+    r.gm = (real_t)1 - gap;
+    r.ii = gap;
+    r.dd = gap;
+    return r;
+}
+
+inline real_t emission(const row_model r, uint hap_base)
+{
+    const bool same = (r.base == hap_base) | (r.base == N_CODE) | (hap_base == N_CODE);
+    return same ? r.match : r.mismatch;
+}
+
+/* D[0][j] = C / n for every j of row 0, the padding column j = 0 included (as GATK fills it). */
+inline real_t initial_deletion(int hap_length)
+{
+    return hap_length > 0 ? INIT_C / (real_t)hap_length : (real_t)0;
+}
+
+/* One column j of TILE consecutive rows (first_row + 1 .. first_row + TILE, 1-based DP rows).
+ *
+ * In:  (up_m, up_i)        M, I of the row above the tile at column j
+ *      (dg_m, dg_i, dg_d)  M, I, D of the row above the tile at column j - 1
+ *      left_*[t]           row t of the tile at column j - 1 (updated in place to column j)
+ * Adds M + I of DP row `last_row` (the read length) to *sum when `count` holds (column in range).
+ */
+inline void tile_column(const row_model *rows, uint hap_base,
+                        real_t up_m, real_t up_i, real_t dg_m, real_t dg_i, real_t dg_d,
+                        real_t *left_m, real_t *left_i, real_t *left_d,
+                        int first_row, int last_row, bool count, real_t *sum)
+{
+#pragma unroll
+    for (int t = 0; t < TILE; ++t) {
+        const row_model r = rows[t];
+        const real_t new_m = emission(r, hap_base) * (r.mm * dg_m + r.gm * (dg_i + dg_d));
+        const real_t new_i = r.mi * up_m + r.ii * up_i;
+        const real_t new_d = r.md * left_m[t] + r.dd * left_d[t];
+        /* this row at j - 1 is the next row's diagonal; this row at j is the next row's top */
+        dg_m = left_m[t]; dg_i = left_i[t]; dg_d = left_d[t];
+        left_m[t] = new_m; left_i[t] = new_i; left_d[t] = new_d;
+        up_m = new_m; up_i = new_i;
+        if (count && first_row + t + 1 == last_row)
+            *sum += new_m + new_i;
+    }
+}
+
+#endif /* PAIRHMM_COMMON_H */
