@@ -235,8 +235,9 @@ def plot_gcups(runs: list, path) -> None:
                            (axes[1], "gcups_total", "GCUPS (end-to-end)")):
         for i, b in enumerate(backends):
             xs = [d + (i - (len(backends) - 1) / 2) * width for d in range(len(datasets))]
-            ys = [(value.get((d, b)) or {}).get(key) or 0.0 for d in datasets]
-            ax.bar(xs, ys, width, label=b)
+            ys = [(value.get((d, b)) or {}).get(key) or float("nan") for d in datasets]
+            bars = ax.bar(xs, ys, width, label=b)
+            ax.bar_label(bars, labels=["" if y != y else f"{y:.3g}" for y in ys], fontsize=7)
         ax.set_ylabel(label)
         ax.set_yscale("log")
         ax.grid(axis="y", alpha=0.3)
