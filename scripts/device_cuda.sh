@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# CUDA backends on the GPU machine: tests, full cross-check on the real sets, kernel timing.
+#
+#   source .device/env.sh && bash scripts/device_cuda.sh [PHASES] [BACKEND_GLOB] [PAIRS]
+#
+# PHASES: comma list of test, check, time, runner (default test,check,time). BACKEND_GLOB picks
+# backends (default 'cuda-*'). PAIRS: pairs of the 128x256 timing set (default 1000000).
+# Data: HMMBENCH_DATA_PATH, else .data/pairhmm (a git-ignored copy carried to the device) or
+# ../shared/data/pairhmm. Logs and JSON go to $OUT (default ./device-out).
+set -o pipefail
+PHASES=${1:-test,check,time}
+GLOB=${2:-cuda-*}
+PAIRS=${3:-1000000}
+OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+if [ -z "$HMMBENCH_DATA_PATH" ]; then
+    for d in "$PWD/.data/pairhmm" "$PWD/../shared/data/pairhmm"; do
+        [ -f "$d/tiny.in" ] && export HMMBENCH_DATA_PATH=$d && break
+    done
+fi
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
+    | tee "$OUT/gpu.txt"
+
+case ",$PHASES," in *,test,*)
+    python3 -m pytest tests/test_cuda_host.py tests/test_cuda_device.py -q --tb=short -rfE \
+        -p no:cacheprovider 2>&1 | tee "$OUT/pytest.log" | tail -40 ;;
+esac
+
+case ",$PHASES," in *,check,*|*,time,*)
+python3 - "$PHASES" "$GLOB" "$PAIRS" "$OUT" <<'PY' 2>&1 | tee "$OUT/driver.log"
+"""Full cross-check on tiny/10s/1m, then kernel-only GCUPS on the 128x256 set (medians)."""
+import fnmatch, json, os, sys, time
+from pathlib import Path
+import numpy as np
+from cpu_reference import forward_log10
+from hmmbench.backends import cuda
+from hmmbench.datasets.blockfmt import load_block
+from hmmbench.datasets.synthetic import generate_fixed
+
+phases, glob, n_pairs, out = sys.argv[1].split(","), sys.argv[2], int(float(sys.argv[3])), Path(sys.argv[4])
+chosen = [b for b in cuda.backends() if fnmatch.fnmatchcase(b.name, glob)]
+data = Path(os.environ["HMMBENCH_DATA_PATH"])
+print("GPU:", cuda.gpu_name(), cuda.device_attributes())
+results = {"gpu": cuda.gpu_name(), "check": {}, "time": {}}
+
+if "check" in phases:
+    for ds in ("tiny.in", "10s.in", "1m.in"):
+        pairs = load_block(data / ds)
+        t = time.perf_counter(); ref = forward_log10(pairs, "float64")
+        print(f"{ds}: {pairs.n_pairs} pairs, reference {time.perf_counter() - t:.1f} s")
+        for b in chosen:
+            try:
+                ex = b.run(pairs)
+                err = np.abs(ex.log10 - ref)
+                worst = float(np.nanmax(np.where(np.isfinite(err), err, np.inf)))
+                rec = {"max_abs_err": worst, "n_over": int((~(err <= 1e-4)).sum()),
+                       "n_fallback": ex.n_fallback, "kernel_s": ex.timing["kernel"],
+                       "gcups_kernel": pairs.cells / ex.timing["kernel"] / 1e9}
+            except Exception as exc:  # noqa: BLE001
+                rec = {"error": f"{type(exc).__name__}: {exc}"}
+            results["check"].setdefault(b.name, {})[ds] = rec
+            print(f"  {b.name:26s} {rec}")
+            b.close()
+
+if "time" in phases:
+    t = time.perf_counter()
+    pairs = generate_fixed(128, 256, n_pairs, 1)
+    print(f"128x256 set: {pairs.n_pairs} pairs, {pairs.cells:.3e} cells, generated in "
+          f"{time.perf_counter() - t:.1f} s")
+    sample = np.random.default_rng(0).choice(pairs.n_pairs, min(2000, pairs.n_pairs), replace=False)
+    ref = forward_log10(pairs.subset_pairs(sample), "float64")
+    for b in chosen:
+        try:
+            b.run(pairs.subset_pairs(np.arange(64)))  # compile + warm up
+            runs = []
+            for _ in range(3):
+                w = time.perf_counter(); ex = b.run(pairs); wall = time.perf_counter() - w
+                runs.append(dict(ex.timing, wall=wall, clocks=ex.info["sm_clock_mhz"]))
+            k = float(np.median([r["kernel"] for r in runs]))
+            err = float(np.abs(ex.log10[sample] - ref).max())
+            rec = {"kernel_s": k, "gcups_kernel": pairs.cells / k / 1e9,
+                   "median": {s: float(np.median([r[s] for r in runs]))
+                              for s in ("prep", "h2d", "kernel", "d2h", "wall")},
+                   "clocks": [r["clocks"] for r in runs], "sample_max_abs_err": err,
+                   "n_fallback": ex.n_fallback,
+                   "resources": {x: ex.info.get(x) for x in ("registers", "local_bytes", "block")}}
+        except Exception as exc:  # noqa: BLE001
+            rec = {"error": f"{type(exc).__name__}: {exc}"}
+        results["time"][b.name] = rec
+        print(f"  {b.name:26s} {rec}")
+        b.close()
+
+(out / "cuda_driver.json").write_text(json.dumps(results, indent=1))
+print("\nsummary (GPU: %s)" % results["gpu"])
+print(f"{'backend':26s} {'10s err':>9s} {'1m err':>9s} {'1m fb':>5s} {'10s GCUPS':>9s} "
+      f"{'1m GCUPS':>9s} {'128x256 GCUPS':>13s} {'wall s':>7s}")
+for b in chosen:
+    c, tm = results["check"].get(b.name, {}), results["time"].get(b.name, {})
+    def g(d, k, f):
+        return format(d[k], f) if k in d else "-"
+    print(f"{b.name:26s} {g(c.get('10s.in', {}), 'max_abs_err', '9.1e')} "
+          f"{g(c.get('1m.in', {}), 'max_abs_err', '9.1e')} {g(c.get('1m.in', {}), 'n_fallback', '5d')} "
+          f"{g(c.get('10s.in', {}), 'gcups_kernel', '9.1f')} {g(c.get('1m.in', {}), 'gcups_kernel', '9.1f')} "
+          f"{g(tm, 'gcups_kernel', '13.1f')} {format(tm['median']['wall'], '7.2f') if 'median' in tm else '-':>7s}")
+PY
+;;
+esac
+
+case ",$PHASES," in *,runner,*)
+    python3 -m hmmbench run --backend "$GLOB" --dataset tiny --dataset 10s --dataset 1m \
+        --chunking merged --repeat 3 --json "$OUT/runner_real.json" 2>&1 | tee "$OUT/runner.log" | tail -40 ;;
+esac
