@@ -212,8 +212,10 @@ def _group_sums(g: Group, dtype) -> np.ndarray:
         if lo <= m <= hi:                              # every pair's last row: column j = t - m
             j = t - m
             np.add(M[last:last + size], I[last:last + size], out=final[(j - 1) * size:j * size])
-    masked = np.where(g.final_mask, final.reshape(n, size), 0)
-    return masked.sum(axis=0, dtype=dtype)
+    masked = np.where(g.final_mask, final.reshape(n, size), 0).astype(dtype, copy=False)
+    # Sequential sum over j = 1..n as GATK does (cumsum never reorders), so a pair's result is
+    # the same bits whatever group it lands in.
+    return np.cumsum(masked, axis=0, dtype=dtype)[-1]
 
 
 def forward_sums(lay: Layout) -> np.ndarray:
@@ -249,16 +251,19 @@ class ForwardResult:
     layout: Optional[Layout] = None
 
 
-def forward(pairs: PairSet, precision: str = "float64") -> ForwardResult:
-    """log10 likelihoods of every pair; float32 mode applies :func:`finish_float32`."""
-    lay = layout(pairs, precision)
-    sums = forward_sums(lay)
+def finish(pairs: PairSet, lay: Layout, sums: np.ndarray):
+    """Raw sums -> ``(log10 float64, fallback index)``; float32 goes through finish_float32."""
     if lay.dtype == np.float32:
-        log10, redo = finish_float32(pairs, sums)
-        return ForwardResult(log10, redo, lay)
-    with np.errstate(divide="ignore"):
-        log10 = np.log10(sums) - lay.log10_c
-    return ForwardResult(log10, np.zeros(0, np.int64), lay)
+        return finish_float32(pairs, sums)
+    with np.errstate(divide="ignore", invalid="ignore"):   # 0 -> -inf, negative -> nan
+        return np.log10(sums) - lay.log10_c, np.zeros(0, np.int64)
+
+
+def forward(pairs: PairSet, precision: str = "float64") -> ForwardResult:
+    """log10 likelihoods of every pair, with the float32 fallback's recomputed pairs."""
+    lay = layout(pairs, precision)
+    log10, redo = finish(pairs, lay, forward_sums(lay))
+    return ForwardResult(log10, redo, lay)
 
 
 def forward_log10(pairs: PairSet, precision: str = "float64") -> np.ndarray:

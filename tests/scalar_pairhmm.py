@@ -3,6 +3,10 @@
 Works on one pair straight from text-level inputs (base letters, Phred qualities), float64,
 with its own probability arithmetic (it does NOT use ``PairSet.probs``), written as the textbook
 double loop over GATK4's LoglessPairHMM recurrences.
+
+M->M is the project contract's ``1 - (M->I + M->D)``. (GATK4's Java table clamps it at 0, i.e.
+``1 - min(1, M->I + M->D)``, which only differs when insertion and deletion qualities are so low
+that their error probabilities add up to more than 1; no real data set here comes close.)
 """
 from __future__ import annotations
 
@@ -42,4 +46,7 @@ def scalar_log10(read: str, hap: str, base_q, ins_q, del_q, gcp_q) -> float:
             I[i][j] = to_ins * M[i - 1][j] + gap * I[i - 1][j]
             D[i][j] = to_del * M[i][j - 1] + gap * D[i][j - 1]
     total = sum(M[m][j] + I[m][j] for j in range(1, n + 1))
-    return math.log10(total) - LOG10_INITIAL_CONDITION
+    if total > 0:
+        return math.log10(total) - LOG10_INITIAL_CONDITION
+    # Only reachable with ins + del error > 1 (M->M negative), as np.log10 would answer.
+    return -math.inf if total == 0 else math.nan
