@@ -19,10 +19,12 @@ How the distributions are derived
 * Shape of a chunk of size s: haplotype count h is 2 with probability 0.55 (the median of 1m.in),
   else 3 + floor(14 v^2) (3..16, a tail like 1m.in's); h is at most s/2; reads r = round(s/h) with
   at least 2. The pair count is r*h (within half a read of s).
-* Read length: 10 + floor(142 u^k) with k = 1.928, so the mean is 10 + 142/(k+1) - 1/2 = 58 over
-  10..151 (many short, trimmed reads; some full length).
+* Read length: 10 + floor(142 u^k), capped at the chunk's shortest haplotype (GATK trims reads
+  to the region). Uncapped, the mean is 10 + 142/(k+1) - 1/2; k = 1.872 puts the capped mean at
+  58 (measured: 57.99 over the NA12878-sized plan), range 10..151 (many short, trimmed reads).
 * Haplotype length: per chunk 521 - floor(492 u^a) with a = 2.84, mean 521 - 492/(a+1) = 393, so
-  mean cells per pair 58 x 393 ~ 22,800 matches NA12878; haplotypes of one chunk differ by up
+  mean cells per pair 58 x 393 ~ 22,800 matches NA12878 (measured over the plan: 23,170);
+  haplotypes of one chunk differ by up
   to 3 bases (indels between haplotypes), clipped to 30..521.
 * Bases and qualities: :func:`hmmbench.datasets.synthetic.simulate`.
 
@@ -49,7 +51,7 @@ NA12878_PAIRS = 55_125_211
 DEFAULT_CHUNK_PAIRS = 10_000
 MIN_CHUNK, MAX_CHUNK = 4, 38_912
 SIZE_MU, SIZE_SIGMA = 4.041, 1.374
-READ_MIN, READ_MAX, READ_POWER = 10, 151, 1.928
+READ_MIN, READ_MAX, READ_POWER = 10, 151, 1.872
 HAP_MIN, HAP_MAX, HAP_POWER = 30, 521, 2.84
 HAP_INDEL_RATE, HAP_INDEL_MAX = 0.3, 3
 PIECE_PAIRS = 2_000_000
@@ -158,7 +160,9 @@ def make_plan(n_pairs: int, seed: int = DEFAULT_SEED) -> ChunkPlan:
     n_reads = int(r.sum())
     read_lengths = (READ_MIN + ((READ_MAX - READ_MIN + 1) * read_rng.random(n_reads) ** READ_POWER)
                     .astype(np.int64))
-    read_lengths = np.minimum(read_lengths, READ_MAX).astype(np.int32)
+    # GATK trims reads to the region, so a read is never longer than its chunk's haplotypes.
+    shortest_hap = np.minimum.reduceat(hap_lengths, _starts(h))
+    read_lengths = np.minimum(read_lengths, np.repeat(shortest_hap, r)).astype(np.int32)
     return ChunkPlan(r, h, read_lengths, hap_lengths)
 
 
