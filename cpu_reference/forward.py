@@ -1,7 +1,9 @@
 """Vectorized GATK4 Pair-HMM forward algorithm over a whole PairSet (float64 and float32).
 
-Layout (the timed ``prep`` step, :func:`layout`)
-    Pairs are sorted by haplotype length, then read length, and cut into groups of similar shape.
+Layout (the timed ``prep`` step: :func:`layout`, then each group's arrays just before its turn)
+    Pairs are sorted by haplotype length, then read length, and cut into groups of similar shape
+    (real data has few distinct haplotype lengths, so groups waste little on either axis).
+    Group arrays are built one group at a time, so memory stays bounded by the largest group.
     A group of ``G`` pairs keeps every per-row quantity as a flat C-order ``(rows, G)`` array: row
     ``k`` of all pairs side by side. Pairs are *bottom-aligned*: a pair with read length ``m_g`` in
     a group of height ``m`` has its DP row ``i`` at array row ``k = i + (m - m_g)``, so every pair's
@@ -26,6 +28,7 @@ Emission: read and haplotype bases are one-hot bit masks (A=1, C=2, G=4, T=8, N=
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Optional
 
@@ -68,10 +71,17 @@ class Group:
 
 @dataclass
 class Layout:
-    n_pairs: int
+    """Sorted, grouped pairs; each group's arrays are built when :func:`forward_sums` gets there."""
+    pairs: PairSet
     dtype: type
+    initial: float                # C
     log10_c: float
-    groups: list
+    groups: list                  # index arrays into the PairSet, one per group
+    stacked: Optional[np.ndarray]  # (read positions, 8) probabilities in dtype, Group.probs order
+
+    @property
+    def n_pairs(self) -> int:
+        return self.pairs.n_pairs
 
 
 def _check_precision(precision: str):
@@ -145,7 +155,7 @@ def layout(pairs: PairSet, precision: str = "float64", *,
            max_elements: int = DEFAULT_GROUP_ELEMENTS, slack: float = DEFAULT_SLACK) -> Layout:
     """The prep step: sort, group and skew every pair for :func:`forward_sums`."""
     dtype, c, log10_c = _check_precision(precision)
-    groups = []
+    groups, stacked = [], None
     if pairs.n_pairs:
         p = pairs.probs
         # diff = match - mismatch in the working precision, so a match gives mismatch + diff.
@@ -153,10 +163,9 @@ def layout(pairs: PairSet, precision: str = "float64", *,
         stacked = np.stack([match - mismatch, mismatch, p.mm.astype(dtype), p.gm.astype(dtype),
                             p.mi.astype(dtype), p.ii.astype(dtype), p.md.astype(dtype),
                             p.dd.astype(dtype)], axis=1)
-        for idx in group_pairs(pairs.pair_read_lengths, pairs.pair_hap_lengths,
-                               max_elements, slack):
-            groups.append(_layout_group(pairs, idx, stacked, dtype, c))
-    return Layout(n_pairs=pairs.n_pairs, dtype=dtype, log10_c=log10_c, groups=groups)
+        groups = group_pairs(pairs.pair_read_lengths, pairs.pair_hap_lengths, max_elements, slack)
+    return Layout(pairs=pairs, dtype=dtype, initial=c, log10_c=log10_c, groups=groups,
+                  stacked=stacked)
 
 
 def _group_sums(g: Group, dtype) -> np.ndarray:
@@ -218,12 +227,23 @@ def _group_sums(g: Group, dtype) -> np.ndarray:
     return np.cumsum(masked, axis=0, dtype=dtype)[-1]
 
 
-def forward_sums(lay: Layout) -> np.ndarray:
-    """The kernel step: raw forward sums (with the factor C) in PairSet order, in lay.dtype."""
+def forward_sums(lay: Layout, clock=None) -> np.ndarray:
+    """Raw forward sums (with the factor C) in PairSet order, in lay.dtype.
+
+    ``clock`` (a :class:`hmmbench.backend.StageClock`) books building each group's arrays as
+    ``prep`` and its wavefront as ``kernel``.
+    """
     out = np.zeros(lay.n_pairs, dtype=lay.dtype)
-    for g in lay.groups:
-        out[g.pair_index] = _group_sums(g, lay.dtype)
+    for idx in lay.groups:
+        with _stage(clock, "prep"):
+            group = _layout_group(lay.pairs, idx, lay.stacked, lay.dtype, lay.initial)
+        with _stage(clock, "kernel"):
+            out[idx] = _group_sums(group, lay.dtype)
     return out
+
+
+def _stage(clock, name):
+    return clock(name) if clock is not None else contextlib.nullcontext()
 
 
 def finish_float32(pairs: PairSet, sums_f32: np.ndarray):
