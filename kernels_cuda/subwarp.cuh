@@ -1,0 +1,83 @@
+// Sub-warp Pair-HMM forward kernel: shared definitions (host layout mirrors these).
+//
+// Compile-time configuration (all -D defines, set by hmmbench/backends/cuda_subwarp.py):
+//   SW_P           threads per group (4, 8, 16, 32); one group aligns one read to its haplotypes
+//   SW_K           read rows kept in registers per thread (multiple of 4); tile height SW_P*SW_K
+//   SW_DOUBLE      1: double precision with C = 2^1020 (the float64 recompute), 0: float, C = 2^120
+//   SW_EMIS_TABLE  1: emission looked up in a per-group shared table (6 hap codes x rows)
+//                  0: compare-and-select per cell from per-row registers
+//   SW_MULTI_TILE  1: reads longer than one tile run as several row tiles (boundary row through
+//                  a global scratch buffer); 0: every read of the launch fits one tile
+//   SW_BIN_MIN/MAX read lengths of the bin this kernel is specialized for (compile-time limits)
+//   SW_SCALED      1: the 6-instruction scaled recurrence (see subwarp.cu), 0: GATK's form
+//   SW_BLOCK       threads per block
+#pragma once
+
+#ifndef SW_P
+#define SW_P 8
+#endif
+#ifndef SW_K
+#define SW_K 16
+#endif
+#ifndef SW_DOUBLE
+#define SW_DOUBLE 0
+#endif
+#ifndef SW_EMIS_TABLE
+#define SW_EMIS_TABLE 1
+#endif
+#ifndef SW_MULTI_TILE
+#define SW_MULTI_TILE 0
+#endif
+#ifndef SW_BIN_MIN
+#define SW_BIN_MIN 1
+#endif
+#ifndef SW_BIN_MAX
+#define SW_BIN_MAX (SW_P * SW_K)
+#endif
+#ifndef SW_SCALED
+#define SW_SCALED 1
+#endif
+#ifndef SW_BLOCK
+#define SW_BLOCK 128
+#endif
+
+#define SW_TILE (SW_P * SW_K)
+#define SW_GROUPS (SW_BLOCK / SW_P)
+#define SW_Q (SW_K / 4)            // float4 quads per thread's rows
+#define SW_CODES 6                 // A C G T N + pad (pad columns past the haplotype end)
+#define SW_PAD_CODE 5
+#define SW_N_CODE 4
+
+#if (SW_K % 4) != 0 || SW_K < 4
+#error "SW_K must be a positive multiple of 4"
+#endif
+#if (32 % SW_P) != 0 || SW_P < 2
+#error "SW_P must divide 32"
+#endif
+#if !SW_MULTI_TILE && SW_BIN_MAX > SW_TILE
+#error "bin longer than one tile needs SW_MULTI_TILE"
+#endif
+
+#if SW_DOUBLE
+typedef double real_t;
+#define SW_LOG10_C 307.05148787934078    // 1020 * log10(2)
+#define SW_INIT_C 0x1p1020
+#define sw_exp10(x) exp10(x)
+#else
+typedef float real_t;
+#define SW_LOG10_C 36.123599479677743    // 120 * log10(2)
+#define SW_INIT_C 0x1p120f
+#define sw_exp10(x) exp10f(x)
+#endif
+
+// One work item: a read aligned to n_hap consecutive haplotypes; results go to
+// out[out + h] for h < n_hap (pairs of a batch are read-major, so a read's pairs are contiguous).
+struct SwItem {
+    int read;
+    int hap;
+    int n_hap;
+    int out;
+};
+
+// Smallest float32 forward sum (with C) accepted; below it the pair is recomputed in double.
+#define SW_F32_MIN_ACCEPTED 1e-28f

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# One device call for cuda-subwarp: setup, correctness against the float64 reference, kernel-only
+# sweep over equal lengths and (p, k), end-to-end timings. Logs and JSON under $OUT.
+#   source .device/env.sh && bash scripts/device_subwarp.sh [pytest] [correct] [sweep] [e2e]
+# (no arguments: all parts). SW_SWEEP_LENGTHS / SW_SWEEP_CELLS / SW_E2E_PIECES tune the sizes.
+set -u
+OUT="${OUT:-/tmp/subwarp-out}"
+mkdir -p "$OUT"
+export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/shared/data/pairhmm:$PWD/../shared/data/pairhmm}"
+export PYTHONUNBUFFERED=1
+PARTS="${*:-pytest correct sweep e2e}"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
+
+if [[ " $PARTS " == *" pytest "* ]]; then
+  python3 -m pytest tests/test_cuda_subwarp*.py -q -x 2>&1 | tail -15 | tee "$OUT/pytest.txt"
+fi
+
+python3 - "$OUT" $PARTS <<'PY' 2>&1 | tee -a "$OUT/driver.log"
+import json, os, sys, time
+import numpy as np
+out_dir, parts = sys.argv[1], set(sys.argv[2:])
+from hmmbench.backends import cuda as glue
+from hmmbench.backends import cuda_subwarp as sw
+from hmmbench.datasets import resolve
+import cpu_reference
+results = {"gpu": glue.gpu_name(), "device": glue.device_attributes()}
+print("GPU:", results["gpu"], "SMs:", results["device"]["sm_count"])
+
+def save():
+    with open(os.path.join(out_dir, "subwarp.json"), "w") as f:
+        json.dump(results, f, indent=1, default=str)
+
+def load(name):
+    d = resolve(name)
+    return d.loader()
+
+# ---------------- correctness ----------------
+if "correct" in parts:
+    variants = {b.name: b for b in sw.backends()}
+    sets = ["tiny", "10s", "gkl-testdata", "gatk-java", "1m",
+            "equal-32@512", "equal-100@512", "equal-256@256", "shape-1100x700@64",
+            "shape-151x521@512", "ren18-t3.26@512", "chunks@20000"]
+    corr = {}
+    for name in sets:
+        try:
+            ps = load(name)
+        except Exception as exc:
+            print("skip", name, exc); continue
+        t = time.time()
+        ref = cpu_reference.forward_log10(ps, "float64")
+        print(f"{name}: {ps.n_pairs} pairs, reference {time.time()-t:.1f}s")
+        for vname, b in variants.items():
+            if b.refuse_reason(ps):
+                continue
+            ex = b.run(ps)
+            with np.errstate(invalid="ignore"):
+                d = np.abs(ex.log10 - ref)
+            bad = int(np.sum(~(d <= 1e-4)))
+            corr[f"{name}|{vname}"] = {"max_abs": float(np.nanmax(d)) if len(d) else 0.0,
+                                      "bad": bad, "n_fallback": ex.n_fallback, "pairs": ps.n_pairs}
+            print(f"  {vname:28s} max|d|={corr[f'{name}|{vname}']['max_abs']:.2e} bad={bad} "
+                  f"fallback={ex.n_fallback} bins={ex.info.get('bins')}")
+    results["correctness"] = corr
+    save()
+
+# ---------------- kernel-only sweep ----------------
+def kernel_time(backend, ps, repeats=5):
+    backend.run(ps)  # warm-up (compiles)
+    ks = []
+    for _ in range(repeats):
+        ex = backend.run(ps)
+        ks.append(ex.timing["kernel"])
+    return float(np.median(ks)), ex
+
+if "sweep" in parts:
+    lengths = [int(x) for x in os.environ.get("SW_SWEEP_LENGTHS",
+               "32 64 128 192 256 384 448 512 768 896 1024").split()]
+    target_cells = float(os.environ.get("SW_SWEEP_CELLS", "8e9"))
+    sweep = {}
+    for L in lengths:
+        n = int(max(target_cells / (L * L), 65536))
+        n -= n % 16
+        t = time.time()
+        ps = load(f"equal-{L}@{n}")
+        gen = time.time() - t
+        cells = ps.cells
+        cands = [(p, k) for p in sw.SUPPORTED_P for k in sw.SUPPORTED_K
+                 if p * k >= L and p * k < 2 * L + 64 and not (p * k >= 2 * L and p > 4)]
+        row = {}
+        for p, k in cands:
+            b = sw.SubwarpBackend(f"p{p}k{k}", bins=((p * k, p, k),), long_config=None)
+            try:
+                kt, ex = kernel_time(b, ps)
+            except Exception as exc:
+                print(f"  L={L} p{p}k{k} failed: {exc}"); continue
+            row[f"p{p}k{k}"] = {"kernel_s": kt, "gcups": cells / kt / 1e9,
+                                "fallback": ex.n_fallback, "clock": ex.info["sm_clock_mhz"]}
+            b.close()
+        auto = sw.backends()[0]
+        kt, ex = kernel_time(auto, ps)
+        row["auto"] = {"kernel_s": kt, "gcups": cells / kt / 1e9, "bins": ex.info["bins"],
+                       "clock": ex.info["sm_clock_mhz"]}
+        best = max(row, key=lambda c: row[c]["gcups"])
+        sweep[L] = {"pairs": n, "cells": cells, "configs": row, "best": best}
+        print(f"L={L:5d} pairs={n} gen={gen:.1f}s best={best} {row[best]['gcups']:.0f} GCUPS | " +
+              " ".join(f"{c}:{v['gcups']:.0f}" for c, v in sorted(row.items(), key=lambda kv: -kv[1]['gcups'])))
+        results["sweep"] = sweep
+        save()
+        del ps
+
+# ---------------- end-to-end ----------------
+def e2e(backend, ps, repeats=15):
+    backend.run(ps)
+    rows = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        ex = backend.run(ps)
+        wall = time.perf_counter() - t
+        rows.append({**ex.timing, "wall": wall})
+    med = {k: float(np.median([r[k] for r in rows])) for k in rows[0]}
+    return med, ex
+
+if "e2e" in parts:
+    e2e_res = {}
+    for name in ["10s", "1m"]:
+        ps = load(name)
+        for b in sw.backends():
+            med, ex = e2e(b, ps)
+            e2e_res[f"{name}|{b.name}"] = {**med, "cells": ps.cells, "fallback": ex.n_fallback}
+            print(f"{name:4s} {b.name:28s} wall={med['wall']*1e3:.3f}ms prep={med['prep']*1e3:.3f} "
+                  f"h2d={med['h2d']*1e3:.3f} kernel={med['kernel']*1e3:.3f} d2h={med['d2h']*1e3:.3f} "
+                  f"kernel-GCUPS={ps.cells/med['kernel']/1e9:.0f} wall-GCUPS={ps.cells/med['wall']/1e9:.0f}")
+    results["e2e"] = e2e_res
+    save()
+    # NA12878-sized chunk set: pieces generated once (not timed), then every piece run in order.
+    d = resolve("chunks-na12878")
+    n_pieces = int(os.environ.get("SW_E2E_PIECES", "4"))
+    pieces = []
+    t = time.time()
+    for i, p in enumerate(d.chunk_loader()):
+        pieces.append(p)
+        if len(pieces) >= n_pieces:
+            break
+    print(f"chunks-na12878: {len(pieces)} pieces generated in {time.time()-t:.0f}s")
+    b = sw.backends()[0]
+    b.run(pieces[0])
+    tot = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0, "wall": 0.0}
+    cells = pairs = fb = 0
+    for p in pieces:
+        t = time.perf_counter()
+        ex = b.run(p)
+        w = time.perf_counter() - t
+        for k in ("prep", "h2d", "kernel", "d2h"):
+            tot[k] += ex.timing[k]
+        tot["wall"] += w
+        cells += p.cells; pairs += p.n_pairs; fb += ex.n_fallback
+    results["chunks"] = {**tot, "cells": cells, "pairs": pairs, "fallback": fb,
+                         "pieces": len(pieces)}
+    print(f"chunks-na12878 first {len(pieces)} pieces: {pairs} pairs {cells:.3e} cells wall={tot['wall']:.3f}s "
+          f"prep={tot['prep']:.3f} h2d={tot['h2d']:.3f} kernel={tot['kernel']:.3f} d2h={tot['d2h']:.3f} "
+          f"wall-TCUPS={cells/tot['wall']/1e12:.2f} kernel-TCUPS={cells/tot['kernel']/1e12:.2f} fallback={fb}")
+    save()
+print("driver done")
+PY
+

@@ -1,0 +1,251 @@
+"""cuda-subwarp: host layout and binning (CPU), the scaled recurrence's algebra (CPU emulation),
+nvcc compile checks of every specialization (no GPU needed), and GPU runs against the float64
+reference (skipped without a CUDA device)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cpu_reference import forward_log10
+from hmmbench.backends import cuda as glue
+from hmmbench.backends import cuda_subwarp as sw
+from hmmbench.datasets.synthetic import generate_fixed
+from hmmbench.model import C64, LOG10_C64, Batch, PairSet, Read, pack
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels_cuda"
+TOL = 1e-4
+
+
+def ragged(seed=5, batches=8, max_read=140, max_hap=200, gcp_varies=True) -> PairSet:
+    """Batches of assorted shapes; N bases; per-position gap qualities (0 included) when asked."""
+    rng = np.random.default_rng(seed)
+
+    def seq(n):
+        return rng.choice(list(b"ACGTN"), n, p=[.24, .24, .24, .24, .04]).astype(np.uint8).tobytes()
+
+    def qual(n, lo, hi):
+        return (rng.integers(lo, hi, n) + 33).astype(np.uint8).tobytes()
+
+    out = []
+    for b in range(batches):
+        nr, nh = (0, 2) if b == 3 else (int(rng.integers(1, 5)), int(rng.integers(1, 4)))
+        reads = []
+        for _ in range(nr):
+            m = int(rng.integers(1, max_read))
+            gq = qual(m, 0, 40) if gcp_varies else b"+" * m
+            reads.append(Read(seq(m), qual(m, 0, 60), qual(m, 1, 93), qual(m, 0, 93), gq))
+        haps = [seq(int(rng.integers(1, max_hap))) for _ in range(nh)]
+        out.append(Batch(reads, haps))
+    return pack(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# Host layout and bins
+# ------------------------------------------------------------------------------------------------
+def test_read_items_enumerate_every_pair_once_in_dataset_order():
+    ps = ragged()
+    items = sw.read_items(ps)
+    pairs = []
+    for read, hap, nh, first in items:
+        for h in range(nh):
+            pairs.append((first + h, read, hap + h))
+    pairs.sort()
+    idx = np.array([p[0] for p in pairs])
+    assert np.array_equal(idx, np.arange(ps.n_pairs))
+    assert np.array_equal([p[1] for p in pairs], ps.pair_read)
+    assert np.array_equal([p[2] for p in pairs], ps.pair_hap)
+
+
+def test_host_layout_partitions_items_by_read_length_in_batch_order():
+    ps = ragged(seed=11, batches=12)
+    bins = sw.make_bins(((32, 4, 8), (64, 4, 16), (100, 8, 16)), (8, 8), ps.max_read_length)
+    lay = sw.host_layout(ps, bins)
+    assert sum(hi - lo for _, lo, hi in lay.bin_ranges) == len(lay.items)
+    rl = ps.read_lengths
+    for b, lo, hi in lay.bin_ranges:
+        lengths = rl[lay.items[lo:hi, 0]]
+        assert lengths.min() >= b.lo and lengths.max() <= b.hi
+        assert np.all(np.diff(lay.items[lo:hi, 0]) > 0)  # stable: dataset order inside a bin
+    assert lay.bin_ranges[-1][0].multi_tile == (ps.max_read_length > 100)
+
+
+def test_make_bins_rejects_a_bin_larger_than_its_tile_and_adds_the_long_bin():
+    with pytest.raises(ValueError):
+        sw.make_bins(((40, 4, 8),), None, 40)
+    bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 3000)
+    assert bins[0].lo == 1 and all(a.hi + 1 == b.lo for a, b in zip(bins, bins[1:]))
+    assert bins[-1].multi_tile and bins[-1].hi == 3000
+    assert all(b.p * b.k >= b.hi for b in bins if not b.multi_tile)
+    assert len(sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 500)) == len(sw.DEFAULT_BINS)
+
+
+def test_haplotypes_are_packed_as_padded_code_words():
+    ps = ragged(seed=2)
+    words, word0, max_words = sw.pack_haplotypes(ps)
+    codes = words.view(np.uint8)
+    for h in range(len(ps.hap_lengths)):
+        n = int(ps.hap_lengths[h])
+        start = int(word0[h]) * 4
+        assert np.array_equal(codes[start:start + n], ps.hap(h))
+        need = sw.padded_hap_words(np.array([n]))[0] * 4
+        # Pad code through the wavefront's tail (n + 31 steps) and the prefetched word.
+        assert np.all(codes[start + n:start + need] == sw.PAD_CODE)
+        assert need >= 4 * ((n + 31 + 3) // 4 + 1)
+    assert max_words == int(sw.padded_hap_words(ps.hap_lengths).max())
+
+
+@pytest.mark.parametrize("p,k,expect", [(8, 16, 16 * 6 * 4 * 8 * 16), (4, 4, 32 * (6 * 8 + 4) * 16),
+                                        (32, 16, 4 * 6 * 4 * 32 * 16)])
+def test_shared_table_size_mirrors_the_kernel_strides(p, k, expect):
+    assert sw.table_bytes(p, k, 128 // p) == expect
+    assert sw.table_bytes(p, k, 128 // p, table=False) == 0
+
+
+def test_inner_loop_counter_reads_sass():
+    sass = """
+        /*0100*/                   MOV R1, R2 ;
+        /*0110*/                   FFMA R3, R4, R5, R6 ;
+        /*0120*/                   FMUL R3, R4, R5 ;
+        /*0130*/                   SHFL.UP PT, R7, R3, 0x1, 0x1800 ;
+        /*0140*/              @!P0 BRA 0x110 ;
+        /*0150*/                   EXIT ;
+    """
+    ops = sw.inner_loop_counts(sass)
+    assert ops == {"FFMA": 1, "FMUL": 1, "SHFL": 1, "BRA": 1}
+
+
+# ------------------------------------------------------------------------------------------------
+# The scaled recurrence, emulated in float64 row by row (same coefficients as setup_rows)
+# ------------------------------------------------------------------------------------------------
+def emulate_pair(read, bq, iq, dq, gq, hap, tile: int, scaled: bool = True) -> float:
+    """The kernel's row algebra for one pair: bin-padded identity rows, scaled X and Dp."""
+    m, n = len(read), len(hap)
+    rows = -(-m // tile) * tile
+    p = lambda q: 10.0 ** (-np.asarray(q, float) / 10)  # noqa: E731
+    e, mi, md, gap = p(bq), p(iq), p(dq), p(gq)
+    gm = 1 - gap
+    X = np.zeros(n + 1); I = np.zeros(n + 1)  # noqa: E702 - row above, columns 0..n
+    Dp_above = np.zeros(n + 1)
+    d0 = (gm[0] if scaled else 1.0) * C64 / n
+    Dp_above[:] = d0
+    for i in range(rows):
+        if i < m:
+            s = (mi[i + 1] if i + 1 < m else 1.0) if scaled else 1.0
+            gm_next = (gm[i + 1] if i + 1 < m else 0.0) if scaled else 1.0
+            A = (1 - (mi[i] + md[i])) / mi[i] if scaled else 1 - (mi[i] + md[i])
+            Cd = gm_next * md[i] / s if scaled else md[i]
+            match = (1 - e[i]) * s
+            mism = match if read[i] == 4 else e[i] / 3 * s
+            emis = np.where((hap == read[i]) | (hap == 4), match, mism)
+            g, gap_i, mi_i = gm[i], gap[i], (1.0 if scaled else mi[i])
+        else:
+            A = Cd = g = 0.0
+            gap_i, mi_i = 1.0, 1.0
+            emis = np.zeros(n)
+        Xn = np.zeros(n + 1); In = np.zeros(n + 1); Dn = np.zeros(n + 1)  # noqa: E702
+        if scaled:
+            Xn[1:] = emis * (A * X[:-1] + (g * I[:-1] + Dp_above[:-1]))
+        else:
+            Xn[1:] = emis * (A * X[:-1] + g * (I[:-1] + Dp_above[:-1]))
+        In[1:] = gap_i * I[1:] + mi_i * X[1:]
+        for j in range(1, n + 1):
+            Dn[j] = gap_i * Dn[j - 1] + Cd * Xn[j - 1]
+        X, I, Dp_above = Xn, In, Dn
+    return float(np.log10(np.sum(X[1:] + I[1:])) - LOG10_C64)
+
+
+@pytest.mark.parametrize("scaled", [True, False])
+@pytest.mark.parametrize("tile", [1, 16, 64])
+def test_scaled_recurrence_with_identity_padding_rows_matches_the_reference(scaled, tile):
+    ps = ragged(seed=7, batches=5, max_read=40, max_hap=50)
+    ref = forward_log10(ps, "float64")
+    for k in range(ps.n_pairs):
+        r, h = int(ps.pair_read[k]), int(ps.pair_hap[k])
+        lo, hi = int(ps.read_offsets[r]), int(ps.read_offsets[r + 1])
+        got = emulate_pair(ps.read_bases[lo:hi], ps.base_qual[lo:hi], ps.ins_qual[lo:hi],
+                           ps.del_qual[lo:hi], ps.gcp_qual[lo:hi], ps.hap(h), tile, scaled)
+        assert abs(got - ref[k]) < 1e-9, (k, got, ref[k])
+
+
+# ------------------------------------------------------------------------------------------------
+# nvcc compile checks (no GPU needed)
+# ------------------------------------------------------------------------------------------------
+def _specializations():
+    seen = {}
+    for b in sw.backends():
+        for bin_ in sw.make_bins(b._bins_table, b._long, 2000):
+            d = b.defines(bin_)
+            d.pop("SW_BIN_MIN"); d.pop("SW_BIN_MAX")
+            seen[tuple(sorted(d.items()))] = d
+        d = b.defines(sw.Bin(1, 1 << 30, *sw.DOUBLE_CONFIG, multi_tile=True), double=True)
+        seen[tuple(sorted(d.items()))] = d
+    return list(seen.values())
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_every_specialization_compiles_for_sm90(tmp_path):
+    specs = _specializations()
+    assert len(specs) >= 15
+
+    def build(i_d):
+        i, d = i_d
+        cmd = ["nvcc", "-arch=sm_90", "-cubin", "-O3", f"-I{KERNELS}", "-Xptxas", "-v",
+               *glue.define_flags(d), "-o", str(tmp_path / f"k{i}.cubin"),
+               str(KERNELS / sw.SOURCE)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        return d, r
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for d, r in pool.map(build, enumerate(specs)):
+            assert r.returncode == 0, (d, r.stderr[-2000:])
+            assert "registers" in r.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# GPU runs
+# ------------------------------------------------------------------------------------------------
+REASON = glue.unavailable_reason()
+gpu = pytest.mark.skipif(REASON is not None, reason=f"CUDA unavailable: {REASON}")
+
+
+def _check(backend, ps, tol=TOL):
+    ex = backend.run(ps)
+    ref = forward_log10(ps, "float64")
+    assert ex.log10.shape == ref.shape
+    d = np.abs(ex.log10 - ref)
+    assert np.all(d <= tol), (backend.name, float(np.nanmax(d)), int(np.sum(~(d <= tol))))
+    return ex
+
+
+@gpu
+@pytest.mark.parametrize("name", [b.name for b in sw.backends()])
+def test_variant_matches_reference_on_ragged_batches(name):
+    b = {x.name: x for x in sw.backends()}[name]
+    _check(b, ragged(seed=13, batches=10, max_read=300, max_hap=300))
+    _check(b, ragged(seed=14, batches=6, max_read=20, max_hap=30, gcp_varies=False))
+
+
+@gpu
+def test_long_reads_take_the_multi_tile_path():
+    ps = generate_fixed(1100, 400, 32, seed=3)
+    ex = _check(sw.backends()[0], ps)
+    assert any("-mt" in k for k in ex.info["bins"])
+
+
+@gpu
+def test_float32_underflows_are_recomputed_in_double_on_the_gpu():
+    rng = np.random.default_rng(1)
+    m = 200
+    read = rng.choice(list(b"ACGT"), m).astype(np.uint8).tobytes()
+    comp = bytes({ord("A"): ord("C"), ord("C"): ord("G"), ord("G"): ord("T"),
+                  ord("T"): ord("A")}[c] for c in read)  # every base mismatches
+    q = b"I" * m
+    ps = pack([Batch([Read(read, q, q, q, b"+" * m)], [comp, read])])
+    ex = _check(sw.backends()[0], ps)
+    assert ex.n_fallback == 1
