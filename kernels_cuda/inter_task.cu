@@ -64,11 +64,15 @@ __device__ __forceinline__ float strip(const PairView& pv, int i0, bool first, f
     Cell left[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) left[r] = zero_cell();  // column 0
-    Cell above_left = zero_cell();  // (i0-1, 0): zero for rows >= 1 and for D[0][0]
+    // (i0-1, 0): D[0][0] = C/n above the first strip, zero for every later row.
+    Cell above_left = first ? top_row_cell(d0) : zero_cell();
     float sum = 0.f;
 #if INTERLEAVED
     unsigned hap_word = 0;
 #endif
+    // The row vectors are read one column ahead, so the load of column j+1 is in flight while
+    // column j is computed (the kernel is latency-bound on these loads otherwise).
+    Cell next_above = first ? top_row_cell(d0) : Cell{pv.vm[0], pv.vi[0], pv.vd[0]};
     for (int j = 0; j < pv.n; ++j) {
 #if INTERLEAVED
         if ((j & 3) == 0) hap_word = __ldg(pv.hap4 + (size_t)(j >> 2) * 32);
@@ -77,7 +81,9 @@ __device__ __forceinline__ float strip(const PairView& pv, int i0, bool first, f
         const unsigned hap_mask = base_mask(__ldg(pv.hap + j));
 #endif
         const size_t v = (size_t)j * 32;
-        const Cell above = first ? top_row_cell(d0) : Cell{pv.vm[v], pv.vi[v], pv.vd[v]};
+        const Cell above = next_above;
+        if (!first && j + 1 < pv.n)
+            next_above = Cell{pv.vm[v + 32], pv.vi[v + 32], pv.vd[v + 32]};
         const Cell last = column_tile<ROWS>(rows, hap_mask, above_left, above, left);
         above_left = above;
         if (LAST) {

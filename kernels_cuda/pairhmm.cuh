@@ -5,7 +5,9 @@
 //   M[i][j] = emis * (mm*M[i-1][j-1] + gm*(I[i-1][j-1] + D[i-1][j-1]))
 //   I[i][j] = mi*M[i-1][j] + ii*I[i-1][j]
 //   D[i][j] = md*M[i][j-1] + dd*D[i][j-1]
-// row 0 / column 0 are zero except D[0][j] = C/n (j >= 1); the result is sum_j M[m][j] + I[m][j].
+// row 0 and column 0 are zero except D[0][j] = C/n for every j, j = 0 included (GATK's
+// LoglessPairHMM fills the whole padded first row, so M[1][1] gets gm * C/n); the result is
+// sum_{j>=1} M[m][j] + I[m][j].
 // float32 with C = 2^120; the host recomputes in float64 any pair whose sum is below 1e-28.
 #pragma once
 
@@ -33,7 +35,7 @@ struct Cell {
 
 __device__ __forceinline__ Cell zero_cell() { return Cell{0.f, 0.f, 0.f}; }
 
-// Row 0 seen from row 1: M = I = 0, D = C/n for columns j >= 1.
+// Row 0 seen from row 1: M = I = 0, D = C/n (every column, j = 0 included).
 __device__ __forceinline__ Cell top_row_cell(float d0) { return Cell{0.f, 0.f, d0}; }
 
 // One bit per base; N sets all bits, so "match" is a single AND.

@@ -86,9 +86,10 @@ extern "C" __global__ void __launch_bounds__(THREADS * PAIRS_PER_BLOCK) wavefron
         Cell left[TILE];
 #pragma unroll
         for (int r = 0; r < TILE; ++r) left[r] = zero_cell();
-        Cell above_left = zero_cell();
-        Cell out = zero_cell();  // this thread's last row at its current column
         const bool first = s0 == 0;
+        // Above-left of the first column: D[0][0] = C/n for row 1, zero below.
+        Cell above_left = first && t == 0 ? top_row_cell(d0) : zero_cell();
+        Cell out = zero_cell();  // this thread's last row at its current column
         const bool more = s0 + strip_rows < m;
         const int busy = min(THREADS, (m - s0 + TILE - 1) / TILE);
         const int steps = n + busy - 1;

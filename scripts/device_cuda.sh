@@ -3,7 +3,9 @@
 #
 #   source .device/env.sh && bash scripts/device_cuda.sh [PHASES] [BACKEND_GLOB] [PAIRS]
 #
-# PHASES: comma list of test, check, time, runner (default test,check,time). BACKEND_GLOB picks
+# PHASES: comma list of test, check, time, profile, runner (default test,check,time).
+# profile: SASS load/store counts and Nsight Compute sections (when ncu exists) for PROFILE_BACKENDS
+# (default cuda-inter-tile4,cuda-inter-tile8) on 100k pairs of 128x256. BACKEND_GLOB picks
 # backends (default 'cuda-*'). PAIRS: pairs of the 128x256 timing set (default 1000000).
 # Data: HMMBENCH_DATA_PATH, else .data/pairhmm (a git-ignored copy carried to the device) or
 # ../shared/data/pairhmm. Logs and JSON go to $OUT (default ./device-out).
@@ -105,6 +107,34 @@ for b in chosen:
           f"{g(tm, 'gcups_kernel', '13.1f')} {format(tm['median']['wall'], '7.2f') if 'median' in tm else '-':>7s}")
 PY
 ;;
+esac
+
+case ",$PHASES," in *,profile,*)
+    PROFILE_BACKENDS=${PROFILE_BACKENDS:-cuda-inter-tile4,cuda-inter-tile8}
+    cat > /tmp/profile_driver.py <<'PY'
+import sys
+from hmmbench.backends import cuda
+from hmmbench.datasets.synthetic import generate_fixed
+pairs = generate_fixed(128, 256, 100000, 1)
+for b in cuda.backends():
+    if b.name in sys.argv[1].split(","):
+        ex = b.run(pairs)
+        print(b.name, "kernel", ex.timing["kernel"], "GCUPS", pairs.cells / ex.timing["kernel"] / 1e9)
+        b.close()
+PY
+    python3 /tmp/profile_driver.py "$PROFILE_BACKENDS" 2>&1 | tee "$OUT/profile_plain.log"
+    if command -v cuobjdump >/dev/null; then
+        for f in $(ls ~/.cache/pycuda/*/*.cubin 2>/dev/null); do
+            echo "$f: $(cuobjdump -sass "$f" | grep -cE 'LDG|STG') global ld/st"; done | tee "$OUT/sass_counts.log"
+    fi
+    if command -v ncu >/dev/null; then
+        ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+            --section WarpStateStats python3 /tmp/profile_driver.py "$PROFILE_BACKENDS" \
+            > "$OUT/ncu.log" 2>&1
+        grep -E "inter_task|wavefront|Duration|DRAM Throughput|Memory Throughput|L2 Hit|L1/TEX Hit|Achieved Occupancy|Registers|Stall Long|Warp Cycles Per Issued" "$OUT/ncu.log" | head -80
+    else
+        echo "ncu not found"
+    fi ;;
 esac
 
 case ",$PHASES," in *,runner,*)

@@ -112,8 +112,8 @@ def test_inter_layout_sizes_row_vectors_per_warp_group():
     b = cuda.InterTask(4, sorted_layout=False)
     lay = b.layout(pairs)
     gn = cuda.warp_groups(lay.arrays["pair_n"])
-    assert lay.scratch["vec_m"] == int(gn.sum()) * 32 * 4
-    np.testing.assert_array_equal(np.diff(lay.arrays["group_col"]), gn[:-1])
+    assert lay.scratch["vec_m"] == int((gn + 1).sum()) * 32 * 4
+    np.testing.assert_array_equal(np.diff(lay.arrays["group_col"]), gn[:-1] + 1)
 
 
 def test_wavefront_pass_buffers_only_for_long_reads():
