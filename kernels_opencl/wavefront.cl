@@ -32,8 +32,9 @@
 #endif
 
 #if EXCHANGE == EXCHANGE_KHR
+#ifdef cl_khr_subgroups
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
-#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle_relative : enable
+#endif
 #define SHUFFLE_UP(x) sub_group_shuffle_up((x), 1u)
 #define TEAM_SYNC() sub_group_barrier(CLK_LOCAL_MEM_FENCE)
 #define REQD_SUBGROUP

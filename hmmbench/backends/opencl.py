@@ -14,7 +14,8 @@ device at run time):
   work-group, each on its own pair (shuffle devices only).
 
 Device: ``HMMBENCH_OPENCL_DEVICE=substring`` (matched against "platform / device") or the
-``device=`` argument of :func:`backends`; by default the first GPU, else the first CPU device.
+``device=`` argument of :func:`backends`; by default the first GPU, else the first device with
+sub-group shuffles, else the first device.
 Precision: float32 with C = 2^120; pairs whose sum is below 1e-28 are recomputed in float64 on the
 device when it has fp64, else by the CPU reference (``cpu_reference.finish_float32``).
 Timing: OpenCL profiling events (h2d = uploads, kernel = kernel launches, d2h = downloads);
@@ -102,8 +103,9 @@ def choose_device(spec: Optional[str] = None):
             raise UserError(f"no OpenCL device matches '{spec}' (devices: "
                             + "; ".join(_label(*pd) for pd in found) + ")")
         return hits[0]
-    gpus = [pd for pd in found if _is_gpu(pd[1])]
-    return (gpus or found)[0]
+    # GPUs first; then devices with sub-group shuffles (on CPUs: Intel's runtime, which also
+    # vectorizes the inter-task kernels far better than PyPI's PoCL); then platform order.
+    return min(found, key=lambda pd: (not _is_gpu(pd[1]), _shuffle_kind(*pd) is None))
 
 
 def _shuffle_kind(platform, device) -> Optional[str]:
@@ -152,12 +154,9 @@ class DeviceKit:
         self.fp64 = bool(device.double_fp_config)
         self.is_gpu = _is_gpu(device)
         self.shuffle = _shuffle_kind(platform, device)
-        self.sub_group_sizes = []
-        if self.shuffle in ("khr", "intel"):
-            try:
-                self.sub_group_sizes = list(device.sub_group_sizes_intel)
-            except Exception:  # noqa: BLE001 - only Intel's runtimes answer this query
-                self.sub_group_sizes = []
+        # cl_intel_required_subgroup_size lets a kernel ask for 16 lanes (AVX-512 width on CPUs,
+        # a native size on Intel GPUs); elsewhere 32 is asked for and checked at the first launch.
+        self.required_sub_group = "cl_intel_required_subgroup_size" in device.extensions.split()
         self._programs: dict = {}
         self._kernels: dict = {}
         self._err_tables: dict = {}
@@ -166,10 +165,8 @@ class DeviceKit:
     @property
     def warp_width(self) -> int:
         """Lanes of the warp family's team: the hardware sub-group where shuffles exist."""
-        if self.shuffle == "ptx":
-            return 32
-        if self.sub_group_sizes:
-            return 16 if 16 in self.sub_group_sizes else max(self.sub_group_sizes)
+        if self.shuffle in ("khr", "intel") and self.required_sub_group:
+            return 16
         return 32
 
     def program(self, source: str, defines: dict):
@@ -572,7 +569,9 @@ class Wavefront(OpenCLBackend):
         if reason or not pairs.n_pairs:
             return reason
         kit = self.kit()
-        need = self._local_bytes(pairs.max_hap_length, 8 if kit.fp64 else 4, kit)
+        need = self._local_bytes(pairs.max_hap_length, 4, self.pairs_per_group(kit), kit)
+        if kit.fp64:  # the float64 fallback runs one pair per work-group
+            need = max(need, self._local_bytes(pairs.max_hap_length, 8, 1, kit))
         have = kit.device.local_mem_size
         if need > have:
             return (f"haplotype length {pairs.max_hap_length} needs {need} bytes of local memory "
@@ -583,10 +582,10 @@ class Wavefront(OpenCLBackend):
     def hap_stride(max_hap: int) -> int:
         return max(64, -(-max_hap // 64) * 64)  # rounded so chunks share compiled programs
 
-    def _local_bytes(self, max_hap: int, itemsize: int, kit: DeviceKit) -> int:
+    def _local_bytes(self, max_hap: int, itemsize: int, teams: int, kit: DeviceKit) -> int:
         stride = self.hap_stride(max_hap)
         per_team = stride + 2 * (stride + 1) * 3 * itemsize
-        return per_team * self.pairs_per_group(kit) + 2 * 3 * self.threads(kit) * itemsize
+        return per_team * teams + 2 * 3 * self.threads(kit) * itemsize
 
     def launch(self, kit, lay, dev, sums, real_dtype, events):
         path = self.path(kit)
