@@ -1,33 +1,18 @@
 """The NumPy reference backends: ``numpy`` (float64, the cross-check reference) and ``numpy-f32``."""
 from __future__ import annotations
 
-import functools
-import platform
-
 from hmmbench.backend import Backend, Execution, StageClock
+from hmmbench.hostinfo import cpu_model
 from hmmbench.model import PairSet
 
 from .forward import DEFAULT_GROUP_ELEMENTS, DEFAULT_SLACK, finish, forward_sums, layout
 
 
-@functools.lru_cache(maxsize=1)
-def cpu_model() -> str:
-    """The CPU model name from /proc/cpuinfo where there is one, else what ``platform`` knows."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
 class NumpyBackend(Backend):
     """Vectorized anti-diagonal wavefront over length-sorted groups of pairs (see forward.py).
 
-    prep = layout (sort, group, then each group's skewed arrays), kernel = the DP (plus, in float32, the float64 recompute
-    of underflowing pairs); nothing moves to a device, so h2d = d2h = 0.
+    prep = layout (sort, group, then each group's skewed arrays), kernel = the DP (plus, in
+    float32, the float64 recompute of underflowing pairs); nothing moves, so h2d = d2h = 0.
     """
     api = "numpy"
     family = "reference"
@@ -38,7 +23,7 @@ class NumpyBackend(Backend):
         self.name, self.precision = name, precision
 
     def device_name(self) -> str:
-        return cpu_model()
+        return cpu_model()                             # /proc/cpuinfo's model name
 
     def run(self, pairs: PairSet) -> Execution:
         clock = StageClock()

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .backends import backends, cpu_model
+from hmmbench.hostinfo import cpu_model
+
+from .backends import backends
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pairhmm"
 

@@ -25,6 +25,13 @@ Row 0 of each pair is an array row with ``dd = 1`` and every other probability 0
 
 Emission: read and haplotype bases are one-hot bit masks (A=1, C=2, G=4, T=8, N=15), so
 "match or either is N" is ``(read & hap) != 0`` and the emission is ``mismatch + diff * match``.
+
+Final sum: ``sum_j M[m][j] + I[m][j]`` is added up sequentially over ``j`` as GATK does, so a
+pair's result has the same bits whatever group it lands in.
+
+Probabilities are the project's ``PairSet.probs`` (M->M = 1 - (M->I + M->D)). GATK4's Java
+table differs in two details that no real data here reaches: it clamps M->M at 0 when the two
+error probabilities add up to more than 1, and it forms their sum with a log-table approximation.
 """
 from __future__ import annotations
 
