@@ -197,3 +197,46 @@ def test_gatk_bad_input(tmp_path, text, where, message):
 def test_gatk_empty_field_is_named(tmp_path):
     path = write(tmp_path, "e.txt", "ACGT ACGT IIII IIII  ++++ -1.0\n")
     assert error_of(load_gatk, path) == f"{path}:1: deletion qualities (field 5) is empty"
+
+
+# --- writers and round trips --------------------------------------------------------------------
+@needs_data
+@pytest.mark.parametrize("name", ["tiny.in", "10s.in", "1m.in"])
+def test_block_text_round_trip_is_byte_identical(name):
+    from hmmbench.datasets.blockfmt import format_block
+    assert format_block(load_block(DATA / name)).encode() == (DATA / name).read_bytes()
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["gkl-pairhmm-testdata.txt", "gatk-expected.Java.hmmresults.txt"])
+def test_gatk_text_round_trip(name):
+    from hmmbench.datasets.gatkfmt import format_gatk
+    original = (DATA / name).read_text()
+    assert format_gatk(load_gatk(DATA / name)).splitlines() == original.splitlines()
+
+
+def test_crlf_line_ends_are_accepted(tmp_path):
+    ps = load_block(write(tmp_path, "crlf.in", "1 2\r\n" + READ + "\r\nACGT\r\nACGG\r\n"))
+    assert ps.n_pairs == 2 and ps.hap_lengths.tolist() == [4, 4]
+
+
+@pytest.mark.parametrize("n_pairs, r, h", [(1, 5, 9), (16, 30, 12), (37, 12, 40), (100, 64, 64)])
+def test_generated_sets_round_trip_through_both_formats(tmp_path, n_pairs, r, h):
+    from hmmbench.datasets.blockfmt import format_block
+    from hmmbench.datasets.gatkfmt import format_gatk
+    from hmmbench.datasets.synthetic import generate_fixed
+    ps = generate_fixed(r, h, n_pairs, seed=n_pairs)
+    block = load_block(write(tmp_path, "g.in", format_block(ps)))
+    for a in ("read_bases", "read_offsets", "base_qual", "ins_qual", "del_qual", "gcp_qual",
+              "hap_bases", "hap_offsets", "batch_reads", "batch_haps"):
+        np.testing.assert_array_equal(getattr(block, a), getattr(ps, a))
+    values = -np.arange(n_pairs, dtype=np.float64) / 7
+    gatk = load_gatk(write(tmp_path, "g.txt", format_gatk(ps, results=values)))
+    assert gatk.n_pairs == n_pairs
+    np.testing.assert_allclose(gatk.expected, values, rtol=1e-6)
+    # Pairs line up one to one (batches may be regrouped: a lone read's haplotypes stay apart).
+    for p in range(n_pairs):
+        np.testing.assert_array_equal(gatk.read(gatk.pair_read[p]), ps.read(ps.pair_read[p]))
+        np.testing.assert_array_equal(gatk.hap(gatk.pair_hap[p]), ps.hap(ps.pair_hap[p]))
+    full = (n_pairs // 16) * 16
+    assert list(np.diff(gatk.batch_pairs))[:n_pairs // 16] == [16] * (n_pairs // 16) or full == 0

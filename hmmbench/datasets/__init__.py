@@ -116,7 +116,8 @@ def _real_dataset(spec: RealSet, path: Optional[Path]) -> Dataset:
     """The Dataset record of a real set; ``path`` None when it is not found (catalog only)."""
     sha = file_sha256(path) if path is not None else spec.sha256
     known = sha == spec.sha256
-    return Dataset(name=spec.name, kind=spec.fmt, description=f"{spec.description} ({spec.filename})",
+    return Dataset(name=spec.name, kind=spec.fmt,
+                   description=f"{spec.description} ({spec.filename})",
                    sha256=sha, path=None if path is None else str(path),
                    loader=None if path is None else partial(_LOADERS[spec.fmt], path),
                    n_pairs=spec.pairs if known else None, n_cells=spec.cells if known else None,

@@ -1,4 +1,4 @@
-"""Block format (``*.in`` of the Carneiro PairHMM test data; the format Ren et al. and gpuPairHMM use).
+"""Block format (``*.in``: the Carneiro PairHMM test data, as used by Ren et al. and gpuPairHMM).
 
 A block is a header line ``R H`` (two non-negative integers), then R read lines
 ``bases base-quals ins-quals del-quals gcp-quals`` (Phred+33, each as long as the bases), then H
@@ -70,3 +70,16 @@ def load_block(path) -> PairSet:
             i += 1
         batches.append(Batch(reads=reads, haplotypes=haps))
     return pack(batches)
+
+
+def format_block(pairs: PairSet) -> str:
+    """The PairSet as block-format text (loads back to the same batches and pairs)."""
+    from .textout import hap_text, read_line
+    out = []
+    for b in range(pairs.n_batches):
+        r0, r1 = int(pairs.batch_reads[b]), int(pairs.batch_reads[b + 1])
+        h0, h1 = int(pairs.batch_haps[b]), int(pairs.batch_haps[b + 1])
+        out.append(f"{r1 - r0} {h1 - h0}")
+        out.extend(read_line(pairs, r) for r in range(r0, r1))
+        out.extend(hap_text(pairs, h) for h in range(h0, h1))
+    return "\n".join(out) + "\n"

@@ -208,7 +208,8 @@ class LazyChunkDataset(Dataset):
         params = {"pairs": pairs, "piece_pairs": PIECE_PAIRS}
         ds = cls(name=join_name(base, pairs, default, seed), kind="chunks",
                  description=(f"{what}: {pairs} pairs in chunks of {MIN_CHUNK}..{MAX_CHUNK} pairs "
-                              f"(one batch per chunk; ~82 % under 200), reads {READ_MIN}..{READ_MAX} "
+                              f"(one batch per chunk; ~82 % under 200), "
+                              f"reads {READ_MIN}..{READ_MAX} "
                               f"(mean 58), haplotypes {HAP_MIN}..{HAP_MAX}, seed {seed}"),
                  sha256=params_sha256("chunks", base, params, seed),
                  n_pairs=pairs, params={**params, "seed": seed})

@@ -82,9 +82,8 @@ def _batches(records) -> list:
     while a < len(runs):
         haps = hap_list(runs[a])
         b = a + 1
-        if len(set(haps)) == len(haps):
-            while b < len(runs) and hap_list(runs[b]) == haps:
-                b += 1
+        while b < len(runs) and hap_list(runs[b]) == haps:
+            b += 1
         if b - a >= 2:
             lo, hi = runs[a][0], runs[b - 1][1]
             reads = [records[runs[r][0]][1] for r in range(a, b)]
@@ -98,3 +97,22 @@ def _batches(records) -> list:
         a = b
     return batches
 
+
+
+HEADER = "# hap-bases read-bases read-qual read-ins-qual read-del-qual gcp expected-result"
+
+
+def format_gatk(pairs: PairSet, results=None) -> str:
+    """The PairSet as GATK 7-field text, one line per pair in pair order.
+
+    ``results`` (log10 per pair) fills the last field; default: the set's expected values.
+    """
+    from .textout import hap_text, read_line
+    values = pairs.expected if results is None else results
+    if values is None:
+        raise ValueError("no results to write: pass results= or a PairSet with expected values")
+    lines = [HEADER]
+    for p in range(pairs.n_pairs):
+        lines.append(f"{hap_text(pairs, pairs.pair_hap[p])} {read_line(pairs, pairs.pair_read[p])} "
+                     f"{float(values[p]):e}")
+    return "\n".join(lines) + "\n"

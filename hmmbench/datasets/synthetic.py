@@ -5,7 +5,8 @@ Names (``NAME[@PAIRS][:seed=S]``)
 ``ren16-t1.K``   Ren et al. 2016, Table I, K = 1..8 (read x haplotype: 27x32, 60x64, 96x96,
                  101x128, 101x160, 101x192, 101x224, 128x256)
 ``ren18-t1.K``   Ren et al. 2018, Table 1, K = 1..6 (equal lengths 24, 48, 72, 96, 120, 144)
-``ren18-t3.K``   Ren et al. 2018, Table 3, K = 1..26 (R in 32, 64, 96, 128 x H from R to 256 step 32)
+``ren18-t3.K``   Ren et al. 2018, Table 3, K = 1..26 (R in 32, 64, 96, 128; H from R to 256,
+                 step 32)
 ``equal-L``      reads and haplotypes of length L (peak-throughput runs), 1 <= L <= 4096
 ``shape-RxH``    reads of length R, haplotypes of length H, 1 <= R, H <= 4096
 
@@ -18,9 +19,9 @@ Layout: pairs come in batches of 4 reads x 4 haplotypes (16 pairs, a small activ
 PAIRS is not a multiple of 16, the last batch is 1 read x (PAIRS mod 16) haplotypes.
 
 Sequences: each batch draws a random reference; its first haplotype is that reference, the other
-haplotypes carry substitutions (1 % per base). Each read copies a random window of one of its
-batch's haplotypes, with one insertion or deletion in 3 % of reads and sequencing errors drawn
-from its own base qualities (error probability 10^(-q/10)), plus N at 0.01 % -- so likelihoods
+haplotypes carry substitutions (1 % per base, at least one). Each read copies a random window of
+one of its batch's haplotypes, with one insertion or deletion in 3 % of reads and sequencing
+errors drawn from its own base qualities (error probability 10^(-q/10)), plus N at 0.01 % -- so likelihoods
 look like real ones. Reads longer than their haplotype get random flanking bases.
 
 Qualities follow the shape of the real 1m.in data: base qualities mostly 27-34 with a mode at 20
@@ -44,7 +45,7 @@ from ..errors import UserError
 from ..model import PairSet, _ranges
 from .base import Dataset
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 DEFAULT_PAIRS = 1000
 DEFAULT_SEED = 1
 MAX_LENGTH = 4096
@@ -141,6 +142,10 @@ def simulate(rng: np.random.Generator, reads_per_batch, haps_per_batch, read_len
     alt_hap = (np.arange(n_haps) - batch_haps[:-1][hap_batch]) > 0
     u = rng.random(len(hap_bases), dtype=np.float32)
     variant = (u < HAP_VARIANT_RATE) & np.repeat(alt_hap, hlen)
+    # Every alternative haplotype differs from the reference somewhere (GATK's are distinct).
+    forced = hap_offsets[:-1] + np.minimum((rng.random(n_haps) * hlen).astype(np.int64), hlen - 1)
+    variant[forced[alt_hap]] = True
+    u[forced[alt_hap]] = rng.random(int(alt_hap.sum())) * HAP_VARIANT_RATE
     hap_bases[variant] = _substitute(hap_bases[variant], u[variant] / HAP_VARIANT_RATE)
 
     # Reads: a window of a random haplotype of the batch, maybe with one indel.
