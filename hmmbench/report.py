@@ -122,6 +122,8 @@ def notes(runs: list) -> list:
             clocks = f" (SM clock {lo:.0f}-{hi:.0f} MHz)" if lo is not None and hi is not None \
                 else ""
             bits.append(f"throttled{clocks}")
+        if r.get("max_abs_err_expected") is not None:
+            bits.append(f"max err vs the file's expected values {fmt_error(r['max_abs_err_expected'])}")
         if r.get("speedup_basis") == "reference_s":
             bits.append("× ref* vs one cold pass of the reference")
         if bits:

@@ -12,6 +12,12 @@ cached on disk per dataset); then timed passes repeat until the running median o
 is stable, or the time cap is reached (at least ``min_repeats`` passes unless one pass alone
 exceeds the cap). Stage times (prep/h2d/kernel/d2h) are the backend's own, summed over launches;
 ``total`` is the wall time around the backend calls of a pass.
+
+Lazy datasets (generated chunk by chunk, too large for memory) are regenerated for every pass;
+the chunking mode applies within each generated chunk, generation time is not counted, and the
+cross-check covers a deterministic sample of ``sample_pairs`` pairs per chunk (``n_checked`` says
+how many). Datasets above ``full_check_max_cells`` are likewise checked on a sample, because the
+float64 CPU reference is slow.
 """
 from __future__ import annotations
 
