@@ -21,8 +21,8 @@ PAIRS is not a multiple of 16, the last batch is 1 read x (PAIRS mod 16) haploty
 Sequences: each batch draws a random reference; its first haplotype is that reference, the other
 haplotypes carry substitutions (1 % per base, at least one). Each read copies a random window of
 one of its batch's haplotypes, with one insertion or deletion in 3 % of reads and sequencing
-errors drawn from its own base qualities (error probability 10^(-q/10)), plus N at 0.01 % -- so likelihoods
-look like real ones. Reads longer than their haplotype get random flanking bases.
+errors drawn from its own base qualities (error probability 10^(-q/10)), plus N at 0.01 % -- so
+likelihoods look like real ones. Reads longer than their haplotype get random flanking bases.
 
 Qualities follow the shape of the real 1m.in data: base qualities mostly 27-34 with a mode at 20
 and a low tail (Q6 2 %); insertion/deletion qualities mostly 40 ('I') with tails 33-39 and
