@@ -25,7 +25,8 @@ for _i, _b in enumerate(BASES):
 #: Highest Phred quality the model admits (Phred+33 '~' is 93).
 MAX_PHRED = 93
 
-#: Initial-condition constants (D[0][j] = C / n): GATK Java (float64) and GKL (float32).
+#: Initial-condition constants (D[0][j] = C / n for every j >= 0, as GATK sets it, so M[1][1] sees
+#: gm * C / n): GATK Java (float64) and GKL (float32).
 LOG10_C64 = 1020 * np.log10(2.0)
 LOG10_C32 = 120 * np.log10(2.0)
 C64 = 2.0 ** 1020
@@ -65,7 +66,9 @@ class Probabilities:
         mi = phred_to_error(ins_q)
         md = phred_to_error(del_q)
         gap = phred_to_error(gcp_q)
-        return cls(match=1.0 - e, mismatch=e / 3.0, mm=1.0 - (mi + md), gm=1.0 - gap,
+        # GATK4 clamps M->M at 0 (it only bites when ins + del error > 1, i.e. qualities <= ~3).
+        mm = 1.0 - np.minimum(1.0, mi + md)
+        return cls(match=1.0 - e, mismatch=e / 3.0, mm=mm, gm=1.0 - gap,
                    mi=mi, ii=gap, md=md, dd=gap)
 
     def stacked(self, dtype=np.float64) -> np.ndarray:

@@ -4,9 +4,9 @@ Works on one pair straight from text-level inputs (base letters, Phred qualities
 with its own probability arithmetic (it does NOT use ``PairSet.probs``), written as the textbook
 double loop over GATK4's LoglessPairHMM recurrences.
 
-M->M is the project contract's ``1 - (M->I + M->D)``. (GATK4's Java table clamps it at 0, i.e.
-``1 - min(1, M->I + M->D)``, which only differs when insertion and deletion qualities are so low
-that their error probabilities add up to more than 1; no real data set here comes close.)
+M->M is GATK4's ``1 - min(1, M->I + M->D)``: clamped at 0, which only differs from the plain
+``1 - (M->I + M->D)`` when insertion and deletion qualities are so low that their error
+probabilities add up to more than 1; no real data set here comes close.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def scalar_log10(read: str, hap: str, base_q, ins_q, del_q, gcp_q) -> float:
     for i in range(1, m + 1):
         e = error_prob(base_q[i - 1])
         to_ins, to_del, gap = error_prob(ins_q[i - 1]), error_prob(del_q[i - 1]), error_prob(gcp_q[i - 1])
-        match_to_match = 1.0 - (to_ins + to_del)
+        match_to_match = 1.0 - min(1.0, to_ins + to_del)
         gap_to_match = 1.0 - gap
         for j in range(1, n + 1):
             emission = (1.0 - e) if _matches(read[i - 1], hap[j - 1]) else e / 3.0
