@@ -12,6 +12,7 @@
  *                    (intra-task, and the warp family's fallback);
  *                    EXCHANGE_KHR / EXCHANGE_INTEL: sub_group_shuffle_up (cl_khr_subgroup_
  *                    shuffle_relative) / intel_sub_group_shuffle_up (cl_intel_subgroups);
+ *                    EXCHANGE_KHR_INDEXED: sub_group_shuffle (cl_khr_subgroup_shuffle only);
  *                    EXCHANGE_PTX: inline PTX shfl.sync.up (NVIDIA's OpenCL, no sub-group
  *                    extensions). With a shuffle the team is one sub-group of THREADS lanes.
  *   HAP_STRIDE       local bytes per team for its haplotype (>= longest haplotype)
@@ -22,6 +23,7 @@
 #define EXCHANGE_KHR 1
 #define EXCHANGE_INTEL 2
 #define EXCHANGE_PTX 3
+#define EXCHANGE_KHR_INDEXED 4
 
 #ifndef PAIRS_PER_GROUP
 #define PAIRS_PER_GROUP 1
@@ -36,6 +38,12 @@
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
 #endif
 #define SHUFFLE_UP(x) sub_group_shuffle_up((x), 1u)
+#define TEAM_SYNC() sub_group_barrier(CLK_LOCAL_MEM_FENCE)
+#define REQD_SUBGROUP
+#elif EXCHANGE == EXCHANGE_KHR_INDEXED
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+/* cl_khr_subgroup_shuffle only: lane 0's value is replaced by the boundary row anyway */
+#define SHUFFLE_UP(x) sub_group_shuffle((x), (uint)max((int)get_sub_group_local_id() - 1, 0))
 #define TEAM_SYNC() sub_group_barrier(CLK_LOCAL_MEM_FENCE)
 #define REQD_SUBGROUP
 #elif EXCHANGE == EXCHANGE_INTEL

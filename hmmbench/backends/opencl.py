@@ -44,10 +44,11 @@ INTER_TILES = (2, 4, 6, 8)
 #: Read-position padding of the interleaved layout: base N, every quality 40 (finite, tame values).
 PAD_CODE = N_CODE | (40 << 3) | (40 << 10) | (40 << 17) | (40 << 24)
 #: Values of the EXCHANGE define of wavefront.cl.
-EXCHANGE = {"local": 0, "khr": 1, "intel": 2, "ptx": 3}
+EXCHANGE = {"local": 0, "khr": 1, "intel": 2, "ptx": 3, "khr-indexed": 4}
 PATH_NAMES = {"local": "local-memory", "khr": "sub-group shuffle (cl_khr_subgroup_shuffle_relative)",
               "intel": "sub-group shuffle (cl_intel_subgroups)",
-              "ptx": "inline PTX shfl.sync (NVIDIA OpenCL)"}
+              "ptx": "inline PTX shfl.sync (NVIDIA OpenCL)",
+              "khr-indexed": "sub-group shuffle (cl_khr_subgroup_shuffle)"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -114,6 +115,8 @@ def _shuffle_kind(platform, device) -> Optional[str]:
         return "khr"
     if "cl_intel_subgroups" in exts:
         return "intel"
+    if "cl_khr_subgroup_shuffle" in exts and "cl_khr_subgroups" in exts:
+        return "khr-indexed"
     if "NVIDIA" in platform.name.upper():
         return "ptx"
     return None
@@ -165,7 +168,7 @@ class DeviceKit:
     @property
     def warp_width(self) -> int:
         """Lanes of the warp family's team: the hardware sub-group where shuffles exist."""
-        if self.shuffle in ("khr", "intel") and self.required_sub_group:
+        if self.shuffle in ("khr", "intel", "khr-indexed") and self.required_sub_group:
             return 16
         return 32
 
@@ -545,7 +548,9 @@ class Wavefront(OpenCLBackend):
     def threads(self, kit: DeviceKit) -> int:
         if self._threads:
             return self._threads
-        return kit.warp_width if self._exchange != "local" else (128 if kit.is_gpu else 32)
+        if self._exchange != "local":
+            return kit.warp_width
+        return 128 // self.tile if kit.is_gpu else 32  # GPU: as the CUDA twins (128, 64 x 2)
 
     def pairs_per_group(self, kit: DeviceKit) -> int:
         return self._pairs_per_group if self.path(kit) != "local" else 1
@@ -596,7 +601,7 @@ class Wavefront(OpenCLBackend):
                    "EXCHANGE": EXCHANGE[path], "HAP_STRIDE": self.hap_stride(lay.loop_n_max),
                    "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
         kernel = kit.kernel(self.source, "wavefront", defines)
-        if path in ("khr", "intel"):
+        if path in ("khr", "intel", "khr-indexed"):
             self._check_sub_group(kit, kernel, threads * ppg, threads)
         groups = -(-lay.n_slots // ppg)
         events.add("kernel", kernel(
