@@ -62,7 +62,10 @@ __device__ __forceinline__ void setup_rows(Rows& R, RealQuad* tbl_lane, int row0
 #pragma unroll
     for (int r = 0; r < SW_K; ++r) {
         const int pos = row0 + r;
-        real_t A = 0, gm = 0, gap = 1, Cd = 0, match = 0, mismatch = 0, mi_row = 1;
+        real_t A = 0, gm = 0, gap = 1, Cd = 0, match = 0, mismatch = 0;
+#if !SW_SCALED
+        real_t mi_row = 1;
+#endif
         int rb = SW_N_CODE;
         if (pos < m) {
             const real_t e = phred_to_prob(bq[pos]);
@@ -91,8 +94,6 @@ __device__ __forceinline__ void setup_rows(Rows& R, RealQuad* tbl_lane, int row0
         R.A[r] = A; R.gm[r] = gm; R.gap[r] = gap; R.Cd[r] = Cd;
 #if !SW_SCALED
         R.mi[r] = mi_row;
-#else
-        (void)mi_row;
 #endif
 #if SW_EMIS_TABLE
 #pragma unroll
@@ -195,6 +196,7 @@ subwarp_forward(const SwItem* __restrict__ items, int n_items,
 #pragma unroll
                     for (int u = 0; u < 4; ++u) {
                         const int step = 4 * w + u;
+                        (void)step;  // used by the multi-tile and no-table paths
                         if (lane == 0) {
                             code = (word >> (8 * u)) & 0xff;
                             if (first_tile) {

@@ -60,12 +60,12 @@
 
 #if SW_DOUBLE
 typedef double real_t;
-#define SW_LOG10_C 307.05148787934078    // 1020 * log10(2)
+#define SW_LOG10_C 307.0505955772608     // 1020 * log10(2)
 #define SW_INIT_C 0x1p1020
 #define sw_exp10(x) exp10(x)
 #else
 typedef float real_t;
-#define SW_LOG10_C 36.123599479677743    // 120 * log10(2)
+#define SW_LOG10_C 36.12359947967774     // 120 * log10(2)
 #define SW_INIT_C 0x1p120f
 #define sw_exp10(x) exp10f(x)
 #endif

@@ -8,7 +8,7 @@ OUT="${OUT:-/tmp/subwarp-out}"
 mkdir -p "$OUT"
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/shared/data/pairhmm:$PWD/../shared/data/pairhmm}"
 export PYTHONUNBUFFERED=1
-PARTS="${*:-pytest correct sweep e2e}"
+PARTS="${*:-pytest correct sweep e2e tool}"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 
 if [[ " $PARTS " == *" pytest "* ]]; then
@@ -64,7 +64,7 @@ if "correct" in parts:
     save()
 
 # ---------------- kernel-only sweep ----------------
-def kernel_time(backend, ps, repeats=5):
+def kernel_time(backend, ps, repeats=3):
     backend.run(ps)  # warm-up (compiles)
     ks = []
     for _ in range(repeats):
@@ -75,7 +75,7 @@ def kernel_time(backend, ps, repeats=5):
 if "sweep" in parts:
     lengths = [int(x) for x in os.environ.get("SW_SWEEP_LENGTHS",
                "32 64 128 192 256 384 448 512 768 896 1024").split()]
-    target_cells = float(os.environ.get("SW_SWEEP_CELLS", "8e9"))
+    target_cells = float(os.environ.get("SW_SWEEP_CELLS", "4e9"))
     sweep = {}
     for L in lengths:
         n = int(max(target_cells / (L * L), 65536))
@@ -85,7 +85,7 @@ if "sweep" in parts:
         gen = time.time() - t
         cells = ps.cells
         cands = [(p, k) for p in sw.SUPPORTED_P for k in sw.SUPPORTED_K
-                 if p * k >= L and p * k < 2 * L + 64 and not (p * k >= 2 * L and p > 4)]
+                 if k >= 8 and L <= p * k <= max(4 * L // 3, L + 16)]
         row = {}
         for p, k in cands:
             b = sw.SubwarpBackend(f"p{p}k{k}", bins=((p * k, p, k),), long_config=None)
@@ -162,4 +162,8 @@ if "e2e" in parts:
     save()
 print("driver done")
 PY
+
+if [[ " $PARTS " == *" tool "* ]]; then
+  python3 -m hmmbench run -b 'cuda-subwarp' -d 10s -d 1m --max-time 3 --json "$OUT/run.json" 2>&1 | tail -25
+fi
 
