@@ -174,3 +174,34 @@ def test_bad_dataset_file_exit_2_names_file_and_line(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("hmmbench: error: ")
     assert f"{bad}:2" in lines[0]
     assert "Traceback" not in proc.stderr and not out.exists()
+
+
+def test_real_list_and_datasets_list(capsys, monkeypatch):
+    _needs_resolver()
+    monkeypatch.setenv("HMMBENCH_DATA_PATH", "/nonexistent")
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    # The reference is always there; real sets show as missing without data.
+    assert re.search(r"│ numpy\s+│ numpy\s+│ reference", out)
+    assert re.search(r"│ 1m\s+│ block .*missing", out)
+    assert cli.main(["datasets", "list"]) == 0
+    assert "chunks-na12878" in capsys.readouterr().out
+
+
+def test_missing_dataset_and_failed_fetch_exit_2(tmp_path, monkeypatch, capsys):
+    _needs_resolver()
+    from hmmbench import datasets
+    monkeypatch.setenv("HMMBENCH_DATA_PATH", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "--dataset", "1m", "--backend", "numpy", "--json", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "1m" in err[0] and "HMMBENCH_DATA_PATH" in err[0]
+    assert not out.exists()
+
+    def offline(url):
+        raise OSError("no network")
+    monkeypatch.setattr(datasets, "_open_url", offline)
+    assert cli.main(["datasets", "fetch", "tiny"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("hmmbench: error: ")
