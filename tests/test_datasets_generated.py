@@ -193,3 +193,8 @@ def test_merged_n_launch_sizes(chunk_set):
 def test_bad_chunking_modes(bad):
     with pytest.raises(UserError, match="chunking mode|launch size"):
         parse_mode(bad)
+
+
+def test_synthetic_sets_prefer_one_launch():
+    assert synthetic_dataset("ren18-t1.1").default_chunking == "merged"
+    assert ch.chunks_dataset("chunks@100").default_chunking is None   # per-region launches

@@ -25,6 +25,9 @@ class Dataset:
     n_pairs: Optional[int] = None
     n_cells: Optional[int] = None
     params: dict = field(default_factory=dict)
+    #: Chunking mode that matches how the source runs this set, for when the user names none:
+    #: 'merged' for the papers' synthetic sets (one launch of independent pairs); None = runner's.
+    default_chunking: Optional[str] = None
     _cache: Optional[PairSet] = field(default=None, repr=False)
 
     def load(self) -> PairSet:

@@ -16,7 +16,9 @@ Names (``NAME[@PAIRS][:seed=S]``)
 Examples: ``ren18-t3.26@1e6``, ``equal-256@1e5:seed=7``.
 
 Layout: pairs come in batches of 4 reads x 4 haplotypes (16 pairs, a small active region); when
-PAIRS is not a multiple of 16, the last batch is 1 read x (PAIRS mod 16) haplotypes.
+PAIRS is not a multiple of 16, the last batch is 1 read x (PAIRS mod 16) haplotypes. The papers
+run these sets as one launch of independent pairs, so their Dataset says
+``default_chunking='merged'``.
 
 Sequences: each batch draws a random reference; its first haplotype is that reference, the other
 haplotypes carry substitutions (1 % per base, at least one). Each read copies a random window of
@@ -304,7 +306,8 @@ def synthetic_dataset(name: str) -> Optional[Dataset]:
                      f"{READS_PER_BATCH} reads x {HAPS_PER_BATCH} haplotypes, seed {seed}"),
         sha256=params_sha256("synthetic", base, params, seed),
         loader=lambda: generate_fixed(r, h, pairs, seed),
-        n_pairs=pairs, n_cells=pairs * r * h, params={**params, "seed": seed})
+        n_pairs=pairs, n_cells=pairs * r * h, params={**params, "seed": seed},
+        default_chunking="merged")
 
 
 def table_names() -> list[str]:
