@@ -162,3 +162,11 @@ def test_fetch_rejects_wrong_bytes(no_data, monkeypatch, tmp_path):
 def test_fetch_unknown_name(no_data):
     with pytest.raises(UnknownName, match="tiny"):
         D.fetch("gatk-java")
+
+
+@needs_data
+def test_bare_file_names_are_searched(with_data):
+    ds = D.resolve("gkl-pairhmm-testdata.txt")
+    assert ds.kind == "gatk" and Path(ds.path) == DATA / "gkl-pairhmm-testdata.txt"
+    with pytest.raises(UserError, match="also looked in"):
+        D.resolve("absent.in")

@@ -162,8 +162,12 @@ def resolve(name: str) -> Dataset:
             return ds
     if _looks_like_path(name):
         path = Path(name)
+        if not path.is_file() and path.name == name:      # a bare file name: search the folders
+            path = find_file(name) or path
         if not path.is_file():
-            raise UserError(f"dataset file '{name}' not found")
+            where = ", ".join(str(d) for d in search_dirs())
+            raise UserError(f"dataset file '{name}' not found (also looked in {where})"
+                            if path.name == name else f"dataset file '{name}' not found")
         return _file_dataset(path)
     raise UnknownName("dataset", name, [*REAL_SETS, *NAME_PATTERNS],
                       hint="; generated sets take an optional @PAIRS (e.g. @1e6) and :seed=S; "
