@@ -1,9 +1,11 @@
 """The regression gate: compare a candidate result file against a baseline.
 
 Runs are matched by (dataset, backend, chunking). A matched run fails when its median total time
-grew by more than ``max_slowdown`` percent, or when the candidate's status is ``mismatch`` or
-``error`` (a mismatch is always a failure, even without a baseline counterpart). Runs present in
-only one file are listed, not failed.
+grew by more than ``max_slowdown`` percent, or when the candidate's status is ``mismatch`` (always a failure, even
+without a baseline counterpart) or ``error`` (a failure unless the baseline run errored the same
+way already: a known-broken backend is listed, not failed again). Runs present in only one file
+are listed, not failed; so are runs unavailable in one of them (a GPU baseline checked on a CPU
+machine).
 """
 from __future__ import annotations
 
@@ -58,7 +60,10 @@ def compare(baseline: dict, candidate: dict, max_slowdown: float = 10.0) -> Comp
         ct = _total(c)
         bt = _total(b) if b else None
         change = (ct / bt - 1.0) * 100.0 if (ct and bt) else None
-        if c["status"] in FAILING_STATUSES:
+        if c["status"] == "error" and b is not None and b["status"] == "error":
+            out.rows.append(Row(key, bt, ct, None, "error (also in baseline)", False,
+                                c.get("reason", "")))
+        elif c["status"] in FAILING_STATUSES:
             out.rows.append(Row(key, bt, ct, change, c["status"], True, c.get("reason", "")))
         elif b is None:
             out.rows.append(Row(key, None, ct, None, "only-candidate", False))

@@ -73,6 +73,17 @@ def test_candidate_mismatch_or_error_fails(tmp_path):
     assert gate(tmp_path, cand) == 1
 
 
+def test_error_already_in_baseline_is_listed_not_failed(tmp_path):
+    base = copy.deepcopy(BASE)
+    base["runs"][1]["status"] = "error"
+    cand = copy.deepcopy(base)
+    comp = compare.compare(base, cand)
+    assert comp.exit_code == 0
+    assert any(r.verdict == "error (also in baseline)" for r in comp.rows)
+    cand["runs"][1]["status"] = "mismatch"   # a mismatch never passes
+    assert compare.compare(base, cand).exit_code == 1
+
+
 def test_runs_in_one_file_only_are_listed_not_failed(tmp_path):
     cand = document([run("10s", "cuda-a", 1.0), run("10s", "new", 3.0)])
     comp = compare.compare(BASE, cand)
