@@ -283,6 +283,9 @@ def main(argv: Optional[list] = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:
+        from .registry import WORKLOADS
+        if getattr(args, "workload", "pairhmm") not in WORKLOADS:
+            raise UserError(f"unknown workload '{args.workload}' (valid: {', '.join(WORKLOADS)})")
         return int(args.func(args) or 0)
     except UserError as exc:
         print(f"hmmbench: error: {exc}", file=sys.stderr)

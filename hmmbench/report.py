@@ -193,16 +193,21 @@ class RichProgress(Progress):
         self._task = self._p.add_task("starting", total=n_cells)
 
     def begin(self, dataset: str, backend: str) -> None:
-        self._label = f"{dataset} × {backend}"
+        from rich.markup import escape
+        self._label = escape(f"{dataset} × {backend}")  # the description is rendered as markup
         self._p.update(self._task, description=f"{self._label} (warm-up)")
 
     def repeat(self, n: int) -> None:
         self._p.update(self._task, description=f"{self._label} (repeat {n})")
 
     def end(self, record: RunRecord) -> None:
-        style = STATUS_STYLE.get(record.status, "")
-        self._p.console.print(f"{record.dataset} × {record.backend}: [{style}]{record.status}"
-                              f"[/{style}]" if style else record.status, highlight=False)
+        from rich.text import Text
+        # Text, not markup: dataset names may be paths with brackets.
+        line = Text(f"{record.dataset} × {record.backend}: ")
+        line.append(record.status, style=STATUS_STYLE.get(record.status, ""))
+        if record.reason and record.status != "ok":
+            line.append(f" ({record.reason})", style="dim")
+        self._p.console.print(line, highlight=False)
         self._p.advance(self._task)
 
     def stop(self) -> None:

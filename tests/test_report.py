@@ -75,3 +75,16 @@ def test_plain_progress_line():
     lines = buf.getvalue().splitlines()
     assert lines[0].startswith("[1/2] 10s cuda-fast: ok total 7 ms x5")
     assert lines[1] == "[2/2] 10s opencl-x: unavailable (no driver)"
+
+
+def test_rich_progress_runs_without_a_terminal():
+    buf = io.StringIO()
+    p = report.RichProgress(Console(file=buf, width=120, force_terminal=True))
+    p.start(1)
+    p.begin("[weird].in", "cuda-x")
+    p.repeat(2)
+    p.end(record("cuda-x", status="error", reason="boom [x]"))
+    p.stop()
+    text = buf.getvalue()
+    assert "[weird].in × cuda-x (warm-up)" in text       # brackets are not markup
+    assert "10s × cuda-x: " in text and "boom [x]" in text
