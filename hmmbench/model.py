@@ -40,8 +40,16 @@ def encode_bases(seq: bytes) -> np.ndarray:
     return _BASE_CODE[np.frombuffer(seq, dtype=np.uint8)]
 
 
+#: 10^(-q/10) for every byte value: a table lookup is ~10x faster than the power function and
+#: gives the same bits.
+_PHRED_ERROR = 10.0 ** (-np.arange(256, dtype=np.float64) / 10.0)
+
+
 def phred_to_error(q: np.ndarray) -> np.ndarray:
-    return 10.0 ** (-np.asarray(q, dtype=np.float64) / 10.0)
+    q = np.asarray(q)
+    if q.dtype == np.uint8:
+        return _PHRED_ERROR[q]
+    return 10.0 ** (-q.astype(np.float64) / 10.0)
 
 
 @dataclass(frozen=True)
