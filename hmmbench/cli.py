@@ -109,7 +109,7 @@ def _run_config(args):
         raise UserError("--repeat must be at least 1")
     if args.max_time <= 0:
         raise UserError("--max-time must be positive")
-    return RunConfig(chunking=args.chunking, repeat=args.repeat, max_time=args.max_time,
+    return RunConfig(chunking=",".join(args.chunking) or "original", repeat=args.repeat, max_time=args.max_time,
                      tolerance=args.tolerance, sample_pairs=args.sample_pairs,
                      use_cache=not args.no_cache)
 
@@ -229,9 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="dataset name or file (repeatable; default: the default run set)")
     sp.add_argument("--backend", "-b", action="append", default=[],
                     help="backend name or glob such as 'cuda-*' (repeatable; default: all)")
-    sp.add_argument("--chunking", default="original",
+    sp.add_argument("--chunking", action="append", default=[],
                     help="original (a launch per batch), merged, or merged:N (about N pairs "
-                         "per launch); default: original")
+                         "per launch); repeatable (an axis of the benchmark); default: original")
     sp.add_argument("--repeat", type=int, default=None,
                     help="timed repeats (default: until stable or --max-time)")
     sp.add_argument("--max-time", type=float, default=10.0,

@@ -171,7 +171,8 @@ class PlainProgress(Progress):
         extra = f" total {fmt_seconds(tm)} x{record.repeats}" if tm is not None else ""
         gc = f" {record.gcups_kernel:.3g} GCUPS(kernel)" if record.gcups_kernel else ""
         why = f" ({record.reason})" if record.reason and record.status != "ok" else ""
-        print(f"[{self.n}/{self.total}] {record.dataset} {record.backend}: {record.status}"
+        print(f"[{self.n}/{self.total}] {record.dataset} [{record.chunking}] {record.backend}: "
+              f"{record.status}"
               f"{extra}{gc}{why}", file=self.stream, flush=True)
 
 

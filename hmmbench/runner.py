@@ -4,7 +4,7 @@ Like nvbench, measuring is kept apart from printing: :func:`run_benchmark` retur
 (:class:`RunRecord` objects); :mod:`hmmbench.report` renders them and :mod:`hmmbench.results`
 stores them.
 
-Axes: dataset x backend, with one chunking mode (how the pairs are cut into launches).
+Axes: dataset x chunking mode (how the pairs are cut into launches) x backend.
 
 One *pass* runs the backend over every launch of the dataset once. The first pass is an untimed
 warm-up whose results are cross-checked against the float64 reference (the ``numpy`` backend,
@@ -49,7 +49,7 @@ TIMING_KEYS = STAGES + ("total",)
 
 @dataclass
 class RunConfig:
-    chunking: str = "original"
+    chunking: str = "original"           # one mode, or several comma-separated (an axis)
     repeat: Optional[int] = None          # fixed number of timed passes (None: until stable)
     max_time: float = 10.0                # seconds of timed passes per dataset x backend cell
     min_repeats: int = 3
@@ -559,23 +559,29 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
                   refs: Optional[ReferenceStore] = None) -> Benchmark:
     progress = progress or Progress()
     launches_fn = launches_fn or _default_launches
+    from dataclasses import replace
     from .model import empty_pairset
-    launches_fn(empty_pairset(), cfg.chunking)  # a bad chunking mode fails before any work
+    modes = chunking_modes(cfg.chunking)
+    for mode in modes:
+        launches_fn(empty_pairset(), mode)  # a bad chunking mode fails before any work
     refs = refs or ReferenceStore.for_config(cfg)
     records: list[RunRecord] = []
     ref_seconds: dict = {}
-    progress.start(len(datasets) * len(backends))
+    progress.start(len(datasets) * len(modes) * len(backends))
+    # The reference backend runs first so that its warm-up fills the reference cache.
+    order = sorted(backends, key=lambda b: b.name != cfg.reference)
     try:
         for ds in datasets:
             size = _dataset_size(ds)
-            # The reference backend runs first so that its warm-up fills the reference cache.
-            order = sorted(backends, key=lambda b: b.name != cfg.reference)
-            done = {}
-            for b in order:
-                progress.begin(ds.name, b.name)
-                done[id(b)] = run_cell(ds, b, cfg, refs, launches_fn, progress, size)
-                progress.end(done[id(b)])
-            records.extend(done[id(b)] for b in backends)
+            for mode in modes:
+                cell_cfg = replace(cfg, chunking=mode)
+                done = {}
+                for b in order:
+                    progress.begin(ds.name if len(modes) == 1 else f"{ds.name} [{mode}]",
+                                   b.name)
+                    done[id(b)] = run_cell(ds, b, cell_cfg, refs, launches_fn, progress, size)
+                    progress.end(done[id(b)])
+                records.extend(done[id(b)] for b in backends)
             hit = refs.lookup(ds.sha256, "full") if refs.available else None
             if hit is not None and hit[1] is not None:
                 ref_seconds[ds.sha256] = hit[1]
@@ -596,4 +602,10 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
             if r.backend not in d["backends"]:
                 d["backends"].append(r.backend)
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()}
-    return Benchmark(records, list(devices.values()), cfg.chunking, config)
+    return Benchmark(records, list(devices.values()), ",".join(modes), config)
+
+
+def chunking_modes(chunking: str) -> list:
+    """The chunking axis: one mode, or several separated by commas ("original,merged")."""
+    modes = [m.strip() for m in str(chunking).split(",") if m.strip()]
+    return list(dict.fromkeys(modes)) or ["original"]

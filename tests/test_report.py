@@ -73,8 +73,8 @@ def test_plain_progress_line():
     p.end(record("cuda-fast"))
     p.end(record("opencl-x", status="unavailable", reason="no driver"))
     lines = buf.getvalue().splitlines()
-    assert lines[0].startswith("[1/2] 10s cuda-fast: ok total 7 ms x5")
-    assert lines[1] == "[2/2] 10s opencl-x: unavailable (no driver)"
+    assert lines[0].startswith("[1/2] 10s [original] cuda-fast: ok total 7 ms x5")
+    assert lines[1] == "[2/2] 10s [original] opencl-x: unavailable (no driver)"
 
 
 def test_rich_progress_runs_without_a_terminal():

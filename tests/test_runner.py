@@ -171,3 +171,15 @@ def test_devices_listed(tmp_path):
     res = bench([toy_dataset()], [ToyBackend("good"), ToyBackend("absent", unavailable="x")],
                 tmp_path)
     assert res.devices == [{"api": "numpy", "name": "Toy CPU", "backends": ["good"]}]
+
+
+def test_chunking_axis(tmp_path):
+    ds = toy_dataset(n_batches=4)
+    res = bench([ds], [ToyBackend("numpy"), ToyBackend("good")], tmp_path,
+                chunking="original,merged")
+    assert [(r.chunking, r.backend) for r in res.records] == [
+        ("original", "numpy"), ("original", "good"), ("merged", "numpy"), ("merged", "good")]
+    assert [r.launches for r in res.records] == [4, 4, 1, 1]
+    assert res.chunking == "original,merged"
+    # Speed-ups compare within one chunking mode.
+    assert all(r.speedup_basis == "measured" for r in res.records)
