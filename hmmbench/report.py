@@ -80,9 +80,9 @@ def run_table(key: tuple, runs: list):
         t.add_column(col, justify="right", no_wrap=True)
     t.add_column("GCUPS\nkernel", justify="right", no_wrap=True)
     t.add_column("GCUPS\ntotal", justify="right", no_wrap=True)
-    t.add_column("× ref", justify="right", no_wrap=True)
+    t.add_column("vs ref", justify="right", no_wrap=True)
     t.add_column("max err", justify="right", no_wrap=True)
-    t.add_column("fallb.", justify="right", no_wrap=True)
+    t.add_column("fallback", justify="right", no_wrap=True)
     t.add_column("reps", justify="right", no_wrap=True)
     t.add_column("status", no_wrap=True)
     for r in runs:
@@ -125,7 +125,7 @@ def notes(runs: list) -> list:
         if r.get("max_abs_err_expected") is not None:
             bits.append(f"max err vs the file's expected values {fmt_error(r['max_abs_err_expected'])}")
         if r.get("speedup_basis") == "reference_s":
-            bits.append("× ref* vs one cold pass of the reference")
+            bits.append("vs ref*: against one cold pass of the reference (it did not run here)")
         if bits:
             out.append((r["backend"], r["status"], "; ".join(bits)))
     return out
