@@ -205,3 +205,35 @@ def test_missing_dataset_and_failed_fetch_exit_2(tmp_path, monkeypatch, capsys):
     assert cli.main(["datasets", "fetch", "tiny"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("hmmbench: error: ")
+
+
+def _data_dir():
+    import os
+    for d in os.environ.get("HMMBENCH_DATA_PATH", "").split(os.pathsep) + [
+            str(REPO.parent / "shared" / "data" / "pairhmm")]:
+        if d and (Path(d) / "gkl-pairhmm-testdata.txt").is_file():
+            return d
+    pytest.skip("gkl-pairhmm-testdata.txt not found (set HMMBENCH_DATA_PATH)")
+
+
+def test_end_to_end_with_the_numpy_backends(tmp_path):
+    """python3 -m hmmbench run on a real file with the real reference backends."""
+    _needs_resolver()
+    import os
+    out = tmp_path / "r.json"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HMMBENCH_DATA_PATH": _data_dir(),
+           "HMMBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "hmmbench", "run", "--dataset", "gkl-testdata",
+                           "--backend", "numpy*", "--repeat", "1", "--json", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = results.load(out)
+    runs = {r["backend"]: r for r in doc["runs"]}
+    assert set(runs) == {"numpy", "numpy-f32"}
+    for r in runs.values():
+        assert r["status"] == "ok" and r["n_checked"] == r["pairs"] == 104
+        assert r["max_abs_err_expected"] < 1e-4     # vs the file's own expected values
+    assert runs["numpy"]["max_abs_err"] == 0.0
+    assert runs["numpy-f32"]["speedup_basis"] == "measured"
+    assert list((tmp_path / "cache" / "reference").glob("*.npy"))
+    assert "gkl-testdata" in proc.stdout
