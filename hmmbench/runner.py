@@ -544,6 +544,22 @@ def fill_speedups(records: list, reference: str = REFERENCE_BACKEND,
             r.speedup_basis = "reference_s"
 
 
+def flag_throttling(records: list) -> None:
+    """Across runs on one device: a run whose SM clock fell below 90 % of the highest clock seen
+    on that device in this benchmark is throttled too (a run that is slow throughout would not
+    show a drop within itself)."""
+    top: dict = {}
+    for r in records:
+        hi = r.info.get("sm_clock_mhz_max")
+        if hi is not None:
+            top[(r.api, r.device)] = max(top.get((r.api, r.device), 0.0), hi)
+    for r in records:
+        lo = r.info.get("sm_clock_mhz_min")
+        if lo is not None and lo < 0.9 * top[(r.api, r.device)]:
+            r.info["throttled"] = True
+            r.info["sm_clock_mhz_device_max"] = top[(r.api, r.device)]
+
+
 @dataclass
 class Benchmark:
     """What :func:`run_benchmark` measured: records plus the devices used."""
@@ -594,6 +610,7 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
         if refs.backend is not None and refs.backend not in backends:
             _safe(refs.backend.close, None)
     fill_speedups(records, cfg.reference, ref_seconds)
+    flag_throttling(records)
     devices: dict = {}
     for r in records:
         if r.status != "unavailable":

@@ -183,3 +183,12 @@ def test_chunking_axis(tmp_path):
     assert res.chunking == "original,merged"
     # Speed-ups compare within one chunking mode.
     assert all(r.speedup_basis == "measured" for r in res.records)
+
+
+def test_throttling_judged_against_the_device_maximum(tmp_path):
+    steady_fast = ToyBackend("fast", clocks=[[1980, 1980]])
+    steady_slow = ToyBackend("slow", clocks=[[1500, 1500]])
+    res = by_backend(bench([toy_dataset()], [steady_fast, steady_slow], tmp_path))
+    assert res["fast"].info["throttled"] is False
+    assert res["slow"].info["throttled"] is True
+    assert res["slow"].info["sm_clock_mhz_device_max"] == 1980
