@@ -102,6 +102,13 @@ def test_reference_cache_on_disk(tmp_path):
     rec2 = run_benchmark([ds], [ToyBackend("good")], cfg, launches_fn=launches_by_batch,
                          refs=ReferenceStore(ref2, None, cfg)).records[0]
     assert ref2.calls == 0 and rec2.reference_s is None and rec2.status == "ok"
+    # The reference backend under test fills the cache from its own warm-up pass.
+    cfg2 = RunConfig(cache_dir=tmp_path / "cache2", repeat=1)
+    store3 = ReferenceStore(toy_reference(), None, cfg2)
+    rec_ref = run_benchmark([ds], [ToyBackend("numpy")], cfg2, launches_fn=launches_by_batch,
+                            refs=store3).records[0]
+    assert store3.backend.calls == 0 and rec_ref.reference_s is not None
+    assert rec_ref.status == "ok" and rec_ref.n_checked == rec_ref.pairs
     # Without any reference, results are explicitly unchecked.
     rec3 = run_benchmark([ds], [ToyBackend("good")], cfg, launches_fn=launches_by_batch,
                          refs=ReferenceStore(None, "numpy missing", cfg)).records[0]
