@@ -177,11 +177,18 @@ def cmd_score(args) -> int:
 def cmd_report(args) -> int:
     from . import results
     from .report import plot_gcups, render
+    from .report import csv_text, markdown
     docs = [results.load(p) for p in args.results]
-    console = _console()
-    for path, doc in zip(args.results, docs):
-        console.print(f"[bold]{path}[/bold]")
-        render(doc, console)
+    if args.format == "markdown":
+        sys.stdout.write("\n".join(markdown(doc) for doc in docs))
+    elif args.format == "csv":
+        # One header for all files: the rows of every file, in order.
+        sys.stdout.write(csv_text([r for doc in docs for r in doc["runs"]]))
+    else:
+        console = _console()
+        for path, doc in zip(args.results, docs):
+            console.print(f"[bold]{path}[/bold]")
+            render(doc, console)
     if args.plot:
         plot_gcups([r for d in docs for r in d["runs"]], args.plot)
         print(f"plot: {args.plot}", file=sys.stderr)
@@ -260,6 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("report", help="re-render stored result files")
     sp.add_argument("results", nargs="+")
     sp.add_argument("--plot", metavar="PNG", help="also write a GCUPS bar chart (matplotlib)")
+    sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
+                    help="table (rich, default), markdown (for results/README.md) or csv")
     sp.set_defaults(func=cmd_report)
 
     sp = sub.add_parser("compare", help="regression gate: candidate vs baseline results")

@@ -66,37 +66,31 @@ def by_dataset(runs: Iterable[dict]) -> "OrderedDict[tuple, list]":
     return groups
 
 
-def run_table(key: tuple, runs: list):
-    """One rich Table: the backends that ran on one dataset (and chunking)."""
-    from rich.table import Table
-    from rich.text import Text
+#: Report columns: (header, right-aligned).
+COLUMNS = (("backend", False), ("prep", True), ("h2d", True), ("kernel", True), ("d2h", True),
+           ("total", True), ("GCUPS kernel", True), ("GCUPS total", True), ("vs ref", True),
+           ("max err", True), ("fallback", True), ("reps", True), ("status", False))
+
+
+def table_title(key: tuple, runs: list) -> str:
     dataset, chunking = key
     first = runs[0]
-    title = (f"{dataset}: {fmt_count(first.get('pairs'))} pairs, "
-             f"{fmt_count(first.get('cells'))} cells, chunking {chunking or '-'}")
-    t = Table(title=title, title_justify="left", header_style="bold")
-    t.add_column("backend", no_wrap=True)
-    for col in ("prep", "h2d", "kernel", "d2h", "total"):
-        t.add_column(col, justify="right", no_wrap=True)
-    t.add_column("GCUPS\nkernel", justify="right", no_wrap=True)
-    t.add_column("GCUPS\ntotal", justify="right", no_wrap=True)
-    t.add_column("vs ref", justify="right", no_wrap=True)
-    t.add_column("max err", justify="right", no_wrap=True)
-    t.add_column("fallback", justify="right", no_wrap=True)
-    t.add_column("reps", justify="right", no_wrap=True)
-    t.add_column("status", no_wrap=True)
-    for r in runs:
-        ran = bool(r.get("timing_s"))
-        tm = r.get("timing_s") or {}
-        total = fmt_seconds(tm.get("total")) if ran else "-"
-        if (r.get("info") or {}).get("throttled"):
-            total = f"{THROTTLE_MARK} {total}"
-        speed = r.get("speedup_vs_reference")
-        speed_s = fmt_number(speed) if speed is not None else "-"
-        if speed is not None and r.get("speedup_basis") == "reference_s":
-            speed_s += "*"
-        t.add_row(
-            r["backend"],
+    return (f"{dataset}: {fmt_count(first.get('pairs'))} pairs, "
+            f"{fmt_count(first.get('cells'))} cells, chunking {chunking or '-'}")
+
+
+def row_cells(r: dict) -> list:
+    """One run's cells, formatted, in COLUMNS order (shared by every output format)."""
+    ran = bool(r.get("timing_s"))
+    tm = r.get("timing_s") or {}
+    total = fmt_seconds(tm.get("total")) if ran else "-"
+    if (r.get("info") or {}).get("throttled"):
+        total = f"{THROTTLE_MARK} {total}"
+    speed = r.get("speedup_vs_reference")
+    speed_s = fmt_number(speed) if speed is not None else "-"
+    if speed is not None and r.get("speedup_basis") == "reference_s":
+        speed_s += "*"
+    return [r["backend"],
             *(fmt_seconds(tm.get(s)) if ran else "-" for s in ("prep", "h2d", "kernel", "d2h")),
             total,
             fmt_number(r.get("gcups_kernel")), fmt_number(r.get("gcups_total")),
@@ -104,9 +98,61 @@ def run_table(key: tuple, runs: list):
             fmt_error(r.get("max_abs_err")) if r.get("n_checked") else "-",
             str(r.get("n_fallback", 0)) if ran else "-",
             str(r.get("repeats", 0)) if ran else "-",
-            Text(r["status"], style=STATUS_STYLE.get(r["status"], "")),
-        )
+            r["status"]]
+
+
+def run_table(key: tuple, runs: list):
+    """One rich Table: the backends that ran on one dataset (and chunking)."""
+    from rich.table import Table
+    from rich.text import Text
+    t = Table(title=table_title(key, runs), title_justify="left", header_style="bold")
+    for header, right in COLUMNS:
+        t.add_column(header.replace("GCUPS ", "GCUPS\n"), justify="right" if right else "left",
+                     no_wrap=True)
+    for r in runs:
+        cells = row_cells(r)
+        t.add_row(*cells[:-1], Text(cells[-1], style=STATUS_STYLE.get(r["status"], "")))
     return t
+
+
+def markdown(doc_or_runs) -> str:
+    """The report as Markdown (for results/README.md): a header line, then a table and notes
+    per dataset and chunking."""
+    runs, doc = _runs_and_doc(doc_or_runs)
+    out = []
+    if doc is not None:
+        out.append(f"_{header_line(doc)}_\n")
+    for key, group in by_dataset(runs).items():
+        out.append(f"**{table_title(key, group)}**\n")
+        out.append("| " + " | ".join(h for h, _ in COLUMNS) + " |")
+        out.append("|" + "|".join("---:" if right else "---" for _, right in COLUMNS) + "|")
+        for r in group:
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in row_cells(r)) + " |")
+        for backend, status, text in notes(group):
+            out.append(f"- {backend} [{status}]: {text}")
+        out.append("")
+    return "\n".join(out)
+
+
+def csv_text(doc_or_runs) -> str:
+    """One row per run with raw numbers (seconds, GCUPS), for spreadsheets and plots."""
+    import csv
+    import io
+    runs, _ = _runs_and_doc(doc_or_runs)
+    fields = ["dataset", "chunking", "backend", "api", "family", "precision", "device", "pairs",
+              "cells", *(f"{s}_s" for s in ("prep", "h2d", "kernel", "d2h", "total")),
+              "gcups_kernel", "gcups_total", "speedup_vs_reference", "max_abs_err", "n_checked",
+              "n_over_tol", "n_fallback", "repeats", "throttled", "status", "reason"]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for r in runs:
+        row = {k: r.get(k) for k in fields if k in r}
+        for s in ("prep", "h2d", "kernel", "d2h", "total"):
+            row[f"{s}_s"] = (r.get("timing_s") or {}).get(s)
+        row["throttled"] = bool((r.get("info") or {}).get("throttled"))
+        w.writerow(row)
+    return buf.getvalue()
 
 
 def notes(runs: list) -> list:
@@ -131,21 +177,27 @@ def notes(runs: list) -> list:
     return out
 
 
+def _runs_and_doc(doc_or_runs) -> tuple:
+    if isinstance(doc_or_runs, dict):
+        return doc_or_runs["runs"], doc_or_runs
+    return [r.to_dict() if isinstance(r, RunRecord) else r for r in doc_or_runs], None
+
+
+def header_line(doc: dict) -> str:
+    host = doc.get("host", {})
+    devs = ", ".join(f"{d.get('api')}: {d.get('name')}" for d in doc.get("devices", []))
+    return (f"hmmbench {doc.get('hmmbench_version')} | {doc.get('created')} | "
+            f"host {host.get('cpu', '?')} | devices: {devs or '-'}")
+
+
 def render(doc_or_runs, console=None, show_header: bool = True) -> None:
     """Print result tables (a result document, or a list of run dicts / RunRecords)."""
     from rich.console import Console
     from rich.text import Text
     console = console or Console()
-    if isinstance(doc_or_runs, dict):
-        runs, doc = doc_or_runs["runs"], doc_or_runs
-    else:
-        runs = [r.to_dict() if isinstance(r, RunRecord) else r for r in doc_or_runs]
-        doc = None
+    runs, doc = _runs_and_doc(doc_or_runs)
     if doc is not None and show_header:
-        host = doc.get("host", {})
-        devs = ", ".join(f"{d.get('api')}: {d.get('name')}" for d in doc.get("devices", []))
-        console.print(Text(f"hmmbench {doc.get('hmmbench_version')} | {doc.get('created')} | "
-                           f"host {host.get('cpu', '?')} | devices: {devs or '-'}", style="dim"))
+        console.print(Text(header_line(doc), style="dim"))
     for key, group in by_dataset(runs).items():
         console.print(run_table(key, group))
         for backend, status, text in notes(group):

@@ -88,3 +88,22 @@ def test_rich_progress_runs_without_a_terminal():
     text = buf.getvalue()
     assert "[weird].in × cuda-x (" in text       # brackets are not markup
     assert "10s × cuda-x: " in text and "boom [x]" in text
+
+
+def test_markdown_and_csv_share_the_table_cells():
+    runs = [record("cuda-fast", info={"throttled": True}),
+            record("opencl-x", status="unavailable", reason="no | driver")]
+    md = report.markdown(runs)
+    lines = md.splitlines()
+    assert lines[0] == "**10s: 3.55k pairs, 62.4M cells, chunking original**"
+    header = lines[2]
+    assert header.count("|") == len(report.COLUMNS) + 1
+    row = next(l for l in lines if l.startswith("| cuda-fast"))
+    assert f"{report.THROTTLE_MARK} 7 ms" in row and "| 12.5 |" in row
+    assert "- opencl-x [unavailable]: no | driver" in md
+    import csv
+    import io
+    rows = list(csv.DictReader(io.StringIO(report.csv_text(runs))))
+    assert rows[0]["backend"] == "cuda-fast" and float(rows[0]["kernel_s"]) == 5e-3
+    assert rows[0]["throttled"] == "True" and rows[1]["status"] == "unavailable"
+    assert rows[1]["total_s"] == ""
