@@ -145,7 +145,7 @@ def cmd_run(args) -> int:
 
 def cmd_score(args) -> int:
     from .registry import probe, select
-    from .results import atomic_write_text
+    from .results import atomic_open
     backends = select([args.backend], args.workload)
     if len(backends) != 1:
         raise UserError(f"--backend '{args.backend}' matches {len(backends)} backends; "
@@ -155,22 +155,25 @@ def cmd_score(args) -> int:
     if reason:
         raise UserError(f"backend '{backend.name}' is unavailable: {reason}")
     ds = _resolve_datasets([args.dataset])[0]
-    lines = []
+    fmt = f"%.{args.digits}f\n"
+    n = 0
     try:
-        for chunk in ds.chunks():
-            refusal = backend.refuse_reason(chunk)
-            if refusal:
-                raise UserError(f"backend '{backend.name}' refuses dataset '{ds.name}': {refusal}")
-            values = backend.run(chunk).log10
-            if len(values) != chunk.n_pairs:
-                raise RuntimeError(f"backend returned {len(values)} values for "
-                                   f"{chunk.n_pairs} pairs")
-            fmt = f"%.{args.digits}f"
-            lines.extend(fmt % v for v in values)
+        # Streamed chunk by chunk (lazy sets are larger than memory), renamed into place at the end.
+        with atomic_open(args.output) as out:
+            for chunk in ds.chunks():
+                refusal = backend.refuse_reason(chunk)
+                if refusal:
+                    raise UserError(f"backend '{backend.name}' refuses dataset '{ds.name}': "
+                                    f"{refusal}")
+                values = backend.run(chunk).log10
+                if len(values) != chunk.n_pairs:
+                    raise RuntimeError(f"backend returned {len(values)} values for "
+                                       f"{chunk.n_pairs} pairs")
+                out.writelines(fmt % v for v in values)
+                n += len(values)
     finally:
         backend.close()
-    atomic_write_text(args.output, "\n".join(lines) + ("\n" if lines else ""))
-    print(f"{len(lines)} scores: {args.output}", file=sys.stderr)
+    print(f"{n} scores: {args.output}", file=sys.stderr)
     return 0
 
 

@@ -13,6 +13,7 @@ import math
 import os
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -95,18 +96,26 @@ def default_path(now: Optional[_dt.datetime] = None, directory: Path = DEFAULT_D
     return directory / f"hmmbench-{now.strftime('%Y%m%dT%H%M%S')}Z.json"
 
 
-def atomic_write_text(path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file in the same directory + os.replace."""
+@contextmanager
+def atomic_open(path):
+    """A text file that appears at ``path`` only when the block ends without an exception
+    (a temp file in the same directory, then os.replace); nothing is left behind otherwise."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            yield fh
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_open`)."""
+    with atomic_open(path) as fh:
+        fh.write(text)
 
 
 def write(doc: dict, path) -> Path:

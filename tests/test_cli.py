@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 def fake_world(monkeypatch, tmp_path):
     """Toy backends in the registry, a toy dataset by name, a private reference cache."""
     backends = [toy_reference(), ToyBackend("good"), ToyBackend("wrong", offset=1.0),
-                ToyBackend("gone", unavailable="no toy device")]
+                ToyBackend("gone", unavailable="no toy device"),
+                ToyBackend("boom", raise_on_run="kernel exploded")]
     monkeypatch.setattr(registry, "discover", lambda workload="pairhmm": backends)
     monkeypatch.setattr(runner, "_default_launches", launches_by_batch)
     known = {"toy": toy_dataset()}
@@ -61,7 +62,7 @@ def test_run_default_path_and_globs(fake_world, tmp_path, capsys):
     files = list((tmp_path / "results" / "runs").glob("hmmbench-*Z.json"))
     assert len(files) == 1
     doc = results.load(files[0])
-    assert [r["backend"] for r in doc["runs"]] == ["good", "gone"]
+    assert [r["backend"] for r in doc["runs"]] == ["good", "gone"]   # not "boom"
 
 
 def test_json_to_stdout_is_pure_json(fake_world, capsys):
@@ -113,6 +114,9 @@ def test_score_errors_leave_no_file(fake_world, tmp_path, capsys):
     assert "no toy device" in capsys.readouterr().err
     assert cli.main(["score", "--dataset", "toy", "--backend", "*", "--output", str(out)]) == 2
     assert not out.exists()
+    with pytest.raises(RuntimeError, match="kernel exploded"):
+        cli.main(["score", "--dataset", "toy", "--backend", "boom", "--output", str(out)])
+    assert list(tmp_path.glob("*s.txt*")) == [] and not list(tmp_path.glob(".s.txt*"))
 
 
 def test_report_rerenders_and_bad_file(fake_world, tmp_path, capsys):
