@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import OrderedDict
-from typing import Iterable, Optional
+from typing import Iterable
 
 from .errors import UserError
 from .runner import Progress, RunRecord

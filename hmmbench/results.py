@@ -38,6 +38,7 @@ RUN_FIELDS = {
     "max_abs_err": (float, None), "n_checked": (int,), "n_over_tol": (int,),
     "n_fallback": (int,), "status": (str,), "reason": (str,), "info": (dict,),
 }
+#: unchecked: ran, but no reference was available to cross-check it.
 STATUSES = ("ok", "mismatch", "error", "unavailable", "unchecked")
 #: Float fields that may hold non-finite values.
 _FLOAT_FIELDS = ("max_abs_err", "max_abs_err_expected", "gcups_kernel", "gcups_total",

@@ -43,7 +43,6 @@ from .registry import probe
 REFERENCE_BACKEND = "numpy"
 #: Bump when the cache file layout (not the reference's maths) changes.
 CACHE_FORMAT = 1
-STATUSES = ("ok", "mismatch", "error", "unavailable", "unchecked")
 TIMING_KEYS = STAGES + ("total",)
 
 
