@@ -3,7 +3,8 @@
  * The read is swept in strips of TILE rows (TILE = 1 is the naive kernel); each strip walks the
  * haplotype column by column keeping its TILE rows in registers, and the strip boundary row
  * (M, I, D per column) lives in global scratch, interleaved by work-item so that neighbouring
- * work-items (SIMD lanes / warp threads) touch neighbouring addresses.
+ * work-items (SIMD lanes / warp threads) touch neighbouring addresses. The first strip reads row 0
+ * as constants and the last one stores nothing, as in the CUDA twin.
  *
  * Defines: TILE, USE_DOUBLE (see pairhmm_common.h) and
  *   INTERLEAVED  0: pairs in dataset order, each work-item reads its own read/haplotype from the
@@ -63,13 +64,11 @@ __kernel void inter_task(__global const uint *restrict read_codes,
 #define SCRATCH(j, f) scratch[((j) * 3 + (f)) * stride + gid]
 
     const real_t d0 = initial_deletion(n);
-    for (int j = 1; j <= loop_n; ++j) {
-        SCRATCH(j, 0) = 0;
-        SCRATCH(j, 1) = 0;
-        SCRATCH(j, 2) = d0;
-    }
     real_t sum = 0;
     for (int i0 = 0; i0 < loop_m; i0 += TILE) {
+        /* the first strip's row above is row 0 (constants, no scratch); the last strip's bottom
+           row is never read again (no store) */
+        const bool first = i0 == 0, last = i0 + TILE >= loop_m;
         row_model rows[TILE];
         real_t left_m[TILE], left_i[TILE], left_d[TILE];
 #pragma unroll
@@ -79,14 +78,30 @@ __kernel void inter_task(__global const uint *restrict read_codes,
             left_m[t] = 0; left_i[t] = 0; left_d[t] = 0;
         }
         /* column 0 of the row above: zero, except row 0's D (D[0][0] = C/n) */
-        real_t dg_m = 0, dg_i = 0, dg_d = (i0 == 0) ? d0 : (real_t)0;
+        real_t dg_m = 0, dg_i = 0, dg_d = first ? d0 : (real_t)0;
+        /* the row above is read one column ahead so that its load is in flight while the
+           current column is computed (the kernel is bound by these loads' latency otherwise) */
+        real_t next_m = 0, next_i = 0, next_d = d0;
+        if (!first && loop_n > 0) {
+            next_m = SCRATCH(1, 0); next_i = SCRATCH(1, 1); next_d = SCRATCH(1, 2);
+        }
+        uint next_base = loop_n > 0 ? HAP_BASE(0) : 0u;
         for (int j = 1; j <= loop_n; ++j) {
-            const real_t up_m = SCRATCH(j, 0), up_i = SCRATCH(j, 1), up_d = SCRATCH(j, 2);
-            tile_column(rows, HAP_BASE(j - 1), up_m, up_i, dg_m, dg_i, dg_d,
+            const real_t up_m = next_m, up_i = next_i, up_d = next_d;
+            const uint hap_base = next_base;
+            if (j < loop_n) {
+                next_base = HAP_BASE(j);
+                if (!first) {
+                    next_m = SCRATCH(j + 1, 0); next_i = SCRATCH(j + 1, 1); next_d = SCRATCH(j + 1, 2);
+                }
+            }
+            tile_column(rows, hap_base, up_m, up_i, dg_m, dg_i, dg_d,
                         left_m, left_i, left_d, i0, m, j <= n, &sum);
-            SCRATCH(j, 0) = left_m[TILE - 1];
-            SCRATCH(j, 1) = left_i[TILE - 1];
-            SCRATCH(j, 2) = left_d[TILE - 1];
+            if (!last) {
+                SCRATCH(j, 0) = left_m[TILE - 1];
+                SCRATCH(j, 1) = left_i[TILE - 1];
+                SCRATCH(j, 2) = left_d[TILE - 1];
+            }
             dg_m = up_m; dg_i = up_i; dg_d = up_d;
         }
     }
