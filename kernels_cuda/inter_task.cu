@@ -11,8 +11,10 @@
 // loads coalesce: read bases one byte per lane, probabilities one float per lane, haplotype bases
 // four per lane as char4).
 //
-// The row vectors are stored per group of 32 threads (warp), column-major: column j of lane l at
-// (group_col[g] + j) * 32 + l, so their loads and stores coalesce in both layouts.
+// The row vectors are stored per group of 32 threads (warp) in blocks of VEC columns: columns
+// kVEC..kVEC+VEC-1 of lane l are VEC consecutive floats at ((group_block[g] + k) * 32 + l) * VEC,
+// so one VEC-wide load per thread covers VEC columns and a warp's loads coalesce in both layouts.
+// The next block is loaded while the current one is computed.
 #include "pairhmm.cuh"
 
 #ifndef TILE
@@ -24,6 +26,41 @@
 #ifndef INTERLEAVED
 #define INTERLEAVED 0
 #endif
+#ifndef VEC
+#define VEC 1
+#endif
+#if VEC != 1 && VEC != 2 && VEC != 4
+#error "VEC must be 1, 2 or 4"
+#endif
+
+// VEC successive columns of one row vector, in registers.
+struct VecF {
+    float v[VEC];
+};
+
+__device__ __forceinline__ VecF load_vec(const float* p) {
+    VecF r;
+#if VEC == 4
+    const float4 t = *reinterpret_cast<const float4*>(p);
+    r.v[0] = t.x, r.v[1] = t.y, r.v[2] = t.z, r.v[3] = t.w;
+#elif VEC == 2
+    const float2 t = *reinterpret_cast<const float2*>(p);
+    r.v[0] = t.x, r.v[1] = t.y;
+#else
+    r.v[0] = *p;
+#endif
+    return r;
+}
+
+__device__ __forceinline__ void store_vec(float* p, const VecF& x) {
+#if VEC == 4
+    *reinterpret_cast<float4*>(p) = make_float4(x.v[0], x.v[1], x.v[2], x.v[3]);
+#elif VEC == 2
+    *reinterpret_cast<float2*>(p) = make_float2(x.v[0], x.v[1]);
+#else
+    *p = x.v[0];
+#endif
+}
 
 #if TILE < 1 || TILE > 8
 #error "TILE must be 1..8"
@@ -41,7 +78,7 @@ struct PairView {
     const float* probs;               // row i, field f at [i * NPROB + f]
     const unsigned char* hap;         // base j at [j]
 #endif
-    float* vm;  // row vectors: column j+1 at [j * 32]
+    float* vm;  // row vectors: column j+1 at [(j / VEC) * 32 * VEC + j % VEC]
     float* vi;
     float* vd;
 
@@ -70,28 +107,41 @@ __device__ __forceinline__ float strip(const PairView& pv, int i0, bool first, f
 #if INTERLEAVED
     unsigned hap_word = 0;
 #endif
-    // The row vectors are read one column ahead, so the load of column j+1 is in flight while
-    // column j is computed (the kernel is latency-bound on these loads otherwise).
-    Cell next_above = first ? top_row_cell(d0) : Cell{pv.vm[0], pv.vi[0], pv.vd[0]};
-    for (int j = 0; j < pv.n; ++j) {
+    const int n_blocks = (pv.n + VEC - 1) / VEC;
+    VecF next_m, next_i, next_d;
+    if (!first) next_m = load_vec(pv.vm), next_i = load_vec(pv.vi), next_d = load_vec(pv.vd);
+    for (int k = 0; k < n_blocks; ++k) {
+        const size_t at = (size_t)k * 32 * VEC;
+        const VecF up_m = next_m, up_i = next_i, up_d = next_d;
+        if (!first && k + 1 < n_blocks) {  // prefetch: in flight while this block computes
+            next_m = load_vec(pv.vm + at + 32 * VEC);
+            next_i = load_vec(pv.vi + at + 32 * VEC);
+            next_d = load_vec(pv.vd + at + 32 * VEC);
+        }
+        VecF out_m, out_i, out_d;
+#pragma unroll
+        for (int q = 0; q < VEC; ++q) {
+            const int j = k * VEC + q;
+            if (VEC > 1 && j >= pv.n) break;
 #if INTERLEAVED
-        if ((j & 3) == 0) hap_word = __ldg(pv.hap4 + (size_t)(j >> 2) * 32);
-        const unsigned hap_mask = base_mask((hap_word >> (8 * (j & 3))) & 0xFFu);
+            if ((j & 3) == 0) hap_word = __ldg(pv.hap4 + (size_t)(j >> 2) * 32);
+            const unsigned hap_mask = base_mask((hap_word >> (8 * (j & 3))) & 0xFFu);
 #else
-        const unsigned hap_mask = base_mask(__ldg(pv.hap + j));
+            const unsigned hap_mask = base_mask(__ldg(pv.hap + j));
 #endif
-        const size_t v = (size_t)j * 32;
-        const Cell above = next_above;
-        if (!first && j + 1 < pv.n)
-            next_above = Cell{pv.vm[v + 32], pv.vi[v + 32], pv.vd[v + 32]};
-        const Cell last = column_tile<ROWS>(rows, hap_mask, above_left, above, left);
-        above_left = above;
-        if (LAST) {
-            sum += last.m + last.i;
-        } else {
-            pv.vm[v] = last.m;
-            pv.vi[v] = last.i;
-            pv.vd[v] = last.d;
+            const Cell above = first ? top_row_cell(d0) : Cell{up_m.v[q], up_i.v[q], up_d.v[q]};
+            const Cell last = column_tile<ROWS>(rows, hap_mask, above_left, above, left);
+            above_left = above;
+            if (LAST) {
+                sum += last.m + last.i;
+            } else {
+                out_m.v[q] = last.m, out_i.v[q] = last.i, out_d.v[q] = last.d;
+            }
+        }
+        if (!LAST) {  // columns past n in the last block are scratch padding, never read
+            store_vec(pv.vm + at, out_m);
+            store_vec(pv.vi + at, out_i);
+            store_vec(pv.vd + at, out_d);
         }
     }
     return sum;
@@ -109,9 +159,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK) inter_task(
     const unsigned char* __restrict__ read_bases, const float* __restrict__ probs,
     const unsigned char* __restrict__ hap_bases,
 #endif
-    const long long* __restrict__ group_col, float* __restrict__ vec_m, float* __restrict__ vec_i,
+    const long long* __restrict__ group_block, float* __restrict__ vec_m, float* __restrict__ vec_i,
     float* __restrict__ vec_d, float* __restrict__ sums, int n_slots) {
-    const int p = blockIdx.x * BLOCK + threadIdx.x;
+    // BLOCK bounds the block size (registers); small launches use smaller blocks to reach more SMs.
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n_slots) return;
     const int lane = p & 31;
     const int g = p >> 5;
@@ -131,7 +182,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) inter_task(
     pv.probs = probs + pair_read[p] * NPROB;
     pv.hap = hap_bases + pair_hap[p];
 #endif
-    const size_t vbase = (size_t)group_col[g] * 32 + lane;
+    const size_t vbase = ((size_t)group_block[g] * 32 + lane) * VEC;
     pv.vm = vec_m + vbase;
     pv.vi = vec_i + vbase;
     pv.vd = vec_d + vbase;

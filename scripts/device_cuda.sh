@@ -3,7 +3,9 @@
 #
 #   source .device/env.sh && bash scripts/device_cuda.sh [PHASES] [BACKEND_GLOB] [PAIRS]
 #
-# PHASES: comma list of test, check, time, profile, runner (default test,check,time).
+# PHASES: comma list of test, check, time, sweep, profile, runner (default test,check,time).
+# sweep: kernel GCUPS of unregistered variants (inter-task vec/tile, block sizes, pairs per block)
+# on the 128x256 set and on 1m, to choose the registered parameters.
 # profile: SASS load/store counts and Nsight Compute sections (when ncu exists) for PROFILE_BACKENDS
 # (default cuda-inter-tile4,cuda-inter-tile8) on 100k pairs of 128x256. BACKEND_GLOB picks
 # backends (default 'cuda-*'). PAIRS: pairs of the 128x256 timing set (default 1000000).
@@ -29,7 +31,7 @@ case ",$PHASES," in *,test,*)
         -p no:cacheprovider 2>&1 | tee "$OUT/pytest.log" | tail -40 ;;
 esac
 
-case ",$PHASES," in *,check,*|*,time,*)
+case ",$PHASES," in *,check,*|*,time,*|*,sweep,*)
 python3 - "$PHASES" "$GLOB" "$PAIRS" "$OUT" <<'PY' 2>&1 | tee "$OUT/driver.log"
 """Full cross-check on tiny/10s/1m, then kernel-only GCUPS on the 128x256 set (medians)."""
 import fnmatch, json, os, sys, time
@@ -93,6 +95,47 @@ if "time" in phases:
         print(f"  {b.name:26s} {rec}")
         b.close()
 
+if "sweep" in phases:
+    from hmmbench.backends.cuda import InterTask, Wavefront
+    variants = [InterTask(t, False, vec=v, name=f"inter-t{t}-v{v}")
+                for t in (1, 2, 4, 6, 8) for v in (1, 2, 4)]
+    variants += [InterTask(t, True, vec=v, name=f"inter-t{t}-v{v}-sorted")
+                 for t in (1, 4, 8) for v in (1, 2, 4)]
+    variants += [Wavefront(f"intra-th{th}", "intra-task", threads=th) for th in (64, 128, 256)]
+    variants += [Wavefront(f"intra-th{th}-t2", "intra-task", threads=th, tile=2)
+                 for th in (32, 64, 128)]
+    variants += [Wavefront(f"warp-t{t}", "warp", threads=32, shuffle=True, pass_shared=True,
+                           tile=t) for t in (1, 2, 4)]
+    variants += [Wavefront(f"multiwarp-ppb{k}-t{t}", "multi-warp", threads=32, shuffle=True,
+                           pairs_per_block=k, tile=t) for k in (2, 4, 8) for t in (1, 2)]
+    big = generate_fixed(128, 256, n_pairs, 1)
+    real = load_block(data / "1m.in")
+    ref_real = forward_log10(real, "float64")
+    sample = np.random.default_rng(0).choice(big.n_pairs, min(500, big.n_pairs), replace=False)
+    ref_big = forward_log10(big.subset_pairs(sample), "float64")
+    results["sweep"] = {}
+    for b in variants:
+        try:
+            b.run(real)  # compile + warm up
+            ex = b.run(real)
+            err_real = float(np.abs(ex.log10 - ref_real).max())
+            k_real = ex.timing["kernel"]
+            ks = []
+            for _ in range(2):
+                ex = b.run(big); ks.append(ex.timing["kernel"])
+            err_big = float(np.abs(ex.log10[sample] - ref_big).max())
+            rec = {"gcups_128x256": big.cells / min(ks) / 1e9, "gcups_1m": real.cells / k_real / 1e9,
+                   "err_1m": err_real, "err_128x256": err_big, "prep_128x256": ex.timing["prep"],
+                   "registers": ex.info.get("registers"), "block": ex.info.get("block"),
+                   "params": b.params}
+        except Exception as exc:  # noqa: BLE001
+            rec = {"error": f"{type(exc).__name__}: {exc}"}
+        results["sweep"][b.name] = rec
+        print(f"  sweep {b.name:24s} " + ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.items()
+            if k != "params"))
+        b.close()
+
 (out / "cuda_driver.json").write_text(json.dumps(results, indent=1))
 print("\nsummary (GPU: %s)" % results["gpu"])
 print(f"{'backend':26s} {'10s err':>9s} {'1m err':>9s} {'1m fb':>5s} {'10s GCUPS':>9s} "
@@ -138,6 +181,7 @@ PY
 esac
 
 case ",$PHASES," in *,runner,*)
+    # The runner itself (default chunking: one launch per batch), on this script's backends.
     python3 -m hmmbench run --backend "$GLOB" --dataset tiny --dataset 10s --dataset 1m \
-        --chunking merged --repeat 3 --json "$OUT/runner_real.json" 2>&1 | tee "$OUT/runner.log" | tail -40 ;;
+        --repeat ${RUNNER_REPEAT:-2} --json "$OUT/runner_real.json" 2>&1 | tee "$OUT/runner.log" | tail -60 ;;
 esac

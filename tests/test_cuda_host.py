@@ -107,13 +107,14 @@ def test_interleaved_layout_round_trips(make):
                                       pairs.hap(pairs.pair_hap[p]))
 
 
-def test_inter_layout_sizes_row_vectors_per_warp_group():
+@pytest.mark.parametrize("vec", [1, 2, 4])
+def test_inter_layout_sizes_row_vectors_per_warp_group(vec):
     pairs = ragged_pairs()
-    b = cuda.InterTask(4, sorted_layout=False)
+    b = cuda.InterTask(4, sorted_layout=False, vec=vec)
     lay = b.layout(pairs)
-    gn = cuda.warp_groups(lay.arrays["pair_n"])
-    assert lay.scratch["vec_m"] == int((gn + 1).sum()) * 32 * 4
-    np.testing.assert_array_equal(np.diff(lay.arrays["group_col"]), gn[:-1] + 1)
+    blocks = -(-cuda.warp_groups(lay.arrays["pair_n"]) // vec) + 1
+    assert lay.scratch["vec_m"] == int(blocks.sum()) * 32 * vec * 4
+    np.testing.assert_array_equal(np.diff(lay.arrays["group_block"]), blocks[:-1])
 
 
 def test_wavefront_pass_buffers_only_for_long_reads():
