@@ -53,6 +53,7 @@ def _dataset_status(ds) -> str:
 
 
 def _catalog_table(catalog):
+    from rich.markup import escape
     from rich.table import Table
     from .report import fmt_count
     t = Table(title="datasets", title_justify="left")
@@ -64,13 +65,14 @@ def _catalog_table(catalog):
         style = {"found": "green", "missing": "yellow"}.get(status, "")
         where = f"[{style}]{status}[/{style}]" if style else status
         t.add_row(ds.name, ds.kind, fmt_count(ds.n_pairs), fmt_count(ds.n_cells), where,
-                  ds.description)
+                  escape(ds.description))
     return t
 
 
 # --- commands -------------------------------------------------------------------------------
 
 def cmd_list(args) -> int:
+    from rich.markup import escape
     from rich.table import Table
     from .hostinfo import module_devices
     from .registry import discover, probe
@@ -82,12 +84,12 @@ def cmd_list(args) -> int:
         reason = probe(b).reason
         limits = ", ".join(f"{k}={v}" for k, v in vars(b.limits).items() if v is not None)
         t.add_row(b.name, b.api, b.family, b.precision,
-                  "[green]yes[/green]" if reason is None else f"[yellow]no[/yellow]: {reason}",
+                  "[green]yes[/green]" if reason is None else f"[yellow]no[/yellow]: {escape(reason)}",
                   limits or "-")
     console.print(t)
     for mod, devs in module_devices(args.workload):
         if isinstance(devs, str):
-            console.print(f"[bold]{mod}[/bold] devices: [yellow]{devs}[/yellow]")
+            console.print(f"[bold]{mod}[/bold] devices: [yellow]{escape(devs)}[/yellow]")
             continue
         if not devs:
             console.print(f"[bold]{mod}[/bold] devices: none")
@@ -97,7 +99,7 @@ def cmd_list(args) -> int:
         for c in cols:
             dt.add_column(str(c))
         for d in devs:
-            dt.add_row(*(str(d.get(c, "")) for c in cols))
+            dt.add_row(*(escape(str(d.get(c, ""))) for c in cols))
         console.print(dt)
     console.print(_catalog_table(_datasets_module().catalog()))
     return 0
@@ -109,7 +111,7 @@ def _run_config(args):
         raise UserError("--repeat must be at least 1")
     if args.max_time <= 0:
         raise UserError("--max-time must be positive")
-    return RunConfig(chunking=",".join(args.chunking) or "original", repeat=args.repeat, max_time=args.max_time,
+    return RunConfig(chunking=",".join(args.chunking), repeat=args.repeat, max_time=args.max_time,
                      tolerance=args.tolerance, sample_pairs=args.sample_pairs,
                      use_cache=not args.no_cache)
 
@@ -241,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="backend name or glob such as 'cuda-*' (repeatable; default: all)")
     sp.add_argument("--chunking", action="append", default=[],
                     help="original (a launch per batch), merged, or merged:N (about N pairs "
-                         "per launch); repeatable (an axis of the benchmark); default: original")
+                         "per launch); repeatable (an axis of the benchmark); default: each dataset's own (original for real sets, merged for synthetic)")
     sp.add_argument("--repeat", type=int, default=None,
                     help="timed repeats (default: until stable or --max-time)")
     sp.add_argument("--max-time", type=float, default=10.0,

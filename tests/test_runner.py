@@ -199,3 +199,14 @@ def test_throttling_judged_against_the_device_maximum(tmp_path):
     assert res["fast"].info["throttled"] is False
     assert res["slow"].info["throttled"] is True
     assert res["slow"].info["sm_clock_mhz_device_max"] == 1980
+
+
+def test_dataset_default_chunking_used_unless_given(tmp_path):
+    own = toy_dataset("own-default", n_batches=4)
+    own.default_chunking = "merged"
+    plain = toy_dataset("plain", n_batches=4, seed=1)
+    res = bench([own, plain], [ToyBackend("good")], tmp_path, chunking="")
+    got = {(r.dataset, r.chunking): r.launches for r in res.records}
+    assert got == {("own-default", "merged"): 1, ("plain", "original"): 4}
+    forced = bench([own], [ToyBackend("good")], tmp_path, chunking="original")
+    assert [(r.chunking, r.launches) for r in forced.records] == [("original", 4)]
