@@ -74,7 +74,8 @@ __device__ __forceinline__ void setup_rows(Rows& R, RealQuad* tbl_lane, int row0
             gap = phred_to_prob(gq[pos]);
             gm = (real_t)1 - gap;
 #if SW_SCALED
-            A = ((real_t)1 - (mi + md)) / mi;
+            // GATK4 clamps M->M at 0 (only bites when ins + del error > 1).
+            A = ((real_t)1 - min((real_t)1, mi + md)) / mi;
             real_t s = 1, gm_next = 0;
             if (pos + 1 < m) {
                 s = phred_to_prob(iq[pos + 1]);
@@ -83,7 +84,7 @@ __device__ __forceinline__ void setup_rows(Rows& R, RealQuad* tbl_lane, int row0
             Cd = gm_next * md / s;
 #else
             const real_t s = 1;
-            A = (real_t)1 - (mi + md);
+            A = (real_t)1 - min((real_t)1, mi + md);
             Cd = md;
             mi_row = mi;
 #endif
@@ -120,7 +121,7 @@ __device__ __forceinline__ void setup_rows(Rows& R, RealQuad* tbl_lane, int row0
 }
 
 extern "C" __global__ void __launch_bounds__(SW_BLOCK)
-subwarp_forward(const SwItem* __restrict__ items, int n_items,
+subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __restrict__ n_items_ptr,
                 const unsigned char* __restrict__ read_bases,
                 const unsigned char* __restrict__ base_q, const unsigned char* __restrict__ ins_q,
                 const unsigned char* __restrict__ del_q, const unsigned char* __restrict__ gcp_q,
@@ -145,6 +146,8 @@ subwarp_forward(const SwItem* __restrict__ items, int n_items,
         + (long long)(blockIdx.x * SW_GROUPS + group) * scratch_stride;
 #endif
     Rows R;
+    // The float64 recompute reads its item count from the device (no host round trip).
+    if (n_items_ptr != nullptr) n_items = min(*n_items_ptr, n_items);
 
     // Grid-stride over items: one item (read x its haplotypes) per group at a time.
     for (int it = blockIdx.x * SW_GROUPS + group; it < n_items; it += gridDim.x * SW_GROUPS) {

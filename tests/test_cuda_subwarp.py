@@ -138,7 +138,8 @@ def emulate_pair(read, bq, iq, dq, gq, hap, tile: int, scaled: bool = True) -> f
         if i < m:
             s = (mi[i + 1] if i + 1 < m else 1.0) if scaled else 1.0
             gm_next = (gm[i + 1] if i + 1 < m else 0.0) if scaled else 1.0
-            A = (1 - (mi[i] + md[i])) / mi[i] if scaled else 1 - (mi[i] + md[i])
+            mm = 1 - min(1.0, mi[i] + md[i])  # GATK4 clamps M->M at 0
+            A = mm / mi[i] if scaled else mm
             Cd = gm_next * md[i] / s if scaled else md[i]
             match = (1 - e[i]) * s
             mism = match if read[i] == 4 else e[i] / 3 * s
@@ -249,3 +250,26 @@ def test_float32_underflows_are_recomputed_in_double_on_the_gpu():
     ps = pack([Batch([Read(read, q, q, q, b"+" * m)], [comp, read])])
     ex = _check(sw.backends()[0], ps)
     assert ex.n_fallback == 1
+
+
+def test_chunk_bounds_cover_every_batch_once_without_splitting_batches():
+    ps = ragged(seed=21, batches=40)
+    b = sw.SubwarpBackend("t", chunk_pairs=7)
+    bounds = b.chunk_bounds(ps)
+    assert bounds[0][0] == 0 and bounds[-1][1] == ps.n_batches
+    assert all(a[1] == c[0] and a[0] < a[1] for a, c in zip(bounds, bounds[1:]))
+    assert len(bounds) > 3
+    assert sw.SubwarpBackend("t").chunk_bounds(ps) == [(0, ps.n_batches)]
+
+
+@gpu
+def test_pipelined_chunks_give_the_same_results_as_one_chunk():
+    ps = ragged(seed=22, batches=30, max_read=200, max_hap=250)
+    one = sw.SubwarpBackend("one").run(ps)
+    many = sw.SubwarpBackend("many", chunk_pairs=9)
+    ex = many.run(ps)
+    assert ex.info["chunks"] > 3
+    assert np.array_equal(np.isnan(one.log10), np.isnan(ex.log10))
+    assert np.allclose(one.log10, ex.log10, rtol=0, atol=1e-12)
+    assert ex.n_fallback == one.n_fallback
+    _check(many, ps)

@@ -213,9 +213,11 @@ class SubwarpBackend(Backend):
 
     def __init__(self, name: str, bins: Sequence[tuple] = DEFAULT_BINS,
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
-                 scaled: bool = True, streams: bool = True, description: str = ""):
+                 scaled: bool = True, streams: bool = True, description: str = "",
+                 chunk_pairs: int = 1 << 19):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
-                         emis_table=emis_table, scaled=scaled, streams=streams)
+                         emis_table=emis_table, scaled=scaled, streams=streams,
+                         chunk_pairs=chunk_pairs)
         self.name = name
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
@@ -225,6 +227,8 @@ class SubwarpBackend(Backend):
         self._streams_on = streams
         self._buffers = None
         self._streams: list = []
+        self._pinned_bufs: dict = {}
+        self.chunk_pairs = chunk_pairs
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
 
@@ -275,24 +279,49 @@ class SubwarpBackend(Backend):
             self._streams.append(drv.Stream())
         return self._streams[:n]
 
-    def _launch(self, b: Bin, double: bool, items_dev, n_items: int, dev: dict, out_dev,
-                fb_count_dev, fb_items_dev, fb_capacity: int, stream, max_hap_words: int):
+    def _launch(self, b: Bin, double: bool, items_ptr, n_items: int, count_ptr, dev: dict,
+                out_dev, fb_count_ptr, fb_items_ptr, fb_capacity: int, stream,
+                max_hap_words: int):
+        """One bin's kernel; with ``count_ptr`` the item count is read on the device (at most
+        ``n_items``) and the grid is a fixed grid-stride one."""
         fn, smem = self.kernel(b, double)
         groups = THREADS_PER_BLOCK // b.p
-        blocks = -(-n_items // groups)
+        sms = glue.device_attributes()["sm_count"]
+        blocks = sms * 4 if count_ptr else -(-n_items // groups)
         scratch, stride = np.uintp(0), 0
         if b.multi_tile:
             # Grid-stride: a bounded grid, one boundary-row scratch per resident group.
-            blocks = min(blocks, glue.device_attributes()["sm_count"] * 16)
+            blocks = min(blocks, sms * 16)
             stride = max_hap_words * 4 + MAX_P
             quad = 32 if double else 16
             scratch = self._bufs().get("scratch_d" if double else "scratch",
                                        blocks * groups * stride * quad)
-        fn(items_dev, np.int32(n_items), dev["read_bases"], dev["base_qual"], dev["ins_qual"],
-           dev["del_qual"], dev["gcp_qual"], dev["read_start"], dev["read_len"], dev["hap_words"],
-           dev["hap_word0"], dev["hap_len"], out_dev, fb_count_dev, fb_items_dev,
-           np.int32(fb_capacity), scratch, np.int32(stride),
+        fn(items_ptr, np.int32(n_items), count_ptr or np.uintp(0), dev["read_bases"],
+           dev["base_qual"], dev["ins_qual"], dev["del_qual"], dev["gcp_qual"], dev["read_start"],
+           dev["read_len"], dev["hap_words"], dev["hap_word0"], dev["hap_len"], out_dev,
+           fb_count_ptr, fb_items_ptr, np.int32(fb_capacity), scratch, np.int32(stride),
            block=(THREADS_PER_BLOCK, 1, 1), grid=(max(blocks, 1), 1), shared=smem, stream=stream)
+
+    def _pinned(self, key: str, array: np.ndarray) -> np.ndarray:
+        """``array`` copied into a grow-only page-locked staging buffer (async H2D needs it)."""
+        drv = glue.driver()
+        have = self._pinned_bufs.get(key)
+        if have is None or have.nbytes < array.nbytes:
+            have = drv.pagelocked_empty(max(array.nbytes, 1 << 16), np.uint8)
+            self._pinned_bufs[key] = have
+        view = have[:array.nbytes].view(array.dtype)
+        np.copyto(view, array.reshape(-1))
+        return view
+
+    def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
+        """Batch ranges of about ``chunk_pairs`` pairs each (batches never split)."""
+        if pairs.n_pairs <= self.chunk_pairs:
+            return [(0, pairs.n_batches)]
+        targets = np.arange(self.chunk_pairs, pairs.n_pairs, self.chunk_pairs)
+        cuts = np.unique(np.searchsorted(pairs.batch_pairs, targets, side="left"))
+        cuts = cuts[(cuts > 0) & (cuts < pairs.n_batches)]
+        edges = [0, *cuts.tolist(), pairs.n_batches]
+        return list(zip(edges[:-1], edges[1:]))
 
     def run(self, pairs: PairSet) -> Execution:
         reason = self.refuse_reason(pairs)
@@ -304,90 +333,114 @@ class SubwarpBackend(Backend):
         if pairs.n_pairs == 0:
             return Execution(np.zeros(0), timing, 0, info)
         bins = self.bins_for(pairs)
+        double_bin = Bin(1, 1 << 30, *DOUBLE_CONFIG, multi_tile=True)
         for b in bins:  # compile outside the timed stages (cached after the first run)
             self.kernel(b)
-        self.kernel(Bin(1, 1 << 30, *DOUBLE_CONFIG, multi_tile=True), double=True)
+        self.kernel(double_bin, double=True)
 
-        t0 = time.perf_counter()
-        lay = host_layout(pairs, bins)
-        host = {"read_bases": pairs.read_bases, "base_qual": pairs.base_qual,
-                "ins_qual": pairs.ins_qual, "del_qual": pairs.del_qual,
-                "gcp_qual": pairs.gcp_qual, "read_start": lay.read_start,
-                "read_len": lay.read_len, "hap_words": lay.hap_words,
-                "hap_word0": lay.hap_word0, "hap_len": pairs.hap_lengths.astype(np.int32),
-                "items": lay.items}
-        host = {k: np.ascontiguousarray(v) for k, v in host.items()}
-        timing["prep"] = time.perf_counter() - t0
-
+        if pairs.n_pairs >= 2**31 - 1:
+            raise ValueError("cuda-subwarp indexes pairs with int32: split the input")
+        bounds = self.chunk_bounds(pairs)
+        n_chunks = len(bounds)
         bufs = self._bufs()
-        main = self._stream_pool(1)[0]
-        ev = {k: drv.Event() for k in ("h2d0", "h2d1", "k1", "d2h0", "d2h1")}
-        fb_capacity = int(min(pairs.n_pairs, 1 << 20))
-        ev["h2d0"].record(main)
-        dev = {}
-        for k, v in host.items():
-            dev[k] = bufs.get(k, v.nbytes)
-            if v.nbytes:
-                drv.memcpy_htod_async(dev[k], v, main)
+        streams = self._stream_pool(2 + len(bins))
+        main, copy = streams[0], streams[1]
+        bin_streams = streams[2:] if self._streams_on else [main] * len(bins)
         out_dev = bufs.get("out", pairs.n_pairs * 8)
-        fb_count_dev = bufs.get("fb_count", 4)
-        fb_items_dev = bufs.get("fb_items", fb_capacity * 16)
-        drv.memset_d32_async(fb_count_dev, 0, 1, main)
-        ev["h2d1"].record(main)
-
-        # Bins on separate streams, all waiting for the upload, joined back into `main`.
-        streams = (self._stream_pool(1 + len(lay.bin_ranges))[1:] if self._streams_on
-                   else [main] * len(lay.bin_ranges))
-        done = []
-        for (b, lo, hi), s in zip(lay.bin_ranges, streams):
-            s.wait_for_event(ev["h2d1"])
-            self._launch(b, False, np.uintp(int(dev["items"]) + lo * 16), hi - lo, dev, out_dev,
-                         fb_count_dev, fb_items_dev, fb_capacity, s, lay.max_hap_words)
-            e = drv.Event()
-            e.record(s)
-            done.append(e)
-        for e in done:
-            main.wait_for_event(e)
-        fb_count = np.zeros(1, np.int32)
-        drv.memcpy_dtoh_async(fb_count, fb_count_dev, main)
-        main.synchronize()
-        n_fb = int(fb_count[0])
-        if 0 < n_fb <= fb_capacity:
-            self._launch(Bin(1, 1 << 30, *DOUBLE_CONFIG, multi_tile=True), True, fb_items_dev,
-                         n_fb, dev, out_dev, fb_count_dev, fb_items_dev, 0, main,
-                         lay.max_hap_words)
-        ev["k1"].record(main)
+        fb_counts_dev = bufs.get("fb_counts", n_chunks * 4)
+        drv.memset_d32_async(fb_counts_dev, 0, n_chunks, main)
+        start = drv.Event()
+        start.record(main)
+        copy.wait_for_event(start)
+        h2d_spans, kernel_spans, kernels_done, staged_done = [], [], [], []
+        bin_counts: Counter = Counter()
+        for c, (b0, b1) in enumerate(bounds):
+            slot = c % 2
+            sub = pairs if n_chunks == 1 else pairs.select_batches(b0, b1)
+            p0 = int(pairs.batch_pairs[b0])
+            t0 = time.perf_counter()
+            lay = host_layout(sub, bins)
+            if p0:
+                lay.items[:, 3] += p0
+            host = {"read_bases": sub.read_bases, "base_qual": sub.base_qual,
+                    "ins_qual": sub.ins_qual, "del_qual": sub.del_qual,
+                    "gcp_qual": sub.gcp_qual, "read_start": lay.read_start,
+                    "read_len": lay.read_len, "hap_words": lay.hap_words,
+                    "hap_word0": lay.hap_word0, "hap_len": sub.hap_lengths.astype(np.int32),
+                    "items": lay.items}
+            if c >= 2:  # this slot's pinned buffers are free once its last upload finished
+                staged_done[c - 2].synchronize()
+            staged = {k: self._pinned(f"{k}{slot}", np.ascontiguousarray(v))
+                      for k, v in host.items()}
+            timing["prep"] += time.perf_counter() - t0
+            fb_capacity = int(min(sub.n_pairs, 1 << 20))
+            if c >= 2:  # device slot free once chunk c-2's kernels are done
+                copy.wait_for_event(kernels_done[c - 2])
+            e0, e1 = drv.Event(), drv.Event()
+            e0.record(copy)
+            dev = {}
+            for k, v in staged.items():
+                dev[k] = bufs.get(f"{k}{slot}", v.nbytes)
+                if v.nbytes:
+                    drv.memcpy_htod_async(dev[k], v, copy)
+            e1.record(copy)
+            staged_done.append(e1)
+            h2d_spans.append((e0, e1))
+            fb_items_dev = bufs.get(f"fb_items{slot}", fb_capacity * 16)
+            fb_count_ptr = np.uintp(int(fb_counts_dev) + 4 * c)
+            # Bins on separate streams after the upload, joined into `main` for the recompute.
+            joins = []
+            for b, lo, hi in lay.bin_ranges:
+                # A bin keeps its stream across chunks: launches sharing the multi-tile
+                # scratch never overlap.
+                s = bin_streams[bins.index(b)]
+                s.wait_for_event(e1)
+                self._launch(b, False, np.uintp(int(dev["items"]) + lo * 16), hi - lo, None,
+                             dev, out_dev, fb_count_ptr, fb_items_dev, fb_capacity, s,
+                             lay.max_hap_words)
+                ev = drv.Event()
+                ev.record(s)
+                joins.append(ev)
+                bin_counts[b.label] += hi - lo
+            main.wait_for_event(e1)
+            for ev in joins:
+                main.wait_for_event(ev)
+            # float64 recompute of this chunk's underflows, count read on the device.
+            self._launch(double_bin, True, fb_items_dev, fb_capacity, fb_count_ptr, dev,
+                         out_dev, np.uintp(0), np.uintp(0), 0, main, lay.max_hap_words)
+            k1 = drv.Event()
+            k1.record(main)
+            kernels_done.append(k1)
+            kernel_spans.append((e1, k1))
         out = np.empty(pairs.n_pairs, np.float64)
-        ev["d2h0"].record(main)
+        counts = np.zeros(n_chunks, np.int32)
+        d0, d1 = drv.Event(), drv.Event()
+        d0.record(main)
         drv.memcpy_dtoh_async(out, out_dev, main)
-        ev["d2h1"].record(main)
-        ev["d2h1"].synchronize()
-        if n_fb > fb_capacity:  # queue overflow (pathological input): recompute on the host side
-            out = self._overflow_fallback(pairs, out, dev, lay)
-        timing["h2d"] = ev["h2d1"].time_since(ev["h2d0"]) / 1e3
-        timing["kernel"] = ev["k1"].time_since(ev["h2d1"]) / 1e3
-        timing["d2h"] = ev["d2h1"].time_since(ev["d2h0"]) / 1e3
+        drv.memcpy_dtoh_async(counts, fb_counts_dev, main)
+        d1.record(main)
+        d1.synchronize()
+        n_fb = int(counts.sum())
+        caps = [min(int(pairs.batch_pairs[b1] - pairs.batch_pairs[b0]), 1 << 20)
+                for b0, b1 in bounds]
+        if any(int(n) > cap for n, cap in zip(counts, caps)):
+            out = self._overflow_fallback(pairs, out)
+        timing["h2d"] = sum(b.time_since(a) for a, b in h2d_spans) / 1e3
+        timing["kernel"] = sum(b.time_since(a) for a, b in kernel_spans) / 1e3
+        timing["d2h"] = d1.time_since(d0) / 1e3
+        info["gpu_span_s"] = d1.time_since(start) / 1e3
+        info["chunks"] = n_chunks
         info["sm_clock_mhz"].append(glue.sm_clock_mhz())
-        info["bins"] = {b.label: hi - lo for b, lo, hi in lay.bin_ranges}
+        info["bins"] = dict(bin_counts)
         return Execution(out, timing, n_fb, info)
 
-    def _overflow_fallback(self, pairs, out, dev, lay):
-        """More underflows than the device queue holds: recompute the NaN-marked pairs in double."""
-        drv = glue.driver()
+    @staticmethod
+    def _overflow_fallback(pairs: PairSet, out: np.ndarray) -> np.ndarray:
+        """More underflows than a chunk's device queue holds (pathological input): the pairs
+        left NaN are recomputed in float64 by the CPU reference."""
+        from cpu_reference import forward_log10
         idx = np.flatnonzero(np.isnan(out))
-        items = np.empty((len(idx), 4), np.int32)
-        items[:, 0] = pairs.pair_read[idx]
-        items[:, 1] = pairs.pair_hap[idx]
-        items[:, 2] = 1
-        items[:, 3] = idx
-        bufs = self._bufs()
-        items_dev = bufs.upload("overflow_items", items)
-        out_dev = bufs.get("out", pairs.n_pairs * 8)
-        self._launch(Bin(1, 1 << 30, *DOUBLE_CONFIG, multi_tile=True), True, items_dev,
-                     len(idx), dev, out_dev, dev["items"], dev["items"], 0, None,
-                     lay.max_hap_words)
-        drv.Context.synchronize()
-        drv.memcpy_dtoh(out, out_dev)
+        out[idx] = forward_log10(pairs.subset_pairs(idx), "float64")
         return out
 
     def close(self) -> None:
@@ -395,6 +448,7 @@ class SubwarpBackend(Backend):
             self._buffers.free()
             self._buffers = None
         self._streams = []
+        self._pinned_bufs = {}
 
 
 def backends() -> list[Backend]:
