@@ -14,11 +14,32 @@
  *                   haplotype (uniform control flow), each lane counting only its own row m and
  *                   columns j <= n (cells past a lane's lengths never reach those).
  *   LANES        work-group size of the interleaved layout.
+ *   VEC          scratch columns moved per load/store (1, 2, 4): column j of work-item w sits in
+ *                block (j - 1) / VEC, so one VEC-wide access per work-item covers VEC columns
+ *                (fewer, wider memory operations on GPUs); the next block is loaded while the
+ *                current one is computed.
  */
 #include "pairhmm_common.h"
 
 #ifndef INTERLEAVED
 #define INTERLEAVED 0
+#endif
+#ifndef VEC
+#define VEC 1
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#if VEC == 1
+typedef real_t vec_t;
+#define VEC_SPLIT(v, a) ((a)[0] = (v))
+#define VEC_JOIN(a) ((a)[0])
+#elif VEC == 2 || VEC == 4
+typedef CAT(REAL_TYPE, VEC) vec_t;
+#define VEC_SPLIT(v, a) CAT(vstore, VEC)((v), 0, (a))
+#define VEC_JOIN(a) CAT(vload, VEC)(0, (a))
+#else
+#error "VEC must be 1, 2 or 4"
 #endif
 
 /* Layout arguments:
@@ -36,7 +57,7 @@ __kernel void inter_task(__global const uint *restrict read_codes,
                          __global const int *restrict group_m,
                          __global const int *restrict group_n,
                          __global const real_t *restrict err,
-                         __global real_t *restrict scratch,
+                         __global vec_t *restrict scratch,
                          __global real_t *restrict sums,
                          const int n_items)
 {
@@ -61,7 +82,8 @@ __kernel void inter_task(__global const uint *restrict read_codes,
 #define READ_CODE(i) reads[i]
 #define HAP_BASE(j) haps[j]
 #endif
-#define SCRATCH(j, f) scratch[((j) * 3 + (f)) * stride + gid]
+/* field f (M, I, D) of column block k */
+#define SCRATCH(k, f) scratch[((k) * 3 + (f)) * stride + gid]
 
     const real_t d0 = initial_deletion(n);
     real_t sum = 0;
@@ -79,30 +101,42 @@ __kernel void inter_task(__global const uint *restrict read_codes,
         }
         /* column 0 of the row above: zero, except row 0's D (D[0][0] = C/n) */
         real_t dg_m = 0, dg_i = 0, dg_d = first ? d0 : (real_t)0;
-        /* the row above is read one column ahead so that its load is in flight while the
-           current column is computed (the kernel is bound by these loads' latency otherwise) */
-        real_t next_m = 0, next_i = 0, next_d = d0;
-        if (!first && loop_n > 0) {
-            next_m = SCRATCH(1, 0); next_i = SCRATCH(1, 1); next_d = SCRATCH(1, 2);
+        /* the row above is read one block ahead so that its load is in flight while the
+           current block is computed (the kernel is bound by these loads' latency otherwise) */
+        const int n_blocks = (loop_n + VEC - 1) / VEC;
+        vec_t next_m = 0, next_i = 0, next_d = 0;
+        if (!first && n_blocks > 0) {
+            next_m = SCRATCH(0, 0); next_i = SCRATCH(0, 1); next_d = SCRATCH(0, 2);
         }
-        uint next_base = loop_n > 0 ? HAP_BASE(0) : 0u;
-        for (int j = 1; j <= loop_n; ++j) {
-            const real_t up_m = next_m, up_i = next_i, up_d = next_d;
-            const uint hap_base = next_base;
-            if (j < loop_n) {
-                next_base = HAP_BASE(j);
-                if (!first) {
-                    next_m = SCRATCH(j + 1, 0); next_i = SCRATCH(j + 1, 1); next_d = SCRATCH(j + 1, 2);
+        for (int k = 0; k < n_blocks; ++k) {
+            real_t up_m[VEC], up_i[VEC], up_d[VEC];
+            VEC_SPLIT(next_m, up_m); VEC_SPLIT(next_i, up_i); VEC_SPLIT(next_d, up_d);
+            if (!first && k + 1 < n_blocks) {
+                next_m = SCRATCH(k + 1, 0); next_i = SCRATCH(k + 1, 1); next_d = SCRATCH(k + 1, 2);
+            }
+            real_t out_m[VEC], out_i[VEC], out_d[VEC];
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) {
+                out_m[q] = 0; out_i[q] = 0; out_d[q] = 0;
+            }
+#pragma unroll
+            for (int q = 0; q < VEC; ++q) {
+                const int j = k * VEC + q + 1;
+                if (VEC > 1 && j > loop_n)
+                    break;  /* padding columns of the last block: stored, never read */
+                if (first) {  /* row 0 */
+                    up_m[q] = 0; up_i[q] = 0; up_d[q] = d0;
                 }
+                tile_column(rows, HAP_BASE(j - 1), up_m[q], up_i[q], dg_m, dg_i, dg_d,
+                            left_m, left_i, left_d, i0, m, j <= n, &sum);
+                out_m[q] = left_m[TILE - 1]; out_i[q] = left_i[TILE - 1]; out_d[q] = left_d[TILE - 1];
+                dg_m = up_m[q]; dg_i = up_i[q]; dg_d = up_d[q];
             }
-            tile_column(rows, hap_base, up_m, up_i, dg_m, dg_i, dg_d,
-                        left_m, left_i, left_d, i0, m, j <= n, &sum);
             if (!last) {
-                SCRATCH(j, 0) = left_m[TILE - 1];
-                SCRATCH(j, 1) = left_i[TILE - 1];
-                SCRATCH(j, 2) = left_d[TILE - 1];
+                SCRATCH(k, 0) = VEC_JOIN(out_m);
+                SCRATCH(k, 1) = VEC_JOIN(out_i);
+                SCRATCH(k, 2) = VEC_JOIN(out_d);
             }
-            dg_m = up_m; dg_i = up_i; dg_d = up_d;
         }
     }
     sums[gid] = sum;

@@ -19,12 +19,13 @@
 
 #if USE_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-typedef double real_t;
+#define REAL_TYPE double
 #define INIT_C 0x1p1020         /* GATK's double initial condition, 2^1020 */
 #else
-typedef float real_t;
+#define REAL_TYPE float
 #define INIT_C 0x1p120f         /* GKL's float initial condition, 2^120 */
 #endif
+typedef REAL_TYPE real_t;
 
 #define N_CODE 4u               /* N matches every base */
 

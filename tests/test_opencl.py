@@ -159,6 +159,21 @@ def test_family_edge_cases(edge, device, name):
 
 
 @needs_device
+@pytest.mark.parametrize("vec", [2, 4])
+@pytest.mark.parametrize("tile", [1, 2, 6])
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("device", DEVICES)
+def test_inter_task_gpu_settings_on_any_device(edge, real_sets, device, interleaved, tile, vec):
+    """The GPU's scratch blocking (VEC columns per access) and 32-wide groups, checked here too."""
+    b = opencl.InterTask("opencl-inter-test", tile=tile, interleaved=interleaved, local_size=32,
+                         vec=vec, device=device)
+    if b.unavailable_reason():
+        pytest.skip(b.unavailable_reason())
+    _check(b, *edge)
+    _check(b, *real_sets["tiny"])
+
+
+@needs_device
 @pytest.mark.parametrize("name", ["opencl-inter-tile4-sorted", "opencl-intra-naive", "opencl-warp"])
 @pytest.mark.parametrize("device", DEVICES)
 def test_float32_underflow_is_recomputed_and_counted(device, name):

@@ -41,6 +41,12 @@ ENV_DEVICE = "HMMBENCH_OPENCL_DEVICE"
 #: Where scripts/install_opencl_cpu.sh lists the ICDs it installed (beside the system's).
 VENDORS_SUBDIR = ("etc", "OpenCL", "hmmbench-vendors")
 INTER_TILES = (2, 4, 6, 8)
+#: GPU scratch columns per load/store for each inter-task tile (as the CUDA twins' INTER_VEC:
+#: wider accesses pay while registers last). CPUs use 1: there work-items are the SIMD lanes.
+INTER_VEC_GPU = {1: 4, 2: 4, 4: 2, 6: 1, 8: 1}
+#: GPU work-group size of the inter-task kernels; launches too small to give every compute unit
+#: two such groups use 32 (one warp) to reach more of them, as the CUDA twins do.
+INTER_GROUP_GPU, INTER_GROUP_SMALL = 128, 32
 #: Read-position padding of the interleaved layout: base N, every quality 40 (finite, tame values).
 PAD_CODE = N_CODE | (40 << 3) | (40 << 10) | (40 << 17) | (40 << 24)
 #: Values of the EXCHANGE define of wavefront.cl.
@@ -491,36 +497,47 @@ class InterTask(OpenCLBackend):
     source = "inter_task.cl"
 
     def __init__(self, name: str, *, tile: int, interleaved: bool, local_size: Optional[int] = None,
-                 device: Optional[str] = None):
+                 vec: Optional[int] = None, device: Optional[str] = None):
         super().__init__(name, "inter-task", device=device, tile=tile, sorted=interleaved)
-        self.tile, self.interleaved, self._local_size = tile, interleaved, local_size
+        self.tile, self.interleaved = tile, interleaved
+        self._local_size, self._vec = local_size, vec
 
     def device_params(self, kit: DeviceKit) -> dict:
-        return {"local_size": self.local_size(kit)}
+        return {"vec": self.vec(kit)}
 
-    def local_size(self, kit: DeviceKit) -> int:
+    def vec(self, kit: DeviceKit) -> int:
+        if self._vec:
+            return self._vec
+        return INTER_VEC_GPU[self.tile] if kit.is_gpu else 1
+
+    def local_size(self, kit: DeviceKit, n_pairs: int) -> int:
         if self._local_size:
             return self._local_size
-        return 128 if kit.is_gpu else 16
+        if not kit.is_gpu:
+            return 16  # AVX-512 width: Intel's runtime maps 16 work-items onto one vector
+        big = n_pairs >= 2 * INTER_GROUP_GPU * kit.device.max_compute_units
+        return INTER_GROUP_GPU if big else INTER_GROUP_SMALL
 
     def layout(self, pairs: PairSet) -> Layout:
-        if self.interleaved:
-            return sorted_interleaved_layout(pairs, self.local_size(self.kit()))
-        return dataset_order_layout(pairs)
+        local = self.local_size(self.kit(), pairs.n_pairs)
+        lay = (sorted_interleaved_layout(pairs, local) if self.interleaved
+               else dataset_order_layout(pairs))
+        lay.meta["local_size"] = local
+        return lay
 
     def launch(self, kit, lay, dev, sums, real_dtype, events):
-        cl = _cl()
-        local = self.local_size(kit)
+        local, vec = lay.meta["local_size"], self.vec(kit)
         defines = {"TILE": self.tile, "INTERLEAVED": int(self.interleaved), "LANES": local,
-                   "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
+                   "VEC": vec, "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
         kernel = kit.kernel(self.source, "inter_task", defines)
         n_items = lay.n_slots
         global_size = -(-n_items // local) * local
         itemsize = np.dtype(real_dtype).itemsize
-        if (lay.loop_n_max + 1) * 3 * global_size >= 2**31:
+        n_blocks = -(-lay.loop_n_max // vec)
+        if n_blocks * 3 * global_size >= 2**31:
             raise ValueError("inter-task scratch exceeds 32-bit indexing; use smaller chunks")
-        scratch = kit.scratch(f"inter_scratch{itemsize}", (lay.loop_n_max + 1) * 3 * global_size
-                              * itemsize)
+        scratch = kit.scratch(f"inter_scratch{itemsize}",
+                              n_blocks * 3 * global_size * vec * itemsize)
         dummy = dev.get("group_m", dev["pair_m"])
         events.add("kernel", kernel(
             kit.queue, (global_size,), (local,),
