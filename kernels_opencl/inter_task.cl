@@ -34,10 +34,14 @@
 typedef real_t vec_t;
 #define VEC_SPLIT(v, a) ((a)[0] = (v))
 #define VEC_JOIN(a) ((a)[0])
-#elif VEC == 2 || VEC == 4
-typedef CAT(REAL_TYPE, VEC) vec_t;
-#define VEC_SPLIT(v, a) CAT(vstore, VEC)((v), 0, (a))
-#define VEC_JOIN(a) CAT(vload, VEC)(0, (a))
+#elif VEC == 2
+typedef CAT(REAL_TYPE, 2) vec_t;
+#define VEC_SPLIT(v, a) ((a)[0] = (v).s0, (a)[1] = (v).s1)
+#define VEC_JOIN(a) ((vec_t)((a)[0], (a)[1]))
+#elif VEC == 4
+typedef CAT(REAL_TYPE, 4) vec_t;
+#define VEC_SPLIT(v, a) ((a)[0] = (v).s0, (a)[1] = (v).s1, (a)[2] = (v).s2, (a)[3] = (v).s3)
+#define VEC_JOIN(a) ((vec_t)((a)[0], (a)[1], (a)[2], (a)[3]))
 #else
 #error "VEC must be 1, 2 or 4"
 #endif
