@@ -380,6 +380,7 @@ class OpenCLBackend(Backend):
         self.name, self.family = name, family
         self._device_spec = device
         self._kit: Optional[DeviceKit] = None
+        self.last_layout_meta: dict = {}
 
     # --- device -------------------------------------------------------------------------------
     def kit(self) -> DeviceKit:
@@ -431,6 +432,7 @@ class OpenCLBackend(Backend):
         t0 = time.perf_counter()
         lay = self.layout(pairs)
         timing["prep"] += time.perf_counter() - t0
+        self.last_layout_meta = dict(lay.meta)
         events = _Events()
         q, mf = kit.queue, cl.mem_flags
         dev = {}
@@ -467,6 +469,7 @@ class OpenCLBackend(Backend):
         if pairs.n_pairs == 0:
             return Execution(np.zeros(0), timing, 0, info)
         sums = self._sums(pairs, np.float32, timing)
+        info.update(self.last_layout_meta)  # e.g. work-group size, padded cells
         redo = np.flatnonzero(~np.isfinite(sums) | (sums < np.float32(F32_MIN_ACCEPTED)))
         if kit.fp64:
             with np.errstate(divide="ignore", invalid="ignore"):
