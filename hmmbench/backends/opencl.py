@@ -168,8 +168,28 @@ class DeviceKit:
         self.required_sub_group = "cl_intel_required_subgroup_size" in device.extensions.split()
         self._programs: dict = {}
         self._kernels: dict = {}
+        self._shuffle_checked: dict = {}
         self._err_tables: dict = {}
         self._scratch: dict = {}
+
+    def working_shuffle(self, teams: int = 1) -> Optional[str]:
+        """The shuffle kind, once a probe build shows that in work-groups of ``teams`` teams of
+        ``warp_width`` work-items each team is exactly one sub-group (else None: the warp
+        families take the local-memory path). NVIDIA's warps are 32 lanes by definition."""
+        if self.shuffle is None or self.shuffle == "ptx":
+            return self.shuffle
+        if teams not in self._shuffle_checked:
+            defines = {"TILE": 1, "THREADS": self.warp_width, "PAIRS_PER_GROUP": teams,
+                       "EXCHANGE": EXCHANGE[self.shuffle], "HAP_STRIDE": 64, "USE_DOUBLE": 0}
+            try:
+                kernel = self.kernel("wavefront.cl", "wavefront", defines)
+                size = kernel.get_sub_group_info(
+                    self.device, _cl().kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                    [self.warp_width * teams])
+                self._shuffle_checked[teams] = int(size) == self.warp_width
+            except Exception:  # noqa: BLE001 - a failed build or query: no shuffle path
+                self._shuffle_checked[teams] = False
+        return self.shuffle if self._shuffle_checked[teams] else None
 
     @property
     def warp_width(self) -> int:
@@ -562,9 +582,9 @@ class Wavefront(OpenCLBackend):
 
     def path(self, kit: DeviceKit) -> str:
         """'local', or the device's shuffle kind for the warp families."""
-        if self._exchange == "local" or kit.shuffle is None:
+        if self._exchange == "local":
             return "local"
-        return kit.shuffle
+        return kit.working_shuffle(self._pairs_per_group) or "local"
 
     def threads(self, kit: DeviceKit) -> int:
         if self._threads:
@@ -622,26 +642,12 @@ class Wavefront(OpenCLBackend):
                    "EXCHANGE": EXCHANGE[path], "HAP_STRIDE": self.hap_stride(lay.loop_n_max),
                    "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
         kernel = kit.kernel(self.source, "wavefront", defines)
-        if path in ("khr", "intel", "khr-indexed"):
-            self._check_sub_group(kit, kernel, threads * ppg, threads)
         groups = -(-lay.n_slots // ppg)
         events.add("kernel", kernel(
             kit.queue, (groups * threads * ppg,), (threads * ppg,),
             dev["read_codes"], dev["hap_bases"], dev["pair_m"], dev["pair_n"],
             dev["read_start"], dev["hap_start"], kit.err_table(real_dtype), sums,
             np.int32(lay.n_slots)))
-
-    @staticmethod
-    def _check_sub_group(kit, kernel, local: int, threads: int) -> None:
-        """The shuffle exchange is only right when one sub-group is exactly one team."""
-        cl = _cl()
-        try:
-            size = kernel.get_sub_group_info(
-                kit.device, cl.kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE, [local])
-        except Exception:  # noqa: BLE001 - the query is optional in OpenCL 3.0
-            return
-        if int(size) != threads:
-            raise RuntimeError(f"device runs sub-groups of {size}, the kernel needs {threads}")
 
 
 def backends(device: Optional[str] = None) -> list[Backend]:
