@@ -1,0 +1,35 @@
+# The two commands: `make test` (set up + run the test suite) and `make bench` (set up + benchmark
+# every backend this machine can run). Both build a virtualenv in .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Real data sets live beside the checkout (never committed); override to point elsewhere.
+HMMBENCH_DATA_PATH ?= $(abspath ../shared/data/pairhmm)
+export HMMBENCH_DATA_PATH
+# Extra `hmmbench run` arguments for `make bench`, e.g. BENCH_ARGS="--dataset 1m --backend 'cuda-*'".
+BENCH_ARGS ?=
+
+.PHONY: test bench venv opencl-cpu clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test,opencl,plot]'
+	@# PyCUDA only where a CUDA toolkit and driver exist; its absence is reported by `hmmbench list`.
+	@if command -v nvidia-smi >/dev/null 2>&1 && command -v nvcc >/dev/null 2>&1; then \
+	    $(BIN)/python -m pip install -q -e '.[cuda]' || echo "make: pycuda not installed; cuda backends will say why"; fi
+	touch $@
+
+opencl-cpu: venv
+	bash scripts/install_opencl_cpu.sh $(VENV)
+
+test: venv opencl-cpu
+	HMMBENCH_VENV=$(VENV) . scripts/opencl_env.sh && $(BIN)/python -m pytest -q
+
+bench: venv opencl-cpu
+	HMMBENCH_VENV=$(VENV) . scripts/opencl_env.sh && $(BIN)/hmmbench run $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info
