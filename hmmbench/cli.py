@@ -14,6 +14,7 @@ Every user mistake (bad input file, unknown name, bad option value) ends as one 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -231,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     def workload(sp):
         sp.add_argument("--workload", default="pairhmm", help="workload (default: pairhmm)")
+        sp.add_argument("--opencl-device", metavar="NAME", default=None,
+                        help="OpenCL device for the opencl-* backends: a substring of "
+                             "'platform / device' (default: $HMMBENCH_OPENCL_DEVICE, else a GPU)")
 
     sp = sub.add_parser("list", help="backends, devices and datasets")
     workload(sp)
@@ -292,6 +296,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _select_opencl_device(spec: str) -> None:
+    """Point the opencl-* backends at a device; an unknown name is a usage error (exit 2)."""
+    from .backends import opencl
+    os.environ[opencl.ENV_DEVICE] = spec
+    try:
+        opencl.choose_device(spec)
+    except UserError:
+        raise
+    except Exception:  # noqa: BLE001 - no driver here: the backends say so in their reason
+        pass
+
+
 def main(argv: Optional[list] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
@@ -300,6 +316,8 @@ def main(argv: Optional[list] = None) -> int:
         from .registry import WORKLOADS
         if getattr(args, "workload", "pairhmm") not in WORKLOADS:
             raise UserError(f"unknown workload '{args.workload}' (valid: {', '.join(WORKLOADS)})")
+        if getattr(args, "opencl_device", None):
+            _select_opencl_device(args.opencl_device)
         return int(args.func(args) or 0)
     except UserError as exc:
         print(f"hmmbench: error: {exc}", file=sys.stderr)

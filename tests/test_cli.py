@@ -241,3 +241,16 @@ def test_end_to_end_with_the_numpy_backends(tmp_path):
     assert runs["numpy-f32"]["speedup_basis"] == "measured"
     assert list((tmp_path / "cache" / "reference").glob("*.npy"))
     assert "gkl-testdata" in proc.stdout
+
+
+def test_unknown_opencl_device_exit_2(capsys, monkeypatch):
+    pytest.importorskip("pyopencl", reason="pyopencl not installed")
+    from hmmbench.backends import opencl
+    try:
+        opencl.choose_device()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"no OpenCL device here: {exc}")
+    monkeypatch.delenv(opencl.ENV_DEVICE, raising=False)
+    assert cli.main(["list", "--opencl-device", "no-such-device-xyz"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no OpenCL device matches 'no-such-device-xyz'" in err[0]
