@@ -15,7 +15,7 @@ EXPECTED_NAMES = {
     "cuda-inter-naive", "cuda-inter-tile2", "cuda-inter-tile4", "cuda-inter-tile6",
     "cuda-inter-tile8", "cuda-inter-naive-sorted", "cuda-inter-tile2-sorted",
     "cuda-inter-tile4-sorted", "cuda-inter-tile6-sorted", "cuda-inter-tile8-sorted",
-    "cuda-intra-naive", "cuda-intra-tile2", "cuda-warp", "cuda-multiwarp"}
+    "cuda-intra-naive", "cuda-intra-tile2", "cuda-warp", "cuda-multiwarp", "cuda-warp-tile4"}
 
 
 def ragged_pairs(seed: int = 3, batches: int = 9) -> PairSet:

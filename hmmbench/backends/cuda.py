@@ -481,13 +481,13 @@ def interleaved_arrays(pairs: PairSet) -> tuple[dict, np.ndarray]:
     row_pos = (np.arange(len(row_group)) - group_row[row_group]).astype(idx)
     src = read_start.reshape(G, WARP)[row_group] + row_pos[:, None]
     src[row_pos[:, None] >= sm.reshape(G, WARP)[row_group]] = 0
-    # np.take(..., mode="clip") writes straight into the strided output (3x faster than
-    # fancy indexing here); every index is valid, so clipping never triggers.
-    read_il = np.take(pairs.read_bases, src, mode="clip")
-    probs_t = position_probs_by_field(pairs)  # one contiguous gather per field
+    # One contiguous np.take per field, then a strided copy: 3x faster than gathering
+    # into the strided destination directly.
+    read_il = np.take(pairs.read_bases, src)
+    probs_t = position_probs_by_field(pairs)
     probs_il = np.empty((len(row_group), len(PROB_FIELDS), WARP), np.float32)
     for f in range(len(PROB_FIELDS)):
-        np.take(probs_t[f], src, out=probs_il[:, f, :], mode="clip")
+        probs_il[:, f, :] = np.take(probs_t[f], src)
     del src
 
     # Haplotype columns, four bases per lane-word; padding is N (never read).
@@ -641,8 +641,9 @@ def specializations() -> list[tuple[str, dict]]:
     return [b.kernel_spec()[:2] for b in backends()]
 
 
-#: Row-vector columns per load for each inter-task tile (wider loads pay while registers last).
-INTER_VEC = {1: 4, 2: 4, 4: 2, 6: 1, 8: 1}
+#: Row-vector columns per load for each inter-task tile: 4 was fastest for every tile in the
+#: H200 sweep (docs/cuda-notes.md), with no register spills even at tile 8 (153 registers).
+INTER_VEC = {1: 4, 2: 4, 4: 4, 6: 4, 8: 4}
 
 
 def backends() -> list[Backend]:
@@ -650,10 +651,15 @@ def backends() -> list[Backend]:
     for sorted_layout in (False, True):
         for tile in (1, 2, 4, 6, 8):
             out.append(InterTask(tile, sorted_layout, vec=INTER_VEC[tile]))
+    # Block sizes from the H200 sweep (docs/cuda-notes.md): 64 threads beat the papers' 128
+    # for both intra-task kernels; cuda-warp / cuda-multiwarp keep the papers' one row per lane,
+    # cuda-warp-tile4 is the same warp kernel with 4 rows per lane between shuffles.
     out += [
-        Wavefront("cuda-intra-naive", "intra-task", threads=128),
+        Wavefront("cuda-intra-naive", "intra-task", threads=64),
         Wavefront("cuda-intra-tile2", "intra-task", threads=64, tile=2),
         Wavefront("cuda-warp", "warp", threads=32, shuffle=True, pass_shared=True),
         Wavefront("cuda-multiwarp", "multi-warp", threads=32, shuffle=True, pairs_per_block=4),
+        Wavefront("cuda-warp-tile4", "warp", threads=32, tile=4, shuffle=True,
+                  pass_shared=True),
     ]
     return out
