@@ -3,7 +3,9 @@
 #
 #   source .device/env.sh && bash scripts/device_cuda.sh [PHASES] [BACKEND_GLOB] [PAIRS]
 #
-# PHASES: comma list of test, check, time, sweep, profile, runner (default test,check,time).
+# PHASES: comma list of test, check, time, sweep, profile, runner, runner-synth
+# (default test,check,time). runner: `hmmbench run` on tiny/10s/1m (one launch per batch);
+# runner-synth: `hmmbench run` on ren16-t1.8@PAIRS (128x256), one merged launch per chunk.
 # sweep: kernel GCUPS of unregistered variants (inter-task vec/tile, block sizes, pairs per block)
 # on the 128x256 set and on 1m, to choose the registered parameters.
 # profile: SASS load/store counts and Nsight Compute sections (when ncu exists) for PROFILE_BACKENDS
@@ -178,6 +180,11 @@ PY
     else
         echo "ncu not found"
     fi ;;
+esac
+
+case ",$PHASES," in *,runner-synth,*)
+    python3 -m hmmbench run --backend "$GLOB" --dataset "ren16-t1.8@$PAIRS" --chunking merged \
+        --repeat ${RUNNER_REPEAT:-2} --json "$OUT/runner_synth.json" 2>&1 | tee "$OUT/runner_synth.log" | tail -30 ;;
 esac
 
 case ",$PHASES," in *,runner,*)
