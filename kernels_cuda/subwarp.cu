@@ -120,7 +120,7 @@ __device__ __forceinline__ void setup_rows(Rows& R, RealQuad* tbl_lane, int row0
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(SW_BLOCK)
+extern "C" __global__ void __launch_bounds__(SW_BLOCK, SW_MIN_BLOCKS)
 subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __restrict__ n_items_ptr,
                 const unsigned char* __restrict__ read_bases,
                 const unsigned char* __restrict__ base_q, const unsigned char* __restrict__ ins_q,

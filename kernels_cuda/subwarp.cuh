@@ -11,6 +11,7 @@
 //   SW_BIN_MIN/MAX read lengths of the bin this kernel is specialized for (compile-time limits)
 //   SW_SCALED      1: the 6-instruction scaled recurrence (see subwarp.cu), 0: GATK's form
 //   SW_BLOCK       threads per block
+//   SW_MIN_BLOCKS  __launch_bounds__ minimum resident blocks (caps registers: 3 -> 168)
 #pragma once
 
 #ifndef SW_P
@@ -39,6 +40,9 @@
 #endif
 #ifndef SW_BLOCK
 #define SW_BLOCK 128
+#endif
+#ifndef SW_MIN_BLOCKS
+#define SW_MIN_BLOCKS 1
 #endif
 
 #define SW_TILE (SW_P * SW_K)

@@ -72,6 +72,9 @@ def kernel_time(backend, ps, repeats=3):
         ks.append(ex.timing["kernel"])
     return float(np.median(ks)), ex
 
+def best_fixed(row):
+    return max((c for c in row if "mb" not in c and c != "auto"), key=lambda c: row[c]["gcups"])
+
 if "sweep" in parts:
     lengths = [int(x) for x in os.environ.get("SW_SWEEP_LENGTHS",
                "32 64 128 192 256 384 448 512 768 896 1024").split()]
@@ -95,6 +98,18 @@ if "sweep" in parts:
                 print(f"  L={L} p{p}k{k} failed: {exc}"); continue
             row[f"p{p}k{k}"] = {"kernel_s": kt, "gcups": cells / kt / 1e9,
                                 "fallback": ex.n_fallback, "clock": ex.info["sm_clock_mhz"]}
+            b.close()
+        bp, bk = (int(x) for x in best_fixed(row)[1:].split("k"))
+        for mb in (2, 3):
+            b = sw.SubwarpBackend(f"p{bp}k{bk}", bins=((bp * bk, bp, bk),), long_config=None,
+                                  min_blocks=mb)
+            try:
+                kt, ex = kernel_time(b, ps)
+                row[f"p{bp}k{bk}mb{mb}"] = {"kernel_s": kt, "gcups": cells / kt / 1e9,
+                                            "fallback": ex.n_fallback,
+                                            "clock": ex.info["sm_clock_mhz"]}
+            except Exception as exc:
+                print(f"  L={L} p{bp}k{bk} mb{mb} failed: {exc}")
             b.close()
         auto = sw.backends()[0]
         kt, ex = kernel_time(auto, ps)

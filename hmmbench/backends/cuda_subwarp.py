@@ -214,10 +214,10 @@ class SubwarpBackend(Backend):
     def __init__(self, name: str, bins: Sequence[tuple] = DEFAULT_BINS,
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
                  scaled: bool = True, streams: bool = True, description: str = "",
-                 chunk_pairs: int = 1 << 19):
+                 chunk_pairs: int = 1 << 19, min_blocks: int = 1):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams,
-                         chunk_pairs=chunk_pairs)
+                         chunk_pairs=chunk_pairs, min_blocks=min_blocks)
         self.name = name
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
@@ -229,6 +229,7 @@ class SubwarpBackend(Backend):
         self._streams: list = []
         self._pinned_bufs: dict = {}
         self.chunk_pairs = chunk_pairs
+        self.min_blocks = min_blocks
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
 
@@ -254,7 +255,7 @@ class SubwarpBackend(Backend):
                 "SW_EMIS_TABLE": int(self._table or double), "SW_SCALED": int(self._scaled),
                 "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
                 "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30,
-                "SW_BLOCK": THREADS_PER_BLOCK}
+                "SW_BLOCK": THREADS_PER_BLOCK, "SW_MIN_BLOCKS": 1 if double else self.min_blocks}
 
     def kernel(self, b: Bin, double: bool = False):
         """(function, dynamic shared bytes) for a bin, compiled on first use."""
