@@ -450,6 +450,20 @@ def warp_groups(lengths: np.ndarray) -> np.ndarray:
     return padded.reshape(-1, WARP).max(axis=1)
 
 
+def _in_chunks(fn, total: int, chunk: int) -> None:
+    """fn(lo, hi) over [0, total) in chunks, on up to 8 threads."""
+    bounds = [(lo, min(lo + chunk, total)) for lo in range(0, total, chunk)]
+    workers = min(8, os.cpu_count() or 1, len(bounds))
+    if workers <= 1:
+        for lo, hi in bounds:
+            fn(lo, hi)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(workers) as pool:
+        for fut in [pool.submit(fn, lo, hi) for lo, hi in bounds]:
+            fut.result()
+
+
 def interleaved_arrays(pairs: PairSet) -> tuple[dict, np.ndarray]:
     """The journal version's data preparation (Ren et al. 2018).
 
@@ -473,22 +487,28 @@ def interleaved_arrays(pairs: PairSet) -> tuple[dict, np.ndarray]:
     gn4 = (sn.reshape(G, WARP).max(axis=1).astype(np.int64) + 3) // 4
     group_row, group_hap4 = _exclusive_cumsum(gm), _exclusive_cumsum(gn4)
 
-    # Read rows: (rows_total, 32) source positions; invalid lanes point at position 0.
+    # Read rows, gathered in chunks of rows on a few threads (np.take releases the GIL; small
+    # chunks keep the index and the strided copies in cache): per chunk, (rows, 32) source
+    # positions (invalid lanes point at position 0), then one contiguous np.take per field.
     idx = _index_dtype(len(pairs.read_bases))
-    read_start = np.zeros(slots, idx)
-    read_start[:P] = pairs.read_offsets[pairs.pair_read[order]]
+    read_start = np.zeros(slots, idx).reshape(G, WARP)
+    read_start.reshape(-1)[:P] = pairs.read_offsets[pairs.pair_read[order]]
+    group_m = sm.reshape(G, WARP)
     row_group = np.repeat(np.arange(G), gm)
     row_pos = (np.arange(len(row_group)) - group_row[row_group]).astype(idx)
-    src = read_start.reshape(G, WARP)[row_group] + row_pos[:, None]
-    src[row_pos[:, None] >= sm.reshape(G, WARP)[row_group]] = 0
-    # One contiguous np.take per field, then a strided copy: 3x faster than gathering
-    # into the strided destination directly.
-    read_il = np.take(pairs.read_bases, src)
+    read_il = np.empty((len(row_group), WARP), np.uint8)
     probs_t = position_probs_by_field(pairs)
     probs_il = np.empty((len(row_group), len(PROB_FIELDS), WARP), np.float32)
-    for f in range(len(PROB_FIELDS)):
-        probs_il[:, f, :] = np.take(probs_t[f], src)
-    del src
+
+    def gather_rows(lo: int, hi: int) -> None:
+        g, pos = row_group[lo:hi], row_pos[lo:hi, None]
+        src = read_start[g] + pos
+        src[pos >= group_m[g]] = 0
+        read_il[lo:hi] = np.take(pairs.read_bases, src)
+        for f in range(len(PROB_FIELDS)):
+            probs_il[lo:hi, f, :] = np.take(probs_t[f], src)
+
+    _in_chunks(gather_rows, len(row_group), 8192)
 
     # Haplotype columns, four bases per lane-word; padding is N (never read).
     hidx = _index_dtype(len(pairs.hap_bases) + 4)
