@@ -80,9 +80,11 @@ def test_dataset_order_arrays_point_at_each_pair():
                                       pairs.hap(pairs.pair_hap[p]))
 
 
+@pytest.mark.parametrize("chunk_rows", [8192, 7])  # 7: many chunks on several threads
 @pytest.mark.parametrize("make", [ragged_pairs, lambda: generate_fixed(7, 9, 45, 1)])
-def test_interleaved_layout_round_trips(make):
+def test_interleaved_layout_round_trips(make, chunk_rows, monkeypatch):
     """Reading the interleaved arrays the way the kernel does gives back every pair."""
+    monkeypatch.setattr(cuda, "GATHER_CHUNK_ROWS", chunk_rows)
     pairs = make()
     a, order = cuda.interleaved_arrays(pairs)
     P = pairs.n_pairs

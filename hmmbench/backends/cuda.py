@@ -450,6 +450,10 @@ def warp_groups(lengths: np.ndarray) -> np.ndarray:
     return padded.reshape(-1, WARP).max(axis=1)
 
 
+#: Interleaved rows gathered per task (small enough to stay in cache).
+GATHER_CHUNK_ROWS = 8192
+
+
 def _in_chunks(fn, total: int, chunk: int) -> None:
     """fn(lo, hi) over [0, total) in chunks, on up to 8 threads."""
     bounds = [(lo, min(lo + chunk, total)) for lo in range(0, total, chunk)]
@@ -508,7 +512,7 @@ def interleaved_arrays(pairs: PairSet) -> tuple[dict, np.ndarray]:
         for f in range(len(PROB_FIELDS)):
             probs_il[lo:hi, f, :] = np.take(probs_t[f], src)
 
-    _in_chunks(gather_rows, len(row_group), 8192)
+    _in_chunks(gather_rows, len(row_group), GATHER_CHUNK_ROWS)
 
     # Haplotype columns, four bases per lane-word; padding is N (never read).
     hidx = _index_dtype(len(pairs.hap_bases) + 4)
