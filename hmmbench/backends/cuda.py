@@ -10,13 +10,18 @@ without it):
 - :func:`compile` -- ``compile(source_name, defines, options=())`` builds ``kernels_cuda/<name>``
   with ``-D`` defines for the current device's ``sm_XY``; cached in-process by (source, defines,
   options) and on disk by PyCUDA's own cache. Kernels declare ``extern "C"`` themselves.
-- :class:`EventTimer` -- per-stage milliseconds from CUDA events on one stream.
+- :class:`EventTimer` -- per-stage seconds from CUDA events on one stream.
 - :func:`sm_clock_mhz`, :func:`gpu_name`, :func:`device_attributes`.
 - :class:`DeviceBuffers` -- grow-only device allocations reused across runs.
 - :func:`finish_float32` -- float32 sums -> float64 log10 with the float64 fallback of the
   reference (``cpu_reference.finish_float32``).
 - :class:`CudaBackend` -- base class running prep -> H2D -> kernel -> D2H -> fallback; a family
-  supplies ``layout(pairs)`` and ``launch(...)``.
+  supplies ``layout(pairs)``, ``kernel_spec()`` (compiled before the timed stages) and
+  ``launch(...)``.
+
+Families (``backends()``): ``InterTask`` (``kernels_cuda/inter_task.cu``) and ``Wavefront``
+(``kernels_cuda/wavefront.cu``); the recurrence itself is ``kernels_cuda/pairhmm.cuh``.
+Measurements and design notes: ``docs/cuda-notes.md``.
 """
 from __future__ import annotations
 
