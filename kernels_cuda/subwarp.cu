@@ -126,7 +126,7 @@ subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __rest
                 const unsigned char* __restrict__ base_q, const unsigned char* __restrict__ ins_q,
                 const unsigned char* __restrict__ del_q, const unsigned char* __restrict__ gcp_q,
                 const long long* __restrict__ read_start, const int* __restrict__ read_len,
-                const unsigned* __restrict__ hap_words, const long long* __restrict__ hap_word0,
+                const unsigned char* __restrict__ hap_bases, const long long* __restrict__ hap_start,
                 const int* __restrict__ hap_len,
                 double* __restrict__ out, int* __restrict__ fb_count,
                 SwItem* __restrict__ fb_items, int fb_capacity,
@@ -171,8 +171,9 @@ subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __rest
 
         for (int h = 0; h < item.n_hap; ++h) {
             const int n = hap_len[item.hap + h];
-            const unsigned* const hw = hap_words + hap_word0[item.hap + h];
-            const int n_words = (n + SW_P - 1 + 3) / 4;
+            const unsigned char* const hb = hap_bases + hap_start[item.hap + h];
+            // n + SW_P - 1 wavefront steps, rounded up to whole unrolled iterations of 4.
+            const int n_quads = (n + SW_P - 1 + 3) / 4;
             const real_t d_init = gm_first * (SW_INIT_C / (real_t)n);
             real_t sum = 0;
             for (int tile = 0; tile < n_tiles; ++tile) {
@@ -193,15 +194,17 @@ subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __rest
                 real_t dgX = 0, dgI = 0, dgD = (lane == 0 && first_tile) ? d_init : (real_t)0;
                 int code = SW_PAD_CODE;
                 sum = 0;
-                unsigned word = hw[0];
-                for (int w = 0; w < n_words; ++w) {
-                    const unsigned next_word = hw[w + 1];  // haplotypes carry a padding word
+                // Haplotype code for thread 0's next column, loaded one step ahead; columns past
+                // the end read as the pad code (zero emission).
+                int next_code = hb[0];
+                for (int w = 0; w < n_quads; ++w) {
 #pragma unroll
                     for (int u = 0; u < 4; ++u) {
                         const int step = 4 * w + u;
-                        (void)step;  // used by the multi-tile and no-table paths
+                        const int code_here = next_code;
+                        next_code = step + 1 < n ? hb[step + 1] : SW_PAD_CODE;
                         if (lane == 0) {
-                            code = (word >> (8 * u)) & 0xff;
+                            code = code_here;
                             if (first_tile) {
                                 upX = 0; upI = 0; upD = d_init;
                             }
@@ -281,7 +284,6 @@ subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __rest
                         upD = __shfl_up_sync(group_mask, Dp[SW_K - 1], 1, SW_P);
                         code = __shfl_up_sync(group_mask, code, 1, SW_P);
                     }
-                    word = next_word;
                 }
             }
             if (lane == SW_P - 1) {

@@ -67,6 +67,10 @@ def test_host_layout_partitions_items_by_read_length_in_batch_order():
     bins = sw.make_bins(((32, 4, 8), (64, 4, 16), (100, 8, 16)), (8, 8), ps.max_read_length)
     lay = sw.host_layout(ps, bins)
     assert sum(hi - lo for _, lo, hi in lay.bin_ranges) == len(lay.items)
+    assert set(lay.arrays) >= {"items", "read_bases", "hap_bases", "hap_start", "read_start"}
+    for h in range(len(ps.hap_lengths)):  # haplotypes go as they are (no repacking)
+        s0 = int(lay.arrays["hap_start"][h])
+        assert np.array_equal(lay.arrays["hap_bases"][s0:s0 + ps.hap_lengths[h]], ps.hap(h))
     rl = ps.read_lengths
     for b, lo, hi in lay.bin_ranges:
         lengths = rl[lay.items[lo:hi, 0]]
@@ -83,21 +87,6 @@ def test_make_bins_rejects_a_bin_larger_than_its_tile_and_adds_the_long_bin():
     assert bins[-1].multi_tile and bins[-1].hi == 3000
     assert all(b.p * b.k >= b.hi for b in bins if not b.multi_tile)
     assert len(sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 500)) == len(sw.DEFAULT_BINS)
-
-
-def test_haplotypes_are_packed_as_padded_code_words():
-    ps = ragged(seed=2)
-    words, word0, max_words = sw.pack_haplotypes(ps)
-    codes = words.view(np.uint8)
-    for h in range(len(ps.hap_lengths)):
-        n = int(ps.hap_lengths[h])
-        start = int(word0[h]) * 4
-        assert np.array_equal(codes[start:start + n], ps.hap(h))
-        need = sw.padded_hap_words(np.array([n]))[0] * 4
-        # Pad code through the wavefront's tail (n + 31 steps) and the prefetched word.
-        assert np.all(codes[start + n:start + need] == sw.PAD_CODE)
-        assert need >= 4 * ((n + 31 + 3) // 4 + 1)
-    assert max_words == int(sw.padded_hap_words(ps.hap_lengths).max())
 
 
 @pytest.mark.parametrize("p,k,expect", [(8, 16, 16 * 6 * 4 * 8 * 16), (4, 4, 32 * (6 * 8 + 4) * 16),
@@ -219,7 +208,8 @@ def _check(backend, ps, tol=TOL):
     ex = backend.run(ps)
     ref = forward_log10(ps, "float64")
     assert ex.log10.shape == ref.shape
-    d = np.abs(ex.log10 - ref)
+    with np.errstate(invalid="ignore"):  # equal infinities (float64 underflow) agree
+        d = np.where(ex.log10 == ref, 0.0, np.abs(ex.log10 - ref))
     assert np.all(d <= tol), (backend.name, float(np.nanmax(d)), int(np.sum(~(d <= tol))))
     return ex
 
@@ -234,7 +224,7 @@ def test_variant_matches_reference_on_ragged_batches(name):
 
 @gpu
 def test_long_reads_take_the_multi_tile_path():
-    ps = generate_fixed(1100, 400, 32, seed=3)
+    ps = generate_fixed(1100, 1300, 32, seed=3)
     ex = _check(sw.backends()[0], ps)
     assert any("-mt" in k for k in ex.info["bins"])
 
@@ -273,3 +263,42 @@ def test_pipelined_chunks_give_the_same_results_as_one_chunk():
     assert np.allclose(one.log10, ex.log10, rtol=0, atol=1e-12)
     assert ex.n_fallback == one.n_fallback
     _check(many, ps)
+
+
+@pytest.mark.parametrize("per_pair", [False, True])
+def test_a_batch_range_layout_matches_the_same_batches_packed_alone(per_pair):
+    ps = ragged(seed=31, batches=12)
+    bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, ps.max_read_length)
+    b0, b1 = 4, 9
+    whole = sw.host_layout(ps, bins, b0, b1, per_pair=per_pair)
+    alone = sw.host_layout(ps.select_batches(b0, b1), bins, per_pair=per_pair)
+    p0 = int(ps.batch_pairs[b0])
+    expect = alone.items.copy()
+    expect[:, 3] += p0  # pair numbers stay global
+    assert np.array_equal(whole.items, expect)
+    for k, v in alone.arrays.items():
+        if k != "items":
+            assert np.array_equal(whole.arrays[k], v), k
+    if per_pair:
+        assert np.all(whole.items[:, 2] == 1) and len(whole.items) == alone.items.shape[0]
+        assert len(whole.items) == int(ps.batch_pairs[b1] - ps.batch_pairs[b0])
+
+
+def test_chunks_stage_into_one_packed_block_per_slot():
+    ps = ragged(seed=41, batches=20)
+    b = sw.SubwarpBackend("t", chunk_pairs=11)
+    bounds = b.chunk_bounds(ps)
+    per_pair = [i % 2 == 0 for i in range(len(bounds))]
+    offs, size = sw.staging_offsets(ps, bounds, per_pair)
+    assert [n for n, _ in sw.STAGED] == list(offs)
+    assert all(o % 256 == 0 for o, _ in offs.values())
+    bins = b.bins_for(ps)
+    for (b0, b1), pp in zip(bounds, per_pair):
+        lay = sw.host_layout(ps, bins, b0, b1, per_pair=pp)
+        buf = np.full(size, 0xEE, np.uint8)
+        used = sw.stage(lay.arrays, offs, buf)
+        assert used <= size
+        for name, (o, dtype) in offs.items():
+            a = np.asarray(lay.arrays[name]).reshape(-1)
+            got = buf[o:o + a.size * np.dtype(dtype).itemsize].view(dtype)
+            assert np.array_equal(got, a), name

@@ -10,8 +10,8 @@ Host side (the timed ``prep``), vectorized over batches:
   first pair) -- a batch's pairs are read-major, so a read's pairs are contiguous;
 - items partitioned by read length into bins; each bin runs the (p, k) kernel specialized for it,
   compiled at run time with the bin's exact limits as defines (cached in-process and on disk);
-- haplotypes repacked as byte codes padded with a pad code (5) to whole 32-bit words plus room for
-  the wavefront's tail, so the kernel needs no bounds checks in its inner loop.
+- reads and haplotypes go to the device as the PairSet's own byte arrays (slices, no repacking);
+  the kernel reads a haplotype one code ahead and turns columns past its end into a pad code.
 
 Device side: bins launched on separate streams; float32 with C = 2^120; every pair whose float32
 sum is under 1e-28 is queued by the kernel itself and recomputed by the double-precision
@@ -27,6 +27,7 @@ stream), ``-p8k16`` (one fixed configuration).
 from __future__ import annotations
 
 import math
+import os
 import re
 import time
 from collections import Counter
@@ -42,20 +43,23 @@ from . import cuda as glue
 SOURCE = "subwarp.cu"
 PAD_CODE = 5
 N_CODES = 6
-#: Haplotype padding: the wavefront runs n + p - 1 steps (p <= 32), plus one prefetched word.
+#: Largest group: the wavefront runs n + p - 1 steps.
 MAX_P = 32
 
 #: (p, k) the kernel supports: p divides 32, k a multiple of 4 up to 32.
 SUPPORTED_P = (4, 8, 16, 32)
 SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 
-#: Default length bins for the auto backend: (largest read length, p, k). Chosen from the tile
-#: sizes (as little padding as possible, 4-thread groups for short reads to keep the wavefront's
-#: fill and drain short) and refined by the sweep in docs/subwarp-notes.md.
+#: Default length bins for the auto backend: (largest read length, p, k[, min blocks]). Tiles
+#: with as little padding as possible, small groups for short reads (short fill and drain), and
+#: at the lengths the H200 sweep measured (docs/subwarp-notes.md) its best (p, k, min blocks):
+#: 64 p4k16/3, 128 p8k16/3, 192 p8k24, 256 p8k32, 384 p16k24, 448 p16k28, 512 p16k32, 768
+#: p32k24, 896 p32k28, 1024 p32k32 (min blocks 3 caps registers at 168: fewer moves, more warps,
+#: a gain for k <= 16 only).
 DEFAULT_BINS: tuple = (
-    (16, 4, 4), (32, 4, 8), (48, 4, 12), (64, 4, 16), (80, 4, 20), (96, 4, 24),
-    (128, 8, 16), (160, 8, 20), (192, 8, 24), (256, 16, 16), (320, 16, 20), (384, 16, 24),
-    (512, 32, 16), (640, 32, 20), (768, 32, 24),
+    (16, 4, 4), (32, 4, 8), (48, 4, 12), (64, 4, 16, 3), (80, 4, 20), (96, 4, 24),
+    (128, 8, 16, 3), (160, 8, 20), (192, 8, 24), (256, 8, 32), (320, 16, 20), (384, 16, 24),
+    (448, 16, 28), (512, 16, 32), (640, 32, 20), (768, 32, 24), (896, 32, 28), (1024, 32, 32),
 )
 #: Reads longer than the last bin: this configuration, several row tiles per read.
 DEFAULT_LONG = (32, 16)
@@ -63,10 +67,18 @@ DEFAULT_LONG = (32, 16)
 NOTABLE_BINS: tuple = (
     (16, 4, 4), (32, 4, 8), (48, 4, 12), (64, 4, 16), (128, 8, 16), (256, 16, 16), (512, 32, 16),
 )
+#: The same bins as the auto backend, in GATK's 8-instruction form (no min-blocks caps: the
+#: form needs more registers).
+GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
 #: The float64 recompute: one generic multi-tile kernel (rare pairs; any length).
 DOUBLE_CONFIG = (16, 8)
 
 THREADS_PER_BLOCK = 128
+#: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
+STAGING_SLOTS = 4
+PREP_THREADS = min(4, os.cpu_count() or 1)
+#: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int).
+KERNEL_SIGNATURE = "PiPPPPPPPPPPPPPPiPi"
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,7 @@ class Bin:
     p: int
     k: int
     multi_tile: bool = False
+    min_blocks: int = 0   # __launch_bounds__ minimum blocks (register cap); 0: the backend's
 
     @property
     def label(self) -> str:
@@ -85,10 +98,10 @@ class Bin:
 def make_bins(table: Sequence[tuple], long_config: Optional[tuple], max_len: int) -> list[Bin]:
     """Bins from (upper, p, k) rows; reads above the last row go to a multi-tile bin up to max_len."""
     bins, lo = [], 1
-    for hi, p, k in table:
+    for hi, p, k, *mb in table:
         if p * k < hi:
             raise ValueError(f"bin up to {hi} does not fit p{p}k{k} (tile {p * k})")
-        bins.append(Bin(lo, hi, p, k))
+        bins.append(Bin(lo, hi, p, k, min_blocks=mb[0] if mb else 0))
         lo = hi + 1
     if long_config is not None and max_len >= lo:
         p, k = long_config
@@ -111,53 +124,53 @@ def table_bytes(p: int, k: int, groups: int, double: bool = False, table: bool =
 # ------------------------------------------------------------------------------------------------
 @dataclass
 class HostLayout:
+    """Device-ready arrays of batches ``b0:b1`` of a PairSet (views where possible)."""
     items: np.ndarray          # (n_items, 4) int32: read, first hap, n haps, first pair; bin order
     bin_ranges: list           # [(Bin, start, stop)] slices of items, non-empty bins only
-    hap_words: np.ndarray      # uint32: padded haplotype codes, 4 per word
-    hap_word0: np.ndarray      # int64 per haplotype: first word
-    read_start: np.ndarray     # int64 per read
-    read_len: np.ndarray       # int32 per read
-    max_hap_words: int
+    arrays: dict               # name -> host array, uploaded as is (kernel argument order)
+    max_hap_len: int
 
 
-def padded_hap_words(hap_lengths: np.ndarray) -> np.ndarray:
-    """Words per haplotype: n codes + up to MAX_P-1 wavefront-tail steps + one prefetched word."""
-    return (hap_lengths + MAX_P - 1 + 3) // 4 + 1
-
-
-def pack_haplotypes(pairs: PairSet):
-    """Haplotype codes as padded uint32 words (pad code 5); returns (words, first word per hap)."""
-    hl = pairs.hap_lengths.astype(np.int64)
-    words = padded_hap_words(hl)
-    word0 = np.zeros(len(hl) + 1, np.int64)
-    np.cumsum(words, out=word0[1:])
-    codes = np.full(int(word0[-1]) * 4, PAD_CODE, np.uint8)
-    dest = _ranges(word0[:-1] * 4, hl)
-    codes[dest] = pairs.hap_bases
-    return codes.view(np.uint32), word0[:-1], int(words.max(initial=1))
-
-
-def read_items(pairs: PairSet) -> np.ndarray:
-    """(n_reads, 4) int32 items in read order: read, first hap, n haps, first pair."""
-    nr = np.diff(pairs.batch_reads)
-    nh = np.diff(pairs.batch_haps)
-    batch_of_read = np.repeat(np.arange(pairs.n_batches), nr)
+def read_items(pairs: PairSet, b0: int = 0, b1: Optional[int] = None,
+               per_pair: bool = False) -> np.ndarray:
+    """Items of batches b0:b1 in dataset order, reads and haps numbered from the range's first:
+    one per read (read, first hap, n haps, first pair) or, with ``per_pair``, one per pair
+    (read, hap, 1, pair) -- more, smaller work items for inputs too small to fill the GPU."""
+    b1 = pairs.n_batches if b1 is None else b1
+    br, bh = pairs.batch_reads[b0:b1 + 1], pairs.batch_haps[b0:b1 + 1]
+    nr, nh = np.diff(br), np.diff(bh)
+    batch_of_read = np.repeat(np.arange(b1 - b0), nr)
     reads = np.arange(len(batch_of_read), dtype=np.int64)
-    first_pair = (pairs.batch_pairs[:-1][batch_of_read]
-                  + (reads - pairs.batch_reads[:-1][batch_of_read]) * nh[batch_of_read])
+    first_pair = (pairs.batch_pairs[b0:b1][batch_of_read]
+                  + (reads - (br[:-1][batch_of_read] - br[0])) * nh[batch_of_read])
     items = np.empty((len(reads), 4), np.int32)
     items[:, 0] = reads
-    items[:, 1] = pairs.batch_haps[:-1][batch_of_read]
+    items[:, 1] = bh[:-1][batch_of_read] - bh[0]
     items[:, 2] = nh[batch_of_read]
     items[:, 3] = first_pair
-    return items[items[:, 2] > 0]
+    items = items[items[:, 2] > 0]
+    if per_pair and len(items):
+        k = np.repeat(np.arange(len(items)), items[:, 2])
+        step = np.arange(len(k), dtype=np.int64) - np.repeat(np.cumsum(items[:, 2]) - items[:, 2],
+                                                            items[:, 2])
+        items = items[k]
+        items[:, 1] += step.astype(np.int32)
+        items[:, 3] += step.astype(np.int32)
+        items[:, 2] = 1
+    return items
 
 
-def host_layout(pairs: PairSet, bins: Sequence[Bin]) -> HostLayout:
+def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[int] = None,
+                per_pair: bool = False) -> HostLayout:
+    """Everything the kernels need for batches b0:b1, without building a PairSet of them."""
+    b1 = pairs.n_batches if b1 is None else b1
     if pairs.n_pairs >= 2**31 - 1:
         raise ValueError("cuda-subwarp indexes pairs with int32: split the input")
-    items = read_items(pairs)
-    rl = pairs.read_lengths
+    r0, r1 = int(pairs.batch_reads[b0]), int(pairs.batch_reads[b1])
+    h0, h1 = int(pairs.batch_haps[b0]), int(pairs.batch_haps[b1])
+    a0, a1 = int(pairs.read_offsets[r0]), int(pairs.read_offsets[r1])
+    items = read_items(pairs, b0, b1, per_pair)
+    rl = pairs.read_lengths[r0:r1]
     lengths = rl[items[:, 0]]
     his = np.array([b.hi for b in bins], np.int64)
     bin_of = np.searchsorted(his, lengths, side="left")
@@ -170,10 +183,59 @@ def host_layout(pairs: PairSet, bins: Sequence[Bin]) -> HostLayout:
     counts = np.bincount(bin_of, minlength=len(bins))
     starts = np.concatenate([[0], np.cumsum(counts)])
     ranges = [(b, int(starts[i]), int(starts[i + 1])) for i, b in enumerate(bins) if counts[i]]
-    hap_words, hap_word0, max_words = pack_haplotypes(pairs)
-    return HostLayout(items=items, bin_ranges=ranges, hap_words=hap_words, hap_word0=hap_word0,
-                      read_start=pairs.read_offsets[:-1].astype(np.int64),
-                      read_len=rl.astype(np.int32), max_hap_words=max_words)
+    c0 = int(pairs.hap_offsets[h0])
+    hap_len = pairs.hap_lengths[h0:h1].astype(np.int32)
+    arrays = {
+        "read_bases": pairs.read_bases[a0:a1], "base_qual": pairs.base_qual[a0:a1],
+        "ins_qual": pairs.ins_qual[a0:a1], "del_qual": pairs.del_qual[a0:a1],
+        "gcp_qual": pairs.gcp_qual[a0:a1],
+        "read_start": pairs.read_offsets[r0:r1] - a0, "read_len": rl.astype(np.int32),
+        "hap_bases": pairs.hap_bases[c0:int(pairs.hap_offsets[h1])],
+        "hap_start": pairs.hap_offsets[h0:h1] - c0, "hap_len": hap_len, "items": items}
+    return HostLayout(items=items, bin_ranges=ranges, arrays=arrays,
+                      max_hap_len=int(hap_len.max(initial=1)))
+
+
+#: Device arrays of a chunk in kernel-argument order, with their dtypes; each chunk goes up as
+#: one packed block (one H2D copy) with these arrays at 256-byte aligned offsets.
+STAGED = (("items", np.int32), ("read_bases", np.uint8), ("base_qual", np.uint8),
+          ("ins_qual", np.uint8), ("del_qual", np.uint8), ("gcp_qual", np.uint8),
+          ("read_start", np.int64), ("read_len", np.int32), ("hap_bases", np.uint8),
+          ("hap_start", np.int64), ("hap_len", np.int32))
+
+
+def staging_offsets(pairs: PairSet, bounds, per_pair) -> tuple[dict, int]:
+    """{name: (byte offset, dtype)} fitting every chunk, and the slot size (from offsets only)."""
+    br, bh = pairs.batch_reads, pairs.batch_haps
+    worst = {"reads": 0, "haps": 0, "pos": 0, "hap_pos": 0, "items": 0}
+    for (b0, b1), pp in zip(bounds, per_pair):
+        r0, r1, h0, h1 = int(br[b0]), int(br[b1]), int(bh[b0]), int(bh[b1])
+        worst["reads"] = max(worst["reads"], r1 - r0)
+        worst["haps"] = max(worst["haps"], h1 - h0)
+        worst["pos"] = max(worst["pos"], int(pairs.read_offsets[r1] - pairs.read_offsets[r0]))
+        worst["hap_pos"] = max(worst["hap_pos"], int(pairs.hap_offsets[h1] - pairs.hap_offsets[h0]))
+        worst["items"] = max(worst["items"],
+                             int(pairs.batch_pairs[b1] - pairs.batch_pairs[b0]) if pp else r1 - r0)
+    count = {"items": 4 * worst["items"], "read_start": worst["reads"],
+             "read_len": worst["reads"], "hap_bases": worst["hap_pos"],
+             "hap_start": worst["haps"], "hap_len": worst["haps"]}
+    offs, at = {}, 0
+    for name, dtype in STAGED:
+        offs[name] = (at, dtype)
+        n = count.get(name, worst["pos"]) * np.dtype(dtype).itemsize
+        at += -(-max(n, 1) // 256) * 256
+    return offs, at
+
+
+def stage(arrays: dict, offs: dict, buf: np.ndarray) -> int:
+    """Copy a chunk's arrays into a staging buffer at ``offs``; returns the bytes used."""
+    used = 0
+    for name, (o, dtype) in offs.items():
+        a = np.asarray(arrays[name]).reshape(-1)
+        nbytes = a.size * np.dtype(dtype).itemsize
+        np.copyto(buf[o:o + nbytes].view(dtype), a, casting="same_kind")
+        used = max(used, o + nbytes)
+    return used
 
 
 # ------------------------------------------------------------------------------------------------
@@ -214,10 +276,12 @@ class SubwarpBackend(Backend):
     def __init__(self, name: str, bins: Sequence[tuple] = DEFAULT_BINS,
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
                  scaled: bool = True, streams: bool = True, description: str = "",
-                 chunk_pairs: int = 1 << 19, min_blocks: int = 1):
+                 chunk_pairs: int = 1 << 19, min_blocks: int = 1,
+                 per_pair_below: int = 1 << 18):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams,
-                         chunk_pairs=chunk_pairs, min_blocks=min_blocks)
+                         chunk_pairs=chunk_pairs, min_blocks=min_blocks,
+                         per_pair_below=per_pair_below)
         self.name = name
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
@@ -227,9 +291,12 @@ class SubwarpBackend(Backend):
         self._streams_on = streams
         self._buffers = None
         self._streams: list = []
-        self._pinned_bufs: dict = {}
+        self._pinned_bufs: list = []
+        self._kernels: dict = {}
+        self._workers = None
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
+        self.per_pair_below = per_pair_below
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
 
@@ -255,19 +322,23 @@ class SubwarpBackend(Backend):
                 "SW_EMIS_TABLE": int(self._table or double), "SW_SCALED": int(self._scaled),
                 "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
                 "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30,
-                "SW_BLOCK": THREADS_PER_BLOCK, "SW_MIN_BLOCKS": 1 if double else self.min_blocks}
+                "SW_BLOCK": THREADS_PER_BLOCK,
+                "SW_MIN_BLOCKS": 1 if double else (b.min_blocks or self.min_blocks)}
 
     def kernel(self, b: Bin, double: bool = False):
-        """(function, dynamic shared bytes) for a bin, compiled on first use."""
-        mod = glue.compile(SOURCE, self.defines(b, double))
-        fn = mod.get_function("subwarp_forward")
-        groups = THREADS_PER_BLOCK // b.p
-        smem = table_bytes(b.p, b.k, groups, double, self._table or double)
-        if smem > 48 * 1024 and not getattr(fn, "_sw_smem", 0) >= smem:
-            drv = glue.driver()
-            fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
-            fn._sw_smem = smem
-        return fn, smem
+        """(prepared function, dynamic shared bytes) for a bin, compiled on first use."""
+        key = (b, double)
+        if key not in self._kernels:
+            mod = glue.compile(SOURCE, self.defines(b, double))
+            fn = mod.get_function("subwarp_forward")
+            fn.prepare(KERNEL_SIGNATURE)  # prepared calls: less Python per launch
+            groups = THREADS_PER_BLOCK // b.p
+            smem = table_bytes(b.p, b.k, groups, double, self._table or double)
+            if smem > 48 * 1024:
+                drv = glue.driver()
+                fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
+            self._kernels[key] = (fn, smem)
+        return self._kernels[key]
 
     def _bufs(self) -> glue.DeviceBuffers:
         if self._buffers is None:
@@ -282,7 +353,7 @@ class SubwarpBackend(Backend):
 
     def _launch(self, b: Bin, double: bool, items_ptr, n_items: int, count_ptr, dev: dict,
                 out_dev, fb_count_ptr, fb_items_ptr, fb_capacity: int, stream,
-                max_hap_words: int):
+                max_hap_len: int):
         """One bin's kernel; with ``count_ptr`` the item count is read on the device (at most
         ``n_items``) and the grid is a fixed grid-stride one."""
         fn, smem = self.kernel(b, double)
@@ -293,26 +364,17 @@ class SubwarpBackend(Backend):
         if b.multi_tile:
             # Grid-stride: a bounded grid, one boundary-row scratch per resident group.
             blocks = min(blocks, sms * 16)
-            stride = max_hap_words * 4 + MAX_P
+            stride = max_hap_len + 4 + MAX_P  # wavefront steps, rounded up to 4
             quad = 32 if double else 16
             scratch = self._bufs().get("scratch_d" if double else "scratch",
                                        blocks * groups * stride * quad)
-        fn(items_ptr, np.int32(n_items), count_ptr or np.uintp(0), dev["read_bases"],
-           dev["base_qual"], dev["ins_qual"], dev["del_qual"], dev["gcp_qual"], dev["read_start"],
-           dev["read_len"], dev["hap_words"], dev["hap_word0"], dev["hap_len"], out_dev,
-           fb_count_ptr, fb_items_ptr, np.int32(fb_capacity), scratch, np.int32(stride),
-           block=(THREADS_PER_BLOCK, 1, 1), grid=(max(blocks, 1), 1), shared=smem, stream=stream)
-
-    def _pinned(self, key: str, array: np.ndarray) -> np.ndarray:
-        """``array`` copied into a grow-only page-locked staging buffer (async H2D needs it)."""
-        drv = glue.driver()
-        have = self._pinned_bufs.get(key)
-        if have is None or have.nbytes < array.nbytes:
-            have = drv.pagelocked_empty(max(array.nbytes, 1 << 16), np.uint8)
-            self._pinned_bufs[key] = have
-        view = have[:array.nbytes].view(array.dtype)
-        np.copyto(view, array.reshape(-1))
-        return view
+        ptr = lambda x: np.uintp(0 if x is None else int(x))  # noqa: E731
+        fn.prepared_async_call(
+            (max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream,
+            ptr(items_ptr), np.int32(n_items), ptr(count_ptr),
+            *(ptr(dev[name]) for name, _ in STAGED[1:]),
+            ptr(out_dev), ptr(fb_count_ptr), ptr(fb_items_ptr), np.int32(fb_capacity),
+            ptr(scratch), np.int32(stride), shared_size=smem)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
         """Batch ranges of about ``chunk_pairs`` pairs each (batches never split)."""
@@ -333,61 +395,75 @@ class SubwarpBackend(Backend):
         timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
         if pairs.n_pairs == 0:
             return Execution(np.zeros(0), timing, 0, info)
+        if pairs.n_pairs >= 2**31 - 1:
+            raise ValueError("cuda-subwarp indexes pairs with int32: split the input")
         bins = self.bins_for(pairs)
         double_bin = Bin(1, 1 << 30, *DOUBLE_CONFIG, multi_tile=True)
         for b in bins:  # compile outside the timed stages (cached after the first run)
             self.kernel(b)
         self.kernel(double_bin, double=True)
 
-        if pairs.n_pairs >= 2**31 - 1:
-            raise ValueError("cuda-subwarp indexes pairs with int32: split the input")
+        t_run = time.perf_counter()
         bounds = self.chunk_bounds(pairs)
         n_chunks = len(bounds)
+        per_pair = [int(pairs.batch_pairs[b1] - pairs.batch_pairs[b0]) <= self.per_pair_below
+                    for b0, b1 in bounds]
+        offs, slot_bytes = staging_offsets(pairs, bounds, per_pair)
+        n_slots = min(n_chunks, STAGING_SLOTS)
         bufs = self._bufs()
+        pinned = self._pinned_slots(n_slots, slot_bytes)
+        dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
         streams = self._stream_pool(2 + len(bins))
         main, copy = streams[0], streams[1]
         bin_streams = streams[2:] if self._streams_on else [main] * len(bins)
         out_dev = bufs.get("out", pairs.n_pairs * 8)
         fb_counts_dev = bufs.get("fb_counts", n_chunks * 4)
+        caps = [int(min(pairs.batch_pairs[b1] - pairs.batch_pairs[b0], 1 << 20))
+                for b0, b1 in bounds]
+        fb_items_dev = [bufs.get(f"fb_items{i}", max(caps) * 16) for i in range(n_slots)]
         drv.memset_d32_async(fb_counts_dev, 0, n_chunks, main)
         start = drv.Event()
         start.record(main)
         copy.wait_for_event(start)
-        h2d_spans, kernel_spans, kernels_done, staged_done = [], [], [], []
-        bin_counts: Counter = Counter()
-        for c, (b0, b1) in enumerate(bounds):
-            slot = c % 2
-            sub = pairs if n_chunks == 1 else pairs.select_batches(b0, b1)
-            p0 = int(pairs.batch_pairs[b0])
+
+        def prepare(c: int):
+            """Worker: layout of chunk c staged into its pinned slot (numpy frees the GIL)."""
             t0 = time.perf_counter()
-            lay = host_layout(sub, bins)
-            if p0:
-                lay.items[:, 3] += p0
-            host = {"read_bases": sub.read_bases, "base_qual": sub.base_qual,
-                    "ins_qual": sub.ins_qual, "del_qual": sub.del_qual,
-                    "gcp_qual": sub.gcp_qual, "read_start": lay.read_start,
-                    "read_len": lay.read_len, "hap_words": lay.hap_words,
-                    "hap_word0": lay.hap_word0, "hap_len": sub.hap_lengths.astype(np.int32),
-                    "items": lay.items}
-            if c >= 2:  # this slot's pinned buffers are free once its last upload finished
-                staged_done[c - 2].synchronize()
-            staged = {k: self._pinned(f"{k}{slot}", np.ascontiguousarray(v))
-                      for k, v in host.items()}
-            timing["prep"] += time.perf_counter() - t0
-            fb_capacity = int(min(sub.n_pairs, 1 << 20))
-            if c >= 2:  # device slot free once chunk c-2's kernels are done
-                copy.wait_for_event(kernels_done[c - 2])
+            b0, b1 = bounds[c]
+            lay = host_layout(pairs, bins, b0, b1, per_pair=per_pair[c])
+            used = stage(lay.arrays, offs, pinned[c % n_slots])
+            return lay, used, time.perf_counter() - t0
+
+        h2d_spans, kernel_spans, float_spans, kernels_done, staged_done = [], [], [], [], []
+        bin_counts: Counter = Counter()
+        futures: dict = {}
+        prep_work = prep_wait = 0.0
+        pool = self._pool()
+
+        def submit(c: int):
+            if c < n_chunks and c not in futures:
+                if c >= n_slots:  # the pinned slot is free once its previous upload is done
+                    staged_done[c - n_slots].synchronize()
+                futures[c] = pool.submit(prepare, c)
+
+        for c in range(min(n_slots, n_chunks)):
+            futures[c] = pool.submit(prepare, c)
+        for c in range(n_chunks):
+            slot = c % n_slots
+            t0 = time.perf_counter()
+            lay, used, work = futures.pop(c).result()
+            prep_wait += time.perf_counter() - t0
+            prep_work += work
+            if c >= n_slots:  # device slot free once chunk c-n_slots's kernels are done
+                copy.wait_for_event(kernels_done[c - n_slots])
             e0, e1 = drv.Event(), drv.Event()
             e0.record(copy)
-            dev = {}
-            for k, v in staged.items():
-                dev[k] = bufs.get(f"{k}{slot}", v.nbytes)
-                if v.nbytes:
-                    drv.memcpy_htod_async(dev[k], v, copy)
+            drv.memcpy_htod_async(dev_slots[slot], pinned[slot][:used], copy)
             e1.record(copy)
             staged_done.append(e1)
             h2d_spans.append((e0, e1))
-            fb_items_dev = bufs.get(f"fb_items{slot}", fb_capacity * 16)
+            base = int(dev_slots[slot])
+            dev = {k: np.uintp(base + o) for k, (o, _) in offs.items()}
             fb_count_ptr = np.uintp(int(fb_counts_dev) + 4 * c)
             # Bins on separate streams after the upload, joined into `main` for the recompute.
             joins = []
@@ -397,8 +473,8 @@ class SubwarpBackend(Backend):
                 s = bin_streams[bins.index(b)]
                 s.wait_for_event(e1)
                 self._launch(b, False, np.uintp(int(dev["items"]) + lo * 16), hi - lo, None,
-                             dev, out_dev, fb_count_ptr, fb_items_dev, fb_capacity, s,
-                             lay.max_hap_words)
+                             dev, out_dev, fb_count_ptr, fb_items_dev[slot], caps[c], s,
+                             lay.max_hap_len)
                 ev = drv.Event()
                 ev.record(s)
                 joins.append(ev)
@@ -406,13 +482,17 @@ class SubwarpBackend(Backend):
             main.wait_for_event(e1)
             for ev in joins:
                 main.wait_for_event(ev)
+            f1 = drv.Event()
+            f1.record(main)
+            float_spans.append((e1, f1))
             # float64 recompute of this chunk's underflows, count read on the device.
-            self._launch(double_bin, True, fb_items_dev, fb_capacity, fb_count_ptr, dev,
-                         out_dev, np.uintp(0), np.uintp(0), 0, main, lay.max_hap_words)
+            self._launch(double_bin, True, fb_items_dev[slot], caps[c], fb_count_ptr, dev,
+                         out_dev, np.uintp(0), np.uintp(0), 0, main, lay.max_hap_len)
             k1 = drv.Event()
             k1.record(main)
             kernels_done.append(k1)
             kernel_spans.append((e1, k1))
+            submit(c + n_slots)
         out = np.empty(pairs.n_pairs, np.float64)
         counts = np.zeros(n_chunks, np.int32)
         d0, d1 = drv.Event(), drv.Event()
@@ -422,18 +502,41 @@ class SubwarpBackend(Backend):
         d1.record(main)
         d1.synchronize()
         n_fb = int(counts.sum())
-        caps = [min(int(pairs.batch_pairs[b1] - pairs.batch_pairs[b0]), 1 << 20)
-                for b0, b1 in bounds]
         if any(int(n) > cap for n, cap in zip(counts, caps)):
             out = self._overflow_fallback(pairs, out)
+        # prep: host layout + staging work of every chunk (worker threads; it overlaps the
+        # uploads and kernels of earlier chunks -- info has the part the launches waited for).
+        timing["prep"] = prep_work
         timing["h2d"] = sum(b.time_since(a) for a, b in h2d_spans) / 1e3
         timing["kernel"] = sum(b.time_since(a) for a, b in kernel_spans) / 1e3
         timing["d2h"] = d1.time_since(d0) / 1e3
+        info["prep_wait_s"] = prep_wait
+        info["run_wall_s"] = time.perf_counter() - t_run
         info["gpu_span_s"] = d1.time_since(start) / 1e3
+        # kernel = float32 bins + the float64 recompute of their underflows (queued on the GPU)
+        info["float32_kernel_s"] = sum(b.time_since(a) for a, b in float_spans) / 1e3
+        info["recompute_kernel_s"] = timing["kernel"] - info["float32_kernel_s"]
         info["chunks"] = n_chunks
         info["sm_clock_mhz"].append(glue.sm_clock_mhz())
         info["bins"] = dict(bin_counts)
         return Execution(out, timing, n_fb, info)
+
+    def _pinned_slots(self, n: int, nbytes: int) -> list:
+        """``n`` grow-only page-locked staging buffers of at least ``nbytes`` (async H2D)."""
+        drv = glue.driver()
+        while len(self._pinned_bufs) < n:
+            self._pinned_bufs.append(None)
+        for i in range(n):
+            if self._pinned_bufs[i] is None or self._pinned_bufs[i].nbytes < nbytes:
+                self._pinned_bufs[i] = drv.pagelocked_empty(max(nbytes, 1 << 16), np.uint8)
+        return self._pinned_bufs[:n]
+
+    def _pool(self):
+        if self._workers is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._workers = ThreadPoolExecutor(max_workers=PREP_THREADS,
+                                               thread_name_prefix="subwarp-prep")
+        return self._workers
 
     @staticmethod
     def _overflow_fallback(pairs: PairSet, out: np.ndarray) -> np.ndarray:
@@ -449,7 +552,11 @@ class SubwarpBackend(Backend):
             self._buffers.free()
             self._buffers = None
         self._streams = []
-        self._pinned_bufs = {}
+        self._pinned_bufs = []
+        self._kernels = {}
+        if self._workers is not None:
+            self._workers.shutdown()
+            self._workers = None
 
 
 def backends() -> list[Backend]:
@@ -457,7 +564,7 @@ def backends() -> list[Backend]:
         SubwarpBackend("cuda-subwarp", description="auto (p,k) per length bin"),
         SubwarpBackend("cuda-subwarp-noemistable", bins=NOTABLE_BINS, emis_table=False,
                        description="compare-and-select emissions instead of the shared table"),
-        SubwarpBackend("cuda-subwarp-gatkform", scaled=False,
+        SubwarpBackend("cuda-subwarp-gatkform", bins=GATKFORM_BINS, scaled=False,
                        description="GATK's 8-instruction recurrence instead of the scaled one"),
         SubwarpBackend("cuda-subwarp-nobins", bins=(), long_config=(32, 16),
                        description="one p32k16 kernel for all reads (multi-tile beyond 512)"),
