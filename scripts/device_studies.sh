@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The papers' studies, run with the tool itself on the GPU machine; each study writes the result JSON
+# that hmmbench wrote into $OUT (copied afterwards to results/<gpu>/). Usage, from the repo root there:
+#   source .device/env.sh && bash scripts/device_studies.sh STUDY[,STUDY...]
+# with .device and .data (a git-ignored copy of ../shared/data/pairhmm) carried along.
+# Studies:
+#   tiles      inter-task tile sweep on Ren 2018 Table 1 (6 equal-length sets, 10^6 pairs)  [Fig. 8]
+#   table3     intra-task, warp and multi-warp families on Ren 2018 Table 3 (26 sets)       [Fig. 9]
+#   smallcount inter tile=4 vs intra naive vs multi-warp on Ren 2016 Table I at 100/1000/10000 pairs
+#   chunking   every CUDA family on the real chunks of 1m, one launch per chunk vs merged  [Table 6]
+#   apis       CUDA and OpenCL twins side by side: 10s, 1m (both chunkings), 128x256 x 10^6 [issue 4]
+#   peak       cuda-subwarp variants on equal-length sets 32..1024                           [issue 5]
+#   e2e        cuda-subwarp end to end on 10s, 1m and the NA12878-sized chunk set            [issue 5]
+set -uo pipefail
+export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
+export PYTHONUNBUFFERED=1
+out="${OUT:-results/runs}"
+mkdir -p "$out"
+log="$out/studies.log"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >>"$log" 2>&1
+
+hb() {  # hb NAME ARGS...: one hmmbench run, its JSON in $out/NAME.json, its report in the log
+    local name=$1; shift
+    echo "=== $name: hmmbench run $* ($(date -u +%T))" | tee -a "$log"
+    python3 -m hmmbench run "$@" --json "$out/$name.json" >>"$log" 2>&1
+    echo "=== $name: exit $? ($(date -u +%T))" | tee -a "$log"
+}
+
+sets() {  # sets PREFIX FIRST LAST SUFFIX: -d PREFIX<i>SUFFIX for i in FIRST..LAST
+    local i; for i in $(seq "$2" "$3"); do printf -- '-d %s%s%s ' "$1" "$i" "$4"; done
+}
+
+for study in ${1//,/ }; do
+    case $study in
+    tiles)
+        hb tiles $(sets ren18-t1. 1 6 @1e6) -b 'cuda-inter-naive' -b 'cuda-inter-tile?' --repeat 3
+        # The interleaved layout's prep is costly; its kernels are timed on the largest set only.
+        hb tiles-sorted -d ren18-t1.6@1e6 -b 'cuda-inter-*-sorted' --repeat 3 ;;
+    table3)
+        hb table3 $(sets ren18-t3. 1 26 @1e5) -d ren18-t3.26@1e6 \
+            -b cuda-intra-naive -b cuda-intra-tile2 -b cuda-warp -b cuda-multiwarp -b cuda-warp-tile4 \
+            --repeat 3 ;;
+    smallcount)
+        hb smallcount $(sets ren16-t1. 1 8 @100) $(sets ren16-t1. 1 8 @1000) $(sets ren16-t1. 1 8 @10000) \
+            -b cuda-inter-tile4 -b cuda-intra-naive -b cuda-multiwarp -b cuda-subwarp --max-time 2 ;;
+    chunking)
+        hb chunking -d 1m --chunking original --chunking merged -b 'cuda-inter-*' -b 'cuda-intra-*' \
+            -b cuda-warp -b cuda-multiwarp -b cuda-warp-tile4 -b cuda-subwarp --max-time 2 ;;
+    apis)
+        hb apis -d 10s -d 1m --chunking original --chunking merged -b 'cuda-*' -b 'opencl-*' \
+            --opencl-device NVIDIA --max-time 3
+        hb apis-128x256 -d ren16-t1.8@1e6 -b 'cuda-*' -b 'opencl-*' --opencl-device NVIDIA --repeat 3 ;;
+    peak)
+        # Pairs per length: up to 4e10 cells (at most 4e6 pairs), enough to fill the GPU.
+        hb peak $(for L in 32 64 128 192 256 384 448 512 768 896 1024; do
+                      printf -- '-d equal-%s@%s ' $L $(( 40000000000 / (L * L) < 4000000 ? 40000000000 / (L * L) : 4000000 ))
+                  done) -b 'cuda-subwarp*' --repeat 3 ;;
+    e2e)
+        hb e2e -d 10s -d 1m --chunking merged -b cuda-subwarp -b cuda-subwarp-nostreams --max-time 3
+        hb e2e-na12878 -d chunks-na12878 --chunking merged -b cuda-subwarp --repeat 1 ;;
+    *) echo "unknown study '$study'" | tee -a "$log" ;;
+    esac
+done
+nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv >>"$log" 2>&1
