@@ -165,6 +165,13 @@ if "e2e" in parts:
         gen += time.time() - t
         if i == 0:
             b.run(p)  # warm-up: compiles, allocates
+            b.profile_bins = True  # per-bin kernel times on this piece (bins serialized)
+            prof = b.run(p).info["bin_profile"]
+            b.profile_bins = False
+            results["bin_profile"] = prof
+            for label, v in prof.items():
+                print(f"  bin {label:22s} {v['cells']:.3e} cells {v['seconds']*1e3:8.2f} ms "
+                      f"{v['cells'] / max(v['seconds'], 1e-12) / 1e9:6.0f} GCUPS")
         t0 = time.perf_counter()
         ex = b.run(p)
         w = time.perf_counter() - t0

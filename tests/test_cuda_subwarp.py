@@ -302,3 +302,39 @@ def test_chunks_stage_into_one_packed_block_per_slot():
             a = np.asarray(lay.arrays[name]).reshape(-1)
             got = buf[o:o + a.size * np.dtype(dtype).itemsize].view(dtype)
             assert np.array_equal(got, a), name
+
+
+class _FakeEvent:
+    """Stands in for a CUDA event: time_since(other) in milliseconds."""
+
+    def __init__(self, ms):
+        self.ms = ms
+
+    def time_since(self, other):
+        return self.ms - other.ms
+
+
+def test_busy_time_counts_overlapping_chunk_spans_once():
+    E = _FakeEvent
+    start = E(0.0)
+    # chunk 1 is uploaded (ready at 3 ms) while chunk 0 still runs (until 5 ms)
+    spans = [(E(1.0), E(5.0)), (E(3.0), E(9.0)), (E(12.0), E(13.0))]
+    assert sw.busy_seconds(start, spans) == pytest.approx((4.0 + 4.0 + 1.0) / 1e3)
+    assert sw.busy_seconds(start, []) == 0.0
+
+
+def test_bin_cells_sum_read_times_haplotype_lengths():
+    ps = ragged(seed=51, batches=10)
+    bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, ps.max_read_length)
+    for per_pair in (False, True):
+        lay = sw.host_layout(ps, bins, 0, ps.n_batches, per_pair=per_pair)
+        total = sum(sw.bin_cells(ps, (0, ps.n_batches), lay, lo, hi) for _, lo, hi in lay.bin_ranges)
+        assert total == ps.cells
+
+
+def test_small_inputs_use_the_few_small_bins():
+    auto = sw.backends()[0]
+    small = ragged(seed=3, batches=4)
+    assert small.n_pairs < sw.SMALL_INPUT_PAIRS
+    assert [(b.p, b.k) for b in auto.bins_for(small)][:len(sw.SMALL_BINS)] == \
+        [(p, k) for _, p, k, *_ in sw.SMALL_BINS][:len(auto.bins_for(small))]

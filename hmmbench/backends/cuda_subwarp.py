@@ -61,6 +61,10 @@ DEFAULT_BINS: tuple = (
     (128, 8, 16, 3), (160, 8, 20), (192, 8, 24), (256, 8, 32), (320, 16, 20), (384, 16, 24),
     (448, 16, 28), (512, 16, 32), (640, 32, 20), (768, 32, 24), (896, 32, 28), (1024, 32, 32),
 )
+#: Inputs under SMALL_INPUT_PAIRS pairs (the 10s set) leave the GPU mostly idle: each launch
+#: costs more than a tile's padding, so the auto backend uses these few bins there.
+SMALL_INPUT_PAIRS = 8192
+SMALL_BINS: tuple = ((64, 4, 16, 3), (128, 8, 16, 3), (256, 8, 32))
 #: Reads longer than the last bin: this configuration, several row tiles per read.
 DEFAULT_LONG = (32, 16)
 #: Bins without the shared-memory table keep two emissions per row in registers: k <= 16.
@@ -169,8 +173,16 @@ def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[i
     r0, r1 = int(pairs.batch_reads[b0]), int(pairs.batch_reads[b1])
     h0, h1 = int(pairs.batch_haps[b0]), int(pairs.batch_haps[b1])
     a0, a1 = int(pairs.read_offsets[r0]), int(pairs.read_offsets[r1])
-    items = read_items(pairs, b0, b1, per_pair)
     rl = pairs.read_lengths[r0:r1]
+    if per_pair:  # straight from the PairSet's own pair arrays
+        p0, p1 = int(pairs.batch_pairs[b0]), int(pairs.batch_pairs[b1])
+        items = np.empty((p1 - p0, 4), np.int32)
+        items[:, 0] = pairs.pair_read[p0:p1] - r0
+        items[:, 1] = pairs.pair_hap[p0:p1] - h0
+        items[:, 2] = 1
+        items[:, 3] = np.arange(p0, p1, dtype=np.int32)
+    else:
+        items = read_items(pairs, b0, b1)
     lengths = rl[items[:, 0]]
     his = np.array([b.hi for b in bins], np.int64)
     bin_of = np.searchsorted(his, lengths, side="left")
@@ -179,7 +191,7 @@ def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[i
     # Stable counting sort by bin keeps batch order inside a bin: neighbouring groups of a warp
     # then share haplotype lists (equal trip counts, cached haplotype words).
     order = np.argsort(bin_of.astype(np.int16), kind="stable")
-    items = np.ascontiguousarray(items[order])
+    items = items.view(np.complex128).reshape(-1)[order].view(np.int32).reshape(-1, 4)  # 16-B rows
     counts = np.bincount(bin_of, minlength=len(bins))
     starts = np.concatenate([[0], np.cumsum(counts)])
     ranges = [(b, int(starts[i]), int(starts[i + 1])) for i, b in enumerate(bins) if counts[i]]
@@ -238,6 +250,40 @@ def stage(arrays: dict, offs: dict, buf: np.ndarray) -> int:
     return used
 
 
+def busy_seconds(start, spans) -> float:
+    """Seconds covered by consecutive (ready, done) event spans, each clipped to start no earlier
+    than the previous span's end (consecutive chunks' kernels run one after the other)."""
+    total, prev_end = 0.0, 0.0
+    for ready, done in spans:
+        t0, t1 = ready.time_since(start), done.time_since(start)
+        total += max(0.0, t1 - max(t0, prev_end))
+        prev_end = max(prev_end, t1)
+    return total / 1e3
+
+
+def bin_cells(pairs: PairSet, bounds, lay: HostLayout, lo: int, hi: int) -> int:
+    """Cells of items lo:hi of a chunk's layout (for the per-bin profile only)."""
+    b0, _ = bounds
+    r0, h0 = int(pairs.batch_reads[b0]), int(pairs.batch_haps[b0])
+    it = lay.items[lo:hi].astype(np.int64)
+    m = pairs.read_lengths[r0 + it[:, 0]]
+    hl = pairs.hap_lengths
+    first = h0 + it[:, 1]
+    csum = np.concatenate([[0], np.cumsum(hl)])
+    return int(np.dot(m, csum[first + it[:, 2]] - csum[first]))
+
+
+_CLOCK = {"t": -1e9, "mhz": None}
+
+
+def sm_clock_cached():
+    """SM clock (NVML), sampled at most once a second: the query costs ~0.1 ms of wall time."""
+    now = time.monotonic()
+    if now - _CLOCK["t"] > 1.0:
+        _CLOCK.update(t=now, mhz=glue.sm_clock_mhz())
+    return _CLOCK["mhz"]
+
+
 # ------------------------------------------------------------------------------------------------
 # SASS instruction count of the inner loop (for the notes; needs cuobjdump)
 # ------------------------------------------------------------------------------------------------
@@ -277,14 +323,17 @@ class SubwarpBackend(Backend):
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
                  scaled: bool = True, streams: bool = True, description: str = "",
                  chunk_pairs: int = 1 << 19, min_blocks: int = 1,
-                 per_pair_below: int = 1 << 18):
+                 per_pair_below: int = 1 << 16, small_bins: Optional[Sequence[tuple]] = None):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams,
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
-                         per_pair_below=per_pair_below)
+                         per_pair_below=per_pair_below,
+                         small_bins=[list(b) for b in small_bins] if small_bins else None)
         self.name = name
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
+        self._small_table = tuple(tuple(b) for b in small_bins) if small_bins else None
+        self.profile_bins = False
         self._long = long_config
         self._table = emis_table
         self._scaled = scaled
@@ -314,7 +363,10 @@ class SubwarpBackend(Backend):
         return super().refuse_reason(pairs)
 
     def bins_for(self, pairs: PairSet) -> list[Bin]:
-        return make_bins(self._bins_table, self._long, pairs.max_read_length)
+        table = self._bins_table
+        if self._small_table is not None and pairs.n_pairs < SMALL_INPUT_PAIRS:
+            table = self._small_table  # few launches beat tight tiles when the GPU is not full
+        return make_bins(table, self._long, pairs.max_read_length)
 
     # --- kernels ------------------------------------------------------------------------------
     def defines(self, b: Bin, double: bool = False) -> dict:
@@ -391,7 +443,7 @@ class SubwarpBackend(Backend):
         if reason:
             raise ValueError(f"{self.name} refuses this input: {reason}")
         drv = glue.driver()
-        info: dict = {"gpu": glue.gpu_name(), "sm_clock_mhz": [glue.sm_clock_mhz()]}
+        info: dict = {"gpu": glue.gpu_name()}
         timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
         if pairs.n_pairs == 0:
             return Execution(np.zeros(0), timing, 0, info)
@@ -435,10 +487,11 @@ class SubwarpBackend(Backend):
             return lay, used, time.perf_counter() - t0
 
         h2d_spans, kernel_spans, float_spans, kernels_done, staged_done = [], [], [], [], []
+        bin_events: list = []
         bin_counts: Counter = Counter()
         futures: dict = {}
         prep_work = prep_wait = 0.0
-        pool = self._pool()
+        pool = self._pool() if n_chunks > 1 else None
 
         def submit(c: int):
             if c < n_chunks and c not in futures:
@@ -446,8 +499,13 @@ class SubwarpBackend(Backend):
                     staged_done[c - n_slots].synchronize()
                 futures[c] = pool.submit(prepare, c)
 
+        if n_chunks == 1:  # nothing to overlap: no thread hop
+            from concurrent.futures import Future
+            futures[0] = Future()
+            futures[0].set_result(prepare(0))
         for c in range(min(n_slots, n_chunks)):
-            futures[c] = pool.submit(prepare, c)
+            if c not in futures:
+                futures[c] = pool.submit(prepare, c)
         for c in range(n_chunks):
             slot = c % n_slots
             t0 = time.perf_counter()
@@ -470,8 +528,11 @@ class SubwarpBackend(Backend):
             for b, lo, hi in lay.bin_ranges:
                 # A bin keeps its stream across chunks: launches sharing the multi-tile
                 # scratch never overlap.
-                s = bin_streams[bins.index(b)]
+                s = main if self.profile_bins else bin_streams[bins.index(b)]
                 s.wait_for_event(e1)
+                if self.profile_bins:
+                    pb0 = drv.Event()
+                    pb0.record(s)
                 self._launch(b, False, np.uintp(int(dev["items"]) + lo * 16), hi - lo, None,
                              dev, out_dev, fb_count_ptr, fb_items_dev[slot], caps[c], s,
                              lay.max_hap_len)
@@ -479,6 +540,8 @@ class SubwarpBackend(Backend):
                 ev.record(s)
                 joins.append(ev)
                 bin_counts[b.label] += hi - lo
+                if self.profile_bins:
+                    bin_events.append((b.label, pb0, ev, bin_cells(pairs, bounds[c], lay, lo, hi)))
             main.wait_for_event(e1)
             for ev in joins:
                 main.wait_for_event(ev)
@@ -508,16 +571,25 @@ class SubwarpBackend(Backend):
         # uploads and kernels of earlier chunks -- info has the part the launches waited for).
         timing["prep"] = prep_work
         timing["h2d"] = sum(b.time_since(a) for a, b in h2d_spans) / 1e3
-        timing["kernel"] = sum(b.time_since(a) for a, b in kernel_spans) / 1e3
+        # Kernel time without double counting overlap: chunk c's kernels start when its upload
+        # is done *and* chunk c-1's kernels are (bins of consecutive chunks share streams).
+        timing["kernel"] = busy_seconds(start, kernel_spans)
         timing["d2h"] = d1.time_since(d0) / 1e3
         info["prep_wait_s"] = prep_wait
         info["run_wall_s"] = time.perf_counter() - t_run
         info["gpu_span_s"] = d1.time_since(start) / 1e3
         # kernel = float32 bins + the float64 recompute of their underflows (queued on the GPU)
-        info["float32_kernel_s"] = sum(b.time_since(a) for a, b in float_spans) / 1e3
+        info["float32_kernel_s"] = busy_seconds(start, float_spans)
+        if bin_events:
+            prof: dict = {}
+            for label, a, b, cells in bin_events:
+                row = prof.setdefault(label, {"seconds": 0.0, "cells": 0})
+                row["seconds"] += b.time_since(a) / 1e3
+                row["cells"] += cells
+            info["bin_profile"] = prof
         info["recompute_kernel_s"] = timing["kernel"] - info["float32_kernel_s"]
         info["chunks"] = n_chunks
-        info["sm_clock_mhz"].append(glue.sm_clock_mhz())
+        info["sm_clock_mhz"] = sm_clock_cached()
         info["bins"] = dict(bin_counts)
         return Execution(out, timing, n_fb, info)
 
@@ -561,7 +633,8 @@ class SubwarpBackend(Backend):
 
 def backends() -> list[Backend]:
     return [
-        SubwarpBackend("cuda-subwarp", description="auto (p,k) per length bin"),
+        SubwarpBackend("cuda-subwarp", small_bins=SMALL_BINS,
+                       description="auto (p,k) per length bin"),
         SubwarpBackend("cuda-subwarp-noemistable", bins=NOTABLE_BINS, emis_table=False,
                        description="compare-and-select emissions instead of the shared table"),
         SubwarpBackend("cuda-subwarp-gatkform", bins=GATKFORM_BINS, scaled=False,
