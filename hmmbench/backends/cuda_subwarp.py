@@ -186,11 +186,20 @@ def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[i
     lengths = rl[items[:, 0]]
     his = np.array([b.hi for b in bins], np.int64)
     bin_of = np.searchsorted(his, lengths, side="left")
+    if len(bins) > 63:
+        raise ValueError("at most 63 bins (16-bit sort key)")
     if len(items) and int(bin_of.max()) >= len(bins):
         raise ValueError(f"read length {int(lengths.max())} exceeds the longest bin")
-    # Stable counting sort by bin keeps batch order inside a bin: neighbouring groups of a warp
-    # then share haplotype lists (equal trip counts, cached haplotype words).
-    order = np.argsort(bin_of.astype(np.int16), kind="stable")
+    # Radix sort by (bin, descending work): the groups of a warp then run about as many wavefront
+    # steps each (a warp runs as long as its longest group), big items start first.
+    hl = pairs.hap_lengths
+    csum = pairs.hap_offsets
+    first = h0 + items[:, 1].astype(np.int64)
+    work = (csum[first + items[:, 2]] - csum[first]) + items[:, 2].astype(np.int64) * MAX_P
+    level = np.minimum(1023, (np.log2(np.maximum(work, 1)) * 48).astype(np.int64))
+    key = (bin_of.astype(np.int64) << 10 | (1023 - level)).astype(np.uint16)
+    order = np.argsort(key, kind="stable")
+    del hl
     items = items.view(np.complex128).reshape(-1)[order].view(np.int32).reshape(-1, 4)  # 16-B rows
     counts = np.bincount(bin_of, minlength=len(bins))
     starts = np.concatenate([[0], np.cumsum(counts)])
