@@ -185,7 +185,14 @@ def cmd_report(args) -> int:
     from .report import plot_gcups, render
     from .report import csv_text, markdown
     docs = [results.load(p) for p in args.results]
-    if args.format == "markdown":
+    if args.pivot:
+        from .report import pivot_markdown, pivot_table
+        runs = [r for doc in docs for r in doc["runs"]]
+        if args.format == "markdown":
+            sys.stdout.write(pivot_markdown(runs, args.pivot))
+        else:
+            _console().print(pivot_table(runs, args.pivot))
+    elif args.format == "markdown":
         sys.stdout.write("\n".join(markdown(doc) for doc in docs))
     elif args.format == "csv":
         # One header for all files: the rows of every file, in order.
@@ -278,6 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--plot", metavar="PNG", help="also write a GCUPS bar chart (matplotlib)")
     sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
                     help="table (rich, default), markdown (for results/README.md) or csv")
+    sp.add_argument("--pivot", metavar="METRIC",
+                    help="one table of METRIC, datasets x backends: gcups_kernel, gcups_total, "
+                         "kernel, total or max_abs_err")
     sp.set_defaults(func=cmd_report)
 
     sp = sub.add_parser("compare", help="regression gate: candidate vs baseline results")

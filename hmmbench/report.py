@@ -155,6 +155,60 @@ def csv_text(doc_or_runs) -> str:
     return buf.getvalue()
 
 
+#: Metrics a pivot can show, with their formatter.
+PIVOT_METRICS = {
+    "gcups_kernel": lambda r: fmt_number(r.get("gcups_kernel"), 4),
+    "gcups_total": lambda r: fmt_number(r.get("gcups_total"), 4),
+    "kernel": lambda r: fmt_seconds((r.get("timing_s") or {}).get("kernel")),
+    "total": lambda r: fmt_seconds((r.get("timing_s") or {}).get("total")),
+    "max_abs_err": lambda r: fmt_error(r.get("max_abs_err")),
+}
+
+
+def pivot(runs: Iterable[dict], metric: str) -> tuple:
+    """Dataset (and chunking) rows x backend columns of one metric, as plain data.
+
+    Returns (row keys, column names, {(row, column): text}); a run that is not ok shows its status.
+    """
+    if metric not in PIVOT_METRICS:
+        raise UserError(f"unknown pivot metric '{metric}' (valid: {', '.join(PIVOT_METRICS)})")
+    fmt = PIVOT_METRICS[metric]
+    rows, cols, cells = [], [], {}
+    for r in runs:
+        row = (r["dataset"], r.get("chunking", ""))
+        if row not in rows:
+            rows.append(row)
+        if r["backend"] not in cols:
+            cols.append(r["backend"])
+        cells[row, r["backend"]] = fmt(r) if r["status"] == "ok" else r["status"]
+    return rows, cols, cells
+
+
+def pivot_markdown(runs: Iterable[dict], metric: str) -> str:
+    rows, cols, cells = pivot(runs, metric)
+    chunked = len({c for _, c in rows}) > 1
+    head = ["dataset"] + (["chunking"] if chunked else []) + cols
+    out = ["| " + " | ".join(head) + " |", "|---" * (len(head) - len(cols)) + "|---:" * len(cols) + "|"]
+    for row in rows:
+        lead = [row[0]] + ([row[1]] if chunked else [])
+        out.append("| " + " | ".join(lead + [cells.get((row, c), "") for c in cols]) + " |")
+    return "\n".join(out) + "\n"
+
+
+def pivot_table(runs: Iterable[dict], metric: str, title: str = ""):
+    from rich.markup import escape
+    from rich.table import Table
+    rows, cols, cells = pivot(runs, metric)
+    t = Table(title=title or metric, title_justify="left", header_style="bold")
+    t.add_column("dataset [chunking]", no_wrap=True)
+    for c in cols:
+        t.add_column(c, justify="right")
+    for row in rows:
+        label = f"{row[0]} [{row[1]}]" if row[1] else row[0]
+        t.add_row(escape(label), *(cells.get((row, c), "") for c in cols))
+    return t
+
+
 def notes(runs: list) -> list:
     """One line per run with something to say: reasons, sampling, throttling."""
     out = []

@@ -107,3 +107,26 @@ def test_markdown_and_csv_share_the_table_cells():
     assert rows[0]["backend"] == "cuda-fast" and float(rows[0]["kernel_s"]) == 5e-3
     assert rows[0]["throttled"] == "True" and rows[1]["status"] == "unavailable"
     assert rows[1]["total_s"] == ""
+
+
+def test_pivot_datasets_by_backends():
+    def run(backend, chunking, gcups, status="ok"):
+        return dict(record(backend, status).to_dict(), chunking=chunking, gcups_kernel=gcups)
+    runs = [run("a", "original", 10.0), run("b", "original", 20.0), run("a", "merged", 30.0),
+            run("b", "merged", 40.0, status="mismatch")]
+    rows, cols, cells = report.pivot(runs, "gcups_kernel")
+    assert rows == [("10s", "original"), ("10s", "merged")] and cols == ["a", "b"]
+    assert cells[("10s", "merged"), "a"] == "30" and cells[("10s", "merged"), "b"] == "mismatch"
+    md = report.pivot_markdown(runs, "gcups_kernel").splitlines()
+    assert md[0] == "| dataset | chunking | a | b |"
+    assert md[3] == "| 10s | merged | 30 | mismatch |"
+    buf = io.StringIO()
+    Console(file=buf, width=120, color_system=None).print(report.pivot_table(runs, "gcups_kernel"))
+    assert "10s [merged]" in buf.getvalue()
+
+
+def test_pivot_unknown_metric():
+    import pytest
+    from hmmbench.errors import UserError
+    with pytest.raises(UserError, match="unknown pivot metric"):
+        report.pivot([], "speed")
