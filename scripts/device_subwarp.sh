@@ -37,9 +37,9 @@ def load(name):
 # ---------------- correctness ----------------
 if "correct" in parts:
     variants = {b.name: b for b in sw.backends()}
-    sets = ["tiny", "10s", "gkl-testdata", "gatk-java", "1m",
-            "equal-32@512", "equal-100@512", "equal-256@256", "shape-1100x700@64",
-            "shape-151x521@512", "ren18-t3.26@512", "chunks@20000"]
+    sets = os.environ.get("SW_CORRECT_SETS", "tiny 10s gkl-testdata gatk-java 1m equal-32@512 "
+                          "equal-100@512 equal-256@256 shape-1100x700@64 shape-151x521@512 "
+                          "ren18-t3.26@512 chunks@20000").split()
     corr = {}
     for name in sets:
         try:
@@ -152,10 +152,40 @@ if "e2e" in parts:
                   f"kernel-GCUPS={ps.cells/med['kernel']/1e9:.0f} wall-GCUPS={ps.cells/med['wall']/1e9:.0f}")
     results["e2e"] = e2e_res
     save()
+    # Host pipeline settings on the first pieces of the NA12878-sized set (kept in memory).
+    tune = [tuple(int(x) for x in t.split("x")) for t in os.environ.get("SW_E2E_TUNE", "").split()]
+    if tune:
+        d = resolve("chunks-na12878")
+        kept = []
+        for p in d.chunk_loader():
+            kept.append(p)
+            if len(kept) >= int(os.environ.get("SW_TUNE_PIECES", "6")):
+                break
+        tcells = sum(p.cells for p in kept)
+        results["e2e_tune"] = {}
+        for threads, chunk in tune:
+            b = sw.SubwarpBackend(f"t{threads}c{chunk}", small_bins=sw.SMALL_BINS, chunk_pairs=chunk)
+            b.prep_threads = threads
+            b.run(kept[0])
+            walls, kern, prep = [], 0.0, 0.0
+            for p in kept:
+                t0 = time.perf_counter(); ex = b.run(p); walls.append(time.perf_counter() - t0)
+                kern += ex.timing["kernel"]; prep += ex.timing["prep"]
+            w = sum(walls)
+            results["e2e_tune"][f"{threads}x{chunk}"] = {"wall": w, "kernel": kern, "prep": prep}
+            print(f"tune threads={threads} chunk_pairs={chunk}: {len(kept)} pieces wall={w:.3f}s "
+                  f"kernel={kern:.3f}s prep(work)={prep:.3f}s wall-TCUPS={tcells / w / 1e12:.2f}")
+            b.close()
+        del kept
+        save()
     # NA12878-sized chunk set: each piece generated (not timed), then run (timed), then dropped.
     d = resolve("chunks-na12878")
     n_pieces = int(os.environ.get("SW_E2E_PIECES", "1000"))
     b = sw.backends()[0]
+    if os.environ.get("SW_E2E_THREADS"):
+        b.prep_threads = int(os.environ["SW_E2E_THREADS"])
+    if os.environ.get("SW_E2E_CHUNK"):
+        b.chunk_pairs = int(os.environ["SW_E2E_CHUNK"])
     tot = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0, "wall": 0.0, "float32_kernel": 0.0,
            "gpu_span": 0.0}
     cells = pairs = fb = pieces = 0

@@ -339,3 +339,16 @@ def test_small_inputs_use_the_few_small_bins():
     assert small.n_pairs < sw.SMALL_INPUT_PAIRS
     assert [(b.p, b.k) for b in auto.bins_for(small)][:len(sw.SMALL_BINS)] == \
         [(p, k) for _, p, k, *_ in sw.SMALL_BINS][:len(auto.bins_for(small))]
+
+
+def test_reads_of_batches_without_haplotypes_make_no_items():
+    base = ragged(seed=61, batches=3)
+    r = Read(b"ACGT", b"IIII", b"IIII", b"IIII", b"++++")
+    extra = pack([Batch([r, r], []), Batch([r], [b"ACGTA"])])
+    ps = PairSet.concatenate([base, extra])
+    items = sw.read_items(ps)
+    assert int(items[:, 2].min()) >= 1
+    assert int(items[:, 2].sum()) == ps.n_pairs
+    bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, ps.max_read_length)
+    lay = sw.host_layout(ps, bins)
+    assert sorted(lay.items[:, 3].tolist()) == sorted(items[:, 3].tolist())

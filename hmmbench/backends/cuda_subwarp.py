@@ -80,7 +80,7 @@ DOUBLE_CONFIG = (16, 8)
 THREADS_PER_BLOCK = 128
 #: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
 STAGING_SLOTS = 4
-PREP_THREADS = min(4, os.cpu_count() or 1)
+PREP_THREADS = min(8, os.cpu_count() or 1)
 #: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int).
 KERNEL_SIGNATURE = "PiPPPPPPPPPPPPPPiPi"
 
@@ -135,32 +135,23 @@ class HostLayout:
     max_hap_len: int
 
 
-def read_items(pairs: PairSet, b0: int = 0, b1: Optional[int] = None,
-               per_pair: bool = False) -> np.ndarray:
-    """Items of batches b0:b1 in dataset order, reads and haps numbered from the range's first:
-    one per read (read, first hap, n haps, first pair) or, with ``per_pair``, one per pair
-    (read, hap, 1, pair) -- more, smaller work items for inputs too small to fill the GPU."""
+def read_items(pairs: PairSet, b0: int = 0, b1: Optional[int] = None) -> np.ndarray:
+    """One item per read of batches b0:b1, in dataset order, reads and haps numbered from the
+    range's first: (read, first hap, n haps, first pair). Built with repeats of per-batch
+    values (no gathers): this runs for every chunk of the NA12878-sized sets."""
     b1 = pairs.n_batches if b1 is None else b1
     br, bh = pairs.batch_reads[b0:b1 + 1], pairs.batch_haps[b0:b1 + 1]
     nr, nh = np.diff(br), np.diff(bh)
-    batch_of_read = np.repeat(np.arange(b1 - b0), nr)
-    reads = np.arange(len(batch_of_read), dtype=np.int64)
-    first_pair = (pairs.batch_pairs[b0:b1][batch_of_read]
-                  + (reads - (br[:-1][batch_of_read] - br[0])) * nh[batch_of_read])
-    items = np.empty((len(reads), 4), np.int32)
+    n = int(br[-1] - br[0])
+    items = np.empty((n, 4), np.int32)
+    reads = np.arange(n, dtype=np.int32)
+    local = reads - np.repeat((br[:-1] - br[0]).astype(np.int32), nr)
     items[:, 0] = reads
-    items[:, 1] = bh[:-1][batch_of_read] - bh[0]
-    items[:, 2] = nh[batch_of_read]
-    items[:, 3] = first_pair
-    items = items[items[:, 2] > 0]
-    if per_pair and len(items):
-        k = np.repeat(np.arange(len(items)), items[:, 2])
-        step = np.arange(len(k), dtype=np.int64) - np.repeat(np.cumsum(items[:, 2]) - items[:, 2],
-                                                            items[:, 2])
-        items = items[k]
-        items[:, 1] += step.astype(np.int32)
-        items[:, 3] += step.astype(np.int32)
-        items[:, 2] = 1
+    items[:, 1] = np.repeat((bh[:-1] - bh[0]).astype(np.int32), nr)
+    items[:, 2] = np.repeat(nh.astype(np.int32), nr)
+    items[:, 3] = np.repeat(pairs.batch_pairs[b0:b1].astype(np.int32), nr) + local * items[:, 2]
+    if np.any(nh == 0):  # batches without haplotypes have no pairs
+        items = items[np.repeat(nh > 0, nr)]
     return items
 
 
@@ -184,22 +175,30 @@ def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[i
     else:
         items = read_items(pairs, b0, b1)
     lengths = rl[items[:, 0]]
+    # Bin of each length through a lookup table (cheaper than a search per item).
     his = np.array([b.hi for b in bins], np.int64)
-    bin_of = np.searchsorted(his, lengths, side="left")
+    top = int(lengths.max(initial=0))
+    bin_of = np.searchsorted(his, np.arange(top + 1), side="left").astype(np.uint8)[lengths]
     if len(bins) > 63:
         raise ValueError("at most 63 bins (16-bit sort key)")
     if len(items) and int(bin_of.max()) >= len(bins):
         raise ValueError(f"read length {int(lengths.max())} exceeds the longest bin")
     # Radix sort by (bin, descending work): the groups of a warp then run about as many wavefront
     # steps each (a warp runs as long as its longest group), big items start first.
-    hl = pairs.hap_lengths
-    csum = pairs.hap_offsets
-    first = h0 + items[:, 1].astype(np.int64)
-    work = (csum[first + items[:, 2]] - csum[first]) + items[:, 2].astype(np.int64) * MAX_P
-    level = np.minimum(1023, (np.log2(np.maximum(work, 1)) * 48).astype(np.int64))
-    key = (bin_of.astype(np.int64) << 10 | (1023 - level)).astype(np.uint16)
+    if per_pair:
+        work = pairs.hap_lengths[h0 + items[:, 1]] + MAX_P
+    else:  # a read's work: its batch's haplotypes (same for every read of the batch)
+        nr = np.diff(pairs.batch_reads[b0:b1 + 1])
+        bh = pairs.batch_haps[b0:b1 + 1]
+        per_batch = (pairs.hap_offsets[bh[1:]] - pairs.hap_offsets[bh[:-1]]
+                     + np.diff(bh) * MAX_P)
+        work = np.repeat(per_batch, nr)
+        if len(work) != len(items):  # reads of batches without haplotypes were dropped
+            work = work[np.repeat(np.diff(bh) > 0, nr)]
+    level = np.minimum(1023, (np.log2(np.maximum(work, 1).astype(np.float32)) * 48)
+                       .astype(np.int32))
+    key = (bin_of.astype(np.int32) << 10 | (1023 - level)).astype(np.uint16)
     order = np.argsort(key, kind="stable")
-    del hl
     items = items.view(np.complex128).reshape(-1)[order].view(np.int32).reshape(-1, 4)  # 16-B rows
     counts = np.bincount(bin_of, minlength=len(bins))
     starts = np.concatenate([[0], np.cumsum(counts)])
@@ -352,6 +351,7 @@ class SubwarpBackend(Backend):
         self._pinned_bufs: list = []
         self._kernels: dict = {}
         self._workers = None
+        self.prep_threads = 0  # 0: PREP_THREADS
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
@@ -470,7 +470,7 @@ class SubwarpBackend(Backend):
         per_pair = [int(pairs.batch_pairs[b1] - pairs.batch_pairs[b0]) <= self.per_pair_below
                     for b0, b1 in bounds]
         offs, slot_bytes = staging_offsets(pairs, bounds, per_pair)
-        n_slots = min(n_chunks, STAGING_SLOTS)
+        n_slots = min(n_chunks, max(STAGING_SLOTS, (self.prep_threads or PREP_THREADS) + 2))
         bufs = self._bufs()
         pinned = self._pinned_slots(n_slots, slot_bytes)
         dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
@@ -615,7 +615,7 @@ class SubwarpBackend(Backend):
     def _pool(self):
         if self._workers is None:
             from concurrent.futures import ThreadPoolExecutor
-            self._workers = ThreadPoolExecutor(max_workers=PREP_THREADS,
+            self._workers = ThreadPoolExecutor(max_workers=self.prep_threads or PREP_THREADS,
                                                thread_name_prefix="subwarp-prep")
         return self._workers
 
