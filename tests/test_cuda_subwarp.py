@@ -352,3 +352,12 @@ def test_reads_of_batches_without_haplotypes_make_no_items():
     bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, ps.max_read_length)
     lay = sw.host_layout(ps, bins)
     assert sorted(lay.items[:, 3].tolist()) == sorted(items[:, 3].tolist())
+
+
+def test_empty_sequences_are_refused_only_when_they_form_a_pair():
+    r = Read(b"ACGT", b"IIII", b"IIII", b"IIII", b"++++")
+    empty = Read(b"", b"", b"", b"", b"")
+    b = sw.backends()[0]
+    assert b.refuse_reason(pack([Batch([r], [b"ACG"])])) is None
+    assert "empty" in b.refuse_reason(pack([Batch([r, empty], [b"ACG"])]))
+    assert b.refuse_reason(pack([Batch([empty], []), Batch([r], [b"ACG"])])) is None

@@ -80,7 +80,7 @@ DOUBLE_CONFIG = (16, 8)
 THREADS_PER_BLOCK = 128
 #: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
 STAGING_SLOTS = 4
-PREP_THREADS = min(8, os.cpu_count() or 1)
+PREP_THREADS = min(12, os.cpu_count() or 1)
 #: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int).
 KERNEL_SIGNATURE = "PiPPPPPPPPPPPPPPiPi"
 
@@ -330,7 +330,7 @@ class SubwarpBackend(Backend):
     def __init__(self, name: str, bins: Sequence[tuple] = DEFAULT_BINS,
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
                  scaled: bool = True, streams: bool = True, description: str = "",
-                 chunk_pairs: int = 1 << 19, min_blocks: int = 1,
+                 chunk_pairs: int = 1 << 18, min_blocks: int = 1,
                  per_pair_below: int = 1 << 16, small_bins: Optional[Sequence[tuple]] = None):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams,
@@ -366,7 +366,9 @@ class SubwarpBackend(Backend):
         return glue.gpu_name()
 
     def refuse_reason(self, pairs: PairSet) -> Optional[str]:
-        if pairs.n_pairs:
+        # Per read / haplotype first (cheap); per pair only when some sequence is empty.
+        if pairs.n_pairs and (int(pairs.read_lengths.min(initial=1)) < 1
+                              or int(pairs.hap_lengths.min(initial=1)) < 1):
             if int(pairs.pair_read_lengths.min()) < 1 or int(pairs.pair_hap_lengths.min()) < 1:
                 return "a pair has an empty read or haplotype (the model's likelihood is undefined)"
         return super().refuse_reason(pairs)
