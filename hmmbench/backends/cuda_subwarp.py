@@ -80,7 +80,7 @@ DOUBLE_CONFIG = (16, 8)
 THREADS_PER_BLOCK = 128
 #: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
 STAGING_SLOTS = 4
-PREP_THREADS = min(12, os.cpu_count() or 1)
+PREP_THREADS = min(16, os.cpu_count() or 1)
 #: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int).
 KERNEL_SIGNATURE = "PiPPPPPPPPPPPPPPiPi"
 
@@ -330,7 +330,7 @@ class SubwarpBackend(Backend):
     def __init__(self, name: str, bins: Sequence[tuple] = DEFAULT_BINS,
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
                  scaled: bool = True, streams: bool = True, description: str = "",
-                 chunk_pairs: int = 1 << 18, min_blocks: int = 1,
+                 chunk_pairs: int = 3 << 17, min_blocks: int = 1,
                  per_pair_below: int = 1 << 16, small_bins: Optional[Sequence[tuple]] = None):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams,
