@@ -163,17 +163,20 @@ if "e2e" in parts:
                 break
         tcells = sum(p.cells for p in kept)
         results["e2e_tune"] = {}
-        for threads, chunk in tune:
+        for threads, chunk, *ramp in tune:
             b = sw.SubwarpBackend(f"t{threads}c{chunk}", small_bins=sw.SMALL_BINS, chunk_pairs=chunk)
             b.prep_threads = threads
+            b.ramp_chunks = bool(ramp[0]) if ramp else True
             b.run(kept[0])
             walls, kern, prep = [], 0.0, 0.0
             for p in kept:
                 t0 = time.perf_counter(); ex = b.run(p); walls.append(time.perf_counter() - t0)
                 kern += ex.timing["kernel"]; prep += ex.timing["prep"]
             w = sum(walls)
-            results["e2e_tune"][f"{threads}x{chunk}"] = {"wall": w, "kernel": kern, "prep": prep}
-            print(f"tune threads={threads} chunk_pairs={chunk}: {len(kept)} pieces wall={w:.3f}s "
+            results["e2e_tune"][f"{threads}x{chunk}x{int(b.ramp_chunks)}"] = {
+                "wall": w, "kernel": kern, "prep": prep}
+            print(f"tune threads={threads} chunk_pairs={chunk} ramp={int(b.ramp_chunks)}: "
+                  f"{len(kept)} pieces wall={w:.3f}s "
                   f"kernel={kern:.3f}s prep(work)={prep:.3f}s wall-TCUPS={tcells / w / 1e12:.2f}")
             b.close()
         del kept

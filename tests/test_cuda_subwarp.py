@@ -251,6 +251,15 @@ def test_chunk_bounds_cover_every_batch_once_without_splitting_batches():
     assert all(a[1] == c[0] and a[0] < a[1] for a, c in zip(bounds, bounds[1:]))
     assert len(bounds) > 3
     assert sw.SubwarpBackend("t").chunk_bounds(ps) == [(0, ps.n_batches)]
+    for ramp in (True, False):
+        b = sw.SubwarpBackend("t", chunk_pairs=64)
+        b.ramp_chunks = ramp
+        bounds = b.chunk_bounds(ps)
+        assert bounds[0][0] == 0 and bounds[-1][1] == ps.n_batches
+        assert all(a[1] == c[0] and a[0] < a[1] for a, c in zip(bounds, bounds[1:]))
+        sizes = [int(ps.batch_pairs[b1] - ps.batch_pairs[b0]) for b0, b1 in bounds]
+        if ramp:  # small first chunks (batches are never split, so sizes are approximate)
+            assert sizes[0] < 64 and len(bounds) > 3
 
 
 @gpu

@@ -352,6 +352,7 @@ class SubwarpBackend(Backend):
         self._kernels: dict = {}
         self._workers = None
         self.prep_threads = 0  # 0: PREP_THREADS
+        self.ramp_chunks = True
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
@@ -440,10 +441,17 @@ class SubwarpBackend(Backend):
             ptr(scratch), np.int32(stride), shared_size=smem)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
-        """Batch ranges of about ``chunk_pairs`` pairs each (batches never split)."""
+        """Batch ranges of about ``chunk_pairs`` pairs each (batches never split). With
+        ``ramp_chunks``, the first chunks are 1/8, 1/4, 1/2 of that, so the GPU starts after a
+        small first preparation instead of a full one."""
         if pairs.n_pairs <= self.chunk_pairs:
             return [(0, pairs.n_batches)]
-        targets = np.arange(self.chunk_pairs, pairs.n_pairs, self.chunk_pairs)
+        sizes = [self.chunk_pairs >> s for s in (3, 2, 1)] if self.ramp_chunks else []
+        lead = np.cumsum([x for x in sizes if x > 0], dtype=np.int64)
+        rest = np.arange(int(lead[-1]) if len(lead) else 0, pairs.n_pairs, self.chunk_pairs)[1:]
+        targets = np.concatenate([lead, rest]) if len(lead) else \
+            np.arange(self.chunk_pairs, pairs.n_pairs, self.chunk_pairs)
+        targets = targets[targets < pairs.n_pairs]
         cuts = np.unique(np.searchsorted(pairs.batch_pairs, targets, side="left"))
         cuts = cuts[(cuts > 0) & (cuts < pairs.n_batches)]
         edges = [0, *cuts.tolist(), pairs.n_batches]
