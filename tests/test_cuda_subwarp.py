@@ -75,7 +75,8 @@ def test_host_layout_partitions_items_by_read_length_in_batch_order():
     for b, lo, hi in lay.bin_ranges:
         lengths = rl[lay.items[lo:hi, 0]]
         assert lengths.min() >= b.lo and lengths.max() <= b.hi
-        work = [int(ps.hap_offsets[h + n] - ps.hap_offsets[h]) + n * sw.MAX_P for _, h, n, _ in lay.items[lo:hi]]
+        work = [int(ps.hap_offsets[h + n] - ps.hap_offsets[h]) + n * sw.MAX_P
+                for _, h, n, _ in lay.items[lo:hi]]
         assert np.all(np.diff(np.floor(np.log2(work) * 48)) <= 0)  # most work first
     assert lay.bin_ranges[-1][0].multi_tile == (ps.max_read_length > 100)
 
@@ -338,7 +339,8 @@ def test_bin_cells_sum_read_times_haplotype_lengths():
     bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, ps.max_read_length)
     for per_pair in (False, True):
         lay = sw.host_layout(ps, bins, 0, ps.n_batches, per_pair=per_pair)
-        total = sum(sw.bin_cells(ps, (0, ps.n_batches), lay, lo, hi) for _, lo, hi in lay.bin_ranges)
+        total = sum(sw.bin_cells(ps, (0, ps.n_batches), lay, lo, hi)
+                    for _, lo, hi in lay.bin_ranges)
         assert total == ps.cells
 
 

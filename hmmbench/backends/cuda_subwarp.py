@@ -1,4 +1,4 @@
-"""``cuda-subwarp``: the gpuPairHMM-class peak CUDA backend (sub-warp groups, shuffles, length bins).
+"""``cuda-subwarp``: the gpuPairHMM-class peak CUDA backend (sub-warp groups, shuffles, bins).
 
 Kernel: ``kernels_cuda/subwarp.cu`` (read its header comment for the recurrence). A group of ``p``
 threads aligns one read to every haplotype of its batch; each thread keeps ``k`` read rows in
@@ -26,7 +26,6 @@ stream), ``-p8k16`` (one fixed configuration).
 """
 from __future__ import annotations
 
-import math
 import os
 import re
 import time
@@ -100,7 +99,7 @@ class Bin:
 
 
 def make_bins(table: Sequence[tuple], long_config: Optional[tuple], max_len: int) -> list[Bin]:
-    """Bins from (upper, p, k) rows; reads above the last row go to a multi-tile bin up to max_len."""
+    """Bins from (upper, p, k[, min blocks]) rows; longer reads go to a multi-tile bin."""
     bins, lo = [], 1
     for hi, p, k, *mb in table:
         if p * k < hi:
