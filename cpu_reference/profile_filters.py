@@ -1,0 +1,203 @@
+"""NumPy reference of HMMER 3.4's SIMD filters, exact integer arithmetic, vectorized.
+
+Vectorized across sequences (a batch of similar-length sequences advances one residue row at a
+time) and across model positions (whole rows as arrays); the Viterbi filter's D->D chain is a
+cumulative-max scan. The striped layouts of HMMER's SSE code only change the order of the
+computation, not its values, so the reference works on unstriped rows.
+
+Scores are what pyhmmer reports: nats (float32 values), ``inf`` for an overflow (eslERANGE),
+``nan`` where HMMER's SSV filter answers eslENORESULT (the MSV filter must recompute).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hmmbench.profile.model import (ProfileModel, SequenceSet, T_BM, T_DD, T_DM, T_II, T_IM,
+                                    T_MD, T_MI, T_MM)
+
+NEG16 = -32768
+#: sequences of about this many residues x positions go through one batch
+BATCH_CELLS = 1 << 21
+
+
+def length_batches(lengths: np.ndarray, M: int, cells: int = BATCH_CELLS):
+    """Index batches of sequences sorted by length, each about ``cells`` DP cells wide."""
+    order = np.argsort(lengths, kind="stable")
+    per = max(1, cells // max(1, M))
+    for s in range(0, len(order), per):
+        yield order[s:s + per]
+
+
+def _finish_float(num_int, scale) -> np.ndarray:
+    """HMMER's ``(float) n / scale - 3.0`` (float32 ops, the 3.0 subtraction in double)."""
+    sc = np.asarray(num_int, dtype=np.float32) / np.float32(scale)
+    return (sc.astype(np.float64) - 3.0).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- SSV / MSV
+def ssv_xe(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
+    """SSV's xE (unsigned, begin = 128) per sequence: 128 + best ungapped diagonal score,
+    capped at 255 (anything >= 255 - bias is an overflow anyway)."""
+    bp = model.byte
+    M = model.M
+    gain = np.full((model.Kp + 1, M), -255, dtype=np.int16)     # extra row: padding residue
+    gain[:model.Kp] = bp.bias - bp.cost.astype(np.int16)
+    X = seqs.padded(idx, fill=model.Kp)
+    N, W = X.shape
+    V = np.zeros((N, M + 1), dtype=np.int16)                    # V[:, 0] stays 0 (begin)
+    best = np.zeros((N, M), dtype=np.int16)
+    tmp = np.empty((N, M), dtype=np.int16)
+    for i in range(W):
+        np.add(V[:, :M], gain[X[:, i]], out=tmp)
+        np.clip(tmp, 0, 255, out=V[:, 1:])
+        np.maximum(best, V[:, 1:], out=best)
+    return 128 + best.max(axis=1).astype(np.int64)
+
+
+def ssv_from_xe(model: ProfileModel, xE: np.ndarray, L: np.ndarray):
+    """HMMER p7_SSVFilter's decision and score from xE; returns (score, needs_msv)."""
+    bp = model.byte
+    tjb = bp.tjb(L)
+    score = np.full(xE.shape, np.nan, dtype=np.float32)
+    noresult = np.zeros(xE.shape, dtype=bool)
+    unsafe = (tjb + bp.tbm + bp.tec + bp.bias) >= 127
+    over = xE >= 255 - bp.bias
+    sure_over = (bp.base - tjb - bp.tbm) >= 128
+    score[over] = np.inf
+    noresult |= over & ~sure_over
+    xe2 = (xE + bp.base - tjb - bp.tbm - 128) & 0xFFFF                 # uint16 in HMMER
+    over2 = ~over & (xe2 >= 255 - bp.bias)
+    score[over2] = np.inf
+    xj = (xe2 - bp.tec) & 0xFFFF
+    jstate = ~over & ~over2 & (xj > bp.base)
+    ok = ~over & ~over2 & ~jstate
+    score[ok] = _finish_float(xj[ok] - tjb[ok] - bp.base, bp.scale)
+    noresult |= jstate
+    noresult |= unsafe
+    score[unsafe] = np.nan
+    score[noresult] = np.nan
+    return score, noresult
+
+
+def msv_full(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
+    """p7_MSVFilter's full 8-bit MSV (with the J state) for sequences ``idx``."""
+    bp = model.byte
+    M = model.M
+    idx = np.asarray(idx)
+    L = seqs.lengths[idx]
+    tjb = bp.tjb(L)
+    tjbm = (tjb + bp.tbm) & 0xFF                                    # set1_epi8 wraps
+    cost = np.full((model.Kp + 1, M), 255, dtype=np.int16)
+    cost[:model.Kp] = bp.cost
+    X = seqs.padded(idx, fill=model.Kp)
+    N, W = X.shape
+    V = np.zeros((N, M + 1), dtype=np.int16)
+    xJ = np.zeros(N, dtype=np.int64)
+    xB = np.maximum(bp.base - tjbm, 0)
+    overflow = np.zeros(N, dtype=bool)
+    tmp = np.empty((N, M), dtype=np.int16)
+    for i in range(W):
+        active = i < L
+        np.maximum(V[:, :M], xB[:, None].astype(np.int16), out=tmp)
+        tmp += bp.bias
+        tmp -= cost[X[:, i]]
+        np.clip(tmp, 0, 255, out=V[:, 1:])
+        xE = V[:, 1:].max(axis=1).astype(np.int64)
+        overflow |= active & (xE + bp.bias >= 255)
+        xE = np.maximum(xE - bp.tec, 0)
+        xJ = np.where(active, np.maximum(xJ, xE), xJ)
+        xB = np.maximum(np.maximum(bp.base, xJ) - tjbm, 0)
+    score = _finish_float(xJ - tjb - bp.base, bp.scale)
+    score[overflow] = np.inf
+    return score
+
+
+def ssv_filter(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
+    """pyhmmer ``OptimizedProfile.ssv_filter`` for every sequence (nan = ENORESULT)."""
+    out = np.empty(len(seqs), dtype=np.float32)
+    for idx in length_batches(seqs.lengths, model.M):
+        out[idx] = ssv_from_xe(model, ssv_xe(model, seqs, idx), seqs.lengths[idx])[0]
+    return out
+
+
+def msv_filter(model: ProfileModel, seqs: SequenceSet, ssv: np.ndarray | None = None) -> np.ndarray:
+    """pyhmmer ``OptimizedProfile.msv_filter``: SSV first, the full MSV where SSV cannot decide."""
+    out = (ssv_filter(model, seqs) if ssv is None else np.array(ssv, dtype=np.float32))
+    redo = np.flatnonzero(np.isnan(out))
+    if redo.size:
+        for b in length_batches(seqs.lengths[redo], model.M):
+            out[redo[b]] = msv_full(model, seqs, redo[b])
+    return out
+
+
+# --------------------------------------------------------------------------- Viterbi filter
+def viterbi_filter(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
+    """p7_ViterbiFilter (16-bit, lazy F) for every sequence, in nats (inf = overflow)."""
+    out = np.empty(len(seqs), dtype=np.float32)
+    for idx in length_batches(seqs.lengths, model.M):
+        out[idx] = _viterbi_filter_batch(model, seqs, idx)
+    return out
+
+
+def _viterbi_filter_batch(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
+    wp = model.word
+    M = model.M
+    idx = np.asarray(idx)
+    L = seqs.lengths[idx]
+    t = wp.tsc.astype(np.int64)
+    BM, MM, IM, DM = t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M]   # into k = 1..M
+    MD, MI, II = t[T_MD, 1:M + 1], t[T_MI, 1:M + 1], t[T_II, 1:M + 1]          # from k = 1..M
+    # D->D prefix sums for the closure: P[k] = sum_{l=1}^{k-1} DD(l), k = 1..M
+    P = np.zeros(M, dtype=np.int64)
+    np.cumsum(t[T_DD, 1:M], out=P[1:])
+    rsc = np.full((model.Kp + 1, M), 0, dtype=np.int64)
+    rsc[:model.Kp] = wp.match[:, 1:]
+    X = seqs.padded(idx, fill=model.Kp)
+    N, W = X.shape
+    neg = np.full((N, M), NEG16, dtype=np.int64)
+    Mr, Ir, Dr = neg.copy(), neg.copy(), neg.copy()                # k = 1..M
+    move = wp.move(L).astype(np.int64)
+    xN = np.full(N, wp.base, dtype=np.int64)
+    xB = xN + move
+    xJ = np.full(N, NEG16, dtype=np.int64)
+    xC = np.full(N, NEG16, dtype=np.int64)
+    final_C = np.full(N, NEG16, dtype=np.int64)
+    overflow = np.zeros(N, dtype=bool)
+    shifted = np.empty((N, M), dtype=np.int64)
+
+    def shift(a):                                              # a[k-1] into k, -inf at k = 1
+        shifted[:, 0] = NEG16
+        shifted[:, 1:] = a[:, :M - 1]
+        return shifted
+
+    for i in range(W):
+        active = i < L
+        sv = xB[:, None] + BM
+        np.maximum(sv, shift(Mr) + MM, out=sv)
+        np.maximum(sv, shift(Ir) + IM, out=sv)
+        np.maximum(sv, shift(Dr) + DM, out=sv)
+        np.maximum(sv, NEG16, out=sv)
+        sv += rsc[X[:, i]]
+        np.clip(sv, NEG16, 32767, out=sv)
+        xE = sv.max(axis=1)
+        overflow |= active & (xE >= 32767)
+        # D candidates from M (M->D), delayed by one position
+        mdv = np.maximum(sv + MD, NEG16)
+        A = np.empty_like(mdv)
+        A[:, 0] = NEG16
+        A[:, 1:] = mdv[:, :M - 1]
+        Dmax = mdv.max(axis=1)
+        Inew = np.maximum(np.maximum(Mr + MI, Ir + II), NEG16)
+        xC = np.maximum(xC, xE + wp.e_move)
+        xJ = np.maximum(xJ, xE + wp.e_loop)
+        xB = np.maximum(xJ + move, xN + move)
+        lazy = ~(Dmax + wp.ddbound > xB)
+        closure = np.maximum(np.maximum.accumulate(A - P, axis=1) + P, NEG16)
+        Dnew = np.where(lazy[:, None], A, closure)
+        Mr, Ir, Dr = sv, Inew, Dnew
+        final_C = np.where(i == L - 1, xC, final_C)
+    wp_c_move = move
+    score = _finish_float(final_C + wp_c_move - wp.base, wp.scale)
+    score[final_C <= NEG16] = -np.inf
+    score[overflow] = np.inf
+    return score

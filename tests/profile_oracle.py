@@ -1,0 +1,104 @@
+"""Test oracle: HMMER 3.4's own routines from the library pyhmmer ships (ctypes).
+
+pyhmmer's public API offers the SSV/MSV filters; generic Viterbi/Forward and the Viterbi filter
+are only in its bundled ``liblibhmmer.so``. This module is test-only oracle code: it opens the
+model file with HMMER, configures the profile (local multihit) per target length, and calls
+p7_ViterbiFilter / p7_GViterbi / p7_GForward on sentinel-framed digital sequences.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+
+import numpy as np
+
+P7_LOCAL = 1
+
+
+def _lib():
+    import pyhmmer
+    base = os.path.dirname(os.path.dirname(pyhmmer.__file__))
+    paths = glob.glob(os.path.join(base, "pyhmmer.libs", "liblibhmmer*.so*"))
+    if not paths:
+        return None
+    lib = ctypes.CDLL(paths[0])
+    vp, ip, fp = ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)
+    sig = {
+        "p7_hmmfile_Open": (ip, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(vp), ctypes.c_char_p]),
+        "p7_hmmfile_Read": (ip, [vp, ctypes.POINTER(vp), ctypes.POINTER(vp)]),
+        "p7_hmmfile_Close": (None, [vp]),
+        "p7_bg_Create": (vp, [vp]),
+        "p7_profile_Create": (vp, [ip, vp]),
+        "p7_ProfileConfig": (ip, [vp, vp, vp, ip, ip]),
+        "p7_ReconfigLength": (ip, [vp, ip]),
+        "p7_oprofile_Create": (vp, [ip, vp]),
+        "p7_oprofile_Convert": (ip, [vp, vp]),
+        "p7_oprofile_ReconfigLength": (ip, [vp, ip]),
+        "p7_omx_Create": (vp, [ip, ip, ip]),
+        "p7_omx_Destroy": (None, [vp]),
+        "p7_gmx_Create": (vp, [ip, ip]),
+        "p7_gmx_Destroy": (None, [vp]),
+        "p7_ViterbiFilter": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
+        "p7_GViterbi": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
+        "p7_GForward": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
+        "p7_FLogsumInit": (ip, []),
+    }
+    for name, (res, args) in sig.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    lib.p7_FLogsumInit()
+    return lib
+
+
+class HmmerOracle:
+    """HMMER's profiles for every model of one .hmm file (models in file order)."""
+
+    def __init__(self, path: str, Ms: list):
+        self.lib = lib = _lib()
+        if lib is None:
+            raise RuntimeError("liblibhmmer not found next to pyhmmer")
+        hfp, abc = ctypes.c_void_p(), ctypes.c_void_p()
+        err = ctypes.create_string_buffer(1024)
+        if lib.p7_hmmfile_Open(path.encode(), None, ctypes.byref(hfp), err) != 0:
+            raise RuntimeError(err.value)
+        self.models = []
+        for M in Ms:
+            hmm = ctypes.c_void_p()
+            if lib.p7_hmmfile_Read(hfp, ctypes.byref(abc), ctypes.byref(hmm)) != 0:
+                raise RuntimeError("p7_hmmfile_Read failed")
+            bg = lib.p7_bg_Create(abc)
+            gm = lib.p7_profile_Create(M, abc)
+            lib.p7_ProfileConfig(hmm, bg, gm, 400, P7_LOCAL)
+            om = lib.p7_oprofile_Create(M, abc)
+            lib.p7_oprofile_Convert(gm, om)
+            self.models.append((M, gm, om))
+        lib.p7_hmmfile_Close(hfp)
+
+    def scores(self, which: int, codes_list, kinds=("vf", "gv", "gf")) -> dict:
+        lib = self.lib
+        M, gm, om = self.models[which]
+        out = {k: np.empty(len(codes_list), dtype=np.float32) for k in kinds}
+        ox = lib.p7_omx_Create(M, 0, 0)
+        sc = ctypes.c_float()
+        try:
+            for n, codes in enumerate(codes_list):
+                L = len(codes)
+                dsq = bytes([255]) + np.asarray(codes, dtype=np.uint8).tobytes() + bytes([255])
+                lib.p7_ReconfigLength(gm, L)
+                lib.p7_oprofile_ReconfigLength(om, L)
+                if "vf" in kinds:
+                    lib.p7_ViterbiFilter(dsq, L, om, ox, ctypes.byref(sc))
+                    out["vf"][n] = sc.value
+                if "gv" in kinds or "gf" in kinds:
+                    gx = lib.p7_gmx_Create(M, L)
+                    if "gv" in kinds:
+                        lib.p7_GViterbi(dsq, L, gm, gx, ctypes.byref(sc))
+                        out["gv"][n] = sc.value
+                    if "gf" in kinds:
+                        lib.p7_GForward(dsq, L, gm, gx, ctypes.byref(sc))
+                        out["gf"][n] = sc.value
+                    lib.p7_gmx_Destroy(gx)
+        finally:
+            lib.p7_omx_Destroy(ox)
+        return out
