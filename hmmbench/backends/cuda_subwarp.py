@@ -7,11 +7,17 @@ registers, so one group covers reads up to ``p*k`` (longer reads run as several 
 Host side (the timed ``prep``), vectorized over batches:
 
 - one *item* per read: (read, first haplotype of its batch, haplotypes in the batch, index of its
-  first pair) -- a batch's pairs are read-major, so a read's pairs are contiguous;
+  first pair) -- a batch's pairs are read-major, so a read's pairs are contiguous; inputs under
+  ``per_pair_below`` pairs get one item per pair instead (more parallelism when the GPU would
+  otherwise idle); items in a bin ordered by descending work;
 - items partitioned by read length into bins; each bin runs the (p, k) kernel specialized for it,
   compiled at run time with the bin's exact limits as defines (cached in-process and on disk);
 - reads and haplotypes go to the device as the PairSet's own byte arrays (slices, no repacking);
   the kernel reads a haplotype one code ahead and turns columns past its end into a pad code.
+
+Pipeline: large inputs are cut into chunks of whole batches (``chunk_pairs``); worker threads
+build each chunk's layout straight into a pinned staging block; one H2D per chunk on a copy
+stream overlaps the kernels of the previous chunks.
 
 Device side: bins launched on separate streams; float32 with C = 2^120; every pair whose float32
 sum is under 1e-28 is queued by the kernel itself and recomputed by the double-precision
