@@ -3,7 +3,7 @@
 pyhmmer's public API offers the SSV/MSV filters; generic Viterbi/Forward and the Viterbi filter
 are only in its bundled ``liblibhmmer.so``. This module is test-only oracle code: it opens the
 model file with HMMER, configures the profile (local multihit) per target length, and calls
-p7_ViterbiFilter / p7_GViterbi / p7_GForward on sentinel-framed digital sequences.
+p7_ViterbiFilter / p7_GViterbi / p7_GForward / p7_ForwardParser on sentinel-framed digital sequences.
 """
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ def _lib():
         "p7_GViterbi": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
         "p7_GForward": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
         "p7_FLogsumInit": (ip, []),
+        "p7_ForwardParser": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -75,7 +76,7 @@ class HmmerOracle:
             self.models.append((M, gm, om))
         lib.p7_hmmfile_Close(hfp)
 
-    def scores(self, which: int, codes_list, kinds=("vf", "gv", "gf")) -> dict:
+    def scores(self, which: int, codes_list, kinds=("vf", "gv", "gf", "fp")) -> dict:
         lib = self.lib
         M, gm, om = self.models[which]
         out = {k: np.empty(len(codes_list), dtype=np.float32) for k in kinds}
@@ -90,6 +91,11 @@ class HmmerOracle:
                 if "vf" in kinds:
                     lib.p7_ViterbiFilter(dsq, L, om, ox, ctypes.byref(sc))
                     out["vf"][n] = sc.value
+                if "fp" in kinds:                     # SIMD Forward of the pipeline
+                    fx = lib.p7_omx_Create(M, 0, L)
+                    lib.p7_ForwardParser(dsq, L, om, fx, ctypes.byref(sc))
+                    out["fp"][n] = sc.value
+                    lib.p7_omx_Destroy(fx)
                 if "gv" in kinds or "gf" in kinds:
                     gx = lib.p7_gmx_Create(M, L)
                     if "gv" in kinds:

@@ -159,3 +159,33 @@ def test_generator_is_seeded_and_realistic():
     assert 200 < np.median(a.lengths) < 450
     freq = np.bincount(a.residues, minlength=20) / a.n_residues
     np.testing.assert_allclose(freq, datasets.background_frequencies(), atol=0.005)
+
+
+GENERIC_STRIDE = 40
+
+
+@pytest.mark.parametrize("entry", HMMS, ids=IDS)
+def test_generic_viterbi_forward_subset(entry, proteome, oracles):
+    """Generic Viterbi within 1e-3 nats of p7_GViterbi; Forward within 0.01 nats of
+    p7_GForward (whose table log-sum drifts a few 1e-3) and within 1e-4 of HMMER's SIMD
+    p7_ForwardParser (the pipeline's Forward, computed without the table)."""
+    from cpu_reference import profile_generic as pg
+    fname, j, hmm = entry
+    sub = proteome.subset(range(0, len(proteome), GENERIC_STRIDE))
+    model = ProfileModel.from_hmm(hmm)
+    gv = pg.generic_viterbi(model, sub)
+    gf = pg.generic_forward(model, sub)
+    want = oracles(fname).scores(j, [sub.codes(i) for i in range(len(sub))],
+                                 kinds=("gv", "gf", "fp"))
+    assert np.max(np.abs(gv - want["gv"])) < 1e-3
+    assert np.max(np.abs(gf - want["gf"])) < 1e-2
+    assert np.max(np.abs(gf - want["fp"])) < 1e-4
+    assert np.all(gf >= gv - 1e-9)                 # sum over paths >= best path
+
+
+def test_bits_against_null_model():
+    from cpu_reference import profile_generic as pg
+    L = np.array([100, 1000])
+    p1 = L / (L + 1.0)
+    np.testing.assert_allclose(pg.null_score(L), L * np.log(p1) + np.log(1 - p1), rtol=1e-5)
+    np.testing.assert_allclose(pg.bits(pg.null_score(L), L), 0.0, atol=1e-7)
