@@ -107,8 +107,14 @@ def msv_full(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
         xE = np.maximum(xE - bp.tec, 0)
         xJ = np.where(active, np.maximum(xJ, xE), xJ)
         xB = np.maximum(np.maximum(bp.base, xJ) - tjbm, 0)
-    score = _finish_float(xJ - tjb - bp.base, bp.scale)
-    score[overflow] = np.inf
+    return msv_from_xj(model, xJ, overflow, L)
+
+
+def msv_from_xj(model: ProfileModel, xJ, overflow, L) -> np.ndarray:
+    """p7_MSVFilter's score from its final xJ (C->T, -3 nats for NN/CC/JJ); inf on overflow."""
+    bp = model.byte
+    score = _finish_float(np.asarray(xJ, np.int64) - bp.tjb(L) - bp.base, bp.scale)
+    score[np.asarray(overflow, bool)] = np.inf
     return score
 
 
@@ -196,8 +202,14 @@ def _viterbi_filter_batch(model: ProfileModel, seqs: SequenceSet, idx) -> np.nda
         Dnew = np.where(lazy[:, None], A, closure)
         Mr, Ir, Dr = sv, Inew, Dnew
         final_C = np.where(i == L - 1, xC, final_C)
-    wp_c_move = move
-    score = _finish_float(final_C + wp_c_move - wp.base, wp.scale)
-    score[final_C <= NEG16] = -np.inf
-    score[overflow] = np.inf
+    return vf_from_xc(model, final_C, overflow, L)
+
+
+def vf_from_xc(model: ProfileModel, xC, overflow, L) -> np.ndarray:
+    """p7_ViterbiFilter's score from its final xC; -inf when C was never reached, inf on overflow."""
+    wp = model.word
+    xC = np.asarray(xC, np.int64)
+    score = _finish_float(xC + wp.move(L).astype(np.int64) - wp.base, wp.scale)
+    score[xC <= NEG16] = -np.inf
+    score[np.asarray(overflow, bool)] = np.inf
     return score
