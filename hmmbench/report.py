@@ -173,14 +173,23 @@ def pivot(runs: Iterable[dict], metric: str) -> tuple:
     if metric not in PIVOT_METRICS:
         raise UserError(f"unknown pivot metric '{metric}' (valid: {', '.join(PIVOT_METRICS)})")
     fmt = PIVOT_METRICS[metric]
+    runs = list(runs)
+    # Result files from several devices may share backend names: then the column names the device.
+    devices: dict = {}
+    for r in runs:
+        devices.setdefault(r["backend"], set()).add(r.get("device"))
+
+    def column(r):
+        return r["backend"] if len(devices[r["backend"]]) == 1 else f"{r['backend']} ({r.get('device')})"
+
     rows, cols, cells = [], [], {}
     for r in runs:
-        row = (r["dataset"], r.get("chunking", ""))
+        row, col = (r["dataset"], r.get("chunking", "")), column(r)
         if row not in rows:
             rows.append(row)
-        if r["backend"] not in cols:
-            cols.append(r["backend"])
-        cells[row, r["backend"]] = fmt(r) if r["status"] == "ok" else r["status"]
+        if col not in cols:
+            cols.append(col)
+        cells[row, col] = fmt(r) if r["status"] == "ok" else r["status"]
     return rows, cols, cells
 
 

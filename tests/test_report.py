@@ -130,3 +130,12 @@ def test_pivot_unknown_metric():
     from hmmbench.errors import UserError
     with pytest.raises(UserError, match="unknown pivot metric"):
         report.pivot([], "speed")
+
+
+def test_pivot_names_the_device_when_backends_repeat_across_devices():
+    def run(device, gcups):
+        return dict(record("opencl-x").to_dict(), chunking="merged", device=device,
+                    gcups_kernel=gcups)
+    rows, cols, cells = report.pivot([run("CPU A", 1.0), run("CPU B", 2.0)], "gcups_kernel")
+    assert cols == ["opencl-x (CPU A)", "opencl-x (CPU B)"]
+    assert cells[rows[0], "opencl-x (CPU B)"] == "2"
