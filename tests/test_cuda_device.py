@@ -15,7 +15,7 @@ from hmmbench.backends import cuda
 from hmmbench.datasets.synthetic import generate_fixed
 from hmmbench.model import Batch, PairSet, Read, empty_pairset, pack
 
-from test_cuda_host import ragged_pairs
+from pairgen import ragged_pairs
 
 REASON = cuda.unavailable_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"CUDA unavailable: {REASON}")

@@ -9,36 +9,14 @@ import pytest
 
 from hmmbench.backends import cuda
 from hmmbench.datasets.synthetic import generate_fixed
-from hmmbench.model import Batch, PairSet, Read, pack
+from hmmbench.model import Batch, Read, pack
+from pairgen import ragged_pairs
 
 EXPECTED_NAMES = {
     "cuda-inter-naive", "cuda-inter-tile2", "cuda-inter-tile4", "cuda-inter-tile6",
     "cuda-inter-tile8", "cuda-inter-naive-sorted", "cuda-inter-tile2-sorted",
     "cuda-inter-tile4-sorted", "cuda-inter-tile6-sorted", "cuda-inter-tile8-sorted",
     "cuda-intra-naive", "cuda-intra-tile2", "cuda-warp", "cuda-multiwarp", "cuda-warp-tile4"}
-
-
-def ragged_pairs(seed: int = 3, batches: int = 9) -> PairSet:
-    """Batches of assorted sizes and lengths, N bases included, one empty batch."""
-    rng = np.random.default_rng(seed)
-
-    def seq(n):
-        return rng.choice(list(b"ACGTN"), n, p=[.24, .24, .24, .24, .04]).astype(np.uint8).tobytes()
-
-    def qual(n, lo, hi):
-        return (rng.integers(lo, hi, n) + 33).astype(np.uint8).tobytes()
-
-    out = []
-    for b in range(batches):
-        nr, nh = (0, 2) if b == 4 else (int(rng.integers(1, 5)), int(rng.integers(1, 4)))
-        reads = []
-        for _ in range(nr):
-            m = int(rng.integers(1, 140))
-            reads.append(Read(seq(m), qual(m, 2, 41), qual(m, 30, 46), qual(m, 30, 46),
-                              qual(m, 5, 15)))
-        haps = [seq(int(rng.integers(1, 200))) for _ in range(nh)]
-        out.append(Batch(reads, haps))
-    return pack(out)
 
 
 def test_every_family_is_registered_once():

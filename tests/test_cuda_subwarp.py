@@ -17,32 +17,18 @@ from hmmbench.backends import cuda as glue
 from hmmbench.backends import cuda_subwarp as sw
 from hmmbench.datasets.synthetic import generate_fixed
 from hmmbench.model import C64, LOG10_C64, Batch, PairSet, Read, pack
+from pairgen import ragged_pairs
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels_cuda"
 TOL = 1e-4
 
 
 def ragged(seed=5, batches=8, max_read=140, max_hap=200, gcp_varies=True) -> PairSet:
-    """Batches of assorted shapes; N bases; per-position gap qualities (0 included) when asked."""
-    rng = np.random.default_rng(seed)
-
-    def seq(n):
-        return rng.choice(list(b"ACGTN"), n, p=[.24, .24, .24, .24, .04]).astype(np.uint8).tobytes()
-
-    def qual(n, lo, hi):
-        return (rng.integers(lo, hi, n) + 33).astype(np.uint8).tobytes()
-
-    out = []
-    for b in range(batches):
-        nr, nh = (0, 2) if b == 3 else (int(rng.integers(1, 5)), int(rng.integers(1, 4)))
-        reads = []
-        for _ in range(nr):
-            m = int(rng.integers(1, max_read))
-            gq = qual(m, 0, 40) if gcp_varies else b"+" * m
-            reads.append(Read(seq(m), qual(m, 0, 60), qual(m, 1, 93), qual(m, 0, 93), gq))
-        haps = [seq(int(rng.integers(1, max_hap))) for _ in range(nh)]
-        out.append(Batch(reads, haps))
-    return pack(out)
+    """Batches of assorted shapes; N bases; extreme qualities; per-position gap qualities
+    (0 included) unless ``gcp_varies`` is off (then all '+', Phred 10)."""
+    return ragged_pairs(seed, batches, empty_batch=3, max_read=max_read, max_hap=max_hap,
+                        base_q=(0, 60), ins_q=(1, 93), del_q=(0, 93),
+                        gcp_q=(0, 40) if gcp_varies else (10, 11))
 
 
 # ------------------------------------------------------------------------------------------------
