@@ -15,7 +15,7 @@ from typing import Callable, Optional
 from .backend import Backend, Execution
 from .errors import UnknownName
 
-WORKLOADS = ("pairhmm",)
+WORKLOADS = ("pairhmm", "profile")
 
 #: module:function pairs returning a list of Backend instances.
 BUILTIN = {
@@ -24,6 +24,10 @@ BUILTIN = {
         "hmmbench.backends.cuda:backends",
         "hmmbench.backends.cuda_subwarp:backends",
         "hmmbench.backends.opencl:backends",
+    ],
+    "profile": [
+        "cpu_reference.profile_backends:backends",
+        "hmmbench.backends.opencl_profile:backends",
     ],
 }
 

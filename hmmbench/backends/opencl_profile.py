@@ -113,3 +113,58 @@ class ProfileFiltersOpenCL:
                 xc = xc.astype(np.int64)
                 return pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
         raise ValueError(f"unknown score {which!r} (one of {SCORES})")
+
+
+class OpenCLProfile(Backend):
+    """Registry backend: the task-parallel OpenCL filters."""
+    workload = "profile"
+    name = "profile-opencl-task"
+    api = "opencl"
+    family = "inter-task"
+    precision = "int8/int16 exact"
+    kinds = ("ssv", "msv", "vf")
+
+    def __init__(self, device: Optional[str] = None, **params):
+        super().__init__(device=device, **params)
+        self._runner = None
+
+    def unavailable_reason(self) -> Optional[str]:
+        try:
+            import pyopencl  # noqa: F401
+        except ImportError:
+            return "pyopencl not installed"
+        try:
+            self.runner()
+        except Exception as exc:  # noqa: BLE001
+            return f"no OpenCL device: {exc}"
+        return None
+
+    def runner(self) -> ProfileFiltersOpenCL:
+        if self._runner is None:
+            self._runner = ProfileFiltersOpenCL(self.params.get("device"))
+        return self._runner
+
+    def device_name(self) -> str:
+        return self.runner().kit.label
+
+    def refuse_reason(self, job) -> Optional[str]:
+        if job.kind not in self.kinds:
+            return f"{self.name} does not compute '{job.kind}' (it does: {', '.join(self.kinds)})"
+        return None
+
+    def run(self, job) -> Execution:
+        clock = StageClock()
+        t0 = time.perf_counter()
+        out = self.runner().scores(job.model, job.seqs, job.kind, clock)
+        return Execution(log10=np.asarray(out, np.float64), timing=clock.timing,
+                         info={"unit": "nats", "device": self.runner().kit.label,
+                               "wall": time.perf_counter() - t0})
+
+
+def backends() -> list:
+    return [OpenCLProfile()]
+
+
+def devices() -> list:
+    from .opencl import devices as opencl_devices
+    return opencl_devices()
