@@ -11,6 +11,35 @@ from typing import Optional
 RECORDED_PACKAGES = ("numpy", "rich", "pycuda", "pyopencl")
 
 
+#: The packages whose sources make up a result's code (kernels included).
+SOURCE_PACKAGES = ("hmmbench", "cpu_reference", "kernels_cuda", "kernels_opencl")
+SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cl", ".h")
+
+
+def package_files(package: str) -> list:
+    """The source files of an importable package, sorted (empty when it is not importable)."""
+    import importlib
+    try:
+        pkg = importlib.import_module(package)
+    except Exception:  # noqa: BLE001
+        return []
+    roots = [Path(d) for d in getattr(pkg, "__path__", [])]
+    return sorted(p for r in roots for p in r.rglob("*")
+                  if p.suffix in SOURCE_SUFFIXES and "__pycache__" not in p.parts)
+
+
+def source_digest(packages=SOURCE_PACKAGES) -> str:
+    """sha256 over the names and bytes of the sources that produced a result: the device copy of
+    the tree has no git history, so this is what ties a result file to the code."""
+    import hashlib
+    h = hashlib.sha256()
+    for package in packages:
+        for f in package_files(package):
+            h.update(f"{package}/{f.name}".encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def cpu_model() -> str:
     """The CPU model name (from /proc/cpuinfo on Linux), else what ``platform`` knows."""
     try:

@@ -78,9 +78,10 @@ def _unstring_float(v):
 
 def make_document(bench, command: Optional[list] = None) -> dict:
     """The result document of a :class:`hmmbench.runner.Benchmark`."""
-    from .hostinfo import host_info
+    from .hostinfo import host_info, source_digest
     return jsonable({
         "hmmbench_version": __version__,
+        "source_sha256": source_digest(),
         "schema": SCHEMA_VERSION,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command": list(sys.argv if command is None else command),

@@ -128,8 +128,9 @@ def _source_digest(backend: Backend) -> str:
     top = modname.split(".")[0]
     h = hashlib.sha256(f"{CACHE_FORMAT}:{modname}:{type(backend).__qualname__}".encode())
     try:
+        from .hostinfo import package_files
+        files = package_files(top)
         pkg = importlib.import_module(top)
-        files = sorted(Path(p) for d in getattr(pkg, "__path__", []) for p in Path(d).rglob("*.py"))
         if not files and getattr(pkg, "__file__", None):
             files = [Path(pkg.__file__)]
         for f in files:

@@ -99,3 +99,20 @@ def test_jsonable_numpy_values():
     out = results.jsonable({"a": np.float32(1.5), "b": np.int64(3), "c": np.array([1, 2]),
                             "d": float("nan"), "e": np.bool_(True)})
     assert out == {"a": 1.5, "b": 3, "c": [1, 2], "d": "NaN", "e": True}
+
+
+def test_source_digest_tracks_source_bytes(tmp_path, monkeypatch):
+    import importlib
+    import sys
+    from hmmbench.hostinfo import source_digest
+    pkg = tmp_path / "digestpkg_x"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("A = 1\n")
+    (pkg / "k.cu").write_text("// kernel\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    first = source_digest(("digestpkg_x",))
+    assert len(first) == 64 and first == source_digest(("digestpkg_x",))
+    (pkg / "k.cu").write_text("// kernel, edited\n")
+    assert source_digest(("digestpkg_x",)) != first
+    sys.modules.pop("digestpkg_x", None)
