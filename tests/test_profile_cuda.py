@@ -1,0 +1,74 @@
+"""Profile workload CUDA kernels without a GPU: striped layouts (checked against HMMER's own SSE
+layout through pyhmmer) and nvcc sm_90 compile checks of every kernel per model size."""
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from hmmbench.profile import layout
+
+pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
+
+from hmmbench.profile import datasets  # noqa: E402
+from hmmbench.profile.model import ProfileModel  # noqa: E402
+
+NVCC = shutil.which("nvcc")
+SOURCE = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile_filters.cu")
+KERNELS = ("ssv_xe_task", "msv_xj_task", "vf_xc_task", "ssv_xe_warp", "msv_xj_warp", "vf_xc_warp")
+
+
+@pytest.fixture(scope="module")
+def hmm_and_model():
+    path = [p for p in datasets.model_files() if p.endswith("LuxC.hmm")][0]
+    hmm = datasets.read_hmms(path)[0]
+    return hmm, ProfileModel.from_hmm(hmm)
+
+
+def test_16_wide_striping_is_hmmers_rbv(hmm_and_model):
+    hmm, model = hmm_and_model
+    gm = pyhmmer.plan7.Profile(hmm.M, hmm.alphabet)
+    gm.configure(hmm, pyhmmer.plan7.Background(hmm.alphabet), L=400)
+    rbv = np.asarray(gm.to_optimized().rbv)
+    mine = layout.striped_bytes(model, width=16)
+    np.testing.assert_array_equal(mine.reshape(model.Kp, -1), rbv[:, :mine.shape[1] * 16])
+
+
+def test_warp_striping_positions(hmm_and_model):
+    _, model = hmm_and_model
+    s = layout.striped_bytes(model, 128)
+    Q = layout.n_vectors(model.M, 128)
+    assert s.shape == (model.Kp, Q, 128)
+    # element (q, z) holds position k = q + z*Q + 1; past M it is the prohibited 255
+    assert s[3, 1, 2] == model.byte.cost[3, 1 + 2 * Q]
+    assert (s[:, Q - 1, 127] == 255).all() if Q * 128 > model.M else True
+    match, tsc = layout.striped_words(model, 64)
+    Qw = layout.n_vectors(model.M, 64)
+    assert match.shape == (model.Kp, Qw, 64) and tsc.shape == (8, Qw, 64)
+    assert match[5, 0, 1] == model.word.match[5, 1 + Qw]
+    # BM of element (0, 0) is the k = 1 entry, stored at k - 1 = 0 as HMMER does
+    assert tsc[0, 0, 0] == model.word.tsc[3, 0]
+
+
+def test_pack_lanes_little_endian():
+    x = np.arange(2 * 128, dtype=np.uint8).reshape(1, 2, 128)
+    packed = layout.pack_lanes(x)
+    assert packed.shape == (1, 2, 32) and packed.dtype == np.uint32
+    assert packed[0, 0, 1] == 4 | (5 << 8) | (6 << 16) | (7 << 24)
+    w = np.array([[[-32768, 5] * 32]], dtype=np.int16)
+    pw = layout.pack_lanes(w)
+    assert pw[0, 0, 0] == 0x8000 | (5 << 16)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
+@pytest.mark.parametrize("M", [83, 178, 400, 1203])
+def test_profile_kernels_compile_sm90(M, tmp_path):
+    QB, QW = layout.n_vectors(M, 128), layout.n_vectors(M, 64)
+    out = tmp_path / "pf.cubin"
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), f"-DMODEL_M={M}",
+                           f"-DQB={QB}", f"-DQW={QW}", SOURCE], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    blob = out.read_bytes()
+    for name in KERNELS:
+        assert name.encode() in blob
