@@ -28,6 +28,18 @@ def length_batches(lengths: np.ndarray, M: int, cells: int = BATCH_CELLS):
         yield order[s:s + per]
 
 
+def sorted_rows(seqs: SequenceSet, idx, fill: int):
+    """Batch ``idx`` sorted by decreasing length: (order, codes matrix, lengths, active counts).
+    Row i of the DP only touches the first ``active[i]`` sequences (those longer than i), so no
+    padded cell is computed and a finished sequence keeps its final state."""
+    idx = np.asarray(idx)
+    order = idx[np.argsort(-seqs.lengths[idx], kind="stable")]
+    L = seqs.lengths[order]
+    X = seqs.padded(order, fill=fill)
+    active = np.searchsorted(-L, -np.arange(X.shape[1]), side="left")
+    return order, X, L, active
+
+
 def _finish_float(num_int, scale) -> np.ndarray:
     """HMMER's ``(float) n / scale - 3.0`` (float32 ops, the 3.0 subtraction in double)."""
     sc = np.asarray(num_int, dtype=np.float32) / np.float32(scale)
@@ -42,16 +54,25 @@ def ssv_xe(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
     M = model.M
     gain = np.full((model.Kp + 1, M), -255, dtype=np.int16)     # extra row: padding residue
     gain[:model.Kp] = bp.bias - bp.cost.astype(np.int16)
-    X = seqs.padded(idx, fill=model.Kp)
+    order, X, L, active = sorted_rows(seqs, idx, model.Kp)
     N, W = X.shape
     V = np.zeros((N, M + 1), dtype=np.int16)                    # V[:, 0] stays 0 (begin)
     best = np.zeros((N, M), dtype=np.int16)
     tmp = np.empty((N, M), dtype=np.int16)
     for i in range(W):
-        np.add(V[:, :M], gain[X[:, i]], out=tmp)
-        np.clip(tmp, 0, 255, out=V[:, 1:])
-        np.maximum(best, V[:, 1:], out=best)
-    return 128 + best.max(axis=1).astype(np.int64)
+        n = active[i]
+        np.add(V[:n, :M], gain[X[:n, i]], out=tmp[:n])
+        np.clip(tmp[:n], 0, 255, out=V[:n, 1:])
+        np.maximum(best[:n], V[:n, 1:], out=best[:n])
+    out = np.empty(N, dtype=np.int64)
+    out[_positions(idx, order)] = 128 + best.max(axis=1)
+    return out
+
+
+def _positions(idx, order):
+    """Where each element of ``order`` sits in ``idx``."""
+    where = {int(v): j for j, v in enumerate(np.asarray(idx))}
+    return np.array([where[int(v)] for v in order], dtype=np.int64)
 
 
 def ssv_from_xe(model: ProfileModel, xE: np.ndarray, L: np.ndarray):
@@ -84,12 +105,11 @@ def msv_full(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
     bp = model.byte
     M = model.M
     idx = np.asarray(idx)
-    L = seqs.lengths[idx]
+    order, X, L, active = sorted_rows(seqs, idx, model.Kp)
     tjb = bp.tjb(L)
     tjbm = (tjb + bp.tbm) & 0xFF                                    # set1_epi8 wraps
     cost = np.full((model.Kp + 1, M), 255, dtype=np.int16)
     cost[:model.Kp] = bp.cost
-    X = seqs.padded(idx, fill=model.Kp)
     N, W = X.shape
     V = np.zeros((N, M + 1), dtype=np.int16)
     xJ = np.zeros(N, dtype=np.int64)
@@ -97,17 +117,19 @@ def msv_full(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
     overflow = np.zeros(N, dtype=bool)
     tmp = np.empty((N, M), dtype=np.int16)
     for i in range(W):
-        active = i < L
-        np.maximum(V[:, :M], xB[:, None].astype(np.int16), out=tmp)
-        tmp += bp.bias
-        tmp -= cost[X[:, i]]
-        np.clip(tmp, 0, 255, out=V[:, 1:])
-        xE = V[:, 1:].max(axis=1).astype(np.int64)
-        overflow |= active & (xE + bp.bias >= 255)
+        n = active[i]
+        np.maximum(V[:n, :M], xB[:n, None].astype(np.int16), out=tmp[:n])
+        tmp[:n] += bp.bias
+        tmp[:n] -= cost[X[:n, i]]
+        np.clip(tmp[:n], 0, 255, out=V[:n, 1:])
+        xE = V[:n, 1:].max(axis=1).astype(np.int64)
+        overflow[:n] |= xE + bp.bias >= 255
         xE = np.maximum(xE - bp.tec, 0)
-        xJ = np.where(active, np.maximum(xJ, xE), xJ)
-        xB = np.maximum(np.maximum(bp.base, xJ) - tjbm, 0)
-    return msv_from_xj(model, xJ, overflow, L)
+        xJ[:n] = np.maximum(xJ[:n], xE)
+        xB[:n] = np.maximum(np.maximum(bp.base, xJ[:n]) - tjbm[:n], 0)
+    out = np.empty(N, dtype=np.float32)
+    out[_positions(idx, order)] = msv_from_xj(model, xJ, overflow, L)
+    return out
 
 
 def msv_from_xj(model: ProfileModel, xJ, overflow, L) -> np.ndarray:
@@ -149,60 +171,65 @@ def _viterbi_filter_batch(model: ProfileModel, seqs: SequenceSet, idx) -> np.nda
     wp = model.word
     M = model.M
     idx = np.asarray(idx)
-    L = seqs.lengths[idx]
-    t = wp.tsc.astype(np.int64)
+    order, X, L, active = sorted_rows(seqs, idx, model.Kp)
+    t = wp.tsc.astype(np.int32)
     BM, MM, IM, DM = t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M]   # into k = 1..M
     MD, MI, II = t[T_MD, 1:M + 1], t[T_MI, 1:M + 1], t[T_II, 1:M + 1]          # from k = 1..M
     # D->D prefix sums for the closure: P[k] = sum_{l=1}^{k-1} DD(l), k = 1..M
-    P = np.zeros(M, dtype=np.int64)
+    P = np.zeros(M, dtype=np.int32)
     np.cumsum(t[T_DD, 1:M], out=P[1:])
-    rsc = np.full((model.Kp + 1, M), 0, dtype=np.int64)
+    rsc = np.zeros((model.Kp + 1, M), dtype=np.int32)
     rsc[:model.Kp] = wp.match[:, 1:]
-    X = seqs.padded(idx, fill=model.Kp)
     N, W = X.shape
-    neg = np.full((N, M), NEG16, dtype=np.int64)
-    Mr, Ir, Dr = neg.copy(), neg.copy(), neg.copy()                # k = 1..M
-    move = wp.move(L).astype(np.int64)
-    xN = np.full(N, wp.base, dtype=np.int64)
+    Mr = np.full((N, M), NEG16, dtype=np.int32)                  # k = 1..M
+    Ir, Dr = Mr.copy(), Mr.copy()
+    move = wp.move(L).astype(np.int32)
+    xN = wp.base
     xB = xN + move
-    xJ = np.full(N, NEG16, dtype=np.int64)
-    xC = np.full(N, NEG16, dtype=np.int64)
-    final_C = np.full(N, NEG16, dtype=np.int64)
+    xJ = np.full(N, NEG16, dtype=np.int32)
+    xC = np.full(N, NEG16, dtype=np.int32)
     overflow = np.zeros(N, dtype=bool)
-    shifted = np.empty((N, M), dtype=np.int64)
-
-    def shift(a):                                              # a[k-1] into k, -inf at k = 1
-        shifted[:, 0] = NEG16
-        shifted[:, 1:] = a[:, :M - 1]
-        return shifted
+    sh = np.empty((N, M), dtype=np.int32)
+    A = np.empty((N, M), dtype=np.int32)
+    A[:, 0] = NEG16
 
     for i in range(W):
-        active = i < L
-        sv = xB[:, None] + BM
-        np.maximum(sv, shift(Mr) + MM, out=sv)
-        np.maximum(sv, shift(Ir) + IM, out=sv)
-        np.maximum(sv, shift(Dr) + DM, out=sv)
+        n = active[i]
+        m, ir, d = Mr[:n], Ir[:n], Dr[:n]
+        s = sh[:n]
+        sv = xB[:n, None] + BM                                   # B->M_k
+        s[:, 0] = NEG16
+        np.add(m[:, :M - 1], MM[1:], out=s[:, 1:])               # M(k-1)->M(k)
+        np.maximum(sv, s, out=sv)
+        np.add(ir[:, :M - 1], IM[1:], out=s[:, 1:])
+        np.maximum(sv, s, out=sv)
+        np.add(d[:, :M - 1], DM[1:], out=s[:, 1:])
+        np.maximum(sv, s, out=sv)
         np.maximum(sv, NEG16, out=sv)
-        sv += rsc[X[:, i]]
+        sv += rsc[X[:n, i]]
         np.clip(sv, NEG16, 32767, out=sv)
         xE = sv.max(axis=1)
-        overflow |= active & (xE >= 32767)
+        overflow[:n] |= xE >= 32767
         # D candidates from M (M->D), delayed by one position
         mdv = np.maximum(sv + MD, NEG16)
-        A = np.empty_like(mdv)
-        A[:, 0] = NEG16
-        A[:, 1:] = mdv[:, :M - 1]
+        a = A[:n]
+        a[:, 1:] = mdv[:, :M - 1]
         Dmax = mdv.max(axis=1)
-        Inew = np.maximum(np.maximum(Mr + MI, Ir + II), NEG16)
-        xC = np.maximum(xC, xE + wp.e_move)
-        xJ = np.maximum(xJ, xE + wp.e_loop)
-        xB = np.maximum(xJ + move, xN + move)
-        lazy = ~(Dmax + wp.ddbound > xB)
-        closure = np.maximum(np.maximum.accumulate(A - P, axis=1) + P, NEG16)
-        Dnew = np.where(lazy[:, None], A, closure)
-        Mr, Ir, Dr = sv, Inew, Dnew
-        final_C = np.where(i == L - 1, xC, final_C)
-    return vf_from_xc(model, final_C, overflow, L)
+        inew = np.maximum(np.maximum(m + MI, ir + II), NEG16)
+        xC[:n] = np.maximum(xC[:n], xE + wp.e_move)
+        xJ[:n] = np.maximum(xJ[:n], xE + wp.e_loop)
+        xB[:n] = np.maximum(xJ[:n], xN) + move[:n]
+        full = Dmax + wp.ddbound > xB[:n]                         # lazy F: D->D may matter
+        Dr[:n] = a
+        if full.any():
+            rows = np.flatnonzero(full)
+            closure = np.maximum.accumulate(a[rows] - P, axis=1) + P
+            Dr[rows] = np.maximum(closure, NEG16)
+        Mr[:n] = sv
+        Ir[:n] = inew
+    out = np.empty(N, dtype=np.float32)
+    out[_positions(idx, order)] = vf_from_xc(model, xC, overflow, L)
+    return out
 
 
 def vf_from_xc(model: ProfileModel, xC, overflow, L) -> np.ndarray:

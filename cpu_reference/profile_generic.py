@@ -16,7 +16,7 @@ import numpy as np
 
 from hmmbench.profile.model import (LOG2, ProfileModel, SequenceSet, T_BM, T_DD, T_DM, T_II,
                                     T_IM, T_MD, T_MI, T_MM)
-from cpu_reference.profile_filters import length_batches
+from cpu_reference.profile_filters import _positions, length_batches, sorted_rows
 
 NEG = -np.inf
 
@@ -51,7 +51,7 @@ def _run(model, seqs, forward):
 def _batch(model: ProfileModel, seqs: SequenceSet, idx, forward: bool) -> np.ndarray:
     M = model.M
     idx = np.asarray(idx)
-    L = seqs.lengths[idx]
+    order, X, L, active = sorted_rows(seqs, idx, model.Kp)
     t = model.tsc.astype(np.float64)
     BM, MM, IM, DM = t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M]   # into k = 1..M
     MI, II = t[T_MI, 1:M + 1], t[T_II, 1:M + 1]                                 # at k = 1..M
@@ -63,7 +63,6 @@ def _batch(model: ProfileModel, seqs: SequenceSet, idx, forward: bool) -> np.nda
     isc = np.zeros((model.Kp + 1, M))
     isc[:model.Kp] = model.insert_scores[:, 1:]
     isc[:, M - 1] = NEG                                                         # no I_M
-    X = seqs.padded(idx, fill=model.Kp)
     N, W = X.shape
     loop, move = (a.astype(np.float64) for a in model.specials(L))
     e_loop, e_move = float(model.e_loop), float(model.e_move)
@@ -77,36 +76,38 @@ def _batch(model: ProfileModel, seqs: SequenceSet, idx, forward: bool) -> np.nda
     xB = move.copy()
     xJ = np.full(N, NEG)
     xC = np.full(N, NEG)
-    final = np.full(N, NEG)
     sh = np.empty((N, M))
+    A = np.full((N, M), NEG)
 
-    def shift(a):
-        sh[:, 0] = NEG
-        sh[:, 1:] = a[:, :M - 1]
-        return sh
-
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for i in range(W):
-            sv = xB[:, None] + BM
-            sv = comb(sv, shift(Mr) + MM)
-            sv = comb(sv, shift(Ir) + IM)
-            sv = comb(sv, shift(Dr) + DM)
-            sv += msc[X[:, i]]
-            Inew = comb(Mr + MI, Ir + II) + isc[X[:, i]]
-            A = np.full((N, M), NEG)
-            A[:, 1:] = sv[:, :M - 1] + MD
-            Dnew = scan(A - P, axis=1) + P
-            Dnew[np.isnan(Dnew)] = NEG
+            n = active[i]
+            m, ir, d, s = Mr[:n], Ir[:n], Dr[:n], sh[:n]
+            s[:, 0] = NEG
+            sv = xB[:n, None] + BM
+            np.add(m[:, :M - 1], MM[1:], out=s[:, 1:])
+            sv = comb(sv, s)
+            np.add(ir[:, :M - 1], IM[1:], out=s[:, 1:])
+            sv = comb(sv, s)
+            np.add(d[:, :M - 1], DM[1:], out=s[:, 1:])
+            sv = comb(sv, s)
+            sv += msc[X[:n, i]]
+            inew = comb(m + MI, ir + II) + isc[X[:n, i]]
+            a = A[:n]
+            a[:, 1:] = sv[:, :M - 1] + MD
+            dnew = scan(a - P, axis=1) + P
+            dnew[np.isnan(dnew)] = NEG
             # local mode: every M_k and D_k exits to E (for Viterbi a D_k never beats
             # the M it came from, so this equals HMMER's M_k + D_M form)
             if forward:
-                xE = np.logaddexp.reduce(np.concatenate([sv, Dnew], axis=1), axis=1)
+                xE = np.logaddexp(np.logaddexp.reduce(sv, axis=1), np.logaddexp.reduce(dnew, axis=1))
             else:
-                xE = np.maximum(sv.max(axis=1), Dnew.max(axis=1))
-            xJ = comb(xJ + loop, xE + e_loop)
-            xC = comb(xC + loop, xE + e_move)
-            xN = xN + loop
-            xB = comb(xN + move, xJ + move)
-            Mr, Ir, Dr = sv, Inew, Dnew
-            final = np.where(i == L - 1, xC, final)
-    return final + move
+                xE = np.maximum(sv.max(axis=1), dnew.max(axis=1))
+            xJ[:n] = comb(xJ[:n] + loop[:n], xE + e_loop)
+            xC[:n] = comb(xC[:n] + loop[:n], xE + e_move)
+            xN[:n] = xN[:n] + loop[:n]
+            xB[:n] = comb(xN[:n] + move[:n], xJ[:n] + move[:n])
+            Mr[:n], Ir[:n], Dr[:n] = sv, inew, dnew
+    out = np.empty(N)
+    out[_positions(idx, order)] = xC + move
+    return out
