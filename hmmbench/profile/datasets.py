@@ -84,6 +84,13 @@ def generate_proteins(n_residues: int, seed: int = 0, mean_length: float = 360.0
     lens = lens[:cut]
     offs = np.zeros(lens.size + 1, dtype=np.int64)
     np.cumsum(lens, out=offs[1:])
-    residues = rng.choice(AMINO_K, size=int(offs[-1]), p=freq).astype(np.uint8)
+    # residues drawn in chunks (a Swiss-Prot-sized set never holds more than one chunk of floats)
+    cdf = np.cumsum(freq)
+    cdf /= cdf[-1]
+    residues = np.empty(int(offs[-1]), dtype=np.uint8)
+    chunk = 1 << 24
+    for s in range(0, residues.size, chunk):
+        u = rng.random(min(chunk, residues.size - s))
+        residues[s:s + u.size] = np.minimum(np.searchsorted(cdf, u, side="right"), AMINO_K - 1)
     names = [f"synthetic_{seed}_{i}" for i in range(lens.size)]
     return SequenceSet(names, residues, offs)
