@@ -28,6 +28,7 @@ BUILTIN = {
     "profile": [
         "cpu_reference.profile_backends:backends",
         "hmmbench.backends.opencl_profile:backends",
+        "hmmbench.profile.cuda_backend:backends",
     ],
 }
 

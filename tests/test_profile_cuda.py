@@ -72,3 +72,34 @@ def test_profile_kernels_compile_sm90(M, tmp_path):
     blob = out.read_bytes()
     for name in KERNELS:
         assert name.encode() in blob
+
+
+def test_cuda_profile_backends_registered():
+    from hmmbench import registry
+    every = {b.name: b for b in registry.discover("profile")}
+    for name in ("profile-cuda-task", "profile-cuda-warp"):
+        b = every[name]
+        assert b.api == "cuda" and b.workload == "profile"
+        reason = b.unavailable_reason()
+        assert reason is None or isinstance(reason, str)
+
+
+def test_cuda_profile_runs_on_gpu_when_present():
+    from hmmbench import registry
+    from hmmbench.profile.job import ProfileSearch
+    from cpu_reference import profile_filters as pf
+    every = {b.name: b for b in registry.discover("profile")}
+    if every["profile-cuda-warp"].unavailable_reason():
+        pytest.skip(every["profile-cuda-warp"].unavailable_reason())
+    path = [p for p in datasets.model_files() if p.endswith("PF02826.hmm")][0]
+    hmm = datasets.read_hmms(path)[0]
+    model = ProfileModel.from_hmm(hmm)
+    seqs = datasets.load_proteome()
+    ref = {"ssv": pf.ssv_filter(model, seqs)}
+    ref["msv"] = pf.msv_filter(model, seqs, ref["ssv"])
+    ref["vf"] = pf.viterbi_filter(model, seqs)
+    for name in ("profile-cuda-task", "profile-cuda-warp"):
+        for kind in ("ssv", "msv", "vf"):
+            got = every[name].run(ProfileSearch(model, seqs, kind, hmm)).log10
+            want = ref[kind].astype(np.float64)
+            assert ((got == want) | (np.isnan(got) & np.isnan(want))).all(), (name, kind)

@@ -18,7 +18,6 @@ from ..profile.model import ProfileModel, SequenceSet
 from .opencl import device_kit
 
 SOURCE = "profile_filters.cl"
-SCORES = ("ssv", "msv", "vf")
 
 
 class ProfileFiltersOpenCL:
@@ -52,67 +51,59 @@ class ProfileFiltersOpenCL:
             ev.wait()
         return ev
 
+    def _common(self, seqs, idx, clock):
+        with clock("h2d"):
+            return self._buf(seqs.residues), self._buf(seqs.offsets), self._buf(idx)
+
+    def _download(self, out, n, clock):
+        import pyopencl as cl
+        host = np.empty(n, np.int32)
+        with clock("d2h"):
+            cl.enqueue_copy(self.kit.queue, host, out)
+        return host
+
+    # the device protocol of hmmbench.profile.host
+    def ssv_xe(self, model, seqs, idx):
+        n, clock = len(seqs), self._clock
+        res, offs, ordb = self._common(seqs, idx, clock)
+        with clock("h2d"):
+            cost = self._buf(model.byte.cost)
+        out = self._out(n)
+        row = self.kit.scratch("profile_row8", len(idx) * model.M)
+        self._launch("ssv_xe", model, len(idx), (cost, res, offs, ordb, np.int32(len(idx)),
+                                                 np.int32(model.byte.bias), row, out), clock)
+        return self._download(out, n, clock)
+
+    def msv_xj(self, model, seqs, idx, tjbm):
+        n, clock, bp = len(seqs), self._clock, model.byte
+        res, offs, ordb = self._common(seqs, idx, clock)
+        with clock("h2d"):
+            cost, tjbmb = self._buf(bp.cost), self._buf(tjbm)
+        out = self._out(n)
+        row = self.kit.scratch("profile_row8", len(idx) * model.M)
+        self._launch("msv_xj", model, len(idx),
+                     (cost, res, offs, ordb, np.int32(len(idx)), np.int32(bp.bias),
+                      np.int32(bp.base), np.int32(bp.tec), tjbmb, row, out), clock)
+        return self._download(out, n, clock)
+
+    def vf_xc(self, model, seqs, idx, move):
+        n, clock, wp = len(seqs), self._clock, model.word
+        res, offs, ordb = self._common(seqs, idx, clock)
+        with clock("h2d"):
+            match, tsc, moveb = self._buf(wp.match), self._buf(wp.tsc), self._buf(move)
+        out = self._out(n)
+        rows = [self.kit.scratch(f"profile_row16_{r}", len(idx) * model.M * 2) for r in "mid"]
+        self._launch("vf_xc", model, len(idx),
+                     (match, tsc, res, offs, ordb, np.int32(len(idx)), np.int32(wp.base),
+                      np.int32(wp.e_loop), np.int32(wp.e_move), np.int32(wp.ddbound),
+                      moveb, *rows, out), clock)
+        return self._download(out, n, clock)
+
     def scores(self, model: ProfileModel, seqs: SequenceSet, which: str, clock=None):
         """One filter's scores for every sequence, float32 nats as HMMER/pyhmmer report."""
-        import pyopencl as cl
-        from cpu_reference import profile_filters as pf
-        clock = clock or StageClock()
-        q = self.kit.queue
-        n = len(seqs)
-        L = seqs.lengths
-        with clock("prep"):
-            order = np.argsort(-L, kind="stable").astype(np.int32)
-        with clock("h2d"):
-            res, offs, ordb = self._buf(seqs.residues), self._buf(seqs.offsets), self._buf(order)
-        out = self._out(n)
-        M = model.M
-        if which in ("ssv", "msv"):
-            bp = model.byte
-            with clock("h2d"):
-                cost = self._buf(bp.cost)
-            row = self.kit.scratch("profile_row8", n * M)
-            self._launch("ssv_xe", model, n, (cost, res, offs, ordb, np.int32(n),
-                                              np.int32(bp.bias), row, out), clock)
-            xe = np.empty(n, np.int32)
-            with clock("d2h"):
-                cl.enqueue_copy(q, xe, out)
-            with clock("prep"):
-                score, redo = pf.ssv_from_xe(model, xe.astype(np.int64), L)
-            if which == "ssv" or not redo.any():
-                return score
-            sub = np.flatnonzero(redo).astype(np.int32)
-            with clock("prep"):
-                tjbm = ((bp.tjb(L) + bp.tbm) & 0xFF).astype(np.uint8)
-            with clock("h2d"):
-                subb, tjbmb = self._buf(sub), self._buf(tjbm)
-            self._launch("msv_xj", model, sub.size,
-                         (cost, res, offs, subb, np.int32(sub.size), np.int32(bp.bias),
-                          np.int32(bp.base), np.int32(bp.tec), tjbmb, row, out), clock)
-            xj = np.empty(n, np.int32)
-            with clock("d2h"):
-                cl.enqueue_copy(q, xj, out)
-            with clock("prep"):
-                xj = xj[sub].astype(np.int64)
-                score[sub] = pf.msv_from_xj(model, np.maximum(xj, 0), xj < 0, L[sub])
-            return score
-        if which == "vf":
-            wp = model.word
-            with clock("prep"):
-                move = wp.move(L).astype(np.int16)
-            with clock("h2d"):
-                match, tsc, moveb = self._buf(wp.match), self._buf(wp.tsc), self._buf(move)
-            rows = [self.kit.scratch(f"profile_row16_{r}", n * M * 2) for r in "mid"]
-            self._launch("vf_xc", model, n,
-                         (match, tsc, res, offs, ordb, np.int32(n), np.int32(wp.base),
-                          np.int32(wp.e_loop), np.int32(wp.e_move), np.int32(wp.ddbound),
-                          moveb, *rows, out), clock)
-            xc = np.empty(n, np.int32)
-            with clock("d2h"):
-                cl.enqueue_copy(q, xc, out)
-            with clock("prep"):
-                xc = xc.astype(np.int64)
-                return pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
-        raise ValueError(f"unknown score {which!r} (one of {SCORES})")
+        from ..profile.host import filter_scores
+        self._clock = clock or StageClock()
+        return filter_scores(self, model, seqs, which, self._clock)
 
 
 class OpenCLProfile(Backend):

@@ -1,0 +1,153 @@
+"""CUDA (PyCUDA) backends of the profile filters: kernels_cuda/profile_filters.cu.
+
+``profile-cuda-task``: one thread per sequence (unstriped rows, [k][seq] interleaved in global
+memory). ``profile-cuda-warp``: CUDAMPF-style, one warp per sequence, the model striped over
+the warp with the DP rows in registers (QB/QW vectors compiled in per model size).
+Both return HMMER's raw integers; :mod:`hmmbench.profile.host` finishes them, so the scores are
+HMMER's. Compiled at run time per model length (``-DMODEL_M -DQB -DQW``) through the project's
+CUDA glue (:mod:`hmmbench.backends.cuda`); timed with CUDA events.
+
+Status: compile-checked with nvcc sm_90 and the warp algorithms emulated on the CPU
+(tests/test_profile_cuda.py, tests/test_profile_warp_emulation.py); not yet run on a GPU.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from ..backend import Backend, Execution, StageClock
+from . import layout
+from .host import FILTER_KINDS, filter_scores
+
+SOURCE = "profile_filters.cu"
+BLOCK = 128
+
+
+class _CudaDevice:
+    """The device protocol of :mod:`hmmbench.profile.host` on one CUDA context."""
+
+    def __init__(self, warp: bool, timer):
+        from ..backends import cuda
+        self.cuda, self.drv, self.warp, self.timer = cuda, cuda.driver(), warp, timer
+        self._uploads: dict = {}
+
+    def _module(self, model):
+        M = model.M
+        return self.cuda.compile(SOURCE, {"MODEL_M": M, "QB": layout.n_vectors(M, 128),
+                                          "QW": layout.n_vectors(M, 64), "BLOCK": BLOCK})
+
+    def _up(self, arr):
+        return self.drv.to_device(np.ascontiguousarray(arr))
+
+    def _seq_arrays(self, seqs, idx):
+        with self.timer("h2d"):
+            key = id(seqs)
+            if key not in self._uploads:              # residues/offsets once per sequence set
+                self._uploads = {key: (self._up(seqs.residues), self._up(seqs.offsets))}
+            res, offs = self._uploads[key]
+            return res, offs, self._up(np.asarray(idx, np.int32))
+
+    def _launch(self, model, name, n_items, args):
+        fn = self._module(model).get_function(name + ("_warp" if self.warp else "_task"))
+        threads = n_items * (32 if self.warp else 1)
+        grid = ((threads + BLOCK - 1) // BLOCK, 1)
+        with self.timer("kernel"):
+            fn(*args, block=(BLOCK, 1, 1), grid=grid)
+
+    def _download(self, out, n):
+        host = np.empty(n, np.int32)
+        with self.timer("d2h"):
+            self.drv.memcpy_dtoh(host, out)
+        return host
+
+    def _byte_profile(self, model):
+        bp = model.byte
+        if self.warp:
+            return self._up(layout.pack_lanes(layout.striped_bytes(model, 128)))
+        return self._up(bp.cost)
+
+    def ssv_xe(self, model, seqs, idx):
+        n, m = len(seqs), len(idx)
+        res, offs, order = self._seq_arrays(seqs, idx)
+        with self.timer("h2d"):
+            cost = self._byte_profile(model)
+        out = self.drv.mem_alloc(max(4 * n, 4))
+        args = [cost, res, offs, order, np.int32(m), np.int32(model.byte.bias)]
+        if not self.warp:
+            args.append(self.drv.mem_alloc(max(m * model.M, 1)))
+        self._launch(model, "ssv_xe", m, args + [out])
+        return self._download(out, n)
+
+    def msv_xj(self, model, seqs, idx, tjbm):
+        n, m, bp = len(seqs), len(idx), model.byte
+        res, offs, order = self._seq_arrays(seqs, idx)
+        with self.timer("h2d"):
+            cost, tj = self._byte_profile(model), self._up(tjbm)
+        out = self.drv.mem_alloc(max(4 * n, 4))
+        args = [cost, res, offs, order, np.int32(m), np.int32(bp.bias), np.int32(bp.base),
+                np.int32(bp.tec), tj]
+        if not self.warp:
+            args.append(self.drv.mem_alloc(max(m * model.M, 1)))
+        self._launch(model, "msv_xj", m, args + [out])
+        return self._download(out, n)
+
+    def vf_xc(self, model, seqs, idx, move):
+        n, m, wp = len(seqs), len(idx), model.word
+        res, offs, order = self._seq_arrays(seqs, idx)
+        with self.timer("h2d"):
+            if self.warp:
+                match, tsc = (self._up(layout.pack_lanes(a)) for a in layout.striped_words(model))
+            else:
+                match, tsc = self._up(wp.match), self._up(wp.tsc)
+            mv = self._up(move)
+        out = self.drv.mem_alloc(max(4 * n, 4))
+        args = [match, tsc, res, offs, order, np.int32(m), np.int32(wp.base),
+                np.int32(wp.e_loop), np.int32(wp.e_move), np.int32(wp.ddbound), mv]
+        if not self.warp:
+            args += [self.drv.mem_alloc(max(2 * m * model.M, 2)) for _ in range(3)]
+        self._launch(model, "vf_xc", m, args + [out])
+        return self._download(out, n)
+
+
+class CudaProfile(Backend):
+    workload = "profile"
+    api = "cuda"
+    precision = "int8/int16 exact"
+    kinds = FILTER_KINDS
+
+    def __init__(self, name: str, family: str, warp: bool):
+        super().__init__(warp=warp)
+        self.name, self.family, self.warp = name, family, warp
+
+    def unavailable_reason(self) -> Optional[str]:
+        from ..backends import cuda
+        return cuda.unavailable_reason()
+
+    def device_name(self) -> str:
+        from ..backends import cuda
+        return cuda.gpu_name()
+
+    def refuse_reason(self, job) -> Optional[str]:
+        if job.kind not in self.kinds:
+            return f"{self.name} does not compute '{job.kind}' (it does: {', '.join(self.kinds)})"
+        return None
+
+    def run(self, job) -> Execution:
+        from ..backends import cuda
+        timer = cuda.EventTimer()
+        dev = _CudaDevice(self.warp, timer)
+        t0 = time.perf_counter()
+        host = StageClock()                        # host "prep" spans; device stages: events
+        out = filter_scores(dev, job.model, job.seqs, job.kind, host)
+        timing = dict(host.timing)
+        timing.update(timer.seconds())
+        return Execution(log10=np.asarray(out, np.float64), timing=timing,
+                         info={"unit": "nats", "wall": time.perf_counter() - t0,
+                               "family": self.family})
+
+
+def backends() -> list:
+    return [CudaProfile("profile-cuda-task", "inter-task", warp=False),
+            CudaProfile("profile-cuda-warp", "warp", warp=True)]
