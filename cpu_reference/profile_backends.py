@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 
 from hmmbench.backend import Backend, Execution, StageClock
+from hmmbench.profile.job import refuse_kind
 
 
 class ProfileBackend(Backend):
@@ -19,9 +20,7 @@ class ProfileBackend(Backend):
     kinds: tuple = ()
 
     def refuse_reason(self, job) -> Optional[str]:
-        if job.kind not in self.kinds:
-            return f"{self.name} does not compute '{job.kind}' (it does: {', '.join(self.kinds)})"
-        return None
+        return refuse_kind(self.name, self.kinds, job)
 
 
 class NumpyProfile(ProfileBackend):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..backend import Backend, Execution, StageClock
 from ..profile.model import ProfileModel, SequenceSet
+from ..profile.job import refuse_kind
 from .opencl import device_kit
 
 SOURCE = "profile_filters.cl"
@@ -139,9 +140,7 @@ class OpenCLProfile(Backend):
         return self.runner().kit.label
 
     def refuse_reason(self, job) -> Optional[str]:
-        if job.kind not in self.kinds:
-            return f"{self.name} does not compute '{job.kind}' (it does: {', '.join(self.kinds)})"
-        return None
+        return refuse_kind(self.name, self.kinds, job)
 
     def run(self, job) -> Execution:
         clock = StageClock()

@@ -20,6 +20,7 @@ import numpy as np
 from ..backend import Backend, Execution, StageClock
 from . import layout
 from .host import FILTER_KINDS, filter_scores
+from .job import refuse_kind
 
 SOURCE = "profile_filters.cu"
 BLOCK = 128
@@ -130,9 +131,7 @@ class CudaProfile(Backend):
         return cuda.gpu_name()
 
     def refuse_reason(self, job) -> Optional[str]:
-        if job.kind not in self.kinds:
-            return f"{self.name} does not compute '{job.kind}' (it does: {', '.join(self.kinds)})"
-        return None
+        return refuse_kind(self.name, self.kinds, job)
 
     def run(self, job) -> Execution:
         from ..backends import cuda

@@ -32,3 +32,14 @@ class ProfileSearch:
     def cells(self) -> int:
         """DP cells: model positions x residues (the GCUPS denominator)."""
         return self.model.M * self.seqs.n_residues
+
+
+def refuse_kind(name: str, kinds, job) -> Optional[str]:
+    """Shared ``refuse_reason`` of the profile backends: the job must be a ProfileSearch (the
+    pair-HMM runner hands them PairSets until the runner learns workloads) of a kind they do."""
+    if not isinstance(job, ProfileSearch):
+        return (f"{name} takes profile searches (hmmbench.profile.job.ProfileSearch), "
+                f"not {type(job).__name__}; the runner's profile integration is pending")
+    if job.kind not in kinds:
+        return f"{name} does not compute '{job.kind}' (it does: {', '.join(kinds)})"
+    return None
