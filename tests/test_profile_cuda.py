@@ -74,10 +74,55 @@ def test_profile_kernels_compile_sm90(M, tmp_path):
         assert name.encode() in blob
 
 
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
+@pytest.mark.parametrize("M", [83, 400, 1203])
+@pytest.mark.parametrize("forward", [0, 1])
+def test_generic_kernel_compiles_sm90(M, forward, tmp_path):
+    src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile_generic.cu")
+    out = tmp_path / "g.cubin"
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), f"-DMODEL_M={M}",
+                           "-DTHREADS=128", f"-DFORWARD={forward}", src],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert b"generic_dp" in out.read_bytes()
+
+
+def test_generic_tables_reproduce_reference_recursion(hmm_and_model):
+    """The kernel's tables, walked serially in float64, give the reference's Viterbi score."""
+    from hmmbench.profile.cuda_backend import generic_tables
+    from cpu_reference import profile_generic as pg
+    _, model = hmm_and_model
+    seqs = datasets.load_proteome().subset([0, 5])
+    msc, isc, tr, P = (a.astype(np.float64) for a in generic_tables(model))
+    BM, MM, IM, DM, MI, II, MD = tr
+    M = model.M
+    for n in range(len(seqs)):
+        L = int(seqs.lengths[n])
+        lp, mv = (float(a[0]) for a in model.specials(np.array([L])))
+        Mr = np.full(M, -np.inf); Ir = Mr.copy(); Dr = Mr.copy()
+        xN, xJ, xC, xB = 0.0, -np.inf, -np.inf, mv
+        for x in seqs.codes(n):
+            sv = np.full(M, -np.inf)
+            sv[:] = xB + BM
+            sv[1:] = np.maximum.reduce([sv[1:], Mr[:-1] + MM[1:], Ir[:-1] + IM[1:], Dr[:-1] + DM[1:]])
+            sv += msc[x]
+            iv = np.maximum(Mr + MI, Ir + II) + isc[x]
+            a = np.full(M, -np.inf)
+            a[1:] = sv[:-1] + MD[1:] - P[1:]
+            Dr = np.maximum.accumulate(a) + P
+            Mr, Ir = sv, iv
+            E = max(sv.max(), Dr.max())
+            xJ = max(xJ + lp, E + float(model.e_loop))
+            xC = max(xC + lp, E + float(model.e_move))
+            xN += lp
+            xB = max(xN + mv, xJ + mv)
+        assert abs((xC + mv) - pg.generic_viterbi(model, seqs.subset([n]))[0]) < 1e-4
+
+
 def test_cuda_profile_backends_registered():
     from hmmbench import registry
     every = {b.name: b for b in registry.discover("profile")}
-    for name in ("profile-cuda-task", "profile-cuda-warp"):
+    for name in ("profile-cuda-task", "profile-cuda-warp", "profile-cuda-ganesan"):
         b = every[name]
         assert b.api == "cuda" and b.workload == "profile"
         reason = b.unavailable_reason()
@@ -103,3 +148,8 @@ def test_cuda_profile_runs_on_gpu_when_present():
             got = every[name].run(ProfileSearch(model, seqs, kind, hmm)).log10
             want = ref[kind].astype(np.float64)
             assert ((got == want) | (np.isnan(got) & np.isnan(want))).all(), (name, kind)
+    sub = seqs.subset(range(0, len(seqs), 20))
+    from cpu_reference import profile_generic as pg
+    for kind, fn, tol in (("viterbi", pg.generic_viterbi, 1e-3), ("forward", pg.generic_forward, 1e-2)):
+        got = every["profile-cuda-ganesan"].run(ProfileSearch(model, sub, kind, hmm)).log10
+        assert np.max(np.abs(got - fn(model, sub))) < tol, kind

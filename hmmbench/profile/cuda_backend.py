@@ -1,5 +1,7 @@
 """CUDA (PyCUDA) backends of the profile filters: kernels_cuda/profile_filters.cu.
 
+``profile-cuda-ganesan``: generic Viterbi/Forward, a block per sequence, the D->D chain as a
+partitioned prefix scan (kernels_cuda/profile_generic.cu).
 ``profile-cuda-task``: one thread per sequence (unstriped rows, [k][seq] interleaved in global
 memory). ``profile-cuda-warp``: CUDAMPF-style, one warp per sequence, the model striped over
 the warp with the DP rows in registers (QB/QW vectors compiled in per model size).
@@ -147,6 +149,77 @@ class CudaProfile(Backend):
                                "family": self.family})
 
 
+GENERIC_SOURCE = "profile_generic.cu"
+GENERIC_THREADS = 128
+
+
+def generic_tables(model) -> tuple:
+    """(msc, isc, tr, P) float32 tables of kernels_cuda/profile_generic.cu (0-based j = k-1)."""
+    from .model import T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM
+    M, t = model.M, model.tsc
+    tr = np.stack([t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M],
+                   t[T_MI, 1:M + 1], t[T_II, 1:M + 1], t[T_MD, 0:M]]).astype(np.float32)
+    P = np.zeros(M, np.float32)
+    P[1:] = np.cumsum(t[T_DD, 1:M].astype(np.float64))
+    msc = np.ascontiguousarray(model.match_scores[:, 1:], dtype=np.float32)
+    isc = np.array(model.insert_scores[:, 1:], dtype=np.float32)
+    isc[:, M - 1] = -np.inf                                  # no I_M
+    return msc, isc, tr, P
+
+
+class CudaGenericProfile(Backend):
+    """Generic Viterbi/Forward, Ganesan-style hybrid: a block per sequence, the D->D chain as a
+    partitioned prefix scan (float32 log space)."""
+    workload = "profile"
+    api = "cuda"
+    family = "ganesan-hybrid"
+    precision = "float32"
+    kinds = ("viterbi", "forward")
+    name = "profile-cuda-ganesan"
+
+    def unavailable_reason(self) -> Optional[str]:
+        from ..backends import cuda
+        return cuda.unavailable_reason()
+
+    def device_name(self) -> str:
+        from ..backends import cuda
+        return cuda.gpu_name()
+
+    def refuse_reason(self, job) -> Optional[str]:
+        return refuse_kind(self.name, self.kinds, job)
+
+    def run(self, job) -> Execution:
+        from ..backends import cuda
+        drv = cuda.driver()
+        model, seqs = job.model, job.seqs
+        timer, host = cuda.EventTimer(), StageClock()
+        t0 = time.perf_counter()
+        with host("prep"):
+            order = np.argsort(-seqs.lengths, kind="stable").astype(np.int32)
+            loop, move = model.specials(seqs.lengths)
+            tables = generic_tables(model)
+        mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": GENERIC_THREADS,
+                                            "FORWARD": int(job.kind == "forward")})
+        with timer("h2d"):
+            bufs = [drv.to_device(np.ascontiguousarray(a)) for a in
+                    (*tables, seqs.residues, seqs.offsets, order, loop, move)]
+        out = drv.mem_alloc(max(4 * len(seqs), 4))
+        msc, isc, tr, P, res, offs, ordb, loopb, moveb = bufs
+        with timer("kernel"):
+            mod.get_function("generic_dp")(
+                msc, isc, tr, P, res, offs, ordb, np.int32(len(seqs)), loopb, moveb,
+                np.float32(model.e_loop), np.float32(model.e_move), out,
+                block=(GENERIC_THREADS, 1, 1), grid=(max(1, len(seqs)), 1))
+        scores = np.empty(len(seqs), np.float32)
+        with timer("d2h"):
+            drv.memcpy_dtoh(scores, out)
+        timing = dict(host.timing)
+        timing.update(timer.seconds())
+        return Execution(log10=scores.astype(np.float64), timing=timing,
+                         info={"unit": "nats", "wall": time.perf_counter() - t0})
+
+
 def backends() -> list:
     return [CudaProfile("profile-cuda-task", "inter-task", warp=False),
-            CudaProfile("profile-cuda-warp", "warp", warp=True)]
+            CudaProfile("profile-cuda-warp", "warp", warp=True),
+            CudaGenericProfile()]
