@@ -99,3 +99,40 @@ def pyhmmer_pass_counts(hmm, block) -> PassCounts:
     st = hits.__getstate__()["pipeline"]
     return PassCounts(searched=hits.searched_sequences, msv=st["n_past_msv"],
                       bias=st["n_past_bias"], vit=st["n_past_vit"], fwd=st["n_past_fwd"])
+
+
+def main(argv=None) -> int:
+    """``python3 -m hmmbench.profile.pipeline [--opencl]``: pass counts of every shipped protein
+    model x the proteome, ours next to pyhmmer's Pipeline(bias_filter=False)."""
+    import argparse
+    from . import datasets
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap.add_argument("--opencl", action="store_true", help="MSV and Viterbi filter on OpenCL")
+    args = ap.parse_args(argv)
+    msv_fn = vit_fn = None
+    if args.opencl:
+        from ..backends.opencl_profile import ProfileFiltersOpenCL
+        dev = ProfileFiltersOpenCL()
+        msv_fn = lambda m, s: dev.scores(m, s, "msv")          # noqa: E731
+        vit_fn = lambda m, s: dev.scores(m, s, "vf")           # noqa: E731
+    seqs = datasets.load_proteome()
+    block = seqs.to_pyhmmer()
+    bad = 0
+    print(f"{'model':30s} {'M':>5s}  ours msv/vit/fwd   pyhmmer msv/vit/fwd")
+    for path in datasets.model_files():
+        for hmm in datasets.read_hmms(path):
+            if not hmm.alphabet.is_amino():
+                continue
+            model = ProfileModel.from_hmm(hmm)
+            ours, _ = pass_counts(model, seqs, msv_fn, vit_fn)
+            theirs = pyhmmer_pass_counts(hmm, block)
+            same = ours.as_dict() == theirs.as_dict()
+            bad += not same
+            print(f"{model.name:30s} {model.M:5d}  {ours.msv:4d}/{ours.vit:3d}/{ours.fwd:3d}"
+                  f"       {theirs.msv:4d}/{theirs.vit:3d}/{theirs.fwd:3d}"
+                  f"  {'identical' if same else 'DIFFERENT'}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
