@@ -37,3 +37,13 @@ def test_survival_functions():
     np.testing.assert_allclose(pipeline.gumbel_surv(np.array([0.0]), 0.0, 1.0), 1 - np.exp(-1))
     assert pipeline.exp_surv(np.array([-5.0]), 0.0, 0.7)[0] == 1.0
     np.testing.assert_allclose(pipeline.exp_surv(np.array([2.0]), 1.0, 0.5), np.exp(-0.5))
+
+
+def test_dataset_catalog():
+    by_name = {d.name: d for d in datasets.catalog()}
+    assert {"proteome", "proteins-1m", "proteins-swissprot"} <= set(by_name)
+    prot = by_name["proteome"]
+    assert len(prot.sha256) == 64 and prot.load().n_residues == 682583
+    small = by_name["proteins-1m"].load()
+    assert small.n_residues >= 1_000_000
+    assert by_name["proteins-1m"].sha256 != by_name["proteins-swissprot"].sha256

@@ -94,3 +94,43 @@ def generate_proteins(n_residues: int, seed: int = 0, mean_length: float = 360.0
         residues[s:s + u.size] = np.minimum(np.searchsorted(cdf, u, side="right"), AMINO_K - 1)
     names = [f"synthetic_{seed}_{i}" for i in range(lens.size)]
     return SequenceSet(names, residues, offs)
+
+
+#: seeded synthetic databases: name -> (residues, seed, description)
+SYNTHETIC = {
+    "proteins-1m": (1_000_000, 1, "seeded synthetic proteins, 1e6 residues (CI-sized)"),
+    "proteins-swissprot": (200_000_000, 2, "seeded synthetic proteins, Swiss-Prot-sized "
+                                           "(2e8 residues, ~557k proteins)"),
+}
+
+
+def _sha256_file(path: str) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def catalog() -> list:
+    """The profile workload's sequence databases as the project's Dataset records (their loader
+    returns a :class:`SequenceSet`, not a PairSet; ``n_pairs`` holds the number of sequences)."""
+    import hashlib
+    import json
+    from ..datasets.base import Dataset
+    out = []
+    base = pyhmmer_data_dir()
+    if base:
+        path = os.path.join(base, "seqs", PROTEOME)
+        out.append(Dataset(name="proteome", kind="fasta", path=path, sha256=_sha256_file(path),
+                           description="pyhmmer's 2,100-protein proteome (HG003687, 682,583 "
+                                       "residues), HMMER-digitized",
+                           loader=load_proteome, n_pairs=2100))
+    for name, (n_res, seed, text) in SYNTHETIC.items():
+        params = {"n_residues": n_res, "seed": seed, "generator": "generate_proteins/1"}
+        digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
+        out.append(Dataset(name=name, kind="synthetic", description=text, sha256=digest,
+                           loader=(lambda n=n_res, s=seed: generate_proteins(n, seed=s)),
+                           params=params))
+    return out
