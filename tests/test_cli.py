@@ -254,3 +254,11 @@ def test_unknown_opencl_device_exit_2(capsys, monkeypatch):
     assert cli.main(["list", "--opencl-device", "no-such-device-xyz"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no OpenCL device matches 'no-such-device-xyz'" in err[0]
+
+
+def test_workload_without_runner_support_is_a_usage_error(capsys):
+    assert cli.main(["run", "--workload", "profile", "-d", "tiny"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not measure the 'profile' workload yet" in err[0]
+    assert cli.main(["run", "--workload", "nosuch"]) == 2
+    assert "unknown workload 'nosuch'" in capsys.readouterr().err
