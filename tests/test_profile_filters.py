@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from hmmbench.profile import datasets  # noqa: E402
 from hmmbench.profile.model import ProfileModel, SequenceSet  # noqa: E402
 from cpu_reference import profile_filters as pf  # noqa: E402
+from profile_fixtures import block, proteome  # noqa: E402,F401 (fixtures)
 
 VF_STRIDE = 1
 
@@ -27,14 +28,6 @@ def same(a, b):
     return (a == b) | (np.isnan(a) & np.isnan(b))
 
 
-@pytest.fixture(scope="module")
-def proteome():
-    return datasets.load_proteome()
-
-
-@pytest.fixture(scope="module")
-def block(proteome):
-    return proteome.to_pyhmmer()
 
 
 def protein_hmms():

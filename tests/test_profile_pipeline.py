@@ -7,16 +7,9 @@ pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip inst
 
 from hmmbench.profile import datasets, pipeline  # noqa: E402
 from hmmbench.profile.model import ProfileModel  # noqa: E402
+from profile_fixtures import block, proteome  # noqa: E402,F401 (fixtures)
 
 
-@pytest.fixture(scope="module")
-def proteome():
-    return datasets.load_proteome()
-
-
-@pytest.fixture(scope="module")
-def block(proteome):
-    return proteome.to_pyhmmer()
 
 
 HMMS = [h for p in datasets.model_files() for h in datasets.read_hmms(p) if h.alphabet.is_amino()]

@@ -114,15 +114,11 @@ class _CudaDevice:
         return self._download(out, n)
 
 
-class CudaProfile(Backend):
+class _CudaProfileBackend(Backend):
+    """What every CUDA profile backend shares: the CUDA probe, the GPU's name, the kinds it takes."""
     workload = "profile"
     api = "cuda"
-    precision = "int8/int16 exact"
-    kinds = FILTER_KINDS
-
-    def __init__(self, name: str, family: str, warp: bool):
-        super().__init__(warp=warp)
-        self.name, self.family, self.warp = name, family, warp
+    kinds: tuple = ()
 
     def unavailable_reason(self) -> Optional[str]:
         from ..backends import cuda
@@ -134,6 +130,15 @@ class CudaProfile(Backend):
 
     def refuse_reason(self, job) -> Optional[str]:
         return refuse_kind(self.name, self.kinds, job)
+
+
+class CudaProfile(_CudaProfileBackend):
+    precision = "int8/int16 exact"
+    kinds = FILTER_KINDS
+
+    def __init__(self, name: str, family: str, warp: bool):
+        super().__init__(warp=warp)
+        self.name, self.family, self.warp = name, family, warp
 
     def run(self, job) -> Execution:
         from ..backends import cuda
@@ -167,26 +172,13 @@ def generic_tables(model) -> tuple:
     return msc, isc, tr, P
 
 
-class CudaGenericProfile(Backend):
+class CudaGenericProfile(_CudaProfileBackend):
     """Generic Viterbi/Forward, Ganesan-style hybrid: a block per sequence, the D->D chain as a
     partitioned prefix scan (float32 log space)."""
-    workload = "profile"
-    api = "cuda"
     family = "ganesan-hybrid"
     precision = "float32"
     kinds = ("viterbi", "forward")
     name = "profile-cuda-ganesan"
-
-    def unavailable_reason(self) -> Optional[str]:
-        from ..backends import cuda
-        return cuda.unavailable_reason()
-
-    def device_name(self) -> str:
-        from ..backends import cuda
-        return cuda.gpu_name()
-
-    def refuse_reason(self, job) -> Optional[str]:
-        return refuse_kind(self.name, self.kinds, job)
 
     def run(self, job) -> Execution:
         from ..backends import cuda
