@@ -37,8 +37,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..backend import Backend, Execution, Limits
-from ..model import C32, N_CODE, PairSet
+from ..backend import Backend, Execution
+from ..model import N_CODE, PairSet, exclusive_cumsum
 
 # ------------------------------------------------------------------------------------------------
 # Context and availability
@@ -425,12 +425,6 @@ def position_probs_by_field(pairs: PairSet) -> np.ndarray:
     return out
 
 
-def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(x), np.int64)
-    np.cumsum(x[:-1], out=out[1:])
-    return out
-
-
 def _index_dtype(limit: int):
     return np.int32 if limit < 2**31 else np.int64
 
@@ -494,7 +488,7 @@ def interleaved_arrays(pairs: PairSet) -> tuple[dict, np.ndarray]:
     sm[:P], sn[:P] = m_all[order], n_all[order]
     gm = sm.reshape(G, WARP).max(axis=1).astype(np.int64)
     gn4 = (sn.reshape(G, WARP).max(axis=1).astype(np.int64) + 3) // 4
-    group_row, group_hap4 = _exclusive_cumsum(gm), _exclusive_cumsum(gn4)
+    group_row, group_hap4 = exclusive_cumsum(gm), exclusive_cumsum(gn4)
 
     # Read rows, gathered in chunks of rows on a few threads (np.take releases the GIL; small
     # chunks keep the index and the strided copies in cache): per chunk, (rows, 32) source
@@ -578,7 +572,7 @@ class InterTask(CudaBackend):
         # Blocks of `vec` columns per warp group, plus one spare: strides of 2^k columns put
         # every warp's accesses on the same DRAM channels.
         group_blocks = -(-warp_groups(arrays["pair_n"]) // self.vec) + 1
-        arrays["group_block"] = _exclusive_cumsum(group_blocks)
+        arrays["group_block"] = exclusive_cumsum(group_blocks)
         # Row vectors are only touched when some read spans more than one strip.
         vec_bytes = (int(group_blocks.sum()) * WARP * self.vec * 4
                      if int(arrays["pair_m"].max(initial=0)) > self.tile else 16)
@@ -642,7 +636,7 @@ class Wavefront(CudaBackend):
         arrays = dataset_order_arrays(pairs)
         m, n = arrays["pair_m"].astype(np.int64), arrays["pair_n"].astype(np.int64)
         pass_cols = np.where(m > self.strip_rows, n, 0) if not self.pass_shared else 0 * n
-        arrays["pass_col"] = _exclusive_cumsum(pass_cols)
+        arrays["pass_col"] = exclusive_cumsum(pass_cols)
         nbytes = int(pass_cols.sum()) * 4
         return Layout(arrays, pairs.n_pairs,
                       scratch={"pass_m": nbytes, "pass_i": nbytes, "pass_d": nbytes},

@@ -42,7 +42,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..backend import Backend, Execution, Limits
-from ..model import PairSet, _ranges
+from ..model import PairSet
 from . import cuda as glue
 
 SOURCE = "subwarp.cu"

@@ -35,7 +35,8 @@ import numpy as np
 
 from ..backend import Backend, Execution
 from ..errors import UserError
-from ..model import F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64, N_CODE, PairSet, _ranges
+from ..model import (F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64, N_CODE, PairSet, exclusive_cumsum,
+                     ranges)
 
 ENV_DEVICE = "HMMBENCH_OPENCL_DEVICE"
 #: Where scripts/install_opencl_cpu.sh lists the ICDs it installed (beside the system's).
@@ -294,12 +295,6 @@ def read_codes(pairs: PairSet) -> np.ndarray:
             | (pairs.gcp_qual.astype(u) << u(24)))
 
 
-def _exclusive_cumsum(x: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(x), np.int64)
-    np.cumsum(x[:-1], out=out[1:])
-    return out
-
-
 @dataclass
 class Layout:
     """Device-ready arrays; ``order[slot]`` = pair of each result slot (-1: padding)."""
@@ -343,15 +338,15 @@ def sorted_interleaved_layout(pairs: PairSet, lanes: int) -> Layout:
     sm[:P], sn[:P] = m_all[order], n_all[order]
     gm = sm.reshape(groups, lanes).max(axis=1)
     gn = sn.reshape(groups, lanes).max(axis=1)
-    group_row, group_col = _exclusive_cumsum(gm), _exclusive_cumsum(gn)
+    group_row, group_col = exclusive_cumsum(gm), exclusive_cumsum(gn)
     slot = np.arange(P)
     lane_base_r = group_row[slot // lanes] * lanes + slot % lanes
     lane_base_h = group_col[slot // lanes] * lanes + slot % lanes
 
     def scatter(total, fill, dtype, starts, lengths, lane_base, source):
         out = np.full(total, fill, dtype)
-        src = _ranges(starts, lengths)
-        within = np.arange(len(src), dtype=np.int64) - np.repeat(_exclusive_cumsum(lengths), lengths)
+        src = ranges(starts, lengths)
+        within = np.arange(len(src), dtype=np.int64) - np.repeat(exclusive_cumsum(lengths), lengths)
         out[np.repeat(lane_base, lengths) + within * lanes] = source[src]
         return out
 

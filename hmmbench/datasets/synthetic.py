@@ -44,7 +44,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import UserError
-from ..model import PairSet, _ranges
+from ..model import PHRED_ERROR, PairSet, ranges
 from .base import Dataset
 
 GENERATOR_VERSION = 2
@@ -86,8 +86,6 @@ BASE_QUAL = _pmf({6: 2.0, **_spread(10, 19, 1.0), 20: 20.0, **_spread(21, 26, 5.
                   **_spread(35, 40, 0.5)})
 INDEL_QUAL = _pmf({**_spread(33, 39, 17.0), 40: 79.0, **_spread(41, 45, 4.0)})
 GCP_QUAL = 10
-#: Error probability per Phred value (a table, so every platform uses the same numbers).
-PHRED_ERROR = 10.0 ** (-np.arange(256, dtype=np.float64) / 10.0)
 
 HAP_VARIANT_RATE = 0.01
 READ_INDEL_RATE = 0.03
@@ -140,7 +138,7 @@ def simulate(rng: np.random.Generator, reads_per_batch, haps_per_batch, read_len
     ref_offsets = np.zeros(n_batches + 1, np.int64)
     np.cumsum(ref_len, out=ref_offsets[1:])
     ref = _bases(rng.random(int(ref_offsets[-1]), dtype=np.float32))
-    hap_bases = ref[_ranges(ref_offsets[:-1][hap_batch], hlen)]
+    hap_bases = ref[ranges(ref_offsets[:-1][hap_batch], hlen)]
     alt_hap = (np.arange(n_haps) - batch_haps[:-1][hap_batch]) > 0
     u = rng.random(len(hap_bases), dtype=np.float32)
     variant = (u < HAP_VARIANT_RATE) & np.repeat(alt_hap, hlen)
@@ -170,7 +168,7 @@ def simulate(rng: np.random.Generator, reads_per_batch, haps_per_batch, read_len
     src = np.repeat(copy_from, rlen) + np.arange(n_pos, dtype=np.int64)
     # Reads with an indel or sticking out of their haplotype: redo their positions in full.
     special = np.flatnonzero((shift != 0) | (span < 0) | (start + rlen + (shift > 0) > src_len))
-    pos = _ranges(read_offsets[:-1][special], rlen[special])
+    pos = ranges(read_offsets[:-1][special], rlen[special])
     pos_read = np.repeat(special, rlen[special])
     j = pos - read_offsets[:-1][pos_read]
     after = j >= indel_at[pos_read]
