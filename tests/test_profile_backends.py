@@ -67,7 +67,6 @@ def test_refusals(small_job_parts):
 
 def test_profile_backends_refuse_pair_hmm_inputs():
     """Until the runner learns workloads it may hand them PairSets: a refusal, not a crash."""
-    from hmmbench.model import PairSet  # noqa: F401 - the type the pair-HMM runner passes
     for b in registry.discover("profile"):
         reason = b.refuse_reason(object())
         assert reason and "profile searches" in reason

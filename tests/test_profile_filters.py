@@ -15,7 +15,7 @@ pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip inst
 sys.path.insert(0, os.path.dirname(__file__))
 
 from hmmbench.profile import datasets  # noqa: E402
-from hmmbench.profile.model import ProfileModel, SequenceSet  # noqa: E402
+from hmmbench.profile.model import ProfileModel  # noqa: E402
 from cpu_reference import profile_filters as pf  # noqa: E402
 from profile_fixtures import block, proteome  # noqa: E402,F401 (fixtures)
 

@@ -44,7 +44,6 @@ class ProfileFiltersOpenCL:
                          max(16, n * np.dtype(dtype).itemsize))
 
     def _launch(self, name, model, n, args, clock):
-        import pyopencl as cl
         kern = self.kit.kernel(SOURCE, name, self._defines(model))
         gsize = ((n + self.local_size - 1) // self.local_size) * self.local_size
         with clock("kernel"):
