@@ -161,7 +161,7 @@ def cmd_run(args) -> int:
 def cmd_score(args) -> int:
     _runnable(args.workload)
     from .registry import probe, select
-    from .results import atomic_open
+    from .fileio import atomic_open
     backends = select([args.backend], args.workload)
     if len(backends) != 1:
         raise UserError(f"--backend '{args.backend}' matches {len(backends)} backends; "

@@ -10,10 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import os
 import sys
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -21,6 +18,7 @@ import numpy as np
 
 from . import __version__
 from .errors import UserError
+from .fileio import atomic_open
 
 SCHEMA_VERSION = 1
 DEFAULT_DIR = Path("results") / "runs"
@@ -96,22 +94,6 @@ def make_document(bench, command: Optional[list] = None) -> dict:
 def default_path(now: Optional[_dt.datetime] = None, directory: Path = DEFAULT_DIR) -> Path:
     now = now or _dt.datetime.now(_dt.timezone.utc)
     return directory / f"hmmbench-{now.strftime('%Y%m%dT%H%M%S')}Z.json"
-
-
-@contextmanager
-def atomic_open(path):
-    """A text file that appears at ``path`` only when the block ends without an exception
-    (a temp file in the same directory, then os.replace); nothing is left behind otherwise."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            yield fh
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def atomic_write_text(path, text: str) -> None:

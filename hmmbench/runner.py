@@ -24,9 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import statistics
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +34,7 @@ import numpy as np
 
 from .backend import STAGES, Backend
 from .datasets.base import Dataset
+from .fileio import atomic_open
 from .model import PairSet
 from .registry import probe
 
@@ -143,18 +142,10 @@ def _source_digest(backend: Backend) -> str:
 
 
 def _atomic_save_npy(path: Path, values: np.ndarray, meta: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for target, writer in ((path, lambda fh: np.save(fh, values)),
-                           (path.with_suffix(".json"),
-                            lambda fh: fh.write(json.dumps(meta).encode()))):
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                writer(fh)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    with atomic_open(path, binary=True) as fh:
+        np.save(fh, values)
+    with atomic_open(path.with_suffix(".json")) as fh:
+        fh.write(json.dumps(meta))
 
 
 class ReferenceStore:

@@ -116,3 +116,17 @@ def test_source_digest_tracks_source_bytes(tmp_path, monkeypatch):
     (pkg / "k.cu").write_text("// kernel, edited\n")
     assert source_digest(("digestpkg_x",)) != first
     sys.modules.pop("digestpkg_x", None)
+
+
+def test_atomic_open_binary_leaves_nothing_on_error(tmp_path):
+    import pytest
+    from hmmbench.fileio import atomic_open
+    target = tmp_path / "sub" / "x.bin"
+    with atomic_open(target, binary=True) as fh:
+        fh.write(b"\x00\x01")
+    assert target.read_bytes() == b"\x00\x01"
+    with pytest.raises(RuntimeError):
+        with atomic_open(target, binary=True) as fh:
+            fh.write(b"partial")
+            raise RuntimeError("interrupted")
+    assert target.read_bytes() == b"\x00\x01" and sorted(p.name for p in target.parent.iterdir()) == ["x.bin"]

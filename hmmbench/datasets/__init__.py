@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import urllib.error
 import urllib.request
 from functools import partial
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import UnknownName, UserError
+from ..fileio import atomic_open
 from .base import Dataset
 from .blockfmt import load_block
 from .chunks import chunks_dataset
@@ -229,26 +229,19 @@ def fetch(name: str, dest: Optional[os.PathLike] = None) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {folder}: {exc.strerror or exc}") from None
-    fd, tmp = tempfile.mkstemp(prefix=f".{spec.filename}.", suffix=".part", dir=folder)
-    try:
+    with atomic_open(target, binary=True) as out:  # a failed or wrong download leaves nothing
         digest = hashlib.sha256()
-        with os.fdopen(fd, "wb") as out:
-            try:
-                with _open_url(spec.url) as resp:
-                    for block in iter(lambda: resp.read(1 << 16), b""):
-                        digest.update(block)
-                        out.write(block)
-            except (urllib.error.URLError, OSError, ValueError) as exc:
-                reason = getattr(exc, "reason", None) or exc
-                raise UserError(f"cannot download {spec.filename} from {spec.url}: {reason} "
-                                f"(no network? copy the file into a folder listed in "
-                                f"HMMBENCH_DATA_PATH instead)") from None
+        try:
+            with _open_url(spec.url) as resp:
+                for block in iter(lambda: resp.read(1 << 16), b""):
+                    digest.update(block)
+                    out.write(block)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise UserError(f"cannot download {spec.filename} from {spec.url}: {reason} "
+                            f"(no network? copy the file into a folder listed in "
+                            f"HMMBENCH_DATA_PATH instead)") from None
         if digest.hexdigest() != spec.sha256:
             raise UserError(f"downloaded {spec.filename} has sha256 {digest.hexdigest()}, "
                             f"expected {spec.sha256}; not saved")
-        os.replace(tmp, target)
-        tmp = None
-        return target
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+    return target
