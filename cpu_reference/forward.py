@@ -29,9 +29,9 @@ Emission: read and haplotype bases are one-hot bit masks (A=1, C=2, G=4, T=8, N=
 Final sum: ``sum_j M[m][j] + I[m][j]`` is added up sequentially over ``j`` as GATK does, so a
 pair's result has the same bits whatever group it lands in.
 
-Probabilities are the project's ``PairSet.probs`` (M->M = 1 - (M->I + M->D)). GATK4's Java
-table differs in two details that no real data here reaches: it clamps M->M at 0 when the two
-error probabilities add up to more than 1, and it forms their sum with a log-table approximation.
+Probabilities are the project's ``PairSet.probs`` (M->M = 1 - min(1, M->I + M->D), clamped at 0
+as GATK4 does). GATK4's Java table also forms that sum with a log-table approximation, which no
+real data here can tell apart.
 """
 from __future__ import annotations
 

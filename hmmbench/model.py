@@ -10,6 +10,7 @@ to every haplotype of that batch; pairs are ordered batch by batch, read-major.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
@@ -108,7 +109,6 @@ class PairSet:
     pair_read: np.ndarray = field(init=False)
     pair_hap: np.ndarray = field(init=False)
     batch_pairs: np.ndarray = field(init=False)
-    probs: Probabilities = field(init=False)
 
     def __post_init__(self):
         nr = np.diff(self.batch_reads)
@@ -126,10 +126,15 @@ class PairSet:
         object.__setattr__(self, "pair_read", pair_read.astype(np.int64))
         object.__setattr__(self, "pair_hap", pair_hap.astype(np.int64))
         object.__setattr__(self, "batch_pairs", batch_pairs)
-        object.__setattr__(self, "probs", Probabilities.from_qualities(
-            self.base_qual, self.ins_qual, self.del_qual, self.gcp_qual))
         if self.expected is not None and len(self.expected) != total:
             raise ValueError(f"expected has {len(self.expected)} values for {total} pairs")
+
+    @cached_property
+    def probs(self) -> Probabilities:
+        """float64 probabilities per read position, computed on first use: backends that derive
+        them on the device from the qualities never pay for them."""
+        return Probabilities.from_qualities(self.base_qual, self.ins_qual, self.del_qual,
+                                            self.gcp_qual)
 
     # --- sizes ---------------------------------------------------------------------------------
     @property
