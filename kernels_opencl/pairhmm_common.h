@@ -29,11 +29,18 @@ typedef REAL_TYPE real_t;
 
 #define N_CODE 4u               /* N matches every base */
 
-/* Probabilities of one read row (GATK's names: M->M, I->M = D->M, M->I, I->I, M->D, D->D). */
+/* Probabilities of one read row (GATK's names: M->M, I->M = D->M, M->I, I->I, M->D, D->D) and
+ * its base as a one-hot mask (N = all bits), so that a match is one AND with the column's mask. */
 typedef struct {
     real_t match, mismatch, mm, gm, mi, ii, md, dd;
-    uint base;
+    uint mask;
 } row_model;
+
+/* one bit per base; N sets every bit, so N matches anything */
+inline uint base_mask(uint base)
+{
+    return base == N_CODE ? 0x1Fu : (1u << base);
+}
 
 inline row_model decode_row(uint code, __global const real_t *restrict err)
 {
@@ -42,7 +49,7 @@ inline row_model decode_row(uint code, __global const real_t *restrict err)
     r.mi = err[(code >> 10) & 127u];
     r.md = err[(code >> 17) & 127u];
     const real_t gap = err[(code >> 24) & 127u];
-    r.base = code & 7u;
+    r.mask = base_mask(code & 7u);
     r.match = (real_t)1 - e;
     r.mismatch = e / (real_t)3;
     r.mm = (real_t)1 - (r.mi + r.md);
@@ -52,10 +59,15 @@ inline row_model decode_row(uint code, __global const real_t *restrict err)
     return r;
 }
 
-inline real_t emission(const row_model r, uint hap_base)
+/* A padding row that reproduces DP row 0 (M = I = 0, D carried along the row): placed above a
+ * read's first row, with its column 0 set to row 0's (0, 0, C/n), it hands the first real row
+ * exactly the values row 0 would. Lets a kernel align a read's last row with a tile's last row. */
+inline row_model row0_clone(void)
 {
-    const bool same = (r.base == hap_base) | (r.base == N_CODE) | (hap_base == N_CODE);
-    return same ? r.match : r.mismatch;
+    row_model r;
+    r.match = 0; r.mismatch = 0; r.mm = 0; r.gm = 0; r.mi = 0; r.ii = 0; r.md = 0; r.dd = 1;
+    r.mask = 0;
+    return r;
 }
 
 /* D[0][j] = C / n for every j of row 0, the padding column j = 0 included (as GATK fills it). */
@@ -64,31 +76,40 @@ inline real_t initial_deletion(int hap_length)
     return hap_length > 0 ? INIT_C / (real_t)hap_length : (real_t)0;
 }
 
-/* One column j of TILE consecutive rows (first_row + 1 .. first_row + TILE, 1-based DP rows).
+/* One column j of TILE consecutive rows.
  *
- * In:  (up_m, up_i)        M, I of the row above the tile at column j
+ * In:  hap_mask            base_mask of haplotype base j - 1
+ *      (up_m, up_i)        M, I of the row above the tile at column j
  *      (dg_m, dg_i, dg_d)  M, I, D of the row above the tile at column j - 1
  *      left_*[t]           row t of the tile at column j - 1 (updated in place to column j)
- * Adds M + I of DP row `last_row` (the read length) to *sum when `count` holds (column in range).
  */
-inline void tile_column(const row_model *rows, uint hap_base,
+inline void tile_column(const row_model *rows, uint hap_mask,
                         real_t up_m, real_t up_i, real_t dg_m, real_t dg_i, real_t dg_d,
-                        real_t *left_m, real_t *left_i, real_t *left_d,
-                        int first_row, int last_row, bool count, real_t *sum)
+                        real_t *left_m, real_t *left_i, real_t *left_d)
 {
 #pragma unroll
     for (int t = 0; t < TILE; ++t) {
         const row_model r = rows[t];
-        const real_t new_m = emission(r, hap_base) * (r.mm * dg_m + r.gm * (dg_i + dg_d));
+        const real_t emis = (r.mask & hap_mask) ? r.match : r.mismatch;
+        const real_t new_m = emis * (r.mm * dg_m + r.gm * (dg_i + dg_d));
         const real_t new_i = r.mi * up_m + r.ii * up_i;
         const real_t new_d = r.md * left_m[t] + r.dd * left_d[t];
         /* this row at j - 1 is the next row's diagonal; this row at j is the next row's top */
         dg_m = left_m[t]; dg_i = left_i[t]; dg_d = left_d[t];
         left_m[t] = new_m; left_i[t] = new_i; left_d[t] = new_d;
         up_m = new_m; up_i = new_i;
-        if (count && first_row + t + 1 == last_row)
-            *sum += new_m + new_i;
     }
+}
+
+/* Adds M + I of DP row `last_row` (1-based; the read length) to *sum if it is one of the tile's
+ * rows first_row + 1 .. first_row + TILE. */
+inline void add_last_row(const real_t *left_m, const real_t *left_i, int first_row, int last_row,
+                         real_t *sum)
+{
+#pragma unroll
+    for (int t = 0; t < TILE; ++t)
+        if (first_row + t + 1 == last_row)
+            *sum += left_m[t] + left_i[t];
 }
 
 #endif /* PAIRHMM_COMMON_H */

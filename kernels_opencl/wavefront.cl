@@ -163,8 +163,9 @@ void wavefront(__global const uint *restrict read_codes,
                 up_m = BND(in_buf, j, 0); up_i = BND(in_buf, j, 1); up_d = BND(in_buf, j, 2);
             }
             if (j >= 1 && j <= n) {
-                tile_column(rows, hap[j - 1], up_m, up_i, dg_m, dg_i, dg_d,
-                            left_m, left_i, left_d, first_row, m, true, &sum);
+                tile_column(rows, base_mask(hap[j - 1]), up_m, up_i, dg_m, dg_i, dg_d,
+                            left_m, left_i, left_d);
+                add_last_row(left_m, left_i, first_row, m, &sum);
                 out_m = left_m[TILE - 1]; out_i = left_i[TILE - 1]; out_d = left_d[TILE - 1];
                 if (t == THREADS - 1) {
                     BND(out_buf, j, 0) = out_m; BND(out_buf, j, 1) = out_i; BND(out_buf, j, 2) = out_d;
