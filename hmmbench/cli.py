@@ -3,10 +3,12 @@
     hmmbench list
     hmmbench run [--dataset D]... [--backend B]... [--chunking original|merged[:N]] [--repeat N]
                  [--max-time S] [--json PATH] [--workload pairhmm]
+    hmmbench run --workload profile [-d DATABASE]... [--model M]... [--kind ssv,msv,vf,...]
+                 [--backend B]...
     hmmbench score --dataset D --backend B --output PATH
     hmmbench report RESULTS.json... [--plot PNG]
     hmmbench compare BASELINE.json CANDIDATE.json [--max-slowdown PCT]
-    hmmbench datasets list | fetch NAME
+    hmmbench datasets list [--workload profile] | fetch NAME
 
 Every user mistake (bad input file, unknown name, bad option value) ends as one line on stderr,
 ``hmmbench: error: <message>``, exit status 2, and no output file.
@@ -102,8 +104,44 @@ def cmd_list(args) -> int:
         for d in devs:
             dt.add_row(*(escape(str(d.get(c, ""))) for c in cols))
         console.print(dt)
-    console.print(_catalog_table(_datasets_module().catalog()))
+    _print_catalog(console, args.workload)
     return 0
+
+
+def _print_catalog(console, workload: str) -> None:
+    if workload == "profile":
+        for table in _profile_catalog_tables():
+            console.print(table)
+    else:
+        console.print(_catalog_table(_datasets_module().catalog()))
+
+
+def _profile_catalog_tables() -> list:
+    """The profile workload's sequence databases and models."""
+    from rich.markup import escape
+    from rich.table import Table
+    from .profile import datasets as pds
+    from .report import fmt_count
+    dbs = Table(title="profile databases (-d)", title_justify="left")
+    for col in ("name", "sequences", "residues", "description"):
+        dbs.add_column(col, justify="right" if col in ("sequences", "residues") else "left",
+                       no_wrap=col != "description")
+    for ds in pds.catalog():
+        dbs.add_row(ds.name, fmt_count(ds.n_pairs), fmt_count(ds.n_cells), escape(ds.description))
+    dbs.add_row("proteins-<residues>[:seed]", "-", "any",
+                "generated on demand, e.g. proteins-2e8 (Swiss-Prot-sized, ~8 s to generate) or "
+                "proteins-2e4:7; lognormal lengths, background composition, deterministic")
+    models = Table(title="profile models (--model)", title_justify="left")
+    for col in ("name", "M", "description"):
+        models.add_column(col, justify="right" if col == "M" else "left", no_wrap=col != "description")
+    for spec in pds.shipped_models():
+        models.add_row(spec.name, str(spec.M), escape(spec.description))
+    models.add_row("random-M<size>[:seed]", "size", "pyhmmer HMM.sample, seeded (default seed "
+                   "1): the model-size curve, e.g. random-M100 .. random-M2400; no E-value "
+                   "calibration (the pipeline peers refuse it)")
+    models.add_row("query-M<size>[:seed]", "size", "a calibrated single-sequence model (pyhmmer "
+                   "Builder on a seeded background sequence, as phmmer)")
+    return [dbs, models]
 
 
 def _run_config(args):
@@ -112,20 +150,71 @@ def _run_config(args):
         raise UserError("--repeat must be at least 1")
     if args.max_time <= 0:
         raise UserError("--max-time must be positive")
+    if args.sample_pairs is not None and args.sample_pairs < 1:
+        raise UserError("--sample-pairs must be at least 1")
+    profile = args.workload == "profile"
+    sample = args.sample_pairs or (PROFILE_SAMPLE_SEQUENCES if profile else 2000)
+    extra = {"reference": "profile-numpy", "workload": "profile"} if profile else {}
     return RunConfig(chunking=",".join(args.chunking), repeat=args.repeat, max_time=args.max_time,
-                     tolerance=args.tolerance, sample_pairs=args.sample_pairs,
-                     use_cache=not args.no_cache)
+                     tolerance=1e-4 if args.tolerance is None else args.tolerance,
+                     tolerance_fixed=args.tolerance is not None, sample_pairs=sample,
+                     use_cache=not args.no_cache, **extra)
 
 
 #: Workloads the runner measures; the others have backends (see `hmmbench list --workload`) but
 #: no datasets or cross-check in the runner yet.
-RUNNABLE_WORKLOADS = ("pairhmm",)
+RUNNABLE_WORKLOADS = ("pairhmm", "profile")
+#: Workloads `hmmbench score` writes (the profile workload has no score file format yet).
+SCORABLE_WORKLOADS = ("pairhmm",)
+#: most sequences a profile cross-check covers when the database is too big for the reference
+PROFILE_SAMPLE_SEQUENCES = 5000
 
 
-def _runnable(workload: str) -> None:
-    if workload not in RUNNABLE_WORKLOADS:
-        raise UserError(f"the runner does not measure the '{workload}' workload yet (it lists its "
+def _runnable(workload: str, supported=RUNNABLE_WORKLOADS, what: str = "runner") -> None:
+    if workload not in supported:
+        raise UserError(f"the {what} does not measure the '{workload}' workload yet (it lists its "
                         f"backends: hmmbench list --workload {workload}; see docs/{workload}-notes.md)")
+
+
+def _kinds(specs: list) -> list:
+    """--kind values (repeatable, comma-separated) in order, checked."""
+    from .errors import UnknownName
+    from .profile.job import JOB_KINDS
+    kinds = [k.strip() for spec in specs for k in spec.split(",") if k.strip()]
+    for k in kinds:
+        if k not in JOB_KINDS:
+            raise UnknownName("score kind", k, JOB_KINDS)
+    return list(dict.fromkeys(kinds))
+
+
+def _profile_plan(args, backends: list) -> tuple:
+    """(cells, backends_for, launches) of a profile run: databases x models x kinds."""
+    from .profile import datasets as pds
+    from .profile.job import PIPELINE
+    dbs = [pds.resolve_database(n) for n in (args.dataset or pds.DEFAULT_DATABASES)]
+    models = [pds.resolve_model(n) for n in (args.model or pds.DEFAULT_MODELS)]
+    kinds = _kinds(args.kind) or list(DEFAULT_PROFILE_KINDS)
+    # The whole-pipeline peers get a "pipeline" cell per database x model when selected.
+    if PIPELINE not in kinds and not args.kind and any(
+            PIPELINE in getattr(b, "kinds", ()) for b in backends):
+        kinds.append(PIPELINE)
+    cells = pds.profile_cells(dbs, models, kinds)
+    first = cells[0] if cells else None
+
+    def backends_for(cell) -> list:
+        kind = cell.axes["kind"]
+        out = []
+        for b in backends:
+            does = getattr(b, "kinds", None)
+            if does is None or kind in does:
+                out.append(b)
+            elif cell is first and not set(does) & set(kinds):
+                out.append(b)      # computes none of the kinds asked for: one row says why
+        return out
+    return cells, backends_for, pds.launches
+
+
+DEFAULT_PROFILE_KINDS = ("ssv", "msv", "vf")
 
 
 def cmd_run(args) -> int:
@@ -137,12 +226,19 @@ def cmd_run(args) -> int:
     from .runner import run_benchmark
     cfg = _run_config(args)
     backends = select(args.backend, args.workload)
-    datasets = _resolve_datasets(args.dataset)
+    plan = {}
+    if args.workload == "profile":
+        datasets, plan["backends_for"], plan["launches_fn"] = _profile_plan(args, backends)
+    else:
+        if args.model or args.kind:
+            raise UserError("--model and --kind belong to the profile workload "
+                            "(--workload profile)")
+        datasets = _resolve_datasets(args.dataset)
     to_stdout = args.json == "-"
     out_path = None if to_stdout else Path(args.json) if args.json else results.default_path()
     if out_path is not None and out_path.exists() and out_path.is_dir():
         raise UserError(f"{out_path}: is a directory")
-    bench = run_benchmark(datasets, backends, cfg, progress=make_progress(sys.stderr))
+    bench = run_benchmark(datasets, backends, cfg, progress=make_progress(sys.stderr), **plan)
     enrich_devices(bench.devices, args.workload)
     doc = results.make_document(bench, ["hmmbench"] + list(args.argv))
     if to_stdout:
@@ -159,7 +255,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_score(args) -> int:
-    _runnable(args.workload)
+    _runnable(args.workload, SCORABLE_WORKLOADS, "score command")
     from .registry import probe, select
     from .fileio import atomic_open
     backends = select([args.backend], args.workload)
@@ -237,7 +333,10 @@ def cmd_datasets(args) -> int:
         path = ds_mod.fetch(args.name)
         print(f"{args.name}: {path}")
         return 0
-    _console().print(_catalog_table(ds_mod.catalog()))
+    from .registry import WORKLOADS
+    if args.workload not in WORKLOADS:
+        raise UserError(f"unknown workload '{args.workload}' (valid: {', '.join(WORKLOADS)})")
+    _print_catalog(_console(), args.workload)
     return 0
 
 
@@ -262,7 +361,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("run", help="benchmark backends on datasets")
     sp.add_argument("--dataset", "-d", action="append", default=[],
-                    help="dataset name or file (repeatable; default: the default run set)")
+                    help="dataset name or file (repeatable; default: the default run set); "
+                         "profile workload: a sequence database (proteome, proteins-2e8[:SEED], "
+                         "...; default proteome)")
+    sp.add_argument("--model", action="append", default=[],
+                    help="profile workload: a model (repeatable): a shipped one (PF02826, LuxC, "
+                         "...) or random-M<size>[:seed] (default: PF02826 and LuxC)")
+    sp.add_argument("--kind", action="append", default=[],
+                    help="profile workload: score kinds, comma-separated or repeated, of "
+                         "ssv,msv,vf,viterbi,forward,pipeline (default: ssv,msv,vf, plus "
+                         "pipeline for the whole-pipeline peers)")
     sp.add_argument("--backend", "-b", action="append", default=[],
                     help="backend name or glob such as 'cuda-*' (repeatable; default: all)")
     sp.add_argument("--chunking", action="append", default=[],
@@ -272,10 +380,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="timed repeats (default: until stable or --max-time)")
     sp.add_argument("--max-time", type=float, default=10.0,
                     help="seconds of timed repeats per dataset x backend (default 10)")
-    sp.add_argument("--tolerance", type=float, default=1e-4,
-                    help="absolute log10 tolerance of the cross-check (default 1e-4)")
-    sp.add_argument("--sample-pairs", type=int, default=2000,
-                    help="pairs cross-checked per chunk of huge datasets (default 2000)")
+    sp.add_argument("--tolerance", type=float, default=None,
+                    help="absolute log10 tolerance of the cross-check (default 1e-4; profile: "
+                         "per kind, hmmbench.profile.job.TOLERANCE, in nats)")
+    sp.add_argument("--sample-pairs", type=int, default=None,
+                    help="pairs cross-checked per chunk of huge datasets (default 2000); "
+                         "profile: most sequences checked on big databases (default 5000)")
     sp.add_argument("--no-cache", action="store_true",
                     help="recompute the reference instead of using the on-disk cache")
     sp.add_argument("--json", metavar="PATH",
@@ -312,7 +422,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("datasets", help="dataset catalog and downloads")
     dsub = sp.add_subparsers(dest="datasets_cmd", required=True, metavar="ACTION")
-    dsub.add_parser("list", help="every known dataset")
+    lp = dsub.add_parser("list", help="every known dataset")
+    lp.add_argument("--workload", default="pairhmm",
+                    help="pairhmm (default) or profile (sequence databases and models)")
     f = dsub.add_parser("fetch", help="download a real dataset into the user cache")
     f.add_argument("name")
     sp.set_defaults(func=cmd_datasets)

@@ -1,6 +1,7 @@
 """The regression gate: compare a candidate result file against a baseline.
 
-Runs are matched by (dataset, backend, chunking). A matched run fails when its median total time
+Runs are matched by (dataset, backend, chunking); profile runs by (database, backend, model and
+score kind). Whole-pipeline peers (status ``peer``) are listed with their change, never gated. A matched run fails when its median total time
 grew by more than ``max_slowdown`` percent, or when the candidate's status is ``mismatch`` (always a failure, even
 without a baseline counterpart) or ``error`` (a failure unless the baseline run errored the same
 way already: a known-broken backend is listed, not failed again). Runs present in only one file
@@ -43,6 +44,8 @@ class Comparison:
 
 
 def _key(run: dict) -> tuple:
+    if run.get("workload") == "profile":
+        return (run["dataset"], run["backend"], f"{run.get('model')} × {run.get('kind')}")
     return (run["dataset"], run["backend"], run.get("chunking", ""))
 
 
@@ -65,6 +68,8 @@ def compare(baseline: dict, candidate: dict, max_slowdown: float = 10.0) -> Comp
                                 c.get("reason", "")))
         elif c["status"] in FAILING_STATUSES:
             out.rows.append(Row(key, bt, ct, change, c["status"], True, c.get("reason", "")))
+        elif c["status"] == "peer":
+            out.rows.append(Row(key, bt, ct, change, "peer (not gated)", False))
         elif b is None:
             out.rows.append(Row(key, None, ct, None, "only-candidate", False))
         elif change is None:
@@ -90,7 +95,8 @@ def render(comp: Comparison, console=None, baseline_name: str = "baseline",
     console = console or Console()
     t = Table(title=f"compare: {candidate_name} vs {baseline_name} "
                     f"(max slowdown {comp.max_slowdown:g} %)", title_justify="left")
-    for col in ("dataset", "backend", "chunking"):
+    profile = any(" × " in r.key[2] for r in comp.rows)
+    for col in ("dataset", "backend", "model × kind" if profile else "chunking"):
         t.add_column(col, no_wrap=True)
     t.add_column("baseline", justify="right", no_wrap=True)
     t.add_column("candidate", justify="right", no_wrap=True)

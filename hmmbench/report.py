@@ -14,7 +14,7 @@ from .errors import UserError
 from .runner import Progress, RunRecord
 
 STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "error": "red",
-                "unavailable": "yellow", "unchecked": "magenta"}
+                "unavailable": "yellow", "unchecked": "magenta", "peer": "cyan"}
 THROTTLE_MARK = "⚠"
 
 
@@ -59,10 +59,30 @@ def fmt_error(x) -> str:
     return "0" if x == 0 else f"{x:.1e}"
 
 
+def is_profile(r) -> bool:
+    return (r.get("workload") if isinstance(r, dict) else getattr(r, "workload", None)) == "profile"
+
+
+def group_key(r: dict) -> tuple:
+    """What one report table holds: a dataset and chunking (pair-HMM); a database, model and
+    score kind (profile)."""
+    if is_profile(r):
+        return (r["dataset"], r.get("chunking", ""), r.get("model"), r.get("kind"))
+    return (r["dataset"], r.get("chunking", ""))
+
+
+def cell_label(r) -> str:
+    """A run's dataset axes in one phrase (progress lines, notes)."""
+    get = r.get if isinstance(r, dict) else (lambda k, d=None: getattr(r, k, d))
+    if is_profile(r):
+        return f"{get('dataset')} × {get('model')} (M={get('model_length')}) × {get('kind')}"
+    return f"{get('dataset')} [{get('chunking', '')}]"
+
+
 def by_dataset(runs: Iterable[dict]) -> "OrderedDict[tuple, list]":
     groups: "OrderedDict[tuple, list]" = OrderedDict()
     for r in runs:
-        groups.setdefault((r["dataset"], r.get("chunking", "")), []).append(r)
+        groups.setdefault(group_key(r), []).append(r)
     return groups
 
 
@@ -73,8 +93,14 @@ COLUMNS = (("backend", False), ("prep", True), ("h2d", True), ("kernel", True), 
 
 
 def table_title(key: tuple, runs: list) -> str:
-    dataset, chunking = key
     first = runs[0]
+    if is_profile(first):
+        what = ("whole-pipeline peers (not cross-checked)" if first.get("kind") == "pipeline"
+                else first.get("kind"))
+        return (f"{cell_label(first).rsplit(' × ', 1)[0]} × {what}: "
+                f"{fmt_count(first.get('pairs'))} sequences, "
+                f"{fmt_count(first.get('residues'))} residues, {fmt_count(first.get('cells'))} cells")
+    dataset, chunking = key
     return (f"{dataset}: {fmt_count(first.get('pairs'))} pairs, "
             f"{fmt_count(first.get('cells'))} cells, chunking {chunking or '-'}")
 
@@ -142,7 +168,8 @@ def csv_text(doc_or_runs) -> str:
     fields = ["dataset", "chunking", "backend", "api", "family", "precision", "device", "pairs",
               "cells", *(f"{s}_s" for s in ("prep", "h2d", "kernel", "d2h", "total")),
               "gcups_kernel", "gcups_total", "speedup_vs_reference", "max_abs_err", "n_checked",
-              "n_over_tol", "n_fallback", "repeats", "throttled", "status", "reason"]
+              "n_over_tol", "n_fallback", "repeats", "throttled", "status", "reason",
+              "workload", "model", "model_length", "kind", "residues", "sampled"]
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
@@ -166,9 +193,11 @@ PIVOT_METRICS = {
 
 
 def pivot(runs: Iterable[dict], metric: str) -> tuple:
-    """Dataset (and chunking) rows x backend columns of one metric, as plain data.
+    """Dataset (and chunking) rows x backend columns of one metric, as plain data; profile runs:
+    (database, model, M) rows by model size (the model-size curve) x "backend kind" columns.
 
-    Returns (row keys, column names, {(row, column): text}); a run that is not ok shows its status.
+    Returns (row keys, column names, {(row, column): text}); a run that is not ok shows its
+    status, a whole-pipeline peer its figure marked "(peer)".
     """
     if metric not in PIVOT_METRICS:
         raise UserError(f"unknown pivot metric '{metric}' (valid: {', '.join(PIVOT_METRICS)})")
@@ -180,40 +209,66 @@ def pivot(runs: Iterable[dict], metric: str) -> tuple:
         devices.setdefault(r["backend"], set()).add(r.get("device"))
 
     def column(r):
-        return r["backend"] if len(devices[r["backend"]]) == 1 else f"{r['backend']} ({r.get('device')})"
+        name = r["backend"] if len(devices[r["backend"]]) == 1 else f"{r['backend']} ({r.get('device')})"
+        return f"{name} {r.get('kind')}" if is_profile(r) else name
+
+    def row_key(r):
+        if is_profile(r):
+            return (r["dataset"], r.get("model"), r.get("model_length"))
+        return (r["dataset"], r.get("chunking", ""))
 
     rows, cols, cells = [], [], {}
     for r in runs:
-        row, col = (r["dataset"], r.get("chunking", "")), column(r)
+        row, col = row_key(r), column(r)
         if row not in rows:
             rows.append(row)
         if col not in cols:
             cols.append(col)
-        cells[row, col] = fmt(r) if r["status"] == "ok" else r["status"]
+        cells[row, col] = (fmt(r) if r["status"] == "ok" else
+                           f"{fmt(r)} (peer)" if r["status"] == "peer" else r["status"])
+    if runs and all(is_profile(r) for r in runs):
+        first = {}
+        for i, row in enumerate(rows):
+            first.setdefault(row[0], i)
+        rows.sort(key=lambda row: (first[row[0]], row[2] or 0, str(row[1])))
     return rows, cols, cells
 
 
-def pivot_markdown(runs: Iterable[dict], metric: str) -> str:
-    rows, cols, cells = pivot(runs, metric)
+def _pivot_lead(runs: list, rows: list) -> tuple:
+    """The header and the leading cells of each pivot row."""
+    if runs and all(is_profile(r) for r in runs):
+        return ["database", "model", "M"], lambda row: [str(row[0]), str(row[1]), str(row[2])]
     chunked = len({c for _, c in rows}) > 1
-    head = ["dataset"] + (["chunking"] if chunked else []) + cols
+    return (["dataset"] + (["chunking"] if chunked else []),
+            lambda row: [row[0]] + ([row[1]] if chunked else []))
+
+
+def pivot_markdown(runs: Iterable[dict], metric: str) -> str:
+    runs = list(runs)
+    rows, cols, cells = pivot(runs, metric)
+    lead_head, lead = _pivot_lead(runs, rows)
+    head = lead_head + cols
     out = ["| " + " | ".join(head) + " |", "|---" * (len(head) - len(cols)) + "|---:" * len(cols) + "|"]
     for row in rows:
-        lead = [row[0]] + ([row[1]] if chunked else [])
-        out.append("| " + " | ".join(lead + [cells.get((row, c), "") for c in cols]) + " |")
+        out.append("| " + " | ".join(lead(row) + [cells.get((row, c), "") for c in cols]) + " |")
     return "\n".join(out) + "\n"
 
 
 def pivot_table(runs: Iterable[dict], metric: str, title: str = ""):
     from rich.markup import escape
     from rich.table import Table
+    runs = list(runs)
     rows, cols, cells = pivot(runs, metric)
+    profile = bool(runs) and all(is_profile(r) for r in runs)
     t = Table(title=title or metric, title_justify="left", header_style="bold")
-    t.add_column("dataset [chunking]", no_wrap=True)
+    t.add_column("database × model (M)" if profile else "dataset [chunking]", no_wrap=True)
     for c in cols:
         t.add_column(c, justify="right")
     for row in rows:
-        label = f"{row[0]} [{row[1]}]" if row[1] else row[0]
+        if profile:
+            label = f"{row[0]} × {row[1]} ({row[2]})"
+        else:
+            label = f"{row[0]} [{row[1]}]" if row[1] else row[0]
         t.add_row(escape(label), *(cells.get((row, c), "") for c in cols))
     return t
 
@@ -233,6 +288,8 @@ def notes(runs: list) -> list:
             bits.append(f"throttled{clocks}")
         if r.get("max_abs_err_expected") is not None:
             bits.append(f"max err vs the file's expected values {fmt_error(r['max_abs_err_expected'])}")
+        if r.get("sampled") and r["status"] == "mismatch":
+            bits.append(f"cross-check sampled: {r.get('n_checked')} of {r.get('pairs')} items")
         if r.get("speedup_basis") == "reference_s":
             bits.append("vs ref*: against one cold pass of the reference (it did not run here)")
         if bits:
@@ -280,13 +337,16 @@ class PlainProgress(Progress):
     def start(self, n_cells: int) -> None:
         self.total = n_cells
 
+    def note(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
     def end(self, record: RunRecord) -> None:
         self.n += 1
         tm = record.timing_s.get("total")
         extra = f" total {fmt_seconds(tm)} x{record.repeats}" if tm is not None else ""
         gc = f" {record.gcups_kernel:.3g} GCUPS(kernel)" if record.gcups_kernel else ""
         why = f" ({record.reason})" if record.reason and record.status != "ok" else ""
-        print(f"[{self.n}/{self.total}] {record.dataset} [{record.chunking}] {record.backend}: "
+        print(f"[{self.n}/{self.total}] {cell_label(record)} {record.backend}: "
               f"{record.status}"
               f"{extra}{gc}{why}", file=self.stream, flush=True)
 
@@ -308,6 +368,10 @@ class RichProgress(Progress):
         self._p.start()
         self._task = self._p.add_task("starting", total=n_cells)
 
+    def note(self, text: str) -> None:
+        from rich.text import Text
+        self._p.console.print(Text(text, style="dim"), highlight=False)
+
     def begin(self, dataset: str, backend: str) -> None:
         from rich.markup import escape
         self._label = escape(f"{dataset} × {backend}")  # the description is rendered as markup
@@ -319,7 +383,8 @@ class RichProgress(Progress):
     def end(self, record: RunRecord) -> None:
         from rich.text import Text
         # Text, not markup: dataset names may be paths with brackets.
-        line = Text(f"{record.dataset} × {record.backend}: ")
+        line = Text(f"{cell_label(record) if is_profile(record) else record.dataset} × "
+                    f"{record.backend}: ")
         line.append(record.status, style=STATUS_STYLE.get(record.status, ""))
         if record.reason and record.status != "ok":
             line.append(f" ({record.reason})", style="dim")
@@ -348,9 +413,11 @@ def plot_gcups(runs: list, path) -> None:
     ok = [r for r in runs if r.get("gcups_total") is not None]
     if not ok:
         raise UserError("nothing to plot: no run has GCUPS figures")
-    datasets = list(OrderedDict.fromkeys(r["dataset"] for r in ok))
+    def label(r):
+        return cell_label(r) if is_profile(r) else r["dataset"]
+    datasets = list(OrderedDict.fromkeys(label(r) for r in ok))
     backends = list(OrderedDict.fromkeys(r["backend"] for r in ok))
-    value = {(r["dataset"], r["backend"]): r for r in ok}
+    value = {(label(r), r["backend"]): r for r in ok}
     fig, axes = plt.subplots(2, 1, figsize=(max(6, 1.2 * len(datasets) * max(1, len(backends)) / 2
                                                 + 3), 8), sharex=True)
     width = 0.8 / len(backends)

@@ -36,8 +36,14 @@ RUN_FIELDS = {
     "max_abs_err": (float, None), "n_checked": (int,), "n_over_tol": (int,),
     "n_fallback": (int,), "status": (str,), "reason": (str,), "info": (dict,),
 }
-#: unchecked: ran, but no reference was available to cross-check it.
-STATUSES = ("ok", "mismatch", "error", "unavailable", "unchecked")
+#: unchecked: ran, but no reference was available to cross-check it. peer: a whole-pipeline
+#: peer (profile workload: pyhmmer's Pipeline, hmmsearch) timed on the same data; it reports no
+#: per-item results, so it is never cross-checked (and never "ok").
+STATUSES = ("ok", "mismatch", "error", "unavailable", "unchecked", "peer")
+#: Optional per-run fields of the profile workload (absent or null in pair-HMM runs):
+#: workload, model, model_length (M), kind (ssv|msv|vf|viterbi|forward|pipeline), residues;
+#: and for every workload ``sampled`` (the cross-check covered a sample).
+PROFILE_FIELDS = ("workload", "model", "model_length", "kind", "residues", "sampled")
 #: Float fields that may hold non-finite values.
 _FLOAT_FIELDS = ("max_abs_err", "max_abs_err_expected", "gcups_kernel", "gcups_total",
                  "speedup_vs_reference")
@@ -168,4 +174,5 @@ def load(path) -> dict:
             if k in run:
                 run[k] = _unstring_float(run[k])
         run.setdefault("chunking", doc["chunking"])
+        run.setdefault("workload", "pairhmm")
     return doc

@@ -18,6 +18,15 @@ the chunking mode applies within each generated chunk, generation time is not co
 cross-check covers a deterministic sample of ``sample_pairs`` pairs per chunk (``n_checked`` says
 how many). Datasets above ``full_check_max_cells`` are likewise checked on a sample, because the
 float64 CPU reference is slow.
+
+Workloads: the unit of work a backend runs is the dataset's load() (a PairSet for "pairhmm"; a
+:class:`hmmbench.profile.job.ProfileSearch` for "profile", whose "datasets" are the
+database x model x kind cells built by :func:`hmmbench.profile.datasets.profile_cells`). A
+dataset may carry runner hints as attributes: ``axes`` (extra record fields), ``tolerance``,
+``check_cells`` (a reference cell budget: above it the check is sampled), ``nonfinite_equal``
+(NaN == NaN and inf == inf count as agreement, as HMMER's filters report them) and
+``loading_note()`` (a progress line before a slow load). Backends with ``scores = False``
+(whole-pipeline peers) are timed but never checked: their status is ``peer``.
 """
 from __future__ import annotations
 
@@ -26,7 +35,7 @@ import json
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
@@ -54,9 +63,11 @@ class RunConfig:
     max_repeats: int = 1000
     stable_spread: float = 0.02           # relative spread of the running median, last 3 passes
     tolerance: float = 1e-4               # absolute, on log10 likelihoods
+    tolerance_fixed: bool = False         # True: overrides a dataset's own (profile: per kind)
     full_check_max_cells: int = 1_000_000_000  # above this, check a sample (the reference is slow)
     sample_pairs: int = 2000              # pairs checked per chunk when sampling
     reference: str = REFERENCE_BACKEND
+    workload: str = "pairhmm"             # the registry the reference is looked up in
     cache_dir: Optional[Path] = None      # None: user cache dir; see hostinfo.user_cache_dir
     use_cache: bool = True
 
@@ -95,6 +106,13 @@ class RunRecord:
     reason: str = ""
     reference_s: Optional[float] = None   # time to compute the reference, when computed in this run
     info: dict = field(default_factory=dict)
+    sampled: bool = False                 # the cross-check covered a sample of the items
+    workload: str = "pairhmm"
+    # profile axes (None for the pair-HMM): pairs = sequences, cells = model_length x residues
+    model: Optional[str] = None
+    model_length: Optional[int] = None
+    kind: Optional[str] = None
+    residues: Optional[int] = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -105,9 +123,21 @@ class Progress:
 
     def start(self, n_cells: int) -> None: ...
     def begin(self, dataset: str, backend: str) -> None: ...
+    def note(self, text: str) -> None: ...
     def repeat(self, n: int) -> None: ...
     def end(self, record: RunRecord) -> None: ...
     def stop(self) -> None: ...
+
+
+# --- work units: a PairSet (pairhmm) or a ProfileSearch (profile) ---------------------------
+
+def n_items(unit) -> int:
+    """Pairs of a PairSet, sequences of a profile search: one result value each."""
+    return unit.n_pairs if isinstance(unit, PairSet) else unit.n_items
+
+
+def subset_items(unit, idx: np.ndarray):
+    return unit.subset_pairs(idx) if isinstance(unit, PairSet) else unit.subset(idx)
 
 
 # --- reference ------------------------------------------------------------------------------
@@ -166,7 +196,7 @@ class ReferenceStore:
         from .errors import UserError
         from .registry import select
         try:
-            backend = select([cfg.reference])[0]
+            backend = select([cfg.reference], cfg.workload)[0]
         except UserError as exc:
             return cls(None, str(exc), cfg)
         reason = probe(backend).reason
@@ -211,13 +241,14 @@ class ReferenceStore:
     def compute(self, sha: str, what: str, pairs: PairSet, force: bool = False) -> tuple:
         """(values, seconds, computed_now)."""
         hit = None if force else self.lookup(sha, what)
-        if hit is not None and len(hit[0]) == pairs.n_pairs:
+        if hit is not None and len(hit[0]) == n_items(pairs):
             return hit[0], hit[1], False
         t0 = time.perf_counter()
         values = np.asarray(self.backend.run(pairs).log10, dtype=np.float64)
         seconds = time.perf_counter() - t0
-        if len(values) != pairs.n_pairs:
-            raise RuntimeError(f"reference returned {len(values)} values for {pairs.n_pairs} pairs")
+        if len(values) != n_items(pairs):
+            raise RuntimeError(f"reference returned {len(values)} values for {n_items(pairs)} "
+                               "items")
         self.store(sha, what, values, seconds)
         return values, seconds, True
 
@@ -229,14 +260,22 @@ class CheckTally:
     tolerance: float
     n_checked: int = 0
     n_over_tol: int = 0
-    n_nonfinite: int = 0
+    n_nonfinite: int = 0                  # non-finite values that do not agree with the reference
     max_abs_err: float = 0.0
     max_abs_err_expected: Optional[float] = None
+    #: NaN == NaN and inf == inf (same sign) agree: HMMER's filters report "recompute" and
+    #: overflow that way. Otherwise (pair-HMM) any non-finite value is a mismatch.
+    nonfinite_equal: bool = False
 
     def add(self, got: np.ndarray, ref: np.ndarray, expected: Optional[np.ndarray] = None):
         got = np.asarray(got, dtype=np.float64)
         ref = np.asarray(ref, dtype=np.float64)
         bad = ~np.isfinite(got) | ~np.isfinite(ref)
+        if self.nonfinite_equal:
+            same = (np.isnan(got) & np.isnan(ref)) | (np.isinf(got) & (got == ref))
+            bad &= ~same
+            got = np.where(same, 0.0, got)
+            ref = np.where(same, 0.0, ref)
         err = np.abs(got - ref)
         self.n_checked += len(got)
         self.n_nonfinite += int(bad.sum())
@@ -310,16 +349,18 @@ class _CellRunner:
             if on_chunk is not None:
                 got = np.concatenate([np.asarray(ex.log10, dtype=np.float64) for ex in outs]) \
                     if outs else np.zeros(0)
-                if len(got) != chunk.n_pairs:
+                if len(got) != n_items(chunk):
                     raise RuntimeError(f"backend returned {len(got)} values for "
-                                       f"{chunk.n_pairs} pairs")
+                                       f"{n_items(chunk)} items")
                 on_chunk(ci, chunk, got, wall)
         return Pass(timing, n_fallback, infos, n_launches)
 
     def run(self, rec: RunRecord) -> None:
         cfg = self.cfg
-        tally = CheckTally(cfg.tolerance)
-        check_note = self._checker(rec, tally)
+        tally = CheckTally(cfg.tolerance, nonfinite_equal=getattr(self.ds, "nonfinite_equal",
+                                                                  False))
+        peer = not getattr(self.b, "scores", True)
+        check_note = None if peer else self._checker(rec, tally)
         warm = self.one_pass(on_chunk=check_note)
         rec.n_fallback = warm.n_fallback
         rec.launches = warm.n_launches
@@ -354,7 +395,11 @@ class _CellRunner:
         rec.n_nonfinite = tally.n_nonfinite
         rec.max_abs_err = tally.max_abs_err if tally.n_checked else None
         rec.max_abs_err_expected = tally.max_abs_err_expected
-        if not self.refs.available:
+        if peer:
+            rec.status = "peer"
+            rec.reason = "not cross-checked: " + (getattr(self.b, "peer_note", "") or
+                                                  "it reports no per-item results")
+        elif not self.refs.available:
             rec.status = "unchecked"
             rec.reason = f"not cross-checked: reference '{cfg.reference}' unavailable: " \
                          f"{self.refs.reason}"
@@ -367,13 +412,17 @@ class _CellRunner:
                           + ")")
         else:
             rec.status = "ok"
-            if self.ds.lazy or (rec.pairs and tally.n_checked < rec.pairs):
-                rec.reason = f"checked a sample of {tally.n_checked} pairs"
+        if rec.status in ("ok", "mismatch") and (self.ds.lazy or (rec.pairs and
+                                                                tally.n_checked < rec.pairs)):
+            rec.sampled = True
+            if rec.status == "ok":
+                what = "sequences" if rec.workload == "profile" else "pairs"
+                rec.reason = f"checked a sample of {tally.n_checked} {what}"
 
     def _checker(self, rec: RunRecord, tally: CheckTally) -> Callable:
         """The per-chunk callback of the warm-up pass: compare with the reference."""
         cfg, refs, ds = self.cfg, self.refs, self.ds
-        full = not ds.lazy and (rec.cells or 0) <= cfg.full_check_max_cells
+        full, n_sample = check_plan(ds, rec.cells or 0, rec.pairs or 0, cfg)
         is_reference = self.b.name == cfg.reference
 
         def check(ci: int, chunk: PairSet, got: np.ndarray, wall: float) -> None:
@@ -381,7 +430,7 @@ class _CellRunner:
                 return
             if full:
                 hit = refs.lookup(ds.sha256, "full")
-                if hit is not None and len(hit[0]) != chunk.n_pairs:
+                if hit is not None and len(hit[0]) != n_items(chunk):
                     hit = None  # a stale entry: recompute
                 if hit is None and is_reference:
                     # The reference under test computes its own reference (its cold warm-up
@@ -396,9 +445,9 @@ class _CellRunner:
                     rec.reference_s = seconds
                 tally.add(got, ref, chunk.expected)
                 return
-            idx = sample_indexes(chunk.n_pairs, cfg.sample_pairs, seed=ci)
-            sub = chunk.subset_pairs(idx)
-            ref, seconds, fresh = refs.compute(ds.sha256, f"c{ci}-s{cfg.sample_pairs}", sub)
+            idx = sample_indexes(n_items(chunk), n_sample, seed=ci)
+            sub = subset_items(chunk, idx)
+            ref, seconds, fresh = refs.compute(ds.sha256, f"c{ci}-s{n_sample}", sub)
             if fresh:
                 rec.reference_s = (rec.reference_s or 0.0) + seconds
             tally.add(got[idx], ref, None if chunk.expected is None else chunk.expected[idx])
@@ -408,6 +457,24 @@ class _CellRunner:
 
 class _Refused(Exception):
     pass
+
+
+#: fewest items a sampled check covers, whatever the cell budget
+MIN_SAMPLE = 100
+
+
+def check_plan(ds: Dataset, cells: int, items: int, cfg: RunConfig) -> tuple:
+    """(check everything?, sample size otherwise). A dataset's ``check_cells`` budget (the
+    profile workload: per score kind) caps the reference's work: a sample of about that many
+    cells, at most ``cfg.sample_pairs`` items."""
+    budget = getattr(ds, "check_cells", None)
+    if budget is None:
+        return (not ds.lazy and cells <= cfg.full_check_max_cells), cfg.sample_pairs
+    budget = min(budget, cfg.full_check_max_cells)
+    if not ds.lazy and cells <= budget:
+        return True, items
+    k = int(items * budget / cells) if cells else items
+    return False, max(1, min(cfg.sample_pairs, max(MIN_SAMPLE, k)))
 
 
 def stop_repeating(totals: list, elapsed: float, cfg: RunConfig) -> bool:
@@ -475,8 +542,8 @@ def merge_infos(infos: Iterable[dict]) -> dict:
 def _dataset_size(ds: Dataset) -> tuple:
     if ds.lazy:
         return ds.n_pairs, ds.n_cells
-    pairs = ds.load()
-    return pairs.n_pairs, pairs.cells
+    unit = ds.load()
+    return n_items(unit), unit.cells
 
 
 def _safe(fn, default):
@@ -493,10 +560,16 @@ def run_cell(ds: Dataset, backend: Backend, cfg: RunConfig, refs: ReferenceStore
     progress = progress or Progress()
     launches_fn = launches_fn or _default_launches
     n_pairs, n_cells = size if size is not None else _dataset_size(ds)
+    tolerance = getattr(ds, "tolerance", None)
+    if tolerance is not None and not cfg.tolerance_fixed:
+        cfg = replace(cfg, tolerance=tolerance)
     rec = RunRecord(dataset=ds.name, dataset_sha256=ds.sha256, pairs=n_pairs, cells=n_cells,
                     backend=backend.name, api=backend.api, family=backend.family,
                     precision=backend.precision, params=dict(backend.params),
-                    chunking=cfg.chunking, tolerance=cfg.tolerance)
+                    chunking=cfg.chunking, tolerance=cfg.tolerance,
+                    workload=getattr(backend, "workload", cfg.workload))
+    for k, v in (getattr(ds, "axes", None) or {}).items():
+        setattr(rec, k, v)
     avail = probe(backend)
     if not avail.available:
         rec.status, rec.reason = "unavailable", avail.reason or "unavailable"
@@ -568,10 +641,13 @@ class Benchmark:
 def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
                   progress: Optional[Progress] = None,
                   launches_fn: Optional[Callable] = None,
-                  refs: Optional[ReferenceStore] = None) -> Benchmark:
+                  refs: Optional[ReferenceStore] = None,
+                  backends_for: Optional[Callable] = None) -> Benchmark:
+    """Every dataset x chunking mode x backend cell; ``backends_for(dataset)`` (default: all of
+    ``backends``) picks the backends of each dataset (profile: those that compute its kind)."""
     progress = progress or Progress()
     launches_fn = launches_fn or _default_launches
-    from dataclasses import replace
+    backends_for = backends_for or (lambda ds: backends)
     from .model import empty_pairset
     # No chunking given: each dataset's own default (synthetic sets run merged, as in the papers).
     def modes_for(ds: Dataset) -> list:
@@ -583,22 +659,26 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
     refs = refs or ReferenceStore.for_config(cfg)
     records: list[RunRecord] = []
     ref_seconds: dict = {}
-    progress.start(sum(len(m) for m in modes_of.values()) * len(backends))
-    # The reference backend runs first so that its warm-up fills the reference cache.
-    order = sorted(backends, key=lambda b: b.name != cfg.reference)
+    chosen = {id(ds): list(backends_for(ds)) for ds in datasets}
+    progress.start(sum(len(modes_of[id(ds)]) * len(chosen[id(ds)]) for ds in datasets))
     try:
         for ds in datasets:
+            # The reference backend runs first so that its warm-up fills the reference cache.
+            order = sorted(chosen[id(ds)], key=lambda b: b.name != cfg.reference)
+            note = _safe(getattr(ds, "loading_note", lambda: None), None)
+            if note:
+                progress.note(note)
             size = _dataset_size(ds)
             modes = modes_of[id(ds)]
             for mode in modes:
                 cell_cfg = replace(cfg, chunking=mode)
                 done = {}
                 for b in order:
-                    progress.begin(ds.name if len(modes) == 1 else f"{ds.name} [{mode}]",
-                                   b.name)
+                    label = getattr(ds, "label", ds.name)
+                    progress.begin(label if len(modes) == 1 else f"{label} [{mode}]", b.name)
                     done[id(b)] = run_cell(ds, b, cell_cfg, refs, launches_fn, progress, size)
                     progress.end(done[id(b)])
-                records.extend(done[id(b)] for b in backends)
+                records.extend(done[id(b)] for b in chosen[id(ds)])
             hit = refs.lookup(ds.sha256, "full") if refs.available else None
             if hit is not None and hit[1] is not None:
                 ref_seconds[ds.sha256] = hit[1]

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import Optional
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -96,12 +98,16 @@ def generate_proteins(n_residues: int, seed: int = 0, mean_length: float = 360.0
     return SequenceSet(names, residues, offs)
 
 
-#: seeded synthetic databases: name -> (residues, seed, description)
+#: seeded synthetic databases by alias: name -> (residues, seed, description)
 SYNTHETIC = {
     "proteins-1m": (1_000_000, 1, "seeded synthetic proteins, 1e6 residues (CI-sized)"),
     "proteins-swissprot": (200_000_000, 2, "seeded synthetic proteins, Swiss-Prot-sized "
                                            "(2e8 residues, ~557k proteins)"),
 }
+#: generated databases by size: proteins-<residues>[:seed], e.g. proteins-2e8, proteins-2e4:7
+PROTEINS_PATTERN = re.compile(r"^proteins-(\d+(?:\.\d+)?(?:e\d+)?)(?::(\d+))?$")
+#: generation speed of generate_proteins on the 2-core dev box (2e8 residues in ~8 s)
+GENERATE_RESIDUES_PER_S = 2.5e7
 
 
 def _sha256_file(path: str) -> str:
@@ -113,24 +119,281 @@ def _sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
-def catalog() -> list:
-    """The profile workload's sequence databases as the project's Dataset records (their loader
-    returns a :class:`SequenceSet`, not a PairSet; ``n_pairs`` holds the number of sequences)."""
+def _sha256_json(params: dict) -> str:
     import hashlib
     import json
+    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
+
+
+def _synthetic_database(name: str, n_res: int, seed: int, text: str):
     from ..datasets.base import Dataset
-    out = []
+    params = {"n_residues": n_res, "seed": seed, "generator": "generate_proteins/1"}
+    return Dataset(name=name, kind="synthetic", description=text, sha256=_sha256_json(params),
+                   loader=(lambda n=n_res, s=seed: generate_proteins(n, seed=s)),
+                   params=params, n_cells=n_res)
+
+
+def _proteome_database():
+    from ..datasets.base import Dataset
     base = pyhmmer_data_dir()
-    if base:
-        path = os.path.join(base, "seqs", PROTEOME)
-        out.append(Dataset(name="proteome", kind="fasta", path=path, sha256=_sha256_file(path),
-                           description="pyhmmer's 2,100-protein proteome (HG003687, 682,583 "
-                                       "residues), HMMER-digitized",
-                           loader=load_proteome, n_pairs=2100))
+    if base is None:
+        return None
+    path = os.path.join(base, "seqs", PROTEOME)
+    return Dataset(name="proteome", kind="fasta", path=path, sha256=_sha256_file(path),
+                   description="pyhmmer's 2,100-protein proteome (HG003687, 682,583 "
+                               "residues), HMMER-digitized",
+                   loader=load_proteome, n_pairs=2100, n_cells=682_583)
+
+
+def catalog() -> list:
+    """The profile workload's sequence databases as the project's Dataset records (their loader
+    returns a :class:`SequenceSet`, not a PairSet; ``n_pairs`` holds the number of sequences,
+    ``n_cells`` the number of residues)."""
+    out = [d for d in [_proteome_database()] if d is not None]
     for name, (n_res, seed, text) in SYNTHETIC.items():
-        params = {"n_residues": n_res, "seed": seed, "generator": "generate_proteins/1"}
-        digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
-        out.append(Dataset(name=name, kind="synthetic", description=text, sha256=digest,
-                           loader=(lambda n=n_res, s=seed: generate_proteins(n, seed=s)),
-                           params=params))
+        out.append(_synthetic_database(name, n_res, seed, text))
     return out
+
+
+DATABASE_PATTERNS = ("proteome", *SYNTHETIC, "proteins-<residues>[:seed] (e.g. proteins-2e8)")
+
+
+def resolve_database(name: str):
+    """A sequence database by name (nothing generated yet); UnknownName otherwise."""
+    from ..errors import UnknownName, UserError
+    name = str(name).strip()
+    if name == "proteome":
+        ds = _proteome_database()
+        if ds is None:
+            raise UserError("database 'proteome' needs pyhmmer (pip install pyhmmer): "
+                            "it is pyhmmer's shipped test proteome")
+        return ds
+    if name in SYNTHETIC:
+        n_res, seed, text = SYNTHETIC[name]
+        return _synthetic_database(name, n_res, seed, text)
+    m = PROTEINS_PATTERN.match(name)
+    if m:
+        n_res = int(float(m.group(1)))
+        seed = int(m.group(2) or 0)
+        if not 1 <= n_res <= 10 ** 10:
+            raise UserError(f"database '{name}': residues must be between 1 and 1e10")
+        return _synthetic_database(name, n_res, seed,
+                                   f"seeded synthetic proteins, {n_res:.3g} residues, seed {seed}")
+    raise UnknownName("database", name, DATABASE_PATTERNS)
+
+
+# --- models ---------------------------------------------------------------------------------
+
+#: random-M<size>[:seed]: pyhmmer's HMM.sample; query-M<size>[:seed]: a calibrated
+#: single-sequence model (pyhmmer's Builder on a seeded background sequence, as phmmer builds)
+MODEL_PATTERN = re.compile(r"^(random|query)-M(\d+)(?::(\d+))?$")
+MAX_MODEL_M = 100_000
+
+
+@dataclass
+class ModelSpec:
+    """A profile model by name: a shipped HMM or a seeded generated one (loaded on demand)."""
+    name: str
+    M: int
+    sha256: str
+    description: str
+    load_hmm: Callable = field(repr=False, default=None)
+    aliases: tuple = ()                   # other names it answers to (HMM name, accession)
+    _loaded: Optional[tuple] = field(default=None, repr=False)
+
+    def load(self) -> tuple:
+        """(ProfileModel, pyhmmer HMM), cached."""
+        if self._loaded is None:
+            hmm = self.load_hmm()
+            self._loaded = (ProfileModel.from_hmm(hmm), hmm)
+        return self._loaded
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether the HMM carries E-value parameters (pipeline peers need them)."""
+        return is_calibrated(self.load()[1])
+
+
+def is_calibrated(hmm) -> bool:
+    vec = hmm.evalue_parameters.as_vector()
+    return all(v != -99999.0 for v in vec)      # p7_EVPARAM_UNSET
+
+
+def _model_name(hmm) -> str:
+    n = hmm.name
+    return n.decode() if isinstance(n, bytes) else str(n)
+
+
+def _accession(hmm) -> str:
+    a = hmm.accession
+    a = a.decode() if isinstance(a, bytes) else (a or "")
+    return a.split(".")[0]
+
+
+def shipped_models() -> list:
+    """ModelSpecs of pyhmmer's shipped protein models, addressable by file stem (``PF02826``,
+    ``LuxC``; files with several models: ``RREFam/<name>``), HMM name or accession."""
+    out = []
+    for path in model_files():
+        hmms = [h for h in read_hmms(path) if h.alphabet.is_amino()]
+        stem = os.path.splitext(os.path.basename(path))[0]
+        digest = _sha256_file(path)
+        for i, h in enumerate(hmms):
+            name = stem if len(hmms) == 1 else f"{stem}/{_model_name(h)}"
+            out.append(ModelSpec(
+                name=name, M=h.M, sha256=_sha256_json({"file": digest, "index": i}),
+                description=f"shipped with pyhmmer: {_model_name(h)} "
+                            f"{_accession(h)} (M={h.M})".replace("  ", " "),
+                aliases=tuple(a for a in (_model_name(h), _accession(h)) if a),
+                load_hmm=(lambda p=path, k=i: [x for x in read_hmms(p)
+                                               if x.alphabet.is_amino()][k])))
+    return out
+
+
+def _generated_model(kind: str, M: int, seed: int) -> ModelSpec:
+    def load():
+        import pyhmmer
+        abc = pyhmmer.easel.Alphabet.amino()
+        if kind == "random":
+            hmm = pyhmmer.plan7.HMM.sample(abc, M, seed)
+        else:
+            rng = np.random.default_rng(seed)
+            freq = np.cumsum(background_frequencies())
+            codes = np.minimum(np.searchsorted(freq / freq[-1], rng.random(M), side="right"),
+                               AMINO_K - 1).astype(np.uint8)
+            query = pyhmmer.easel.DigitalSequence(abc, name=f"query-M{M}".encode(),
+                                                  sequence=codes)
+            hmm = pyhmmer.plan7.Builder(abc, seed=seed).build(
+                query, pyhmmer.plan7.Background(abc))[0]
+        hmm.name = f"{kind}-M{M}:{seed}".encode()
+        return hmm
+    what = ("pyhmmer HMM.sample (Dirichlet-random emissions and transitions; no E-value "
+            "calibration)" if kind == "random" else
+            "pyhmmer Builder on a seeded background sequence (calibrated, like phmmer)")
+    return ModelSpec(name=f"{kind}-M{M}" + (f":{seed}" if seed != 1 else ""), M=M,
+                     sha256=_sha256_json({"model": kind, "M": M, "seed": seed,
+                                          "generator": "pyhmmer-0.12"}),
+                     description=f"seeded model, M={M}, seed {seed}: {what}", load_hmm=load)
+
+
+MODEL_PATTERNS = ("random-M<size>[:seed]", "query-M<size>[:seed]")
+
+
+def resolve_model(name: str) -> ModelSpec:
+    """A model by name: shipped (file stem, HMM name or accession) or generated
+    (``random-M400``, ``random-M400:7``, ``query-M400``); UnknownName otherwise."""
+    from ..errors import UnknownName, UserError
+    name = str(name).strip()
+    m = MODEL_PATTERN.match(name)
+    if m:
+        M, seed = int(m.group(2)), int(m.group(3) or 1)
+        if not 1 <= M <= MAX_MODEL_M:
+            raise UserError(f"model '{name}': size must be between 1 and {MAX_MODEL_M}")
+        if seed < 1:
+            raise UserError(f"model '{name}': seed must be at least 1 (0 means unseeded "
+                            "in pyhmmer)")
+        return _generated_model(m.group(1), M, seed)
+    if pyhmmer_data_dir() is None:
+        raise UserError(f"model '{name}' needs pyhmmer (pip install pyhmmer); generated "
+                        f"models: {', '.join(MODEL_PATTERNS)}")
+    shipped = shipped_models()
+    for spec in shipped:
+        if name == spec.name or name in spec.aliases:
+            return spec
+    raise UnknownName("model", name, [s.name for s in shipped] + list(MODEL_PATTERNS))
+
+
+#: the models of `hmmbench run --workload profile` without --model
+DEFAULT_MODELS = ("PF02826", "LuxC")
+DEFAULT_DATABASES = ("proteome",)
+
+
+# --- the runner's cells: database x model x kind ---------------------------------------------
+
+class _LastDatabase:
+    """The sequence set of the database in use: cells run database-major, so one is enough
+    (a Swiss-Prot-sized set is 0.6 GB)."""
+
+    def __init__(self):
+        self.sha, self.seqs = None, None
+
+    def has(self, db) -> bool:
+        return self.sha == db.sha256
+
+    def get(self, db) -> SequenceSet:
+        if not self.has(db):
+            self.sha, self.seqs = None, None           # free the previous one first
+            self.seqs = db.load()
+            self.sha = db.sha256
+            db._cache = None                            # held here, not twice
+        return self.seqs
+
+
+def _make_cell_class():
+    from ..datasets.base import Dataset
+
+    @dataclass
+    class ProfileCell(Dataset):
+        """One database x model x kind of the profile workload, as the runner's Dataset: its
+        load() is the ProfileSearch; the attributes are the runner's hints (see runner)."""
+        axes: dict = field(default_factory=dict)
+        tolerance: Optional[float] = None
+        check_cells: Optional[int] = None
+        nonfinite_equal: bool = True
+        note: Optional[Callable] = field(default=None, repr=False)
+
+        def loading_note(self) -> Optional[str]:
+            return self.note() if self.note else None
+
+        @property
+        def label(self) -> str:
+            """What progress lines call this cell."""
+            return self.description
+
+    return ProfileCell
+
+
+def profile_cells(databases: list, models: list, kinds: list) -> list:
+    """The runner's datasets for databases x models x kinds (kinds may include ``pipeline``,
+    the cell of the whole-pipeline peers), database-major so that each database is loaded or
+    generated once."""
+    from .job import REFERENCE_CHECK_CELLS, TOLERANCE, ProfileSearch
+    cell_class = _make_cell_class()
+    last = _LastDatabase()
+    cells = []
+    for db in databases:
+        def note(db=db):
+            if last.has(db) or db.kind != "synthetic":
+                return None
+            n = db.params["n_residues"]
+            return (f"generating database {db.name}: {n:.3g} residues (about "
+                    f"{max(1.0, n / GENERATE_RESIDUES_PER_S):.0f} s on the 2-core dev box)")
+        for spec in models:
+            for kind in kinds:
+                axes = {"workload": "profile", "model": spec.name, "model_length": spec.M,
+                        "kind": kind, "residues": db.n_cells}
+
+                def load(db=db, spec=spec, kind=kind, axes=axes):
+                    model, hmm = spec.load()
+                    seqs = last.get(db)
+                    axes["residues"] = seqs.n_residues
+                    return ProfileSearch(model, seqs, kind, hmm)
+                cells.append(cell_class(
+                    name=db.name, kind="profile", loader=load,
+                    description=f"{db.name} x {spec.name} (M={spec.M}) x {kind}",
+                    sha256=_sha256_json({"database": db.sha256, "model": spec.sha256,
+                                         "kind": kind}),
+                    n_pairs=db.n_pairs, params={"database": db.name, "model": spec.name,
+                                                "kind": kind},
+                    default_chunking="whole", axes=axes, tolerance=TOLERANCE.get(kind),
+                    check_cells=REFERENCE_CHECK_CELLS.get(kind), note=note))
+    return cells
+
+
+def launches(job, mode: str) -> list:
+    """The runner's chunking for profile searches: one launch per job (``whole``)."""
+    from ..errors import UserError
+    if mode != "whole":
+        raise UserError(f"chunking '{mode}' does not apply to the profile workload (it runs "
+                        "each database x model x kind as one job: 'whole')")
+    return [job]

@@ -10,6 +10,15 @@ from .model import ProfileModel, SequenceSet
 SCORE_KINDS = ("ssv", "msv", "vf", "viterbi", "forward")
 #: what the reference cross-check must meet per kind (absolute nats; 0 = identical)
 TOLERANCE = {"ssv": 0.0, "msv": 0.0, "vf": 0.0, "viterbi": 1e-3, "forward": 1e-2}
+#: the whole HMMER pipeline (MSV -> Viterbi -> Forward, no bias filter): what the CPU peers
+#: (pyhmmer's Pipeline, the hmmsearch binary) time; no per-sequence scores of one kind
+PIPELINE = "pipeline"
+JOB_KINDS = SCORE_KINDS + (PIPELINE,)
+#: DP cells the NumPy reference checks in full per job; above, a deterministic sample of
+#: sequences of about this many cells (reference speed on one core: ~1 GCUPS SSV/MSV,
+#: ~0.1 VF, ~0.06 generic Viterbi, ~0.006 Forward: about 2-5 s per check)
+REFERENCE_CHECK_CELLS = {"ssv": 2_000_000_000, "msv": 2_000_000_000, "vf": 500_000_000,
+                         "viterbi": 200_000_000, "forward": 30_000_000}
 
 
 @dataclass
@@ -19,10 +28,16 @@ class ProfileSearch:
     seqs: SequenceSet
     kind: str
     hmm: Optional[object] = None          # the pyhmmer HMM (peers: pyhmmer's own filters)
+    #: no expected values come with a search (the runner's check reads this of every work unit)
+    expected = None
 
     def __post_init__(self):
-        if self.kind not in SCORE_KINDS:
+        if self.kind not in JOB_KINDS:
             raise ValueError(f"unknown score kind {self.kind!r} (one of {', '.join(SCORE_KINDS)})")
+
+    def subset(self, idx) -> "ProfileSearch":
+        """The same search on the sequences ``idx`` (in that order): sampled cross-checks."""
+        return ProfileSearch(self.model, self.seqs.subset(idx), self.kind, self.hmm)
 
     @property
     def n_items(self) -> int:
