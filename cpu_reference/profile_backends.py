@@ -166,7 +166,19 @@ class HmmsearchPeer(_PipelinePeer):
 
     @staticmethod
     def executable() -> Optional[str]:
-        return shutil.which("hmmsearch")
+        """hmmsearch beside this Python (a venv that `make test` does not activate), on PATH,
+        or inside the PyPI ``hmmer`` package."""
+        import importlib.util
+        import sys
+        found = (shutil.which("hmmsearch", path=os.path.dirname(sys.executable))
+                 or shutil.which("hmmsearch"))
+        if found:
+            return found
+        spec = importlib.util.find_spec("hmmer")
+        if spec and spec.origin:
+            return shutil.which("hmmsearch", path=os.path.join(os.path.dirname(spec.origin),
+                                                               "data", "bin"))
+        return None
 
     def unavailable_reason(self) -> Optional[str]:
         if PyhmmerPeer.unavailable_reason(self):

@@ -227,6 +227,9 @@ def pivot(runs: Iterable[dict], metric: str) -> tuple:
         cells[row, col] = (fmt(r) if r["status"] == "ok" else
                            f"{fmt(r)} (peer)" if r["status"] == "peer" else r["status"])
     if runs and all(is_profile(r) for r in runs):
+        # backends x kinds that ran nowhere (no driver here) only widen the curve's table
+        cols = [c for c in cols if any(cells.get((row, c), "unavailable") != "unavailable"
+                                       for row in rows)] or cols
         first = {}
         for i, row in enumerate(rows):
             first.setdefault(row[0], i)

@@ -11,6 +11,8 @@
 #   apis       CUDA and OpenCL twins side by side: 10s, 1m (both chunkings), 128x256 x 10^6 [issue 4]
 #   peak       cuda-subwarp variants on equal-length sets 32..1024                           [issue 5]
 #   e2e        cuda-subwarp end to end on 10s, 1m and the NA12878-sized chunk set            [issue 5]
+#   profile    HMMER3 filters: model-size curve on a Swiss-Prot-sized database (2e8 residues), CUDA
+#              backends; peers and every kind/backend on the proteome                       [issue 6]
 set -uo pipefail
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
 export PYTHONUNBUFFERED=1
@@ -58,6 +60,26 @@ for study in ${1//,/ }; do
     e2e)
         hb e2e -d 10s -d 1m --chunking merged -b cuda-subwarp -b cuda-subwarp-nostreams --max-time 3
         hb e2e-na12878 -d chunks-na12878 --chunking merged -b cuda-subwarp --repeat 1 ;;
+    profile)
+        # Model-size curve, kernel-only GCUPS, on a generated Swiss-Prot-sized database (2e8
+        # residues, ~557k proteins; generated once per run, ~8 s). The NumPy reference is slow:
+        # these cells are cross-checked on a deterministic sample (a per-kind cell budget, at
+        # most 5,000 sequences); the report says "checked a sample of N sequences".
+        curve=""; for M in 100 200 400 800 1200 1600 2400; do curve="$curve --model random-M$M"; done
+        hb profile-curve -d proteins-2e8 $curve --model LuxC --kind ssv,msv,vf \
+            -b profile-cuda-warp -b profile-cuda-task --max-time 2
+        # The CPU peers on the full 2e8 database would take minutes per model: they are timed on
+        # the proteome (682,583 residues); the whole-pipeline peers need calibrated models, so their
+        # curve uses query-M models (pyhmmer Builder, same sizes) next to the shipped ones.
+        peers=""; for M in 100 400 1200 2400; do peers="$peers --model query-M$M"; done
+        hb profile-peers -d proteome $peers --model PF02826 --model LuxC --kind ssv,msv,pipeline \
+            -b profile-pyhmmer -b profile-pyhmmer-pipeline -b profile-hmmsearch -b profile-cuda-warp --max-time 2
+        # Every kind and backend on the proteome (profile-numpy itself is left out: its Forward
+        # takes ~20-45 s per pass; it still cross-checks everything, Forward on a sample).
+        hb profile-proteome -d proteome --model PF02826 --model LuxC \
+            --kind ssv,msv,vf,viterbi,forward,pipeline -b profile-pyhmmer -b profile-opencl-task \
+            -b 'profile-cuda-*' -b profile-pyhmmer-pipeline -b profile-hmmsearch \
+            --opencl-device NVIDIA --max-time 2 ;;
     *) echo "unknown study '$study'" | tee -a "$log" ;;
     esac
 done
