@@ -66,16 +66,22 @@ def opcode_mix(lines) -> dict:
 
 
 def hot_loop(lines) -> list:
-    """The instructions of the backward-branch loop with the most FP32 math: the column loop of
-    the strip (VEC columns x TILE rows per trip), where the kernel spends its time."""
-    best, best_fp = [], -1
+    """The instructions of the innermost loop (a backward branch with no other backward branch
+    inside) with the most FP32 math: the column loop of a strip (VEC columns x TILE rows per
+    trip), where the kernel spends its time."""
+    loops = []
     for addr, op, rest in lines:
         target = re.match(r"\s*(0x[0-9a-f]+)", rest)
         if op.startswith("BRA") and target and int(target.group(1), 16) < addr:
-            body = [x for x in lines if int(target.group(1), 16) <= x[0] <= addr]
-            fp = sum(x[1].split(".")[0] in ("FFMA", "FMUL", "FADD") for x in body)
-            if fp > best_fp:
-                best, best_fp = body, fp
+            loops.append((int(target.group(1), 16), addr))
+    innermost = [(a, b) for a, b in loops
+                 if not any((a, b) != (c, d) and a <= c and d <= b for c, d in loops)]
+    best, best_fp = [], -1
+    for a, b in innermost:
+        body = [x for x in lines if a <= x[0] <= b]
+        fp = sum(x[1].split(".")[0] in ("FFMA", "FMUL", "FADD") for x in body)
+        if fp > best_fp:
+            best, best_fp = body, fp
     return best
 
 
