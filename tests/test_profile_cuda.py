@@ -74,6 +74,32 @@ def test_profile_kernels_compile_sm90(M, tmp_path):
         assert name.encode() in blob
 
 
+#: warp-kernel define sets compile-checked (every variant the backends or the driver launch)
+VARIANT_DEFINES = [
+    {"GROUP": 32, "SIMD16": 0, "PREFETCH": 0, "LAZY_XE": 0, "VF_DPX": 0, "PROFILE_SMEM": 0},
+    {"GROUP": 8, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "VF_DPX": 1, "PROFILE_SMEM": 0},
+    {"GROUP": 16, "SIMD16": 0, "PREFETCH": 1, "LAZY_XE": 0, "VF_DPX": 0, "PROFILE_SMEM": 1},
+    {"GROUP": 32, "SIMD16": 1, "PREFETCH": 0, "LAZY_XE": 1, "VF_DPX": 1, "PROFILE_SMEM": 1},
+]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
+@pytest.mark.parametrize("M", [100, 1203, 2400])
+@pytest.mark.parametrize("variant", range(len(VARIANT_DEFINES)))
+def test_warp_variants_compile_sm90(M, variant, tmp_path):
+    d = VARIANT_DEFINES[variant]
+    QB = layout.n_vectors(M, d["GROUP"] * (2 if d["SIMD16"] else 4), min_q=1)
+    out = tmp_path / "pf.cubin"
+    flags = [f"-D{k}={v}" for k, v in d.items()]
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", str(out),
+                           f"-DMODEL_M={M}", f"-DQB={QB}", f"-DQW={layout.n_vectors(M, 64)}",
+                           *flags, SOURCE], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    blob = out.read_bytes()
+    for name in KERNELS:
+        assert name.encode() in blob
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
 @pytest.mark.parametrize("M", [83, 400, 1203])
 @pytest.mark.parametrize("forward", [0, 1])
@@ -122,7 +148,8 @@ def test_generic_tables_reproduce_reference_recursion(hmm_and_model):
 def test_cuda_profile_backends_registered():
     from hmmbench import registry
     every = {b.name: b for b in registry.discover("profile")}
-    for name in ("profile-cuda-task", "profile-cuda-warp", "profile-cuda-ganesan"):
+    for name in ("profile-cuda-task", "profile-cuda-warp", "profile-cuda-cudampf",
+                 "profile-cuda-ganesan"):
         b = every[name]
         assert b.api == "cuda" and b.workload == "profile"
         reason = b.unavailable_reason()
@@ -143,7 +170,7 @@ def test_cuda_profile_runs_on_gpu_when_present():
     ref = {"ssv": pf.ssv_filter(model, seqs)}
     ref["msv"] = pf.msv_filter(model, seqs, ref["ssv"])
     ref["vf"] = pf.viterbi_filter(model, seqs)
-    for name in ("profile-cuda-task", "profile-cuda-warp"):
+    for name in ("profile-cuda-task", "profile-cuda-warp", "profile-cuda-cudampf"):
         for kind in ("ssv", "msv", "vf"):
             got = every[name].run(ProfileSearch(model, seqs, kind, hmm)).log10
             want = ref[kind].astype(np.float64)
@@ -153,3 +180,63 @@ def test_cuda_profile_runs_on_gpu_when_present():
     for kind, fn, tol in (("viterbi", pg.generic_viterbi, 1e-3), ("forward", pg.generic_forward, 1e-2)):
         got = every["profile-cuda-ganesan"].run(ProfileSearch(model, sub, kind, hmm)).log10
         assert np.max(np.abs(got - fn(model, sub))) < tol, kind
+
+
+def odd_sequences() -> "SequenceSet":
+    """Length 1, degenerate residues (codes 21..26: B J Z O U X), '*' (27), a long one, and
+    proteome proteins (for SSV/MSV overflows and J-state rows)."""
+    from hmmbench.profile.model import SequenceSet
+    rng = np.random.default_rng(5)
+    parts = [np.array([3], np.uint8), np.array([27], np.uint8), np.array([26], np.uint8),
+             rng.integers(21, 28, 50).astype(np.uint8),
+             np.where(rng.random(400) < 0.2, rng.integers(21, 28, 400),
+                      rng.integers(0, 20, 400)).astype(np.uint8),
+             rng.integers(0, 20, 3000).astype(np.uint8)]
+    prot = datasets.load_proteome()
+    parts += [prot.codes(i) for i in range(0, len(prot), 7)]
+    offs = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum([p.size for p in parts], out=offs[1:])
+    return SequenceSet([f"odd{i}" for i in range(len(parts))], np.concatenate(parts), offs)
+
+
+def sampled_model(M: int, seed: int):
+    abc = pyhmmer.easel.Alphabet.amino()
+    hmm = pyhmmer.plan7.HMM.sample(abc, M, pyhmmer.easel.Randomness(seed))
+    hmm.name = f"sampled-{M}".encode()
+    return hmm, ProfileModel.from_hmm(hmm)
+
+
+#: the warp-kernel variants checked on the GPU (CUDAMPF_VARIANT / TUNED_VARIANT and ablations)
+GPU_VARIANTS = [
+    {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0},
+    {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1},
+    {"group": 8, "simd16": 1, "prefetch": 1, "smem": 1, "lazy": 0, "vf_dpx": 0},
+    {"group": 16, "simd16": 0, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1},
+    {"group": 32, "simd16": 1, "prefetch": 0, "smem": 1, "lazy": 1, "vf_dpx": 1},
+]
+
+
+@pytest.mark.parametrize("M", [60, 300, 1100])
+def test_every_warp_variant_on_gpu_matches_reference(M):
+    """Each warp variant x several model sizes (incl. M > 1024) on odd sequences and proteome
+    proteins, and on an empty set, against profile-numpy (skips without a GPU)."""
+    from hmmbench.profile.cuda_backend import CudaProfile
+    from hmmbench.profile.job import ProfileSearch
+    from cpu_reference import profile_filters as pf
+    probe = CudaProfile("probe", "warp", warp=True)
+    if probe.unavailable_reason():
+        pytest.skip(probe.unavailable_reason())
+    hmm, model = sampled_model(M, seed=M)
+    seqs = odd_sequences()
+    ref = {"ssv": pf.ssv_filter(model, seqs)}
+    ref["msv"] = pf.msv_filter(model, seqs, ref["ssv"])
+    ref["vf"] = pf.viterbi_filter(model, seqs)
+    empty = seqs.subset([])
+    for i, variant in enumerate(GPU_VARIANTS):
+        backend = CudaProfile(f"variant{i}", "warp", warp=True, variant=variant)
+        for kind in ("ssv", "msv", "vf"):
+            got = backend.run(ProfileSearch(model, seqs, kind, hmm)).log10
+            want = ref[kind].astype(np.float64)
+            ok = (got == want) | (np.isnan(got) & np.isnan(want))
+            assert ok.all(), (variant, kind, np.flatnonzero(~ok)[:10])
+            assert backend.run(ProfileSearch(model, empty, kind, hmm)).log10.size == 0

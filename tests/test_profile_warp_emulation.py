@@ -68,7 +68,21 @@ def msv_xj_warp(cost, codes, bias, base, tec, jbm):
     return xJ
 
 
-def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv):
+def sat_add_dpx(a, b):
+    """VF_DPX's a + b for b <= 0: max(a, -32768 - b) + b (no wrap, no saturation needed)."""
+    assert (b <= 0).all()
+    out = np.maximum(a, -32768 - b) + b
+    assert (out >= NEG).all() and (out <= 32767).all()
+    return out
+
+
+def emit_dpx(sv, e):
+    """VF_DPX's saturating sv + e: min(max(sv, lo), hi) + e."""
+    lo, hi = -32768 - np.minimum(e, 0), 32767 - np.maximum(e, 0)
+    return np.minimum(np.maximum(sv, lo), hi) + e
+
+
+def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv, dpx=False):
     Q, W = match.shape[1], match.shape[2]
     M_ = np.full((Q, W), NEG, np.int64)
     I_, D_ = M_.copy(), M_.copy()
@@ -78,19 +92,21 @@ def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv):
         mpv, dpv, ipv = shift(M_[Q - 1], NEG), shift(D_[Q - 1], NEG), shift(I_[Q - 1], NEG)
         dcv = np.full(W, NEG, np.int64)
         xEv, Dmaxv = dcv.copy(), dcv.copy()
+        add = sat_add_dpx if dpx else (lambda a, b: sat_s16(a + b))
+        emit = emit_dpx if dpx else (lambda a, b: sat_s16(a + b))
         for q in range(Q):
-            sv = sat_s16(xB + tsc[0, q])
-            sv = np.maximum(sv, sat_s16(mpv + tsc[1, q]))
-            sv = np.maximum(sv, sat_s16(ipv + tsc[2, q]))
-            sv = np.maximum(sv, sat_s16(dpv + tsc[3, q]))
-            sv = sat_s16(sv + match[x, q])
+            sv = add(np.full(W, xB), tsc[0, q])
+            sv = np.maximum(sv, add(mpv, tsc[1, q]))
+            sv = np.maximum(sv, add(ipv, tsc[2, q]))
+            sv = np.maximum(sv, add(dpv, tsc[3, q]))
+            sv = emit(sv, match[x, q])
             xEv = np.maximum(xEv, sv)
             mpv, dpv, ipv = M_[q].copy(), D_[q].copy(), I_[q].copy()
             M_[q] = sv
             D_[q] = dcv
-            dcv = sat_s16(sv + tsc[4, q])
+            dcv = add(sv, tsc[4, q])
             Dmaxv = np.maximum(Dmaxv, dcv)
-            I_[q] = np.maximum(sat_s16(mpv + tsc[5, q]), sat_s16(ipv + tsc[6, q]))
+            I_[q] = np.maximum(add(mpv, tsc[5, q]), add(ipv, tsc[6, q]))
         xE = int(xEv.max())
         if xE >= 32767:
             return 32768
@@ -103,7 +119,7 @@ def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv):
             DD_PASSES["rows"] += 1
             for q in range(Q):
                 D_[q] = np.maximum(dcv, D_[q])
-                dcv = sat_s16(D_[q] + tsc[7, q])
+                dcv = add(D_[q], tsc[7, q])
             again = True
             while again:
                 dcv = shift(dcv, NEG)
@@ -112,13 +128,80 @@ def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv):
                     if not (dcv > D_[q]).any():
                         break
                     D_[q] = np.maximum(dcv, D_[q])
-                    dcv = sat_s16(D_[q] + tsc[7, q])
+                    dcv = add(D_[q], tsc[7, q])
                     q += 1
                 again = q == Q
                 DD_PASSES["extra"] += int(again)
         else:
             D_[0] = dcv
     return xC
+
+
+def wrap16(x):
+    """int16 two's-complement wrap (the DPX adds do not saturate)."""
+    return ((np.asarray(x) + 32768) % 65536) - 32768
+
+
+def byte_row(dp, prof_row, cell):
+    """One row of the group kernels' byte_row: shift, cell per vector, elementwise row max."""
+    Q = dp.shape[0]
+    mpv = shift(dp[Q - 1], 0)
+    rowmax = np.zeros(dp.shape[1], np.int64)
+    for q in range(Q):
+        sv = cell(mpv, prof_row[q])
+        mpv = dp[q].copy()
+        dp[q] = sv
+        rowmax = np.maximum(rowmax, sv)
+    return rowmax
+
+
+def cells(simd16, bias):
+    """(ssv_cell, msv_cell(xbrow), msv_xbrow) element rules of profile_filters.cu."""
+    if simd16:
+        ssv = lambda m, pc: np.maximum(np.minimum(wrap16(m + pc), 255), 0)
+        msv = lambda xb: (lambda m, pc: np.maximum(wrap16(np.maximum(wrap16(m + bias), xb) + pc), 0))
+        xbrow = lambda xB: min(xB + bias, 255)
+    else:
+        ssv = lambda m, pc: sat_u8(sat_u8(m + bias) - pc)
+        msv = lambda xb: (lambda m, pc: sat_u8(sat_u8(np.maximum(m, xb) + bias) - pc))
+        xbrow = lambda xB: xB
+    return ssv, msv, xbrow
+
+
+def ssv_xe_group(prof, codes, bias, simd16):
+    ssv, _, _ = cells(simd16, bias)
+    dp = np.zeros(prof.shape[1:], np.int64)
+    xEv = np.zeros(prof.shape[2], np.int64)
+    for x in codes:
+        xEv = np.maximum(xEv, byte_row(dp, prof[x], ssv))
+    return 128 + int(xEv.max())
+
+
+def msv_xj_group(prof, codes, bias, base, tec, jbm, simd16, lazy):
+    """msv_xj_warp with LAZY_XE on or off: the exact xE only on rows a lane flags."""
+    _, msv, xbrow = cells(simd16, bias)
+    dp = np.zeros(prof.shape[1:], np.int64)
+    jtop, xJ, over = base, 0, False
+    xB = max(base - jbm, 0)
+    xEall = np.zeros(prof.shape[2], np.int64)
+    thr = min(255 - bias, jtop + tec + 1)
+    for x in codes:
+        rowmax = byte_row(dp, prof[x], msv(xbrow(xB)))
+        xEall = np.maximum(xEall, rowmax)
+        if lazy and not (rowmax >= thr).any():
+            continue
+        xE = int(rowmax.max())
+        if not over:
+            if xE + bias >= 255:
+                over = True
+            elif xE - tec > jtop:
+                jtop = xE - tec
+                xB = max(jtop - jbm, 0)
+            xJ = max(xJ, max(xE - tec, 0))
+        thr = 1 << 20 if over else min(255 - bias, jtop + tec + 1)
+    if lazy:
+        xJ = max(int(xEall.max()) - tec, 0)
+    return -1 if over else xJ
 
 
 MODELS = datasets.load_models() if datasets.pyhmmer_data_dir() else []
@@ -158,3 +241,47 @@ def test_warp_vf_kernel_matches_reference(model, sample):
     got = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
     np.testing.assert_array_equal(got, pf.viterbi_filter(model, sample))
     assert DD_PASSES["rows"] > 0           # the D->D branch was exercised
+
+
+@pytest.mark.parametrize("model", PICK, ids=[m.name for m in PICK])
+@pytest.mark.parametrize("group,simd16,lazy", [(32, 1, 1), (16, 1, 1), (8, 1, 0), (8, 0, 1),
+                                               (16, 0, 0)])
+def test_group_byte_kernels_match_reference(model, sample, group, simd16, lazy):
+    """The warp-group SSV/MSV variants (GROUP lanes per sequence, SIMD16 int16 cells, LAZY_XE),
+    each sequence followed by pad-residue rows up to a longer neighbour's length, as in a warp."""
+    bp = model.byte
+    L = sample.lengths
+    lmax = int(L.max())
+
+    def rows(i):            # odd sequences padded to the longest one, as in a shared warp
+        pad = np.full(lmax - L[i] if i % 2 else 0, model.Kp, np.uint8)
+        return np.concatenate([sample.codes(i), pad])
+
+    def striped(kind):
+        values, pad = layout.warp_byte_elements(model, kind, simd16)
+        return layout.stripe(values, group * (2 if simd16 else 4), pad, min_q=1).astype(np.int64)
+
+    Q, _ = layout.warp_byte_profile(model, "ssv", group, simd16)
+    ssv_prof, msv_prof = striped("ssv"), striped("msv")
+    assert ssv_prof.shape[1] == Q
+    xe = np.array([ssv_xe_group(ssv_prof, rows(i), bp.bias, simd16) for i in range(len(sample))])
+    np.testing.assert_array_equal(pf.ssv_from_xe(model, xe, L)[0], pf.ssv_filter(model, sample))
+    jbm = (bp.tjb(L) + bp.tbm) & 0xFF
+    xj = np.array([msv_xj_group(msv_prof, rows(i), bp.bias, bp.base, bp.tec, int(jbm[i]),
+                                simd16, lazy) for i in range(len(sample))])
+    got = pf.msv_from_xj(model, np.maximum(xj, 0), xj < 0, L)
+    want = np.concatenate([pf.msv_full(model, sample, [i]) for i in range(len(sample))])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("model", PICK, ids=[m.name for m in PICK])
+def test_warp_vf_dpx_saturation_matches_reference(model, sample):
+    """VF_DPX: saturating adds as max(a, -32768 - b) + b and clamp-then-add emissions."""
+    wp = model.word
+    match, tsc = (a.astype(np.int64) for a in layout.striped_words(model, 64))
+    L = sample.lengths
+    mv = wp.move(L).astype(np.int64)
+    xc = np.array([vf_xc_warp(match, tsc, sample.codes(i), wp.base, wp.e_loop, wp.e_move,
+                              wp.ddbound, int(mv[i]), dpx=True) for i in range(len(sample))])
+    got = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
+    np.testing.assert_array_equal(got, pf.viterbi_filter(model, sample))

@@ -28,18 +28,51 @@ SOURCE = "profile_filters.cu"
 BLOCK = 128
 
 
+#: defines of the warp kernels (kernels_cuda/profile_filters.cu); "group" None = by model size
+CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0}
+TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1}
+#: shared memory one block may hold (H100/H200 opt-in maximum is 227 KiB)
+SMEM_LIMIT = 227 * 1024
+
+
+def auto_group(M: int) -> int:
+    """Lanes per sequence of the SSV/MSV group kernels: narrow groups for small models, so the
+    striped vectors are mostly real cells (development rule, docs/profile-notes.md)."""
+    return 32 if M > 512 else 16 if M > 128 else 8
+
+
+def resident_blocks(fn, block: int, smem_bytes: int, sm_count: int) -> int:
+    """Blocks that fit on the GPU at once (registers, warps, shared memory): the persistent grid."""
+    regs_per_warp = -(-max(fn.num_regs, 1) * 32 // 256) * 256
+    warps = min(64, 65536 // regs_per_warp)
+    per_sm = min(32, warps // (block // 32))
+    if smem_bytes:
+        per_sm = min(per_sm, (228 * 1024) // (smem_bytes + 1024))
+    return max(1, per_sm) * sm_count
+
+
 class _CudaDevice:
     """The device protocol of :mod:`hmmbench.profile.host` on one CUDA context."""
 
-    def __init__(self, warp: bool, timer):
+    def __init__(self, warp: bool, timer, variant: Optional[dict] = None):
         from ..backends import cuda
         self.cuda, self.drv, self.warp, self.timer = cuda, cuda.driver(), warp, timer
+        self.variant = dict(TUNED_VARIANT if variant is None else variant)
         self._uploads: dict = {}
+        self.launches: list = []            # (kernel, defines, grid, registers) for info
 
-    def _module(self, model):
-        M = model.M
-        return self.cuda.compile(SOURCE, {"MODEL_M": M, "QB": layout.n_vectors(M, 128),
-                                          "QW": layout.n_vectors(M, 64), "BLOCK": BLOCK})
+    def _defines(self, model, kind: str, Q: int) -> dict:
+        M, v = model.M, self.variant
+        d = {"MODEL_M": M, "BLOCK": BLOCK, "KP": model.Kp, "QB": layout.n_vectors(M, 128),
+             "QW": layout.n_vectors(M, 64)}
+        if self.warp:
+            d.update(GROUP=self.group(M) if kind != "vf" else 32, SIMD16=v["simd16"],
+                     PREFETCH=v["prefetch"], LAZY_XE=v["lazy"], VF_DPX=v["vf_dpx"])
+            d["QW" if kind == "vf" else "QB"] = Q
+        return d
+
+    def group(self, M: int) -> int:
+        return self.variant["group"] or auto_group(M)
 
     def _up(self, arr):
         return self.drv.to_device(np.ascontiguousarray(arr))
@@ -52,12 +85,34 @@ class _CudaDevice:
             res, offs = self._uploads[key]
             return res, offs, self._up(np.asarray(idx, np.int32))
 
-    def _launch(self, model, name, n_items, args):
-        fn = self._module(model).get_function(name + ("_warp" if self.warp else "_task"))
-        threads = n_items * (32 if self.warp else 1)
-        grid = ((threads + BLOCK - 1) // BLOCK, 1)
+    def _profile(self, model, kind: str):
+        """(Q, host uint32 words) of the warp kernels' profile for ``kind``."""
+        if kind == "vf":
+            return layout.warp_word_profile(model, bool(self.variant["vf_dpx"]))
+        return layout.warp_byte_profile(model, kind, self.group(model.M),
+                                        bool(self.variant["simd16"]))
+
+    def _launch(self, model, name, kind, n_items, args, Q=0, profile_words=0):
+        defines = self._defines(model, kind, Q)
+        smem = 4 * profile_words if self.warp and self.variant["smem"] else 0
+        if smem > SMEM_LIMIT:
+            smem = 0                                   # too big for shared memory: __ldg path
+        defines["PROFILE_SMEM"] = int(smem > 0)
+        fn = self.cuda.compile(SOURCE, defines).get_function(name + ("_warp" if self.warp else "_task"))
+        if self.warp:
+            if smem > 48 * 1024:
+                fn.set_attribute(self.drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
+            per_warp = 32 // defines["GROUP"]
+            needed = -(-n_items // per_warp)
+            sms = self.cuda.device_attributes()["sm_count"]
+            grid = max(1, min(-(-needed // (BLOCK // 32)), resident_blocks(fn, BLOCK, smem, sms)))
+        else:
+            grid, smem = max(1, -(-n_items // BLOCK)), 0
+        self.launches.append({"kernel": fn_name(name, self.warp), "grid": grid,
+                              "registers": fn.num_regs, "smem": smem,
+                              **{k: defines[k] for k in sorted(defines)}})
         with self.timer("kernel"):
-            fn(*args, block=(BLOCK, 1, 1), grid=grid)
+            fn(*args, block=(BLOCK, 1, 1), grid=(grid, 1), shared=smem)
 
     def _download(self, out, n):
         host = np.empty(n, np.int32)
@@ -65,53 +120,69 @@ class _CudaDevice:
             self.drv.memcpy_dtoh(host, out)
         return host
 
-    def _byte_profile(self, model):
-        bp = model.byte
-        if self.warp:
-            return self._up(layout.pack_lanes(layout.striped_bytes(model, 128)))
-        return self._up(bp.cost)
+    def _byte_args(self, model, kind):
+        if not self.warp:
+            with self.timer("h2d"):
+                return 0, 0, self._up(model.byte.cost)
+        Q, words = self._profile(model, kind)
+        with self.timer("h2d"):
+            return Q, words.size, self._up(words)
 
     def ssv_xe(self, model, seqs, idx):
+        if len(idx) == 0:                             # nothing to launch (empty set)
+            return np.zeros(len(seqs), np.int32)
         n, m = len(seqs), len(idx)
         res, offs, order = self._seq_arrays(seqs, idx)
-        with self.timer("h2d"):
-            cost = self._byte_profile(model)
+        Q, nwords, cost = self._byte_args(model, "ssv")
         out = self.drv.mem_alloc(max(4 * n, 4))
         args = [cost, res, offs, order, np.int32(m), np.int32(model.byte.bias)]
         if not self.warp:
             args.append(self.drv.mem_alloc(max(m * model.M, 1)))
-        self._launch(model, "ssv_xe", m, args + [out])
+        self._launch(model, "ssv_xe", "ssv", m, args + [out], Q, nwords)
         return self._download(out, n)
 
     def msv_xj(self, model, seqs, idx, tjbm):
+        if len(idx) == 0:                             # nothing to launch (empty set)
+            return np.zeros(len(seqs), np.int32)
         n, m, bp = len(seqs), len(idx), model.byte
         res, offs, order = self._seq_arrays(seqs, idx)
+        Q, nwords, cost = self._byte_args(model, "msv")
         with self.timer("h2d"):
-            cost, tj = self._byte_profile(model), self._up(tjbm)
+            tj = self._up(tjbm)
         out = self.drv.mem_alloc(max(4 * n, 4))
         args = [cost, res, offs, order, np.int32(m), np.int32(bp.bias), np.int32(bp.base),
                 np.int32(bp.tec), tj]
         if not self.warp:
             args.append(self.drv.mem_alloc(max(m * model.M, 1)))
-        self._launch(model, "msv_xj", m, args + [out])
+        self._launch(model, "msv_xj", "msv", m, args + [out], Q, nwords)
         return self._download(out, n)
 
     def vf_xc(self, model, seqs, idx, move):
+        if len(idx) == 0:                             # nothing to launch (empty set)
+            return np.zeros(len(seqs), np.int32)
         n, m, wp = len(seqs), len(idx), model.word
         res, offs, order = self._seq_arrays(seqs, idx)
+        Q = nwords = 0
+        if self.warp:
+            Q, words = self._profile(model, "vf")
+            nwords = words.size
         with self.timer("h2d"):
             if self.warp:
-                match, tsc = (self._up(layout.pack_lanes(a)) for a in layout.striped_words(model))
+                prof = [self._up(words)]
             else:
-                match, tsc = self._up(wp.match), self._up(wp.tsc)
+                prof = [self._up(wp.match), self._up(wp.tsc)]
             mv = self._up(move)
         out = self.drv.mem_alloc(max(4 * n, 4))
-        args = [match, tsc, res, offs, order, np.int32(m), np.int32(wp.base),
-                np.int32(wp.e_loop), np.int32(wp.e_move), np.int32(wp.ddbound), mv]
+        args = prof + [res, offs, order, np.int32(m), np.int32(wp.base),
+                       np.int32(wp.e_loop), np.int32(wp.e_move), np.int32(wp.ddbound), mv]
         if not self.warp:
             args += [self.drv.mem_alloc(max(2 * m * model.M, 2)) for _ in range(3)]
-        self._launch(model, "vf_xc", m, args + [out])
+        self._launch(model, "vf_xc", "vf", m, args + [out], Q, nwords)
         return self._download(out, n)
+
+
+def fn_name(name: str, warp: bool) -> str:
+    return name + ("_warp" if warp else "_task")
 
 
 class _CudaProfileBackend(Backend):
@@ -136,14 +207,15 @@ class CudaProfile(_CudaProfileBackend):
     precision = "int8/int16 exact"
     kinds = FILTER_KINDS
 
-    def __init__(self, name: str, family: str, warp: bool):
-        super().__init__(warp=warp)
+    def __init__(self, name: str, family: str, warp: bool, variant: Optional[dict] = None):
+        super().__init__(warp=warp, **(variant or {}))
         self.name, self.family, self.warp = name, family, warp
+        self.variant = variant
 
     def run(self, job) -> Execution:
         from ..backends import cuda
         timer = cuda.EventTimer()
-        dev = _CudaDevice(self.warp, timer)
+        dev = _CudaDevice(self.warp, timer, self.variant)
         t0 = time.perf_counter()
         host = StageClock()                        # host "prep" spans; device stages: events
         out = filter_scores(dev, job.model, job.seqs, job.kind, host)
@@ -151,7 +223,7 @@ class CudaProfile(_CudaProfileBackend):
         timing.update(timer.seconds())
         return Execution(log10=np.asarray(out, np.float64), timing=timing,
                          info={"unit": "nats", "wall": time.perf_counter() - t0,
-                               "family": self.family})
+                               "family": self.family, "launches": dev.launches})
 
 
 GENERIC_SOURCE = "profile_generic.cu"
@@ -213,5 +285,6 @@ class CudaGenericProfile(_CudaProfileBackend):
 
 def backends() -> list:
     return [CudaProfile("profile-cuda-task", "inter-task", warp=False),
-            CudaProfile("profile-cuda-warp", "warp", warp=True),
+            CudaProfile("profile-cuda-warp", "warp-group", warp=True, variant=TUNED_VARIANT),
+            CudaProfile("profile-cuda-cudampf", "warp", warp=True, variant=CUDAMPF_VARIANT),
             CudaGenericProfile()]

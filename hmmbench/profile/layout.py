@@ -15,14 +15,15 @@ from .model import ProfileModel, T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM,
 WORD_T_ORDER = (T_BM, T_MM, T_IM, T_DM, T_MD, T_MI, T_II)
 
 
-def n_vectors(M: int, width: int) -> int:
-    return max(2, -(-M // width))       # HMMER's p7O_NQB/NQW: at least 2 vectors
+def n_vectors(M: int, width: int, min_q: int = 2) -> int:
+    """HMMER's p7O_NQB/NQW (at least 2 vectors); the warp-group byte layouts allow 1."""
+    return max(min_q, -(-M // width))
 
 
-def stripe(values: np.ndarray, width: int, pad) -> np.ndarray:
+def stripe(values: np.ndarray, width: int, pad, min_q: int = 2) -> np.ndarray:
     """(rows, M) values of k = 1..M -> (rows, Q, width) striped, padded with ``pad``."""
     rows, M = values.shape
-    Q = n_vectors(M, width)
+    Q = n_vectors(M, width, min_q)
     q, z = np.meshgrid(np.arange(Q), np.arange(width), indexing="ij")
     k = q + z * Q                       # 0-based position (k - 1)
     out = np.full((rows, Q, width), pad, dtype=values.dtype)
@@ -54,9 +55,65 @@ def striped_words(model: ProfileModel, width: int = 64):
     return match, tsc
 
 
-def pack_lanes(striped: np.ndarray) -> np.ndarray:
-    """(..., Q, 32*n) elements -> (..., Q, 32) uint32 words, n elements per lane, little-endian."""
+def pack_lanes(striped: np.ndarray, lanes: int = 32) -> np.ndarray:
+    """(..., Q, lanes*n) elements -> (..., Q, lanes) uint32 words, n elements per lane,
+    little-endian."""
     *lead, Q, width = striped.shape
-    per = width // 32
+    per = width // lanes
     raw = np.ascontiguousarray(striped).view(np.uint8)
-    return raw.reshape(*lead, Q, 32, per * striped.itemsize).view(np.uint32)[..., 0]
+    return raw.reshape(*lead, Q, lanes, per * striped.itemsize).view(np.uint32)[..., 0]
+
+
+#: int16 profile value of "no cell" (past M, pad residue) in the SIMD16 byte-filter layouts:
+#: any value <= -256 drives a cell to 0 whatever the previous row held (values stay <= 255)
+NO_CELL16 = -1024
+
+
+def warp_byte_elements(model: ProfileModel, kind: str, simd16: bool) -> tuple:
+    """Per-element profile values (Kp+1, M) of the warp-group SSV/MSV kernels and the pad value:
+    row Kp is the pad residue fed to a group whose sequence ended (a no-op row).
+    bytes: the biased cost (255 = no cell); SIMD16 int16: SSV ``bias - cost``, MSV ``-cost``."""
+    bp = model.byte
+    cost = bp.cost.astype(np.int16)
+    if not simd16:
+        vals, pad = bp.cost, 255
+    elif kind == "ssv":
+        vals, pad = (bp.bias - cost).astype(np.int16), NO_CELL16
+    elif kind == "msv":
+        vals, pad = (-cost).astype(np.int16), NO_CELL16
+    else:
+        raise ValueError(kind)
+    rows = np.full((model.Kp + 1, model.M), pad, dtype=vals.dtype)
+    rows[:model.Kp] = vals
+    return rows, pad
+
+
+def warp_byte_profile(model: ProfileModel, kind: str, group: int, simd16: bool):
+    """(Q, words (Kp+1, Q, group) uint32): SSV/MSV profile striped over a group of lanes, each
+    lane holding 4 bytes (or 2 int16 with ``simd16``) of a vector of group x 4 (x 2) elements."""
+    rows, pad = warp_byte_elements(model, kind, simd16)
+    width = group * (2 if simd16 else 4)
+    s = stripe(rows, width, pad, min_q=1)
+    return s.shape[1], pack_lanes(s, group)
+
+
+def warp_word_profile(model: ProfileModel, dpx: bool):
+    """(QW, flat uint32 words) of the warp Viterbi filter: match rows [Kp+1][QW][32] (row Kp =
+    pad residue, -32768); with ``dpx`` the emission clamps lo = -32768 - min(e, 0) and
+    hi = 32767 - max(e, 0) (same shape); then the 8 transition vectors; with ``dpx`` then
+    -32768 - tsc (HMMER's transition words are all <= 0, which the saturation trick needs)."""
+    match, tsc = striped_words(model)
+    Kp, QW = match.shape[0], match.shape[1]
+    e = np.full((Kp + 1,) + match.shape[1:], WORD_NEG_INF, dtype=np.int32)
+    e[:Kp] = match
+    parts = [e]
+    if dpx:
+        if (tsc > 0).any():
+            raise ValueError("VF_DPX needs transition words <= 0")
+        parts += [-32768 - np.minimum(e, 0), 32767 - np.maximum(e, 0)]
+    t = tsc.astype(np.int32)
+    parts.append(t)
+    if dpx:
+        parts.append(-32768 - t)
+    words = [pack_lanes(p.astype(np.int16)) for p in parts]
+    return QW, np.concatenate([w.ravel() for w in words])
