@@ -121,15 +121,14 @@ __device__ __forceinline__ void setup_rows(Rows& R, RealQuad* tbl_lane, int row0
 }
 
 extern "C" __global__ void __launch_bounds__(SW_BLOCK, SW_MIN_BLOCKS)
-subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __restrict__ n_items_ptr,
+subwarp_forward(const SwItem* __restrict__ items, const int* __restrict__ range, int n_max,
                 const unsigned char* __restrict__ read_bases,
                 const unsigned char* __restrict__ base_q, const unsigned char* __restrict__ ins_q,
                 const unsigned char* __restrict__ del_q, const unsigned char* __restrict__ gcp_q,
-                const long long* __restrict__ read_start, const int* __restrict__ read_len,
-                const unsigned char* __restrict__ hap_bases, const long long* __restrict__ hap_start,
-                const int* __restrict__ hap_len,
-                double* __restrict__ out, int* __restrict__ fb_count,
-                SwItem* __restrict__ fb_items, int fb_capacity,
+                const long long* __restrict__ read_off,
+                const unsigned char* __restrict__ hap_bases, const long long* __restrict__ hap_off,
+                double* __restrict__ out, int* __restrict__ fb_queue,
+                SwItem* __restrict__ fb_items,
                 RealQuad* __restrict__ scratch, int scratch_stride) {
     const int lane = threadIdx.x % SW_P;
     const int group = threadIdx.x / SW_P;
@@ -146,14 +145,16 @@ subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __rest
         + (long long)(blockIdx.x * SW_GROUPS + group) * scratch_stride;
 #endif
     Rows R;
-    // The float64 recompute reads its item count from the device (no host round trip).
-    if (n_items_ptr != nullptr) n_items = min(*n_items_ptr, n_items);
+    // Items range[0] .. range[0] + range[1] - 1 (both written on the device: by the layout
+    // kernels for a bin, by the float32 kernels for a recompute queue; no host round trip).
+    const int first = range[0];
+    const int n_items = min(range[1], n_max);
 
     // Grid-stride over items: one item (read x its haplotypes) per group at a time.
     for (int it = blockIdx.x * SW_GROUPS + group; it < n_items; it += gridDim.x * SW_GROUPS) {
-        const SwItem item = items[it];
-        const long long rs = read_start[item.read];
-        const int m = read_len[item.read];
+        const SwItem item = items[first + it];
+        const long long rs = read_off[item.read];
+        const int m = (int)(read_off[item.read + 1] - rs);
         // The host routes only reads of this bin here (lets the compiler drop dead padding code).
         __builtin_assume(m >= SW_BIN_MIN && m <= SW_BIN_MAX);
         const unsigned char* const rb = read_bases + rs;
@@ -170,8 +171,9 @@ subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __rest
         const real_t gm_first = SW_SCALED ? (real_t)1 - phred_to_prob(gq[0]) : (real_t)1;
 
         for (int h = 0; h < item.n_hap; ++h) {
-            const int n = hap_len[item.hap + h];
-            const unsigned char* const hb = hap_bases + hap_start[item.hap + h];
+            const long long hs = hap_off[item.hap + h];
+            const int n = (int)(hap_off[item.hap + h + 1] - hs);
+            const unsigned char* const hb = hap_bases + hs;
             // n + SW_P - 1 wavefront steps, rounded up to whole unrolled iterations of 4.
             const int n_quads = (n + SW_P - 1 + 3) / 4;
             const real_t d_init = gm_first * (SW_INIT_C / (real_t)n);
@@ -293,14 +295,12 @@ subwarp_forward(const SwItem* __restrict__ items, int n_items, const int* __rest
 #else
                 if (sum >= SW_F32_MIN_ACCEPTED) {
                     out[o] = log10((double)sum) - SW_LOG10_C;
-                } else {  // float32 underflow (or worse): recompute this pair in double
-                    out[o] = __longlong_as_double(0x7ff8000000000000LL);
-                    const int slot = atomicAdd(fb_count, 1);
-                    if (slot < fb_capacity) {
-                        SwItem f;
-                        f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o;
-                        fb_items[slot] = f;
-                    }
+                } else {  // float32 underflow (or worse): queued for the double recompute
+                    // The queue {first, count} has room for every pair of the bins feeding it.
+                    const int slot = atomicAdd(fb_queue + 1, 1);
+                    SwItem f;
+                    f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o;
+                    fb_items[fb_queue[0] + slot] = f;
                 }
 #endif
             }

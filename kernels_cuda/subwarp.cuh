@@ -83,5 +83,15 @@ struct SwItem {
     int out;
 };
 
-// Smallest float32 forward sum (with C) accepted; below it the pair is recomputed in double.
+// Smallest float32 forward sum (with C) accepted; below it the pair is recomputed in double
+// (the contract's 1e-28; a larger value sends every pair through the recompute, for tests and
+// for timing the double kernels alone).
+#ifndef SW_F32_MIN_ACCEPTED
 #define SW_F32_MIN_ACCEPTED 1e-28f
+#endif
+
+// Work levels of the on-GPU counting sort: items of a bin ordered by descending work (log2 of
+// the item's haplotype bases, 16 levels per doubling).
+#define SW_LEVELS 256
+// Largest group size: a wavefront of n columns runs n + p - 1 steps (work estimate).
+#define SW_MAX_P 32

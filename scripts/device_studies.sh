@@ -9,7 +9,8 @@
 #   smallcount inter tile=4 vs intra naive vs multi-warp on Ren 2016 Table I at 100/1000/10000 pairs
 #   chunking   every CUDA family on the real chunks of 1m, one launch per chunk vs merged  [Table 6]
 #   apis       CUDA and OpenCL twins side by side: 10s, 1m (both chunkings), 128x256 x 10^6 [issue 4]
-#   peak       cuda-subwarp variants on equal-length sets 32..1024                           [issue 5]
+#   peak       cuda-subwarp (auto) kernel-only curve on equal-length sets 32..1024          [issue 5]
+#   peak-variants  every cuda-subwarp variant on equal-128 and equal-512                      [issue 5]
 #   e2e        cuda-subwarp end to end on 10s, 1m and the NA12878-sized chunk set            [issue 5]
 #   profile    HMMER3 filters: model-size curve on a Swiss-Prot-sized database (2e8 residues), CUDA
 #              backends; peers and every kind/backend on the proteome                       [issue 6]
@@ -53,11 +54,19 @@ for study in ${1//,/ }; do
             --opencl-device NVIDIA --max-time 3
         hb apis-128x256 -d ren16-t1.8@1e6 -b 'cuda-*' -b 'opencl-*' --opencl-device NVIDIA --repeat 3 ;;
     peak)
-        # Pairs per length: up to 4e10 cells (at most 4e6 pairs), enough to fill the GPU.
+        # Kernel-only curve of the auto backend: 8e9 cells per length (at most 4e6 pairs), the
+        # cross-check on 200 sampled pairs per set (the float64 reference of 1024^2-cell pairs is
+        # slow); ~2-3 min on an H100. The element variants: peak-variants.
         hb peak $(for L in 32 64 128 192 256 384 448 512 768 896 1024; do
-                      printf -- '-d equal-%s@%s ' $L $(( 40000000000 / (L * L) < 4000000 ? 40000000000 / (L * L) : 4000000 ))
-                  done) -b 'cuda-subwarp*' --repeat 3 ;;
+                      printf -- '-d equal-%s@%s ' $L $(( 8000000000 / (L * L) < 4000000 ? 8000000000 / (L * L) : 4000000 ))
+                  done) -b cuda-subwarp --repeat 3 --sample-pairs 200 ;;
+    peak-variants)
+        hb peak-variants -d equal-128@480000 -d equal-512@30000 -b 'cuda-subwarp*' --repeat 3 \
+            --sample-pairs 200 ;;
     e2e)
+        # 10s and 1m (whole-set cross-check) and the NA12878-sized lazy set (28 generated pieces of
+        # ~2e6 pairs, one timed run() each; 2000 sampled pairs per piece checked). ~5 min on an
+        # H100, mostly generating the pieces twice (warm-up + timed pass): run it alone in a call.
         hb e2e -d 10s -d 1m --chunking merged -b cuda-subwarp -b cuda-subwarp-nostreams --max-time 3
         hb e2e-na12878 -d chunks-na12878 --chunking merged -b cuda-subwarp --repeat 1 ;;
     profile)

@@ -1,15 +1,30 @@
 #!/usr/bin/env bash
 # One device call for cuda-subwarp: setup, correctness against the float64 reference, kernel-only
 # sweep over equal lengths and (p, k), end-to-end timings. Logs and JSON under $OUT.
-#   source .device/env.sh && bash scripts/device_subwarp.sh [pytest] [correct] [sweep] [e2e]
-# (no arguments: all parts). SW_SWEEP_LENGTHS / SW_SWEEP_CELLS / SW_E2E_PIECES tune the sizes.
+#   source .device/env.sh && bash scripts/device_subwarp.sh [pytest] [correct] [double] [sweep] [e2e] [tool]
+# (no arguments: all parts). SW_SWEEP_LENGTHS / SW_SWEEP_CELLS / SW_E2E_PIECES / SW_DOUBLE_LENGTHS
+# tune the sizes; SW_E2E_SETS="10s 1m" the small end-to-end sets.
 set -u
 OUT="${OUT:-/tmp/subwarp-out}"
 mkdir -p "$OUT"
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/shared/data/pairhmm:$PWD/../shared/data/pairhmm}"
 export PYTHONUNBUFFERED=1
-PARTS="${*:-pytest correct sweep e2e tool}"
+PARTS="${*:-pytest correct double sweep e2e tool}"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
+# A fresh machine has an empty PyCUDA cache: compile every kernel the parts use, nvcc in parallel.
+python3 - <<'PY' 2>&1 | tee "$OUT/precompile.txt"
+import time
+from hmmbench.backends import cuda_subwarp as sw
+t = time.time()
+variants = sw.backends()
+extra = []
+for b in variants[:3]:  # the tests' recompute-everything runs (auto, and two element variants)
+    x = sw.SubwarpBackend(b.name, bins=b._bins_table, long_config=b._long, emis_table=b._table,
+                          scaled=b._scaled, small_bins=b._small_table)
+    x.recompute_all = True
+    extra.append(x)
+print("precompiled", sw.precompile(variants + extra), "kernels in", round(time.time() - t, 1), "s")
+PY
 
 if [[ " $PARTS " == *" pytest "* ]]; then
   python3 -m pytest tests/test_cuda_subwarp*.py -q -x 2>&1 | tail -15 | tee "$OUT/pytest.txt"
@@ -74,6 +89,34 @@ def kernel_time(backend, ps, repeats=3):
 
 def best_fixed(row):
     return max((c for c in row if "mb" not in c and c != "auto"), key=lambda c: row[c]["gcups"])
+
+# ---------------- float64 recompute at long lengths ----------------
+if "double" in parts:
+    res = {}
+    for L in [int(x) for x in os.environ.get("SW_DOUBLE_LENGTHS", "512 768 1024").split()]:
+        n = int(max(float(os.environ.get("SW_DOUBLE_CELLS", "8e9")) / (L * L), 4096))
+        n -= n % 16
+        ps = load(f"equal-{L}@{n}")
+        for dk in (8, 4):
+            for everything in (False, True):
+                b = sw.SubwarpBackend(f"dk{dk}", small_bins=sw.SMALL_BINS)
+                b.double_k, b.recompute_all = dk, everything
+                kt, ex = kernel_time(b, ps)
+                f32 = ex.info["float32_kernel_s"]
+                row = {"pairs": n, "cells": ps.cells, "kernel_s": kt, "gcups": ps.cells / kt / 1e9,
+                       "float32_kernel_s": f32, "fallback": ex.n_fallback,
+                       "queues": ex.info["recompute_queues"], "clock": ex.info["sm_clock_mhz"]}
+                if everything:  # every pair in float64: the double kernels' own rate
+                    row["double_gcups"] = ps.cells / max(kt - f32, 1e-9) / 1e9
+                res[f"{L}|k{dk}|{'all' if everything else 'contract'}"] = row
+                print(f"double L={L} k={dk} {'all pairs' if everything else 'underflows'}: "
+                      f"{row['gcups']:.0f} GCUPS incl. recompute, fallback={ex.n_fallback} "
+                      f"float32 {ps.cells / f32 / 1e9:.0f} GCUPS"
+                      + (f", float64 kernels {row['double_gcups']:.0f} GCUPS" if everything else ""))
+                b.close()
+        results["double"] = res
+        save()
+        del ps
 
 if "sweep" in parts:
     lengths = [int(x) for x in os.environ.get("SW_SWEEP_LENGTHS",
@@ -142,9 +185,9 @@ def e2e(backend, ps, repeats=15):
 
 if "e2e" in parts:
     e2e_res = {}
-    for name in ["10s", "1m"]:
+    for name in os.environ.get("SW_E2E_SETS", "10s 1m").split():
         ps = load(name)
-        for b in sw.backends():
+        for b in sw.backends()[:int(os.environ.get("SW_E2E_VARIANTS", "6"))]:
             med, ex = e2e(b, ps)
             e2e_res[f"{name}|{b.name}"] = {**med, "cells": ps.cells, "fallback": ex.n_fallback}
             print(f"{name:4s} {b.name:28s} wall={med['wall']*1e3:.3f}ms prep={med['prep']*1e3:.3f} "

@@ -79,15 +79,27 @@ NOTABLE_BINS: tuple = (
 #: The same bins as the auto backend, in GATK's 8-instruction form (no min-blocks caps: the
 #: form needs more registers).
 GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
-#: The float64 recompute: one generic multi-tile kernel (rare pairs; any length).
-DOUBLE_CONFIG = (16, 8)
+#: The float64 recompute, specialized like the float32 bins: k = DOUBLE_K rows per thread (in
+#: double, k = 8 takes ~206 registers, as k = 16 does in float) and the smallest p whose tile
+#: holds the bin's reads; longer reads run multi-tile p32. Bins with the same configuration share
+#: one recompute queue (one double launch per queue and chunk).
+DOUBLE_K = 8
 
 THREADS_PER_BLOCK = 128
 #: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
 STAGING_SLOTS = 4
 PREP_THREADS = min(16, os.cpu_count() or 1)
-#: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int).
-KERNEL_SIGNATURE = "PiPPPPPPPPPPPPPPiPi"
+#: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int): items, range,
+#: n_max, KERNEL_ARRAYS, out, fb_queue, fb_items, scratch, scratch_stride.
+KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", "read_off",
+                 "hap_bases", "hap_off")
+KERNEL_SIGNATURE = "PPi" + "P" * len(KERNEL_ARRAYS) + "PPPPi"
+#: The on-GPU layout kernels and their prepared signatures.
+LAYOUT_SOURCE = "subwarp_layout.cu"
+LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPPP",
+                     "sw_layout_scatter": "iPPPP"}
+#: Sort levels per bin (SW_LEVELS in subwarp.cuh).
+SW_LEVELS = 256
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,25 @@ def make_bins(table: Sequence[tuple], long_config: Optional[tuple], max_len: int
     return bins
 
 
+def recompute_queues(bins: Sequence[Bin], k: int = DOUBLE_K) -> tuple[list[Bin], list[int]]:
+    """The double-precision kernels of the float64 recompute: one per distinct configuration
+    (covering the reads of every bin that feeds it), and the queue index of each bin."""
+    def config(b: Bin) -> tuple:
+        for p in SUPPORTED_P:
+            if not b.multi_tile and p * k >= b.hi:
+                return p, False
+        return MAX_P, True
+
+    queues: dict = {}
+    of = []
+    for b in bins:
+        p, multi = config(b)
+        lo, hi = queues.get((p, multi), (b.lo, b.hi))
+        queues[(p, multi)] = (min(lo, b.lo), max(hi, b.hi))
+        of.append(list(queues).index((p, multi)))
+    return [Bin(lo, hi, p, k, multi_tile=multi) for (p, multi), (lo, hi) in queues.items()], of
+
+
 def table_bytes(p: int, k: int, groups: int, double: bool = False, table: bool = True) -> int:
     """Dynamic shared memory of one block: mirrors SW_CODE_STRIDE / SW_GROUP_STRIDE."""
     if not table:
@@ -133,11 +164,10 @@ def table_bytes(p: int, k: int, groups: int, double: bool = False, table: bool =
 # ------------------------------------------------------------------------------------------------
 @dataclass
 class HostLayout:
-    """Device-ready arrays of batches ``b0:b1`` of a PairSet (views where possible)."""
+    """The work items of batches ``b0:b1`` as the GPU layout kernels build them (the host's
+    reference: tests compare the device's items with it; the bin profile counts its cells)."""
     items: np.ndarray          # (n_items, 4) int32: read, first hap, n haps, first pair; bin order
     bin_ranges: list           # [(Bin, start, stop)] slices of items, non-empty bins only
-    arrays: dict               # name -> host array, uploaded as is (kernel argument order)
-    max_hap_len: int
 
 
 def read_items(pairs: PairSet, b0: int = 0, b1: Optional[int] = None) -> np.ndarray:
@@ -162,13 +192,11 @@ def read_items(pairs: PairSet, b0: int = 0, b1: Optional[int] = None) -> np.ndar
 
 def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[int] = None,
                 per_pair: bool = False) -> HostLayout:
-    """Everything the kernels need for batches b0:b1, without building a PairSet of them."""
+    """The items of batches b0:b1 in the order sw_layout_* sorts them: by bin, then by descending
+    work level (the order inside a level is arbitrary on the GPU, dataset order here)."""
     b1 = pairs.n_batches if b1 is None else b1
-    if pairs.n_pairs >= 2**31 - 1:
-        raise ValueError("cuda-subwarp indexes pairs with int32: split the input")
     r0, r1 = int(pairs.batch_reads[b0]), int(pairs.batch_reads[b1])
-    h0, h1 = int(pairs.batch_haps[b0]), int(pairs.batch_haps[b1])
-    a0, a1 = int(pairs.read_offsets[r0]), int(pairs.read_offsets[r1])
+    h0 = int(pairs.batch_haps[b0])
     rl = pairs.read_lengths[r0:r1]
     if per_pair:  # straight from the PairSet's own pair arrays
         p0, p1 = int(pairs.batch_pairs[b0]), int(pairs.batch_pairs[b1])
@@ -184,8 +212,6 @@ def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[i
     his = np.array([b.hi for b in bins], np.int64)
     top = int(lengths.max(initial=0))
     bin_of = np.searchsorted(his, np.arange(top + 1), side="left").astype(np.uint8)[lengths]
-    if len(bins) > 63:
-        raise ValueError("at most 63 bins (16-bit sort key)")
     if len(items) and int(bin_of.max()) >= len(bins):
         raise ValueError(f"read length {int(lengths.max())} exceeds the longest bin")
     # Radix sort by (bin, descending work): the groups of a warp then run about as many wavefront
@@ -200,65 +226,79 @@ def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[i
         work = np.repeat(per_batch, nr)
         if len(work) != len(items):  # reads of batches without haplotypes were dropped
             work = work[np.repeat(np.diff(bh) > 0, nr)]
-    level = np.minimum(1023, (np.log2(np.maximum(work, 1).astype(np.float32)) * 48)
+    level = np.minimum(SW_LEVELS - 1, (np.log2(np.maximum(work, 1).astype(np.float32)) * 16)
                        .astype(np.int32))
-    key = (bin_of.astype(np.int32) << 10 | (1023 - level)).astype(np.uint16)
+    key = bin_of.astype(np.int32) * SW_LEVELS + (SW_LEVELS - 1 - level)
     order = np.argsort(key, kind="stable")
     items = items.view(np.complex128).reshape(-1)[order].view(np.int32).reshape(-1, 4)  # 16-B rows
     counts = np.bincount(bin_of, minlength=len(bins))
     starts = np.concatenate([[0], np.cumsum(counts)])
     ranges = [(b, int(starts[i]), int(starts[i + 1])) for i, b in enumerate(bins) if counts[i]]
-    c0 = int(pairs.hap_offsets[h0])
-    hap_len = pairs.hap_lengths[h0:h1].astype(np.int32)
-    arrays = {
-        "read_bases": pairs.read_bases[a0:a1], "base_qual": pairs.base_qual[a0:a1],
-        "ins_qual": pairs.ins_qual[a0:a1], "del_qual": pairs.del_qual[a0:a1],
-        "gcp_qual": pairs.gcp_qual[a0:a1],
-        "read_start": pairs.read_offsets[r0:r1] - a0, "read_len": rl.astype(np.int32),
-        "hap_bases": pairs.hap_bases[c0:int(pairs.hap_offsets[h1])],
-        "hap_start": pairs.hap_offsets[h0:h1] - c0, "hap_len": hap_len, "items": items}
-    return HostLayout(items=items, bin_ranges=ranges, arrays=arrays,
-                      max_hap_len=int(hap_len.max(initial=1)))
+    return HostLayout(items=items, bin_ranges=ranges)
 
 
-#: Device arrays of a chunk in kernel-argument order, with their dtypes; each chunk goes up as
-#: one packed block (one H2D copy) with these arrays at 256-byte aligned offsets.
-STAGED = (("items", np.int32), ("read_bases", np.uint8), ("base_qual", np.uint8),
-          ("ins_qual", np.uint8), ("del_qual", np.uint8), ("gcp_qual", np.uint8),
-          ("read_start", np.int64), ("read_len", np.int32), ("hap_bases", np.uint8),
-          ("hap_start", np.int64), ("hap_len", np.int32))
+#: A chunk's raw arrays as the device gets them (one packed block, one H2D copy per chunk, each
+#: array at a 256-byte aligned offset): the PairSet's own byte slices, offsets made chunk-relative;
+#: the work items are built from them on the GPU (``subwarp_layout.cu``). ``meta`` = [n_bins,
+#: longest read of each bin, recompute queue of each bin].
+STAGED = (("read_bases", np.uint8), ("base_qual", np.uint8), ("ins_qual", np.uint8),
+          ("del_qual", np.uint8), ("gcp_qual", np.uint8), ("read_off", np.int64),
+          ("hap_bases", np.uint8), ("hap_off", np.int64), ("batch_reads", np.int64),
+          ("batch_haps", np.int64), ("batch_pairs", np.int64), ("meta", np.int32))
+#: Staging tasks of a chunk (worker threads): the big byte arrays alone, the rest together.
+STAGE_TASKS = (("read_bases",), ("base_qual",), ("ins_qual",), ("del_qual",), ("gcp_qual",),
+               ("hap_bases",), ("read_off", "hap_off", "batch_reads", "batch_haps",
+                                "batch_pairs", "meta"))
 
 
-def staging_offsets(pairs: PairSet, bounds, per_pair) -> tuple[dict, int]:
+def chunk_sources(pairs: PairSet, b0: int, b1: int, meta: np.ndarray) -> dict:
+    """{name: (source array, value subtracted or None)} of batches b0:b1 (views, no copies)."""
+    r0, r1 = int(pairs.batch_reads[b0]), int(pairs.batch_reads[b1])
+    h0, h1 = int(pairs.batch_haps[b0]), int(pairs.batch_haps[b1])
+    a0, a1 = int(pairs.read_offsets[r0]), int(pairs.read_offsets[r1])
+    c0, c1 = int(pairs.hap_offsets[h0]), int(pairs.hap_offsets[h1])
+    src = {name: (getattr(pairs, name)[a0:a1], None)
+           for name in ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual")}
+    src.update(read_off=(pairs.read_offsets[r0:r1 + 1], a0),
+               hap_bases=(pairs.hap_bases[c0:c1], None),
+               hap_off=(pairs.hap_offsets[h0:h1 + 1], c0),
+               batch_reads=(pairs.batch_reads[b0:b1 + 1], r0),
+               batch_haps=(pairs.batch_haps[b0:b1 + 1], h0),
+               batch_pairs=(pairs.batch_pairs[b0:b1 + 1], None), meta=(meta, None))
+    return src
+
+
+def staging_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple[dict, int]:
     """{name: (byte offset, dtype)} fitting every chunk, and the slot size (from offsets only)."""
+    b = np.asarray(bounds, np.int64).reshape(-1, 2)
     br, bh = pairs.batch_reads, pairs.batch_haps
-    worst = {"reads": 0, "haps": 0, "pos": 0, "hap_pos": 0, "items": 0}
-    for (b0, b1), pp in zip(bounds, per_pair):
-        r0, r1, h0, h1 = int(br[b0]), int(br[b1]), int(bh[b0]), int(bh[b1])
-        worst["reads"] = max(worst["reads"], r1 - r0)
-        worst["haps"] = max(worst["haps"], h1 - h0)
-        worst["pos"] = max(worst["pos"], int(pairs.read_offsets[r1] - pairs.read_offsets[r0]))
-        worst["hap_pos"] = max(worst["hap_pos"], int(pairs.hap_offsets[h1] - pairs.hap_offsets[h0]))
-        worst["items"] = max(worst["items"],
-                             int(pairs.batch_pairs[b1] - pairs.batch_pairs[b0]) if pp else r1 - r0)
-    count = {"items": 4 * worst["items"], "read_start": worst["reads"],
-             "read_len": worst["reads"], "hap_bases": worst["hap_pos"],
-             "hap_start": worst["haps"], "hap_len": worst["haps"]}
+    r0, r1, h0, h1 = br[b[:, 0]], br[b[:, 1]], bh[b[:, 0]], bh[b[:, 1]]
+    count = {"pos": int(np.max(pairs.read_offsets[r1] - pairs.read_offsets[r0], initial=0)),
+             "read_off": int(np.max(r1 - r0, initial=0)) + 1,
+             "hap_bases": int(np.max(pairs.hap_offsets[h1] - pairs.hap_offsets[h0], initial=0)),
+             "hap_off": int(np.max(h1 - h0, initial=0)) + 1, "meta": n_meta}
+    for name in ("batch_reads", "batch_haps", "batch_pairs"):
+        count[name] = int(np.max(b[:, 1] - b[:, 0], initial=0)) + 1
     offs, at = {}, 0
     for name, dtype in STAGED:
         offs[name] = (at, dtype)
-        n = count.get(name, worst["pos"]) * np.dtype(dtype).itemsize
+        n = count.get(name, count["pos"]) * np.dtype(dtype).itemsize
         at += -(-max(n, 1) // 256) * 256
     return offs, at
 
 
-def stage(arrays: dict, offs: dict, buf: np.ndarray) -> int:
-    """Copy a chunk's arrays into a staging buffer at ``offs``; returns the bytes used."""
+def stage(sources: dict, names: Sequence[str], offs: dict, buf: np.ndarray) -> int:
+    """Copy arrays ``names`` of a chunk into its staging buffer; returns the end of the last."""
     used = 0
-    for name, (o, dtype) in offs.items():
-        a = np.asarray(arrays[name]).reshape(-1)
+    for name in names:
+        a, base = sources[name]
+        o, dtype = offs[name]
         nbytes = a.size * np.dtype(dtype).itemsize
-        np.copyto(buf[o:o + nbytes].view(dtype), a, casting="same_kind")
+        dst = buf[o:o + nbytes].view(dtype)
+        if base is None:
+            np.copyto(dst, a, casting="same_kind")
+        else:
+            np.subtract(a, base, out=dst, casting="same_kind")
         used = max(used, o + nbytes)
     return used
 
@@ -324,6 +364,43 @@ def inner_loop_counts(sass: str) -> Optional[Counter]:
 
 
 # ------------------------------------------------------------------------------------------------
+# Kernel cache warm-up (device scripts: a fresh GPU machine has an empty PyCUDA disk cache)
+# ------------------------------------------------------------------------------------------------
+def kernel_specs(backends: Sequence["SubwarpBackend"], max_read_length: int = 1 << 20) -> list:
+    """(source, defines) of every kernel the backends launch on inputs up to max_read_length."""
+    seen: dict = {(LAYOUT_SOURCE, ()): (LAYOUT_SOURCE, {})}
+    for b in backends:
+        for table in (b._bins_table, b._small_table):
+            if not table:
+                continue
+            bins = make_bins(table, b._long, max_read_length)
+            specs = [b.defines(x) for x in bins]
+            specs += [b.defines(q, double=True) for q in recompute_queues(bins, b.double_k)[0]]
+            for d in specs:
+                seen[(SOURCE, tuple(sorted(d.items())))] = (SOURCE, d)
+    return list(seen.values())
+
+
+def precompile(backends: Sequence["SubwarpBackend"], threads: int = 16) -> int:
+    """Fill PyCUDA's disk cache with every kernel of ``backends``, nvcc runs in parallel (the call
+    SourceModule makes in glue.compile, so the later loads hit the cache). Returns the count."""
+    from concurrent.futures import ThreadPoolExecutor
+    from pycuda.compiler import compile as nvcc_compile
+    arch = glue.device_attributes()["arch"]
+
+    def build(spec):
+        source, defines = spec
+        nvcc_compile(glue.kernel_source(source),
+                     options=list(glue.BASE_OPTIONS) + glue.define_flags(defines),
+                     no_extern_c=True, arch=arch, include_dirs=[glue.kernel_dir()])
+
+    specs = kernel_specs(backends)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        list(pool.map(build, specs))
+    return len(specs)
+
+
+# ------------------------------------------------------------------------------------------------
 # Backend
 # ------------------------------------------------------------------------------------------------
 class SubwarpBackend(Backend):
@@ -361,6 +438,8 @@ class SubwarpBackend(Backend):
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
+        self.double_k = DOUBLE_K
+        self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
 
@@ -387,16 +466,19 @@ class SubwarpBackend(Backend):
 
     # --- kernels ------------------------------------------------------------------------------
     def defines(self, b: Bin, double: bool = False) -> dict:
-        return {"SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double),
-                "SW_EMIS_TABLE": int(self._table or double), "SW_SCALED": int(self._scaled),
-                "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
-                "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30,
-                "SW_BLOCK": THREADS_PER_BLOCK,
-                "SW_MIN_BLOCKS": 1 if double else (b.min_blocks or self.min_blocks)}
+        d = {"SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double),
+             "SW_EMIS_TABLE": int(self._table or double), "SW_SCALED": int(self._scaled),
+             "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
+             "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30,
+             "SW_BLOCK": THREADS_PER_BLOCK,
+             "SW_MIN_BLOCKS": 1 if double else (b.min_blocks or self.min_blocks)}
+        if self.recompute_all and not double:
+            d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
+        return d
 
     def kernel(self, b: Bin, double: bool = False):
         """(prepared function, dynamic shared bytes) for a bin, compiled on first use."""
-        key = (b, double)
+        key = (b, double, self.recompute_all)
         if key not in self._kernels:
             mod = glue.compile(SOURCE, self.defines(b, double))
             fn = mod.get_function("subwarp_forward")
@@ -409,6 +491,17 @@ class SubwarpBackend(Backend):
             self._kernels[key] = (fn, smem)
         return self._kernels[key]
 
+    def layout_kernels(self) -> dict:
+        """The three on-GPU layout kernels (``subwarp_layout.cu``), prepared."""
+        if "layout" not in self._kernels:
+            mod = glue.compile(LAYOUT_SOURCE, {})
+            fns = {}
+            for name, sig in LAYOUT_SIGNATURES.items():
+                fns[name] = mod.get_function(name)
+                fns[name].prepare(sig)
+            self._kernels["layout"] = fns
+        return self._kernels["layout"]
+
     def _bufs(self) -> glue.DeviceBuffers:
         if self._buffers is None:
             self._buffers = glue.DeviceBuffers()
@@ -420,30 +513,30 @@ class SubwarpBackend(Backend):
             self._streams.append(drv.Stream())
         return self._streams[:n]
 
-    def _launch(self, b: Bin, double: bool, items_ptr, n_items: int, count_ptr, dev: dict,
-                out_dev, fb_count_ptr, fb_items_ptr, fb_capacity: int, stream,
-                max_hap_len: int):
-        """One bin's kernel; with ``count_ptr`` the item count is read on the device (at most
-        ``n_items``) and the grid is a fixed grid-stride one."""
+
+    def _launch(self, b: Bin, double: bool, items_ptr, range_ptr, n_max: int, dev: dict,
+                out_dev, fb_queue_ptr, fb_items_ptr, stream, max_hap_len: int, blocks: int):
+        """One bin's kernel over items ``range_ptr[0] ..`` (count ``range_ptr[1]``, at most
+        ``n_max``; both read on the device); grid-stride over ``blocks`` blocks."""
         fn, smem = self.kernel(b, double)
         groups = THREADS_PER_BLOCK // b.p
-        sms = glue.device_attributes()["sm_count"]
-        blocks = sms * 4 if count_ptr else -(-n_items // groups)
-        scratch, stride = np.uintp(0), 0
+        scratch, stride = 0, 0
         if b.multi_tile:
-            # Grid-stride: a bounded grid, one boundary-row scratch per resident group.
-            blocks = min(blocks, sms * 16)
+            # A bounded grid, one boundary-row scratch per resident group; the buffer is sized
+            # for the largest grid, so it never grows (is never reallocated) within a run.
+            cap = glue.device_attributes()["sm_count"] * 16
+            blocks = min(blocks, cap)
             stride = max_hap_len + 4 + MAX_P  # wavefront steps, rounded up to 4
             quad = 32 if double else 16
             scratch = self._bufs().get("scratch_d" if double else "scratch",
-                                       blocks * groups * stride * quad)
-        ptr = lambda x: np.uintp(0 if x is None else int(x))  # noqa: E731
+                                       cap * groups * stride * quad)
+        ptr = lambda x: np.uintp(int(x))  # noqa: E731
         fn.prepared_async_call(
             (max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream,
-            ptr(items_ptr), np.int32(n_items), ptr(count_ptr),
-            *(ptr(dev[name]) for name, _ in STAGED[1:]),
-            ptr(out_dev), ptr(fb_count_ptr), ptr(fb_items_ptr), np.int32(fb_capacity),
-            ptr(scratch), np.int32(stride), shared_size=smem)
+            ptr(items_ptr), ptr(range_ptr), np.int32(n_max),
+            *(ptr(dev[name]) for name in KERNEL_ARRAYS),
+            ptr(out_dev), ptr(fb_queue_ptr), ptr(fb_items_ptr), ptr(scratch), np.int32(stride),
+            shared_size=smem)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
         """Batch ranges of about ``chunk_pairs`` pairs each (batches never split). With
@@ -462,6 +555,7 @@ class SubwarpBackend(Backend):
         edges = [0, *cuts.tolist(), pairs.n_batches]
         return list(zip(edges[:-1], edges[1:]))
 
+
     def run(self, pairs: PairSet) -> Execution:
         reason = self.refuse_reason(pairs)
         if reason:
@@ -474,41 +568,57 @@ class SubwarpBackend(Backend):
         if pairs.n_pairs >= 2**31 - 1:
             raise ValueError("cuda-subwarp indexes pairs with int32: split the input")
         bins = self.bins_for(pairs)
-        double_bin = Bin(1, 1 << 30, *DOUBLE_CONFIG, multi_tile=True)
+        queue_bins, queue_of = recompute_queues(bins, self.double_k)
         for b in bins:  # compile outside the timed stages (cached after the first run)
             self.kernel(b)
-        self.kernel(double_bin, double=True)
+        for q in queue_bins:
+            self.kernel(q, double=True)
+        lk = self.layout_kernels()
+        nb, nq = len(bins), len(queue_bins)
+        n_keys = nb * SW_LEVELS
+        meta = np.array([nb, *(min(b.hi, 2**31 - 1) for b in bins), *queue_of], np.int32)
 
         t_run = time.perf_counter()
+        br, bh, bp = pairs.batch_reads, pairs.batch_haps, pairs.batch_pairs
         bounds = self.chunk_bounds(pairs)
         n_chunks = len(bounds)
-        per_pair = [int(pairs.batch_pairs[b1] - pairs.batch_pairs[b0]) <= self.per_pair_below
-                    for b0, b1 in bounds]
-        offs, slot_bytes = staging_offsets(pairs, bounds, per_pair)
+        chunk_pairs = [int(bp[b1] - bp[b0]) for b0, b1 in bounds]
+        per_pair = [n <= self.per_pair_below for n in chunk_pairs]
+        units = [chunk_pairs[c] if per_pair[c] else int(br[b1] - br[b0])
+                 for c, (b0, b1) in enumerate(bounds)]
+        offs, slot_bytes = staging_offsets(pairs, bounds, len(meta))
         n_slots = min(n_chunks, max(STAGING_SLOTS, (self.prep_threads or PREP_THREADS) + 2))
         bufs = self._bufs()
         pinned = self._pinned_slots(n_slots, slot_bytes)
         dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
-        streams = self._stream_pool(2 + len(bins))
-        main, copy = streams[0], streams[1]
-        bin_streams = streams[2:] if self._streams_on else [main] * len(bins)
+        mu, mp = max(units), max(chunk_pairs)
+        work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
+                 "items": bufs.get(f"items{i}", mu * 16),
+                 "counters": bufs.get(f"counters{i}", (n_keys + nb) * 4),
+                 "bin_range": bufs.get(f"bin_range{i}", nb * 8),
+                 "fb_items": bufs.get(f"fb_items{i}", mp * 16)} for i in range(n_slots)]
+        queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan writes nb heads
+        streams = self._stream_pool(3 + nb + nq)
+        main, copy, lay_stream = streams[:3]
+        bin_streams = streams[3:3 + nb] if self._streams_on else [main] * nb
+        queue_streams = streams[3 + nb:] if self._streams_on else [main] * nq
         out_dev = bufs.get("out", pairs.n_pairs * 8)
-        fb_counts_dev = bufs.get("fb_counts", n_chunks * 4)
-        caps = [int(min(pairs.batch_pairs[b1] - pairs.batch_pairs[b0], 1 << 20))
-                for b0, b1 in bounds]
-        fb_items_dev = [bufs.get(f"fb_items{i}", max(caps) * 16) for i in range(n_slots)]
-        drv.memset_d32_async(fb_counts_dev, 0, n_chunks, main)
+        max_hap_len = int(pairs.hap_lengths.max(initial=1))
+        bin_lut = np.minimum(np.searchsorted([b.hi for b in bins],
+                                             np.arange(pairs.max_read_length + 1)), nb - 1)
+        sms = glue.device_attributes()["sm_count"]
         start = drv.Event()
         start.record(main)
         copy.wait_for_event(start)
+        lay_stream.wait_for_event(start)
 
-        def prepare(c: int):
-            """Worker: layout of chunk c staged into its pinned slot (numpy frees the GIL)."""
+        sources = {}
+
+        def stage_part(c: int, names) -> tuple:
+            """Worker: arrays ``names`` of chunk c into its pinned slot (numpy frees the GIL)."""
             t0 = time.perf_counter()
-            b0, b1 = bounds[c]
-            lay = host_layout(pairs, bins, b0, b1, per_pair=per_pair[c])
-            used = stage(lay.arrays, offs, pinned[c % n_slots])
-            return lay, used, time.perf_counter() - t0
+            used = stage(sources[c], names, offs, pinned[c % n_slots])
+            return used, time.perf_counter() - t0
 
         h2d_spans, kernel_spans, float_spans, kernels_done, staged_done = [], [], [], [], []
         bin_events: list = []
@@ -521,21 +631,25 @@ class SubwarpBackend(Backend):
             if c < n_chunks and c not in futures:
                 if c >= n_slots:  # the pinned slot is free once its previous upload is done
                     staged_done[c - n_slots].synchronize()
-                futures[c] = pool.submit(prepare, c)
+                b0, b1 = bounds[c]
+                sources[c] = chunk_sources(pairs, b0, b1, meta)
+                if pool is None:
+                    futures[c] = [stage_part(c, [n for n, _ in STAGED])]
+                else:
+                    futures[c] = [pool.submit(stage_part, c, names) for names in STAGE_TASKS]
 
-        if n_chunks == 1:  # nothing to overlap: no thread hop
-            from concurrent.futures import Future
-            futures[0] = Future()
-            futures[0].set_result(prepare(0))
         for c in range(min(n_slots, n_chunks)):
-            if c not in futures:
-                futures[c] = pool.submit(prepare, c)
+            submit(c)
+        ptr = lambda x: np.uintp(int(x))  # noqa: E731
         for c in range(n_chunks):
             slot = c % n_slots
+            b0, b1 = bounds[c]
             t0 = time.perf_counter()
-            lay, used, work = futures.pop(c).result()
+            parts = [f if pool is None else f.result() for f in futures.pop(c)]
             prep_wait += time.perf_counter() - t0
-            prep_work += work
+            used = max(u for u, _ in parts)
+            prep_work += sum(w for _, w in parts)
+            sources.pop(c)
             if c >= n_slots:  # device slot free once chunk c-n_slots's kernels are done
                 copy.wait_for_event(kernels_done[c - n_slots])
             e0, e1 = drv.Event(), drv.Event()
@@ -546,63 +660,105 @@ class SubwarpBackend(Backend):
             h2d_spans.append((e0, e1))
             base = int(dev_slots[slot])
             dev = {k: np.uintp(base + o) for k, (o, _) in offs.items()}
-            fb_count_ptr = np.uintp(int(fb_counts_dev) + 4 * c)
-            # Bins on separate streams after the upload, joined into `main` for the recompute.
-            joins = []
-            for b, lo, hi in lay.bin_ranges:
+            w = work[slot]
+            hist = int(w["counters"])
+            bin_pairs = hist + 4 * n_keys
+            queues = int(queues_dev) + 8 * nb * c
+            # Work items on the GPU: count + key, scan, scatter (sorted by bin, descending work).
+            lay_stream.wait_for_event(e1)
+            drv.memset_d32_async(w["counters"], 0, n_keys + nb, lay_stream)
+            grid = (max(1, -(-units[c] // 256)), 1)
+            lk["sw_layout_count"].prepared_async_call(
+                grid, (256, 1, 1), lay_stream, np.int32(units[c]), np.int32(per_pair[c]),
+                np.int32(b1 - b0), dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"],
+                dev["read_off"], dev["hap_off"], dev["meta"], ptr(w["raw"]),
+                ptr(w["key_rank"]), ptr(hist), ptr(bin_pairs))
+            lk["sw_layout_scan"].prepared_async_call(
+                (1, 1), (1024, 1, 1), lay_stream, dev["meta"], ptr(hist), ptr(bin_pairs),
+                ptr(w["bin_range"]), ptr(queues))
+            lk["sw_layout_scatter"].prepared_async_call(
+                grid, (256, 1, 1), lay_stream, np.int32(units[c]), ptr(w["raw"]),
+                ptr(w["key_rank"]), ptr(hist), ptr(w["items"]))
+            laid = drv.Event()
+            laid.record(lay_stream)
+            # Items per bin on the host (grid sizes only; the kernels read the exact ranges).
+            t0 = time.perf_counter()
+            bin_of = bin_lut[np.diff(pairs.read_offsets[br[b0]:br[b1] + 1])]
+            est = np.bincount(bin_of, minlength=nb, weights=np.repeat(
+                np.diff(bh[b0:b1 + 1]), np.diff(br[b0:b1 + 1])) if per_pair[c] else None)
+            prep_work += time.perf_counter() - t0
+            if self.profile_bins:  # cells per bin from the host's reference layout
+                ref = host_layout(pairs, bins, b0, b1, per_pair=per_pair[c])
+                cells_of = {b.label: bin_cells(pairs, bounds[c], ref, lo, hi)
+                            for b, lo, hi in ref.bin_ranges}
+            # Bins on separate streams after the layout; each bin's underflows go to its
+            # recompute queue, run by the double kernel of that queue once its bins are done.
+            fed: list = [[] for _ in range(nq)]
+            for i, b in enumerate(bins):
+                n = int(est[i])
+                if n == 0:
+                    continue
                 # A bin keeps its stream across chunks: launches sharing the multi-tile
                 # scratch never overlap.
-                s = main if self.profile_bins else bin_streams[bins.index(b)]
-                s.wait_for_event(e1)
+                s = main if self.profile_bins else bin_streams[i]
+                s.wait_for_event(laid)
                 if self.profile_bins:
                     pb0 = drv.Event()
                     pb0.record(s)
-                self._launch(b, False, np.uintp(int(dev["items"]) + lo * 16), hi - lo, None,
-                             dev, out_dev, fb_count_ptr, fb_items_dev[slot], caps[c], s,
-                             lay.max_hap_len)
+                self._launch(b, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev,
+                             out_dev, queues + 8 * queue_of[i], w["fb_items"], s, max_hap_len,
+                             -(-n // (THREADS_PER_BLOCK // b.p)))
                 ev = drv.Event()
                 ev.record(s)
-                joins.append(ev)
-                bin_counts[b.label] += hi - lo
+                fed[queue_of[i]].append(ev)
+                bin_counts[b.label] += n
                 if self.profile_bins:
-                    bin_events.append((b.label, pb0, ev, bin_cells(pairs, bounds[c], lay, lo, hi)))
-            main.wait_for_event(e1)
-            for ev in joins:
-                main.wait_for_event(ev)
+                    bin_events.append((b.label, pb0, ev, cells_of.get(b.label, 0)))
+            main.wait_for_event(laid)
+            for evs in fed:
+                for ev in evs:
+                    main.wait_for_event(ev)
             f1 = drv.Event()
             f1.record(main)
             float_spans.append((e1, f1))
-            # float64 recompute of this chunk's underflows, count read on the device.
-            self._launch(double_bin, True, fb_items_dev[slot], caps[c], fb_count_ptr, dev,
-                         out_dev, np.uintp(0), np.uintp(0), 0, main, lay.max_hap_len)
+            for q, qb in enumerate(queue_bins):
+                if not fed[q]:
+                    continue
+                s = main if self.profile_bins else queue_streams[q]
+                for ev in fed[q]:
+                    s.wait_for_event(ev)
+                blocks = min(-(-chunk_pairs[c] // (THREADS_PER_BLOCK // qb.p)), sms * 4)
+                self._launch(qb, True, w["fb_items"], queues + 8 * q, chunk_pairs[c], dev,
+                             out_dev, 0, 0, s, max_hap_len, blocks)
+                ev = drv.Event()
+                ev.record(s)
+                main.wait_for_event(ev)
             k1 = drv.Event()
             k1.record(main)
             kernels_done.append(k1)
             kernel_spans.append((e1, k1))
             submit(c + n_slots)
         out = np.empty(pairs.n_pairs, np.float64)
-        counts = np.zeros(n_chunks, np.int32)
+        queue_heads = np.zeros(n_chunks * nb * 2, np.int32)
         d0, d1 = drv.Event(), drv.Event()
         d0.record(main)
         drv.memcpy_dtoh_async(out, out_dev, main)
-        drv.memcpy_dtoh_async(counts, fb_counts_dev, main)
+        drv.memcpy_dtoh_async(queue_heads, queues_dev, main)
         d1.record(main)
         d1.synchronize()
-        n_fb = int(counts.sum())
-        if any(int(n) > cap for n, cap in zip(counts, caps)):
-            out = self._overflow_fallback(pairs, out)
-        # prep: host layout + staging work of every chunk (worker threads; it overlaps the
-        # uploads and kernels of earlier chunks -- info has the part the launches waited for).
+        n_fb = int(queue_heads[1::2].sum())
+        # prep: host staging work of every chunk (worker threads; it overlaps the uploads and
+        # kernels of earlier chunks -- info has the part the launches waited for).
         timing["prep"] = prep_work
         timing["h2d"] = sum(b.time_since(a) for a, b in h2d_spans) / 1e3
-        # Kernel time without double counting overlap: chunk c's kernels start when its upload
-        # is done *and* chunk c-1's kernels are (bins of consecutive chunks share streams).
+        # Kernel time without double counting overlap: chunk c's kernels (layout, bins,
+        # recompute) start when its upload is done *and* chunk c-1's kernels are.
         timing["kernel"] = busy_seconds(start, kernel_spans)
         timing["d2h"] = d1.time_since(d0) / 1e3
         info["prep_wait_s"] = prep_wait
         info["run_wall_s"] = time.perf_counter() - t_run
         info["gpu_span_s"] = d1.time_since(start) / 1e3
-        # kernel = float32 bins + the float64 recompute of their underflows (queued on the GPU)
+        # kernel = layout + float32 bins + the float64 recompute of their underflows
         info["float32_kernel_s"] = busy_seconds(start, float_spans)
         if bin_events:
             prof: dict = {}
@@ -615,6 +771,7 @@ class SubwarpBackend(Backend):
         info["chunks"] = n_chunks
         info["sm_clock_mhz"] = sm_clock_cached()
         info["bins"] = dict(bin_counts)
+        info["recompute_queues"] = [q.label for q in queue_bins]
         return Execution(out, timing, n_fb, info)
 
     def _pinned_slots(self, n: int, nbytes: int) -> list:
@@ -633,15 +790,6 @@ class SubwarpBackend(Backend):
             self._workers = ThreadPoolExecutor(max_workers=self.prep_threads or PREP_THREADS,
                                                thread_name_prefix="subwarp-prep")
         return self._workers
-
-    @staticmethod
-    def _overflow_fallback(pairs: PairSet, out: np.ndarray) -> np.ndarray:
-        """More underflows than a chunk's device queue holds (pathological input): the pairs
-        left NaN are recomputed in float64 by the CPU reference."""
-        from cpu_reference import forward_log10
-        idx = np.flatnonzero(np.isnan(out))
-        out[idx] = forward_log10(pairs.subset_pairs(idx), "float64")
-        return out
 
     def close(self) -> None:
         if self._buffers is not None:

@@ -1,0 +1,127 @@
+// Sub-warp backend: work items built on the GPU from a chunk's raw PairSet arrays, so the host
+// only copies bytes. Three launches per chunk:
+//   sw_layout_count    one thread per unit (a read, or a pair for small inputs): its item, bin and
+//                      sort key (bin, descending work level); a rank within its key (atomic)
+//   sw_layout_scan     one block: key histogram -> key starts; per bin {first item, count}; per
+//                      recompute queue {first slot, 0}, sized by the pairs of the bins feeding it
+//   sw_layout_scatter  items to their sorted place (order inside a key is arbitrary: harmless)
+// Arrays are chunk-relative: batch_reads/batch_haps count from the chunk's first read/haplotype,
+// batch_pairs are positions in the run's output. meta = [n_bins, hi[n_bins], queue[n_bins]]
+// (hi = a bin's longest read, queue = the recompute queue its underflows go to).
+#include "subwarp.cuh"
+
+#define SW_MAX_BINS 64
+#define SW_SCAN_THREADS 1024
+
+// Largest b in [0, n) with a[b] <= x (a non-decreasing, a[0] <= x).
+__device__ __forceinline__ int batch_of(const long long* __restrict__ a, int n, long long x) {
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (a[mid] <= x) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+extern "C" __global__ void sw_layout_count(
+        int n_units, int per_pair, int n_batches,
+        const long long* __restrict__ batch_reads, const long long* __restrict__ batch_haps,
+        const long long* __restrict__ batch_pairs,
+        const long long* __restrict__ read_off, const long long* __restrict__ hap_off,
+        const int* __restrict__ meta,
+        SwItem* __restrict__ raw, int* __restrict__ key_rank, int* __restrict__ hist,
+        int* __restrict__ bin_pairs) {
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= n_units) return;
+    SwItem item;
+    long long work;
+    if (per_pair) {  // one item per pair: (read, hap) from the batch's read-major order
+        const long long pair = batch_pairs[0] + u;
+        const int b = batch_of(batch_pairs, n_batches, pair);
+        const int nh = (int)(batch_haps[b + 1] - batch_haps[b]);
+        const int local = (int)(pair - batch_pairs[b]);
+        item.read = (int)batch_reads[b] + local / nh;
+        item.hap = (int)batch_haps[b] + local % nh;
+        item.n_hap = 1;
+        item.out = (int)pair;
+        work = hap_off[item.hap + 1] - hap_off[item.hap] + SW_MAX_P;
+    } else {  // one item per read: the read against every haplotype of its batch
+        const int b = batch_of(batch_reads, n_batches, u);
+        const int nh = (int)(batch_haps[b + 1] - batch_haps[b]);
+        if (nh == 0) {  // a batch without haplotypes has no pairs
+            key_rank[2 * u] = -1;
+            return;
+        }
+        item.read = u;
+        item.hap = (int)batch_haps[b];
+        item.n_hap = nh;
+        item.out = (int)(batch_pairs[b] + (u - batch_reads[b]) * nh);
+        work = hap_off[batch_haps[b + 1]] - hap_off[batch_haps[b]] + (long long)nh * SW_MAX_P;
+    }
+    const int m = (int)(read_off[item.read + 1] - read_off[item.read]);
+    const int n_bins = meta[0];
+    int bin = 0;
+    while (bin < n_bins - 1 && m > meta[1 + bin]) ++bin;
+    const int level = min(SW_LEVELS - 1, (int)(log2f((float)max(work, 1LL)) * 16.0f));
+    const int key = bin * SW_LEVELS + (SW_LEVELS - 1 - level);
+    raw[u] = item;
+    key_rank[2 * u] = key;
+    key_rank[2 * u + 1] = atomicAdd(hist + key, 1);
+    atomicAdd(bin_pairs + bin, item.n_hap);
+}
+
+// Exclusive scan of hist (n_bins * SW_LEVELS keys) in place; bin ranges and queue heads.
+extern "C" __global__ void __launch_bounds__(SW_SCAN_THREADS)
+sw_layout_scan(const int* __restrict__ meta, int* __restrict__ hist,
+               const int* __restrict__ bin_pairs, int* __restrict__ bin_range,
+               int* __restrict__ queues) {
+    __shared__ int sums[SW_SCAN_THREADS];
+    const int n_bins = meta[0];
+    const int n_keys = n_bins * SW_LEVELS;
+    const int per = (n_keys + SW_SCAN_THREADS - 1) / SW_SCAN_THREADS;
+    const int lo = min(n_keys, threadIdx.x * per), hi = min(n_keys, lo + per);
+    int s = 0;
+    for (int i = lo; i < hi; ++i) s += hist[i];
+    sums[threadIdx.x] = s;
+    __syncthreads();
+    for (int off = 1; off < SW_SCAN_THREADS; off <<= 1) {  // inclusive Hillis-Steele scan
+        const int v = threadIdx.x >= off ? sums[threadIdx.x - off] : 0;
+        __syncthreads();
+        sums[threadIdx.x] += v;
+        __syncthreads();
+    }
+    int run = sums[threadIdx.x] - s;
+    for (int i = lo; i < hi; ++i) {
+        const int c = hist[i];
+        hist[i] = run;
+        run += c;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int queue_size[SW_MAX_BINS];
+        for (int q = 0; q < n_bins; ++q) queue_size[q] = 0;
+        for (int b = 0; b < n_bins; ++b) {
+            const int first = hist[b * SW_LEVELS];
+            const int end = b + 1 < n_bins ? hist[(b + 1) * SW_LEVELS] : sums[SW_SCAN_THREADS - 1];
+            bin_range[2 * b] = first;
+            bin_range[2 * b + 1] = end - first;
+            queue_size[meta[1 + n_bins + b]] += bin_pairs[b];
+        }
+        int slot = 0;
+        for (int q = 0; q < n_bins; ++q) {
+            queues[2 * q] = slot;
+            queues[2 * q + 1] = 0;
+            slot += queue_size[q];
+        }
+    }
+}
+
+extern "C" __global__ void sw_layout_scatter(int n_units, const SwItem* __restrict__ raw,
+                                             const int* __restrict__ key_rank,
+                                             const int* __restrict__ key_start,
+                                             SwItem* __restrict__ items) {
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= n_units) return;
+    const int key = key_rank[2 * u];
+    if (key >= 0) items[key_start[key] + key_rank[2 * u + 1]] = raw[u];
+}
