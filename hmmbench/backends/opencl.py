@@ -42,9 +42,10 @@ ENV_DEVICE = "HMMBENCH_OPENCL_DEVICE"
 #: Where scripts/install_opencl_cpu.sh lists the ICDs it installed (beside the system's).
 VENDORS_SUBDIR = ("etc", "OpenCL", "hmmbench-vendors")
 INTER_TILES = (2, 4, 6, 8)
-#: GPU scratch columns per load/store for each inter-task tile (as the CUDA twins' INTER_VEC:
-#: wider accesses pay while registers last). CPUs use 1: there work-items are the SIMD lanes.
-INTER_VEC_GPU = {1: 4, 2: 4, 4: 2, 6: 1, 8: 1}
+#: GPU scratch columns per load/store for each inter-task tile, as the CUDA twins' INTER_VEC: 4 was
+#: fastest for every tile on NVIDIA's OpenCL (H100, 1m merged and 128 x 256 x 10^6, once the last
+#: strip alone sums; results/README.md). CPUs use 1: there work-items are the SIMD lanes.
+INTER_VEC_GPU = {1: 4, 2: 4, 4: 4, 6: 4, 8: 4}
 #: GPU work-group size of the inter-task kernels; launches too small to give every compute unit
 #: two such groups use 32 (one warp) to reach more of them, as the CUDA twins do.
 INTER_GROUP_GPU, INTER_GROUP_SMALL = 128, 32
