@@ -13,7 +13,8 @@
 #   peak-variants  every cuda-subwarp variant on equal-128 and equal-512                      [issue 5]
 #   e2e        cuda-subwarp end to end on 10s, 1m and the NA12878-sized chunk set            [issue 5]
 #   profile    HMMER3 filters: model-size curve on a Swiss-Prot-sized database (2e8 residues), CUDA
-#              backends; peers and every kind/backend on the proteome                       [issue 6]
+#              backends; peers and every kind/backend on the proteome (parts: profile-curve,
+#              profile-proteome, profile-peers, profile-task)                              [issue 6]
 set -uo pipefail
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
 export PYTHONUNBUFFERED=1
@@ -54,11 +55,12 @@ for study in ${1//,/ }; do
             --opencl-device NVIDIA --max-time 2
         hb apis-128x256 -d ren16-t1.8@1e6 -b 'cuda-*' -b 'opencl-*' --opencl-device NVIDIA --repeat 3 ;;
     peak)
-        # Kernel-only curve of the auto backend: 8e9 cells per length (at most 4e6 pairs), the
-        # cross-check on 200 sampled pairs per set (the float64 reference of 1024^2-cell pairs is
-        # slow); ~2-3 min on an H100. The element variants: peak-variants.
+        # Kernel-only curve of the auto backend: 8e9 cells per length, but at least 65536 pairs
+        # (long reads: enough groups to fill the GPU) and at most 4e6; the cross-check on 200
+        # sampled pairs per set (the float64 reference of 1024^2-cell pairs is slow).
         hb peak $(for L in 32 64 128 192 256 384 448 512 768 896 1024; do
-                      printf -- '-d equal-%s@%s ' $L $(( 8000000000 / (L * L) < 4000000 ? 8000000000 / (L * L) : 4000000 ))
+                      n=$(( 8000000000 / (L * L) )); n=$(( n < 65536 ? 65536 : n > 4000000 ? 4000000 : n ))
+                      printf -- '-d equal-%s@%s ' $L $n
                   done) -b cuda-subwarp --repeat 3 --sample-pairs 200 ;;
     peak-variants)
         hb peak-variants -d equal-128@480000 -d equal-512@30000 -b 'cuda-subwarp*' --repeat 3 \
@@ -69,26 +71,36 @@ for study in ${1//,/ }; do
         # H100, mostly generating the pieces twice (warm-up + timed pass): run it alone in a call.
         hb e2e -d 10s -d 1m --chunking merged -b cuda-subwarp -b cuda-subwarp-nostreams --max-time 3
         hb e2e-na12878 -d chunks-na12878 --chunking merged -b cuda-subwarp --repeat 1 ;;
-    profile)
-        # Model-size curve, kernel-only GCUPS, on a generated Swiss-Prot-sized database (2e8
-        # residues, ~557k proteins; generated once per run, ~8 s). The NumPy reference is slow:
-        # these cells are cross-checked on a deterministic sample (a per-kind cell budget, at
-        # most 5,000 sequences); the report says "checked a sample of N sequences".
+    profile|profile-curve|profile-proteome|profile-peers|profile-task)
+        # HMMER3 filters [issue 6]; 'profile' runs the four parts in this order (each writes its
+        # own JSON, so a part cut short by the time limit loses only itself). About 8 minutes.
+        # Model-size curve, kernel GCUPS, on a generated Swiss-Prot-sized database (2e8 residues,
+        # ~557k proteins, generated once per hmmbench run, ~8 s). The NumPy reference is slow:
+        # those cells are cross-checked on a deterministic sample (a per-kind cell budget, at
+        # most 5,000 sequences; the report says "checked a sample of N sequences").
         curve=""; for M in 100 200 400 800 1200 1600 2400; do curve="$curve --model random-M$M"; done
-        hb profile-curve -d proteins-2e8 $curve --model LuxC --kind ssv,msv,vf \
-            -b profile-cuda-warp -b profile-cuda-task --max-time 2
+        [[ $study == profile || $study == profile-curve ]] &&
+            hb profile-curve --workload profile -d proteins-2e8 $curve --model LuxC --kind ssv,msv,vf \
+                -b profile-cuda-warp --max-time 2
+        # Every kind and backend on the proteome (profile-numpy itself is left out as a timed
+        # backend, its Forward takes 20-45 s per pass; it still cross-checks every row).
+        [[ $study == profile || $study == profile-proteome ]] &&
+            hb profile-proteome --workload profile -d proteome --model PF02826 --model LuxC \
+                --kind ssv,msv,vf,viterbi,forward,pipeline -b profile-pyhmmer -b profile-opencl-task \
+                -b 'profile-cuda-*' -b profile-pyhmmer-pipeline -b profile-hmmsearch \
+                --opencl-device NVIDIA --max-time 2
         # The CPU peers on the full 2e8 database would take minutes per model: they are timed on
-        # the proteome (682,583 residues); the whole-pipeline peers need calibrated models, so their
-        # curve uses query-M models (pyhmmer Builder, same sizes) next to the shipped ones.
+        # the proteome (682,583 residues). The whole-pipeline peers need calibrated models: their
+        # model-size curve uses query-M models (pyhmmer Builder, same sizes).
         peers=""; for M in 100 400 1200 2400; do peers="$peers --model query-M$M"; done
-        hb profile-peers -d proteome $peers --model PF02826 --model LuxC --kind ssv,msv,pipeline \
-            -b profile-pyhmmer -b profile-pyhmmer-pipeline -b profile-hmmsearch -b profile-cuda-warp --max-time 2
-        # Every kind and backend on the proteome (profile-numpy itself is left out: its Forward
-        # takes ~20-45 s per pass; it still cross-checks everything, Forward on a sample).
-        hb profile-proteome -d proteome --model PF02826 --model LuxC \
-            --kind ssv,msv,vf,viterbi,forward,pipeline -b profile-pyhmmer -b profile-opencl-task \
-            -b 'profile-cuda-*' -b profile-pyhmmer-pipeline -b profile-hmmsearch \
-            --opencl-device NVIDIA --max-time 2 ;;
+        [[ $study == profile || $study == profile-peers ]] &&
+            hb profile-peers --workload profile -d proteome $peers --kind ssv,msv,pipeline -b profile-pyhmmer \
+                -b profile-pyhmmer-pipeline -b profile-hmmsearch -b profile-cuda-warp --max-time 2
+        # The task-parallel kernels on the same curve last (slowest; one thread per sequence).
+        [[ $study == profile || $study == profile-task ]] &&
+            hb profile-task --workload profile -d proteins-2e8 $curve --model LuxC --kind ssv,msv,vf \
+                -b profile-cuda-task --max-time 2
+        ;;
     *) echo "unknown study '$study'" | tee -a "$log" ;;
     esac
 done
