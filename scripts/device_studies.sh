@@ -78,10 +78,11 @@ for study in ${1//,/ }; do
         # ~557k proteins, generated once per hmmbench run, ~8 s). The NumPy reference is slow:
         # those cells are cross-checked on a deterministic sample (a per-kind cell budget, at
         # most 5,000 sequences; the report says "checked a sample of N sequences").
+        # 'profile-cuda-[!t]*': every CUDA profile backend but the task-parallel one (last part).
         curve=""; for M in 100 200 400 800 1200 1600 2400; do curve="$curve --model random-M$M"; done
         [[ $study == profile || $study == profile-curve ]] &&
             hb profile-curve --workload profile -d proteins-2e8 $curve --model LuxC --kind ssv,msv,vf \
-                -b profile-cuda-warp --max-time 2
+                -b 'profile-cuda-[!t]*' --max-time 2
         # Every kind and backend on the proteome (profile-numpy itself is left out as a timed
         # backend, its Forward takes 20-45 s per pass; it still cross-checks every row).
         [[ $study == profile || $study == profile-proteome ]] &&
@@ -95,7 +96,7 @@ for study in ${1//,/ }; do
         peers=""; for M in 100 400 1200 2400; do peers="$peers --model query-M$M"; done
         [[ $study == profile || $study == profile-peers ]] &&
             hb profile-peers --workload profile -d proteome $peers --kind ssv,msv,pipeline -b profile-pyhmmer \
-                -b profile-pyhmmer-pipeline -b profile-hmmsearch -b profile-cuda-warp --max-time 2
+                -b profile-pyhmmer-pipeline -b profile-hmmsearch -b 'profile-cuda-[!t]*' --max-time 2
         # The task-parallel kernels on the same curve last (slowest; one thread per sequence).
         [[ $study == profile || $study == profile-task ]] &&
             hb profile-task --workload profile -d proteins-2e8 $curve --model LuxC --kind ssv,msv,vf \
