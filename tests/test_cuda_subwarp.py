@@ -429,6 +429,12 @@ def test_recompute_queues_fit_each_bin_with_eight_rows_per_thread():
     assert [q.multi_tile for q in queues] == [False] * (len(queues) - 1) + [True]
 
 
+def test_growing_buffers_get_at_most_a_fifth_of_headroom():
+    for n in (1, 70_000, 1 << 20, 40_000_000, 47_000_000, 3 * 10**9):
+        assert n <= sw.headroom(n) and (n < 1 << 16 or sw.headroom(n) <= 1.19 * n)
+    assert sw.headroom(40_000_000) == sw.headroom(41_000_000)  # no reallocation for +2.5 %
+
+
 class _FakeEvent:
     """Stands in for a CUDA event: time_since(other) in milliseconds."""
 
