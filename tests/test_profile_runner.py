@@ -49,8 +49,9 @@ def profile_world(monkeypatch, tmp_path):
 
 def run_profile(tmp_path, name, *args) -> tuple:
     out = tmp_path / f"{name}.json"
-    code = cli.main(["run", "--workload", "profile", "-d", DB, "--model", MODEL, "--repeat", "1",
-                     "--quiet", "--json", str(out), *args])
+    axes = ([] if "-d" in args else ["-d", DB]) + ([] if "--model" in args else ["--model", MODEL])
+    code = cli.main(["run", "--workload", "profile", *axes, "--repeat", "1", "--quiet",
+                     "--json", str(out), *args])
     return code, (results.load(out) if out.exists() else None)
 
 
@@ -173,6 +174,17 @@ def test_generated_databases_and_models_are_deterministic():
     assert np.array_equal(m1.load()[0].match_scores, m2.load()[0].match_scores)
     assert pds.resolve_model("query-M90").calibrated
     assert pds.resolve_model("2-Hacid_dh_C").name == pds.resolve_model("PF02826").name
+
+
+def test_fasta_file_database(profile_world):
+    fasta = profile_world / "three.faa"
+    fasta.write_text(">a\nMKVLAAGIVGLLLAQ\n>b\nMSTNPKPQRKTKRNTNRRPQDVKFPGG\n>c\nMAHHHHHHVDDDDK\n")
+    code, doc = run_profile(profile_world, "fasta", "-d", str(fasta), "-b", "profile-numpy",
+                            "--kind", "msv")
+    assert code == 0
+    (r,) = doc["runs"]
+    assert r["dataset"] == "three.faa" and r["pairs"] == 3 and r["residues"] == 56
+    assert r["status"] == "ok"
 
 
 def test_datasets_list_profile(capsys):

@@ -179,7 +179,13 @@ def resolve_database(name: str):
             raise UserError(f"database '{name}': residues must be between 1 and 1e10")
         return _synthetic_database(name, n_res, seed,
                                    f"seeded synthetic proteins, {n_res:.3g} residues, seed {seed}")
-    raise UnknownName("database", name, DATABASE_PATTERNS)
+    if os.path.isfile(name):
+        from ..datasets.base import Dataset
+        return Dataset(name=os.path.basename(name), kind="fasta", path=name,
+                       sha256=_sha256_file(name), description=f"protein FASTA file {name}",
+                       loader=lambda: load_fasta(name))
+    raise UnknownName("database", name, DATABASE_PATTERNS,
+                      hint="; a protein FASTA file path also works")
 
 
 # --- models ---------------------------------------------------------------------------------
