@@ -206,3 +206,10 @@ def test_check_tally_nonfinite_agreement():
     strict = CheckTally(0.0)                             # the pair-HMM rule: never equal
     strict.add(ref.copy(), ref)
     assert strict.n_over_tol == 3
+
+
+def test_hmmsearch_peer_says_when_the_binary_is_missing(monkeypatch):
+    from cpu_reference.profile_backends import HmmsearchPeer
+    monkeypatch.setattr(HmmsearchPeer, "executable", staticmethod(lambda: None))
+    reason = HmmsearchPeer().unavailable_reason()
+    assert reason and "hmmsearch binary not found" in reason and "pip install hmmer" in reason
