@@ -191,6 +191,11 @@ def _profile_plan(args, backends: list) -> tuple:
     """(cells, backends_for, launches) of a profile run: databases x models x kinds."""
     from .profile import datasets as pds
     from .profile.job import PIPELINE
+    try:
+        import pyhmmer  # noqa: F401 - models, digitizing and the background come from it
+    except ImportError:
+        raise UserError("the profile workload needs pyhmmer (pip install 'hmmbench[profile]')") \
+            from None
     dbs = [pds.resolve_database(n) for n in (args.dataset or pds.DEFAULT_DATABASES)]
     models = [pds.resolve_model(n) for n in (args.model or pds.DEFAULT_MODELS)]
     kinds = _kinds(args.kind) or list(DEFAULT_PROFILE_KINDS)
