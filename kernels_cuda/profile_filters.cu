@@ -235,10 +235,13 @@ __device__ __forceinline__ void for_each_row(const uint8_t *__restrict__ residue
 template <int G>
 __device__ __forceinline__ int group_max(int v)
 {
-    if (G == 32) return __reduce_max_sync(FULL, v);
+    if constexpr (G == 32) {
+        return __reduce_max_sync(FULL, v);
+    } else {
 #pragma unroll
-    for (int d = G / 2; d > 0; d /= 2) v = max(v, __shfl_xor_sync(FULL, v, d, G));
-    return v;
+        for (int d = G / 2; d > 0; d /= 2) v = max(v, __shfl_xor_sync(FULL, v, d, G));
+        return v;
+    }
 }
 
 // ---- SSV / MSV element arithmetic

@@ -17,9 +17,8 @@ import time
 
 import numpy as np
 
-from hmmbench.profile import datasets, layout
-from hmmbench.profile.cuda_backend import (CUDAMPF_VARIANT, TUNED_VARIANT, _CudaDevice,
-                                           auto_group)
+from hmmbench.profile import datasets
+from hmmbench.profile.cuda_backend import CUDAMPF_VARIANT, TUNED_VARIANT, _CudaDevice
 from hmmbench.profile.host import filter_scores, launch_order
 from hmmbench.profile.model import ProfileModel, SequenceSet
 
@@ -112,6 +111,8 @@ def run_kind(dev, model, seqs, kind, order):
 def finish(model, seqs, kind, raw):
     from cpu_reference import profile_filters as pf
     L = seqs.lengths
+    if kind == "msv":
+        return raw                          # filter_scores' scores already
     raw = np.asarray(raw, np.int64)
     if kind == "ssv":
         return pf.ssv_from_xe(model, raw, L)[0]
@@ -119,7 +120,6 @@ def finish(model, seqs, kind, raw):
         return pf.vf_from_xc(model, np.minimum(raw, 32767), raw > 32767, L)
     if kind == "msv-full":
         return pf.msv_from_xj(model, np.maximum(raw, 0), raw < 0, L)
-    return raw                              # msv: already scores
 
 
 VARIANTS = {
