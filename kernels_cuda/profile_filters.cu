@@ -154,7 +154,8 @@ vf_xc_task(const int16_t *__restrict__ match, const int16_t *__restrict__ tsc,
 //              move xB or overflow (a vote), as HMMER's xJ is a plain maximum over rows
 //   VF_DPX   : Viterbi filter saturating adds as max(a, -32768 - b) + b (b <= 0, exact, no
 //              wrap) and clamp-then-add for emissions, on native 16x2 min/max/add instead of
-//              the emulated __vaddss2
+//              the emulated __vaddss2; VF_NTSC_ALU: -32768 - tsc computed as ~tsc + 0x8001 per
+//              half (2 ALU instructions) instead of loaded (the VF is bound by L1 bytes)
 #ifndef GROUP
 #define GROUP 32
 #endif
@@ -172,6 +173,9 @@ vf_xc_task(const int16_t *__restrict__ match, const int16_t *__restrict__ tsc,
 #endif
 #ifndef VF_DPX
 #define VF_DPX 0
+#endif
+#ifndef VF_NTSC_ALU
+#define VF_NTSC_ALU 1
 #endif
 #ifndef KP
 #define KP 29
@@ -406,6 +410,13 @@ __device__ __forceinline__ uint32_t shift_words(uint32_t v, int lane)
     return (v << 16) | (lane == 0 ? 0x8000u : carry);
 }
 
+// -32768 - t per int16 half (t <= 0): ~t + 0x8001 with a wrapping add
+__device__ __forceinline__ uint32_t neg_floor(uint32_t t) { return __vadd2(~t, 0x80018001u); }
+__device__ __forceinline__ uint32_t vf_tadd(uint32_t a, uint32_t t)
+{ return __vadd2(__vmaxs2(a, neg_floor(t)), t); }
+__device__ __forceinline__ uint32_t vf_taddmax(uint32_t a, uint32_t t, uint32_t acc)
+{ return __viaddmax_s16x2(__vmaxs2(a, neg_floor(t)), t, acc); }
+
 __device__ __forceinline__ int lane_max_s16x2(uint32_t v)
 {
     return max((int)(int16_t)(v & 0xffffu), (int)(int16_t)(v >> 16));
@@ -422,7 +433,10 @@ vf_xc_warp(const uint32_t *__restrict__ profile, const uint8_t *__restrict__ res
     const uint32_t neg = 0x80008000u;
     const uint32_t *tsc = P + VF_TSC_OFF + lane;
 #define TV(j, q) PLOAD(tsc + ((j) * QW + (q)) * 32)
-#if VF_DPX
+#if VF_DPX && VF_NTSC_ALU
+#define TADD(a, j, q) vf_tadd((a), TV(j, q))
+#define TADDMAX(a, j, q, acc) vf_taddmax((a), TV(j, q), (acc))
+#elif VF_DPX
 #define TN(j, q) PLOAD(tsc + ((8 + (j)) * QW + (q)) * 32)
     // a + tsc saturated at -32768: tsc <= 0, so max(a, -32768 - tsc) + tsc is exact and in range
 #define TADD(a, j, q) __vadd2(__vmaxs2((a), TN(j, q)), TV(j, q))

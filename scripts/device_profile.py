@@ -122,6 +122,31 @@ def finish(model, seqs, kind, raw):
         return pf.msv_from_xj(model, np.maximum(raw, 0), raw < 0, L)
 
 
+GENERIC_TOLERANCE = {"viterbi": 1e-3, "forward": 1e-2}
+
+
+def generic_row(model, M, kind, db, gpu, n_check: int, residues: float):
+    """profile-cuda-ganesan on a database prefix: kernel seconds from its Execution, max error vs
+    the NumPy reference on the first n_check sequences of a length-spread sample."""
+    from cpu_reference import profile_generic as pg
+    from hmmbench.profile.cuda_backend import CudaGenericProfile
+    from hmmbench.profile.job import ProfileSearch
+    backend = CudaGenericProfile()
+    n = int(np.searchsorted(db.offsets, int(residues)))
+    prefix = db.subset(range(min(n, len(db))))
+    check = concat(db.subset(range(0, len(db), max(1, len(db) // n_check))[:n_check]), odd_sequences())
+    got = backend.run(ProfileSearch(model, check, kind)).log10
+    want = (pg.generic_viterbi if kind == "viterbi" else pg.generic_forward)(model, check)
+    err = float(np.max(np.abs(got - want)))
+    ex = backend.run(ProfileSearch(model, prefix, kind))
+    sec = ex.timing["kernel"]
+    cells = M * prefix.n_residues
+    return {"gpu": gpu, "M": M, "kind": kind, "variant": "ganesan", "group": "", "cells": cells,
+            "kernel_s": sec, "tcups": cells / sec / 1e12, "registers": None, "launches": [],
+            "sample_mismatches": int(err > GENERIC_TOLERANCE[kind]), "max_abs_error": err,
+            "sample_sequences": len(check), "full_vs_first": ""}
+
+
 VARIANTS = {
     "tuned": TUNED_VARIANT,
     "cudampf": CUDAMPF_VARIANT,
@@ -129,6 +154,7 @@ VARIANTS = {
     "tuned-noprefetch": dict(TUNED_VARIANT, prefetch=0),
     "tuned-nolazy": dict(TUNED_VARIANT, lazy=0),
     "tuned-novfdpx": dict(TUNED_VARIANT, vf_dpx=0),
+    "tuned-vfntsctable": dict(TUNED_VARIANT, vf_ntsc_alu=0),
     "tuned-smem": dict(TUNED_VARIANT, smem=1),
     "tuned-g8": dict(TUNED_VARIANT, group=8),
     "tuned-g16": dict(TUNED_VARIANT, group=16),
@@ -137,7 +163,7 @@ VARIANTS = {
 }
 #: kinds a variant changes (an ablation is only timed where it differs from "tuned")
 AFFECTS = {"tuned-bytes": ("ssv", "msv-full"), "tuned-nolazy": ("msv-full",),
-           "tuned-novfdpx": ("vf",), "tuned-g8": ("ssv", "msv-full"),
+           "tuned-novfdpx": ("vf",), "tuned-vfntsctable": ("vf",), "tuned-g8": ("ssv", "msv-full"),
            "tuned-g16": ("ssv", "msv-full"), "tuned-g32": ("ssv", "msv-full")}
 
 
@@ -151,6 +177,10 @@ def main(argv=None):
     ap.add_argument("--ablate-sizes", default="", help="sizes where every variant is timed")
     ap.add_argument("--slow-residues", type=float, default=2e7,
                     help="database prefix for the slow variants (cudampf, task)")
+    ap.add_argument("--generic", default="", help="generic kinds (viterbi,forward) timed with "
+                    "profile-cuda-ganesan on --generic-residues")
+    ap.add_argument("--generic-residues", type=float, default=2e6)
+    ap.add_argument("--generic-check", type=int, default=12)
     ap.add_argument("--sample", type=int, default=1500, help="sequences checked vs profile-numpy")
     ap.add_argument("--budget", type=float, default=330, help="seconds; stop starting sizes after")
     ap.add_argument("--out", default=None)
@@ -226,6 +256,14 @@ def main(argv=None):
                 print(f"{M:5d} {kind:9} {name:17} {g!s:>3} {cells:9.2e} {sec:9.4f} "
                       f"{cells / sec / 1e12:7.3f} {last.get('registers', '')!s:>4} "
                       f"{bad:15d} {cmp:>13}", flush=True)
+        for kind in [k for k in a.generic.split(",") if k]:
+            row = generic_row(model, M, kind, db, gpu, a.generic_check, a.generic_residues)
+            rows.append(row)
+            if row["sample_mismatches"]:
+                problems.append(row)
+            print(f"{M:5d} {kind:9} {'ganesan':17} {'':>3} {row['cells']:9.2e} "
+                  f"{row['kernel_s']:9.4f} {row['tcups']:7.3f} {'':>4} "
+                  f"{'maxerr %.1e' % row['max_abs_error']:>15}", flush=True)
     print(f"# {len(problems)} rows with mismatches; total {time.perf_counter() - t_start:.0f} s")
     if a.out:
         with open(a.out, "w") as f:

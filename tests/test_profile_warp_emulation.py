@@ -285,3 +285,11 @@ def test_warp_vf_dpx_saturation_matches_reference(model, sample):
                               wp.ddbound, int(mv[i]), dpx=True) for i in range(len(sample))])
     got = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
     np.testing.assert_array_equal(got, pf.viterbi_filter(model, sample))
+
+
+def test_vf_negative_floor_by_alu_is_the_table():
+    """VF_NTSC_ALU: -32768 - t per int16 half computed as ~t + 0x8001 (wrapping), t <= 0."""
+    t = np.arange(-32768, 1, dtype=np.int64)
+    alu = ((~t.astype(np.uint16)).astype(np.int64) + 0x8001) % 65536
+    alu = np.where(alu >= 32768, alu - 65536, alu)
+    np.testing.assert_array_equal(alu, -32768 - t)

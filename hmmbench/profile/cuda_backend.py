@@ -29,8 +29,10 @@ BLOCK = 128
 
 
 #: defines of the warp kernels (kernels_cuda/profile_filters.cu); "group" None = by model size
-CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0}
-TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1}
+CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0,
+                   "vf_ntsc_alu": 0}
+TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1,
+                 "vf_ntsc_alu": 1}
 #: shared memory one block may hold (H100/H200 opt-in maximum is 227 KiB)
 SMEM_LIMIT = 227 * 1024
 
@@ -67,7 +69,8 @@ class _CudaDevice:
              "QW": layout.n_vectors(M, 64)}
         if self.warp:
             d.update(GROUP=self.group(M) if kind != "vf" else 32, SIMD16=v["simd16"],
-                     PREFETCH=v["prefetch"], LAZY_XE=v["lazy"], VF_DPX=v["vf_dpx"])
+                     PREFETCH=v["prefetch"], LAZY_XE=v["lazy"], VF_DPX=v["vf_dpx"],
+                     VF_NTSC_ALU=v.get("vf_ntsc_alu", 1))
             d["QW" if kind == "vf" else "QB"] = Q
         return d
 
