@@ -9,7 +9,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site2 
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.total --format=csv | tee "$OUT/gpu.txt"
 if [ "${SKIP_PYTEST:-0}" != 1 ]; then
-  timeout 150 python3 -m pytest -q -x tests/test_profile_cuda.py 2>&1 | tail -15 | tee "$OUT/profile_pytest.log"
+  timeout 120 python3 -m pytest -q -x tests/test_profile_cuda.py 2>&1 | tail -15 | tee "$OUT/profile_pytest.log"
 fi
 # SASS of the tuned and the CUDAMPF kernels at M=400 (instruction counts for the notes)
 for v in "tuned:-DGROUP=16 -DSIMD16=1 -DPREFETCH=1 -DLAZY_XE=1 -DVF_DPX=1 -DQB=13" \
