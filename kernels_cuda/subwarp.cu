@@ -199,7 +199,27 @@ subwarp_forward(const SwItem* __restrict__ items, const int* __restrict__ range,
                 // Haplotype code for thread 0's next column, loaded one step ahead; columns past
                 // the end read as the pad code (zero emission).
                 int next_code = hb[0];
+#if SW_MULTI_TILE
+                // Boundary row from the tile above (lane 0), loaded one unrolled iteration (4
+                // steps) ahead: a load at the step that uses it exposes the whole L2 latency at
+                // every step. Lane SW_P-1 overwrites position s at step s + SW_P - 1, after lane
+                // 0 has used it (at step s); the scratch stride covers the read-ahead.
+                RealQuad ahead[4];
+                if (lane == 0 && !first_tile) {
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) ahead[u] = scratch_group[u];
+                }
+#endif
                 for (int w = 0; w < n_quads; ++w) {
+#if SW_MULTI_TILE
+                    RealQuad above[4];
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) above[u] = ahead[u];
+                    if (lane == 0 && !first_tile) {
+#pragma unroll
+                        for (int u = 0; u < 4; ++u) ahead[u] = scratch_group[4 * w + 4 + u];
+                    }
+#endif
 #pragma unroll
                     for (int u = 0; u < 4; ++u) {
                         const int step = 4 * w + u;
@@ -212,7 +232,7 @@ subwarp_forward(const SwItem* __restrict__ items, const int* __restrict__ range,
                             }
 #if SW_MULTI_TILE
                             else {
-                                const RealQuad b = scratch_group[step];
+                                const RealQuad b = above[u];
                                 const bool inside = step < n;
                                 upX = inside ? b.v[0] : (real_t)0;
                                 upI = inside ? b.v[1] : (real_t)0;

@@ -97,7 +97,7 @@ if "double" in parts:
         n = int(max(float(os.environ.get("SW_DOUBLE_CELLS", "8e9")) / (L * L), 4096))
         n -= n % 16
         ps = load(f"equal-{L}@{n}")
-        for dk in (8, 4):
+        for dk in [int(x) for x in os.environ.get("SW_DOUBLE_KS", "8 4").split()]:
             for everything in (False, True):
                 b = sw.SubwarpBackend(f"dk{dk}", small_bins=sw.SMALL_BINS)
                 b.double_k, b.recompute_all = dk, everything

@@ -536,7 +536,7 @@ class SubwarpBackend(Backend):
             # for the largest grid, so it never grows (is never reallocated) within a run.
             cap = glue.device_attributes()["sm_count"] * 16
             blocks = min(blocks, cap)
-            stride = max_hap_len + 4 + MAX_P  # wavefront steps, rounded up to 4
+            stride = max_hap_len + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
             quad = 32 if double else 16
             scratch = self._bufs().get("scratch_d" if double else "scratch",
                                        headroom(cap * groups * stride * quad))
