@@ -37,9 +37,12 @@ TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1
 SMEM_LIMIT = 227 * 1024
 
 
-def auto_group(M: int) -> int:
+def auto_group(M: int, kind: str = "ssv") -> int:
     """Lanes per sequence of the SSV/MSV group kernels: narrow groups for small models, so the
-    striped vectors are mostly real cells (development rule, docs/profile-notes.md)."""
+    striped vectors are mostly real cells; the full MSV (a vote per row) prefers 16 lanes up to
+    large models (H100 measurements, docs/profile-notes.md)."""
+    if kind == "msv":
+        return 8 if M <= 128 else 16 if M <= 3000 else 32
     return 32 if M > 512 else 16 if M > 128 else 8
 
 
@@ -68,14 +71,14 @@ class _CudaDevice:
         d = {"MODEL_M": M, "BLOCK": BLOCK, "KP": model.Kp, "QB": layout.n_vectors(M, 128),
              "QW": layout.n_vectors(M, 64)}
         if self.warp:
-            d.update(GROUP=self.group(M) if kind != "vf" else 32, SIMD16=v["simd16"],
+            d.update(GROUP=self.group(M, kind) if kind != "vf" else 32, SIMD16=v["simd16"],
                      PREFETCH=v["prefetch"], LAZY_XE=v["lazy"], VF_DPX=v["vf_dpx"],
                      VF_NTSC_ALU=v.get("vf_ntsc_alu", 1))
             d["QW" if kind == "vf" else "QB"] = Q
         return d
 
-    def group(self, M: int) -> int:
-        return self.variant["group"] or auto_group(M)
+    def group(self, M: int, kind: str) -> int:
+        return self.variant["group"] or auto_group(M, kind)
 
     def _up(self, arr):
         return self.drv.to_device(np.ascontiguousarray(arr))
@@ -92,7 +95,7 @@ class _CudaDevice:
         """(Q, host uint32 words) of the warp kernels' profile for ``kind``."""
         if kind == "vf":
             return layout.warp_word_profile(model, bool(self.variant["vf_dpx"]))
-        return layout.warp_byte_profile(model, kind, self.group(model.M),
+        return layout.warp_byte_profile(model, kind, self.group(model.M, kind),
                                         bool(self.variant["simd16"]))
 
     def _launch(self, model, name, kind, n_items, args, Q=0, profile_words=0):
