@@ -157,6 +157,7 @@ VARIANTS = {
     "tuned-nolazy": dict(TUNED_VARIANT, lazy=0),
     "tuned-novfdpx": dict(TUNED_VARIANT, vf_dpx=0),
     "tuned-vfntsctable": dict(TUNED_VARIANT, vf_ntsc_alu=0),
+    "tuned-vfpair": dict(TUNED_VARIANT, vf_seqs=2),
     "tuned-smem": dict(TUNED_VARIANT, smem=1),
     "tuned-g8": dict(TUNED_VARIANT, group=8),
     "tuned-g16": dict(TUNED_VARIANT, group=16),
@@ -165,7 +166,7 @@ VARIANTS = {
 }
 #: kinds a variant changes (an ablation is only timed where it differs from "tuned")
 AFFECTS = {"tuned-bytes": ("ssv", "msv-full"), "tuned-nolazy": ("msv-full",),
-           "tuned-novfdpx": ("vf",), "tuned-vfntsctable": ("vf",), "tuned-g8": ("ssv", "msv-full"),
+           "tuned-novfdpx": ("vf",), "tuned-vfntsctable": ("vf",), "tuned-vfpair": ("vf",), "tuned-g8": ("ssv", "msv-full"),
            "tuned-g16": ("ssv", "msv-full"), "tuned-g32": ("ssv", "msv-full")}
 
 
@@ -176,6 +177,8 @@ def main(argv=None):
     ap.add_argument("--sizes", default="100,200,400,800,1600,2400")
     ap.add_argument("--kinds", default="ssv,msv,msv-full,vf")
     ap.add_argument("--variants", default="tuned,cudampf")
+    ap.add_argument("--extra", default="", help="variants timed at every size (their kinds)")
+    ap.add_argument("--extra-max-m", type=int, default=1 << 30)
     ap.add_argument("--ablate-sizes", default="", help="sizes where every variant is timed")
     ap.add_argument("--slow-residues", type=float, default=2e7,
                     help="database prefix for the slow variants (cudampf, task)")
@@ -212,7 +215,9 @@ def main(argv=None):
             break
         model = sampled_model(M, seed=M)
         ref = reference(model, sample, kinds)
-        names = list(dict.fromkeys(a.variants.split(",") + (list(VARIANTS) if M in ablate else [])))
+        extra = [v for v in a.extra.split(",") if v and M <= a.extra_max_m]
+        names = list(dict.fromkeys(a.variants.split(",") + extra +
+                                   (list(VARIANTS) if M in ablate else [])))
         full_raw = {}
         for name in names:
             variant = VARIANTS[name]
