@@ -629,7 +629,18 @@ class SubwarpBackend(Backend):
             """Worker: arrays ``names`` of chunk c into its pinned slot (numpy frees the GIL)."""
             t0 = time.perf_counter()
             used = stage(sources[c], names, offs, pinned[c % n_slots])
-            return used, time.perf_counter() - t0
+            return used, time.perf_counter() - t0, None
+
+        def bin_estimate(c: int) -> tuple:
+            """Worker: items per bin of chunk c, for grid sizes only (the kernels read the exact
+            ranges). Ready before the launches: any host work between a chunk's upload and its
+            launches would leave the GPU waiting (and count in its kernel time)."""
+            t0 = time.perf_counter()
+            b0, b1 = bounds[c]
+            bin_of = bin_lut[np.diff(pairs.read_offsets[br[b0]:br[b1] + 1])]
+            est = np.bincount(bin_of, minlength=nb, weights=np.repeat(
+                np.diff(bh[b0:b1 + 1]), np.diff(br[b0:b1 + 1])) if per_pair[c] else None)
+            return 0, time.perf_counter() - t0, est
 
         h2d_spans, kernel_spans, float_spans, kernels_done, staged_done = [], [], [], [], []
         bin_events: list = []
@@ -645,9 +656,10 @@ class SubwarpBackend(Backend):
                 b0, b1 = bounds[c]
                 sources[c] = chunk_sources(pairs, b0, b1, meta)
                 if pool is None:
-                    futures[c] = [stage_part(c, [n for n, _ in STAGED])]
+                    futures[c] = [bin_estimate(c), stage_part(c, [n for n, _ in STAGED])]
                 else:
-                    futures[c] = [pool.submit(stage_part, c, names) for names in STAGE_TASKS]
+                    futures[c] = [pool.submit(bin_estimate, c)] + [
+                        pool.submit(stage_part, c, names) for names in STAGE_TASKS]
 
         for c in range(min(n_slots, n_chunks)):
             submit(c)
@@ -658,8 +670,9 @@ class SubwarpBackend(Backend):
             t0 = time.perf_counter()
             parts = [f if pool is None else f.result() for f in futures.pop(c)]
             prep_wait += time.perf_counter() - t0
-            used = max(u for u, _ in parts)
-            prep_work += sum(w for _, w in parts)
+            used = max(u for u, _, _ in parts)
+            prep_work += sum(w for _, w, _ in parts)
+            est = parts[0][2]
             sources.pop(c)
             if c >= n_slots:  # device slot free once chunk c-n_slots's kernels are done
                 copy.wait_for_event(kernels_done[c - n_slots])
@@ -692,12 +705,6 @@ class SubwarpBackend(Backend):
                 ptr(w["key_rank"]), ptr(hist), ptr(w["items"]))
             laid = drv.Event()
             laid.record(lay_stream)
-            # Items per bin on the host (grid sizes only; the kernels read the exact ranges).
-            t0 = time.perf_counter()
-            bin_of = bin_lut[np.diff(pairs.read_offsets[br[b0]:br[b1] + 1])]
-            est = np.bincount(bin_of, minlength=nb, weights=np.repeat(
-                np.diff(bh[b0:b1 + 1]), np.diff(br[b0:b1 + 1])) if per_pair[c] else None)
-            prep_work += time.perf_counter() - t0
             if self.profile_bins:  # cells per bin from the host's reference layout
                 ref = host_layout(pairs, bins, b0, b1, per_pair=per_pair[c])
                 cells_of = {b.label: bin_cells(pairs, bounds[c], ref, lo, hi)
