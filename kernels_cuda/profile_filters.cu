@@ -175,7 +175,7 @@ vf_xc_task(const int16_t *__restrict__ match, const int16_t *__restrict__ tsc,
 #define VF_DPX 0
 #endif
 #ifndef VF_NTSC_ALU
-#define VF_NTSC_ALU 1
+#define VF_NTSC_ALU 0
 #endif
 #ifndef KP
 #define KP 29
@@ -216,49 +216,24 @@ __device__ __forceinline__ Slot slot_of(int wj, int lane, const long long *__res
     for (int wj = blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5);                     \
          wj < (nseq + 32 / (G) - 1) / (32 / (G)); wj += gridDim.x * WARPS_PER_BLOCK)
 
-// Calls row(x, i) for rows i = 0..lmax-1 with x[j] the residue code of the lane's j-th sequence
-// (NS sequences per group, slots t[j]), PAD_CODE past its end. PREFETCH: lane l of a group
-// loads row i0+l of each sequence, row i0+r is shuffled from lane r.
-template <int G, int NS, class Row>
-__device__ __forceinline__ void for_each_row_n(const uint8_t *__restrict__ residues,
-                                               const Slot (&t)[NS], int lmax, int lig, Row row)
-{
-    int x[NS];
-#if PREFETCH
-    int cur[NS], nxt[NS];
-#pragma unroll
-    for (int j = 0; j < NS; j++) cur[j] = lig < t[j].len ? (int)residues[t[j].off + lig] : PAD_CODE;
-    for (int i0 = 0; i0 < lmax; i0 += G) {
-#pragma unroll
-        for (int j = 0; j < NS; j++) {
-            const int k = i0 + G + lig;
-            nxt[j] = k < t[j].len ? (int)residues[t[j].off + k] : PAD_CODE;
-        }
-        const int n = min(G, lmax - i0);
-        for (int r = 0; r < n; r++) {
-#pragma unroll
-            for (int j = 0; j < NS; j++) x[j] = __shfl_sync(FULL, cur[j], r, G);
-            row(x, i0 + r);
-        }
-#pragma unroll
-        for (int j = 0; j < NS; j++) cur[j] = nxt[j];
-    }
-#else
-    for (int i = 0; i < lmax; i++) {
-#pragma unroll
-        for (int j = 0; j < NS; j++) x[j] = i < t[j].len ? (int)residues[t[j].off + i] : PAD_CODE;
-        row(x, i);
-    }
-#endif
-}
-
-// One sequence per group: row(x) for its residues, up to the warp's longest (t.lmax).
+// Calls row(x) for the residue codes of the lane's sequence, rows 0..lmax-1, PAD_CODE past its
+// end. PREFETCH: lane l of a group loads row i0+l, row i0+r is shuffled from lane r.
 template <int G, class Row>
 __device__ __forceinline__ void for_each_row(const uint8_t *__restrict__ residues, const Slot &t,
                                              int lig, Row row)
 {
-    const Slot ts[1] = {t};
-    for_each_row_n<G, 1>(residues, ts, t.lmax, lig, [&](const int (&x)[1], int) { row(x[0]); });
+#if PREFETCH
+    int cur = lig < t.len ? (int)residues[t.off + lig] : PAD_CODE;
+    for (int i0 = 0; i0 < t.lmax; i0 += G) {
+        const int j = i0 + G + lig;
+        const int nxt = j < t.len ? (int)residues[t.off + j] : PAD_CODE;
+        const int n = min(G, t.lmax - i0);
+        for (int r = 0; r < n; r++) row(__shfl_sync(FULL, cur, r, G));
+        cur = nxt;
+    }
+#else
+    for (int i = 0; i < t.lmax; i++) row(i < t.len ? (int)residues[t.off + i] : PAD_CODE);
+#endif
 }
 
 template <int G>
@@ -437,44 +412,15 @@ __device__ __forceinline__ uint32_t shift_words(uint32_t v, int lane)
 
 // -32768 - t per int16 half (t <= 0): ~t + 0x8001 with a wrapping add
 __device__ __forceinline__ uint32_t neg_floor(uint32_t t) { return __vadd2(~t, 0x80018001u); }
+__device__ __forceinline__ uint32_t vf_tadd(uint32_t a, uint32_t t)
+{ return __vadd2(__vmaxs2(a, neg_floor(t)), t); }
+__device__ __forceinline__ uint32_t vf_taddmax(uint32_t a, uint32_t t, uint32_t acc)
+{ return __viaddmax_s16x2(__vmaxs2(a, neg_floor(t)), t, acc); }
 
 __device__ __forceinline__ int lane_max_s16x2(uint32_t v)
 {
     return max((int)(int16_t)(v & 0xffffu), (int)(int16_t)(v >> 16));
 }
-
-// HMMER's saturating int16 a + t (t <= 0 for every transition) in the selected arithmetic; n is
-// -32768 - t (VF_DPX: loaded, or computed with VF_NTSC_ALU; unused without VF_DPX)
-__device__ __forceinline__ uint32_t vf_tadd(uint32_t a, uint32_t t, uint32_t n)
-{
-#if VF_DPX
-    return __vadd2(__vmaxs2(a, n), t);           // max(a, -32768 - t) + t: exact, never wraps
-#else
-    return __vaddss2(a, t);
-#endif
-}
-__device__ __forceinline__ uint32_t vf_taddmax(uint32_t a, uint32_t t, uint32_t n, uint32_t acc)
-{
-#if VF_DPX
-    return __viaddmax_s16x2(__vmaxs2(a, n), t, acc);
-#else
-    return __vmaxs2(__vaddss2(a, t), acc);
-#endif
-}
-
-// One sequence's Viterbi-filter state: the striped M/I/D rows and the special states.
-struct VfState {
-    uint32_t M_[QW], I_[QW], D_[QW];
-    int xB, xJ, xC, mv;
-    bool over;
-};
-
-// VF_SEQS sequences per warp (1 or 2): the transition words of a vector are loaded (and
-// -32768 - t computed) once and serve every sequence of the warp, halving the L1 bytes of the
-// transitions with 2; each sequence keeps its own rows, specials and lazy-F passes.
-#ifndef VF_SEQS
-#define VF_SEQS 1
-#endif
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 vf_xc_warp(const uint32_t *__restrict__ profile, const uint8_t *__restrict__ residues,
@@ -488,125 +434,91 @@ vf_xc_warp(const uint32_t *__restrict__ profile, const uint8_t *__restrict__ res
     const uint32_t *tsc = P + VF_TSC_OFF + lane;
 #define TV(j, q) PLOAD(tsc + ((j) * QW + (q)) * 32)
 #if VF_DPX && VF_NTSC_ALU
-#define TN(j, q, tv) neg_floor(tv)
+#define TADD(a, j, q) vf_tadd((a), TV(j, q))
+#define TADDMAX(a, j, q, acc) vf_taddmax((a), TV(j, q), (acc))
 #elif VF_DPX
-#define TN(j, q, tv) PLOAD(tsc + ((8 + (j)) * QW + (q)) * 32)
+#define TN(j, q) PLOAD(tsc + ((8 + (j)) * QW + (q)) * 32)
+    // a + tsc saturated at -32768: tsc <= 0, so max(a, -32768 - tsc) + tsc is exact and in range
+#define TADD(a, j, q) __vadd2(__vmaxs2((a), TN(j, q)), TV(j, q))
+#define TADDMAX(a, j, q, acc) __viaddmax_s16x2(__vmaxs2((a), TN(j, q)), TV(j, q), (acc))
 #else
-#define TN(j, q, tv) 0u
+#define TADD(a, j, q) __vaddss2((a), TV(j, q))
+#define TADDMAX(a, j, q, acc) __vmaxs2(__vaddss2((a), TV(j, q)), (acc))
 #endif
-    const int xN = base;
-    for (int wj = blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5);
-         wj < (nseq + VF_SEQS - 1) / VF_SEQS; wj += gridDim.x * WARPS_PER_BLOCK) {
-        Slot t[VF_SEQS];
-        VfState st[VF_SEQS];
-        int lmax = 0;
+    FOR_EACH_WARP_JOB(wj, 32) {
+        const Slot t = slot_of<32>(wj, lane, offsets, order, nseq);
+        uint32_t M_[QW], I_[QW], D_[QW];
 #pragma unroll
-        for (int j = 0; j < VF_SEQS; j++) {
-            const int i = wj * VF_SEQS + j;
-            t[j].s = i < nseq ? order[i] : -1;
-            t[j].off = t[j].s >= 0 ? offsets[t[j].s] : 0;
-            t[j].len = t[j].s >= 0 ? (int)(offsets[t[j].s + 1] - t[j].off) : 0;
-            lmax = max(lmax, t[j].len);
-#pragma unroll
-            for (int q = 0; q < QW; q++) { st[j].M_[q] = neg; st[j].I_[q] = neg; st[j].D_[q] = neg; }
-            st[j].mv = t[j].s >= 0 ? move[t[j].s] : 0;
-            st[j].xB = xN + st[j].mv;
-            st[j].xJ = NEG16;
-            st[j].xC = NEG16;
-            st[j].over = false;
-        }
-        for_each_row_n<32, VF_SEQS>(residues, t, lmax, lane, [&](const int (&x)[VF_SEQS], int i) {
-            bool live[VF_SEQS], any = false;
-            const uint32_t *rsc[VF_SEQS];
-            uint32_t mpv[VF_SEQS], dpv[VF_SEQS], ipv[VF_SEQS], dcv[VF_SEQS], xEv[VF_SEQS],
-                     Dmaxv[VF_SEQS], xBv[VF_SEQS];
-#pragma unroll
-            for (int j = 0; j < VF_SEQS; j++) {
-                live[j] = i < t[j].len && !st[j].over;    // warp-uniform
-                any |= live[j];
-                rsc[j] = P + x[j] * VW + lane;
-                xBv[j] = 0x00010001u * (uint32_t)(uint16_t)st[j].xB;
-                mpv[j] = shift_words(st[j].M_[QW - 1], lane);
-                dpv[j] = shift_words(st[j].D_[QW - 1], lane);
-                ipv[j] = shift_words(st[j].I_[QW - 1], lane);
-                dcv[j] = neg; xEv[j] = neg; Dmaxv[j] = neg;
-            }
-            if (!any) return;
+        for (int q = 0; q < QW; q++) { M_[q] = neg; I_[q] = neg; D_[q] = neg; }
+        const int mv = t.s >= 0 ? move[t.s] : 0, xN = base;
+        int xB = xN + mv, xJ = NEG16, xC = NEG16;
+        bool over = false;
+        for_each_row<32>(residues, t, lane, [&](int x) {
+            if (over) return;                               // warp-uniform (one sequence)
+            const uint32_t *rsc = P + x * VW + lane;
+            const uint32_t xBv = 0x00010001u * (uint32_t)(uint16_t)xB;
+            uint32_t mpv = shift_words(M_[QW - 1], lane);
+            uint32_t dpv = shift_words(D_[QW - 1], lane);
+            uint32_t ipv = shift_words(I_[QW - 1], lane);
+            uint32_t dcv = neg, xEv = neg, Dmaxv = neg;
 #pragma unroll
             for (int q = 0; q < QW; q++) {
-                uint32_t tv[7], tn[7];
-#pragma unroll
-                for (int k = 0; k < 7; k++) { tv[k] = TV(k, q); tn[k] = TN(k, q, tv[k]); }
-#pragma unroll
-                for (int j = 0; j < VF_SEQS; j++) {
-                    VfState &S = st[j];
-                    uint32_t sv = vf_tadd(xBv[j], tv[0], tn[0]);
-                    sv = vf_taddmax(mpv[j], tv[1], tn[1], sv);
-                    sv = vf_taddmax(ipv[j], tv[2], tn[2], sv);
-                    sv = vf_taddmax(dpv[j], tv[3], tn[3], sv);
+                uint32_t sv = TADD(xBv, 0, q);
+                sv = TADDMAX(mpv, 1, q, sv);
+                sv = TADDMAX(ipv, 2, q, sv);
+                sv = TADDMAX(dpv, 3, q, sv);
 #if VF_DPX
-                    // saturating sv + e as min(max(sv, lo), hi) + e, lo = -32768 - min(e, 0),
-                    // hi = 32767 - max(e, 0)
-                    sv = __vadd2(__vmins2(__vmaxs2(sv, PLOAD(rsc[j] + (KP + 1) * VW + q * 32)),
-                                          PLOAD(rsc[j] + 2 * (KP + 1) * VW + q * 32)),
-                                 PLOAD(rsc[j] + q * 32));
+                // saturating sv + e as min(max(sv, lo), hi) + e, lo = -32768 - min(e, 0),
+                // hi = 32767 - max(e, 0)
+                sv = __vadd2(__vmins2(__vmaxs2(sv, PLOAD(rsc + (KP + 1) * VW + q * 32)),
+                                      PLOAD(rsc + 2 * (KP + 1) * VW + q * 32)),
+                             PLOAD(rsc + q * 32));
 #else
-                    sv = __vaddss2(sv, PLOAD(rsc[j] + q * 32));
+                sv = __vaddss2(sv, PLOAD(rsc + q * 32));
 #endif
-                    xEv[j] = __vmaxs2(xEv[j], sv);
-                    const uint32_t mo = S.M_[q], io = S.I_[q];
-                    dpv[j] = S.D_[q];
-                    S.M_[q] = sv;
-                    S.D_[q] = dcv[j];
-                    dcv[j] = vf_tadd(sv, tv[4], tn[4]);
-                    Dmaxv[j] = __vmaxs2(Dmaxv[j], dcv[j]);
-                    S.I_[q] = vf_taddmax(io, tv[6], tn[6], vf_tadd(mo, tv[5], tn[5]));
-                    mpv[j] = mo; ipv[j] = io;
-                }
+                xEv = __vmaxs2(xEv, sv);
+                mpv = M_[q]; dpv = D_[q]; ipv = I_[q];
+                M_[q] = sv;
+                D_[q] = dcv;
+                dcv = TADD(sv, 4, q);
+                Dmaxv = __vmaxs2(Dmaxv, dcv);
+                I_[q] = TADDMAX(ipv, 6, q, TADD(mpv, 5, q));
             }
+            const int xE = __reduce_max_sync(FULL, lane_max_s16x2(xEv));
+            if (xE >= 32767) { over = true; return; }
+            xC = max(xC, xE + e_move);
+            xJ = max(xJ, xE + e_loop);
+            xB = max(xJ + mv, xN + mv);
+            const int Dmax = __reduce_max_sync(FULL, lane_max_s16x2(Dmaxv));
+            dcv = shift_words(dcv, lane);
+            if (Dmax + ddbound > xB) {
+                // lazy F: one full D->D pass, then more while a segment boundary still improves D
 #pragma unroll
-            for (int j = 0; j < VF_SEQS; j++) {
-                if (!live[j]) continue;                     // past its end, or overflowed
-                VfState &S = st[j];
-                const int xE = __reduce_max_sync(FULL, lane_max_s16x2(xEv[j]));
-                if (xE >= 32767) { S.over = true; continue; }
-                S.xC = max(S.xC, xE + e_move);
-                S.xJ = max(S.xJ, xE + e_loop);
-                S.xB = max(S.xJ + S.mv, xN + S.mv);
-                const int Dmax = __reduce_max_sync(FULL, lane_max_s16x2(Dmaxv[j]));
-                uint32_t dc = shift_words(dcv[j], lane);
-                if (Dmax + ddbound > S.xB) {
-                    // lazy F: one full D->D pass, then more while a segment boundary still
-                    // improves D
-#pragma unroll
-                    for (int q = 0; q < QW; q++) {
-                        S.D_[q] = __vmaxs2(dc, S.D_[q]);
-                        const uint32_t tdd = TV(7, q);
-                        dc = vf_tadd(S.D_[q], tdd, TN(7, q, tdd));
-                    }
-                    bool again = true;
-                    while (again) {
-                        dc = shift_words(dc, lane);
-                        again = false;
-                        int q = 0;
-#pragma unroll
-                        for (q = 0; q < QW; q++) {
-                            if (!__any_sync(FULL, __vmaxs2(dc, S.D_[q]) != S.D_[q])) break;
-                            S.D_[q] = __vmaxs2(dc, S.D_[q]);
-                            const uint32_t tdd = TV(7, q);
-                            dc = vf_tadd(S.D_[q], tdd, TN(7, q, tdd));
-                        }
-                        again = (q == QW);
-                    }
-                } else {
-                    S.D_[0] = dc;
+                for (int q = 0; q < QW; q++) {
+                    D_[q] = __vmaxs2(dcv, D_[q]);
+                    dcv = TADD(D_[q], 7, q);
                 }
+                bool again = true;
+                while (again) {
+                    dcv = shift_words(dcv, lane);
+                    again = false;
+                    int q = 0;
+#pragma unroll
+                    for (q = 0; q < QW; q++) {
+                        if (!__any_sync(FULL, __vmaxs2(dcv, D_[q]) != D_[q])) break;
+                        D_[q] = __vmaxs2(dcv, D_[q]);
+                        dcv = TADD(D_[q], 7, q);
+                    }
+                    again = (q == QW);
+                }
+            } else {
+                D_[0] = dcv;
             }
         });
-#pragma unroll
-        for (int j = 0; j < VF_SEQS; j++)
-            if (lane == 0 && t[j].s >= 0) out_xc[t[j].s] = st[j].over ? 32768 : st[j].xC;
+        if (lane == 0 && t.s >= 0) out_xc[t.s] = over ? 32768 : xC;
     }
 #undef TV
 #undef TN
+#undef TADD
+#undef TADDMAX
 }

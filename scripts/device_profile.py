@@ -156,8 +156,7 @@ VARIANTS = {
     "tuned-noprefetch": dict(TUNED_VARIANT, prefetch=0),
     "tuned-nolazy": dict(TUNED_VARIANT, lazy=0),
     "tuned-novfdpx": dict(TUNED_VARIANT, vf_dpx=0),
-    "tuned-vfntsctable": dict(TUNED_VARIANT, vf_ntsc_alu=0),
-    "tuned-vfpair": dict(TUNED_VARIANT, vf_seqs=2),
+    "tuned-vfntscalu": dict(TUNED_VARIANT, vf_ntsc_alu=1),
     "tuned-smem": dict(TUNED_VARIANT, smem=1),
     "tuned-g8": dict(TUNED_VARIANT, group=8),
     "tuned-g16": dict(TUNED_VARIANT, group=16),
@@ -166,7 +165,7 @@ VARIANTS = {
 }
 #: kinds a variant changes (an ablation is only timed where it differs from "tuned")
 AFFECTS = {"tuned-bytes": ("ssv", "msv-full"), "tuned-nolazy": ("msv-full",),
-           "tuned-novfdpx": ("vf",), "tuned-vfntsctable": ("vf",), "tuned-vfpair": ("vf",), "tuned-g8": ("ssv", "msv-full"),
+           "tuned-novfdpx": ("vf",), "tuned-vfntscalu": ("vf",), "tuned-g8": ("ssv", "msv-full"),
            "tuned-g16": ("ssv", "msv-full"), "tuned-g32": ("ssv", "msv-full")}
 
 

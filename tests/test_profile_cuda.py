@@ -81,8 +81,7 @@ VARIANT_DEFINES = [
     {"GROUP": 16, "SIMD16": 0, "PREFETCH": 1, "LAZY_XE": 0, "VF_DPX": 0, "PROFILE_SMEM": 1},
     {"GROUP": 32, "SIMD16": 1, "PREFETCH": 0, "LAZY_XE": 1, "VF_DPX": 1, "PROFILE_SMEM": 1},
     {"GROUP": 16, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "VF_DPX": 1, "VF_NTSC_ALU": 0},
-    {"GROUP": 8, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "VF_DPX": 1, "VF_SEQS": 2},
-    {"GROUP": 32, "SIMD16": 0, "PREFETCH": 0, "LAZY_XE": 0, "VF_DPX": 0, "VF_SEQS": 2},
+    {"GROUP": 8, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "VF_DPX": 1, "VF_NTSC_ALU": 1},
 ]
 
 
@@ -214,7 +213,7 @@ GPU_VARIANTS = [
     {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0},
     {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1},
     {"group": 8, "simd16": 1, "prefetch": 1, "smem": 1, "lazy": 0, "vf_dpx": 0},
-    {"group": 16, "simd16": 0, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1, "vf_seqs": 2},
+    {"group": 16, "simd16": 0, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1, "vf_ntsc_alu": 1},
     {"group": 32, "simd16": 1, "prefetch": 0, "smem": 1, "lazy": 1, "vf_dpx": 1, "vf_ntsc_alu": 0},
 ]
 

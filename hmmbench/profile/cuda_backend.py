@@ -29,12 +29,12 @@ BLOCK = 128
 
 
 #: defines of the warp kernels (kernels_cuda/profile_filters.cu); "group" None = by model size
+#: VF_NTSC_ALU stays off in the tuned set: with it a VF refactor compiled to wrong scores on the
+#: H100 (docs/profile-notes.md), so the exactness of that define rests on one code shape
 CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0,
-                   "vf_ntsc_alu": 0, "vf_seqs": 1}
+                   "vf_ntsc_alu": 0}
 TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1,
-                 "vf_ntsc_alu": 1, "vf_seqs": 1}
-#: largest QW (64-element vectors) at which the VF runs two sequences per warp without spills
-VF_PAIR_MAX_QW = 25
+                 "vf_ntsc_alu": 0}
 #: shared memory one block may hold (H100/H200 opt-in maximum is 227 KiB)
 SMEM_LIMIT = 227 * 1024
 
@@ -75,17 +75,9 @@ class _CudaDevice:
         if self.warp:
             d.update(GROUP=self.group(M, kind) if kind != "vf" else 32, SIMD16=v["simd16"],
                      PREFETCH=v["prefetch"], LAZY_XE=v["lazy"], VF_DPX=v["vf_dpx"],
-                     VF_NTSC_ALU=v.get("vf_ntsc_alu", 1), VF_SEQS=self.vf_seqs(M))
+                     VF_NTSC_ALU=v.get("vf_ntsc_alu", 0))
             d["QW" if kind == "vf" else "QB"] = Q
         return d
-
-    def vf_seqs(self, M: int) -> int:
-        """Sequences per warp of the Viterbi filter (2 share the transition loads; their rows
-        need twice the registers, so only while QW <= VF_PAIR_MAX_QW)."""
-        n = self.variant.get("vf_seqs", 1)
-        if n is None:
-            n = 2 if layout.n_vectors(M, 64) <= VF_PAIR_MAX_QW else 1
-        return n
 
     def group(self, M: int, kind: str) -> int:
         return self.variant["group"] or auto_group(M, kind)
@@ -118,7 +110,7 @@ class _CudaDevice:
         if self.warp:
             if smem > 48 * 1024:
                 fn.set_attribute(self.drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
-            per_warp = defines["VF_SEQS"] if kind == "vf" else 32 // defines["GROUP"]
+            per_warp = 32 // defines["GROUP"]
             needed = -(-n_items // per_warp)
             sms = self.cuda.device_attributes()["sm_count"]
             grid = max(1, min(-(-needed // (BLOCK // 32)), resident_blocks(fn, BLOCK, smem, sms)))
