@@ -4,25 +4,27 @@ Kernel: ``kernels_cuda/subwarp.cu`` (read its header comment for the recurrence)
 threads aligns one read to every haplotype of its batch; each thread keeps ``k`` read rows in
 registers, so one group covers reads up to ``p*k`` (longer reads run as several row tiles).
 
-Host side (the timed ``prep``), vectorized over batches:
+Work items: one per read (read, first haplotype of its batch, haplotypes in the batch, index of
+its first pair) -- a batch's pairs are read-major, so a read's pairs are contiguous; inputs under
+``per_pair_below`` pairs get one item per pair instead (more parallelism when the GPU would
+otherwise idle). Items are partitioned by read length into bins, ordered inside a bin by
+descending work; each bin runs the (p, k) kernel specialized for it, compiled at run time with the
+bin's exact limits as defines (cached in-process and on disk).
 
-- one *item* per read: (read, first haplotype of its batch, haplotypes in the batch, index of its
-  first pair) -- a batch's pairs are read-major, so a read's pairs are contiguous; inputs under
-  ``per_pair_below`` pairs get one item per pair instead (more parallelism when the GPU would
-  otherwise idle); items in a bin ordered by descending work;
-- items partitioned by read length into bins; each bin runs the (p, k) kernel specialized for it,
-  compiled at run time with the bin's exact limits as defines (cached in-process and on disk);
-- reads and haplotypes go to the device as the PairSet's own byte arrays (slices, no repacking);
-  the kernel reads a haplotype one code ahead and turns columns past its end into a pad code.
-
-Pipeline: large inputs are cut into chunks of whole batches (``chunk_pairs``); worker threads
-build each chunk's layout straight into a pinned staging block; one H2D per chunk on a copy
-stream overlaps the kernels of the previous chunks.
+Pipeline: large inputs are cut into chunks of whole batches (``chunk_pairs``). The host only
+copies each chunk's byte slices of the PairSet (bases, qualities, haplotypes) and its
+chunk-relative offsets into a pinned staging slot (worker threads, one task per array; this is
+the timed ``prep``); one H2D per chunk on a copy stream overlaps the kernels of earlier chunks.
+On the GPU, ``subwarp_layout.cu`` builds the chunk's items, bins and sort order (count with
+warp-aggregated atomics, one-block scan, scatter); the bin kernels read their item ranges from
+the device. ``host_layout`` is the host's reference of that layout (tests, bin profile).
 
 Device side: bins launched on separate streams; float32 with C = 2^120; every pair whose float32
-sum is under 1e-28 is queued by the kernel itself and recomputed by the double-precision
-instantiation of the same kernel on the GPU (``n_fallback`` counts them); log10 results are
-written in place, then copied back once.
+sum is under 1e-28 is queued by the kernel itself into the recompute queue of its bin's
+configuration and recomputed by a double-precision instantiation specialized like the bins
+(``recompute_queues``: k = 8, the smallest p whose tile holds the reads, multi-tile beyond 256),
+on its own stream once its bins are done, counts read on the device (``n_fallback`` counts
+them); log10 results are written in place, then copied back once.
 
 Variants (each switches one design element off, so ``hmmbench run`` shows what it buys):
 ``cuda-subwarp`` (auto bins), ``-noemistable`` (compare-and-select emissions), ``-gatkform``
@@ -444,7 +446,9 @@ class SubwarpBackend(Backend):
         self._kernels: dict = {}
         self._workers = None
         self.prep_threads = 0  # 0: PREP_THREADS
-        self.ramp_chunks = False  # measured worse on the H200 (0.69 vs 1.06 TCUPS, 6 pieces)
+        # Off: H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces; H100 (GPU layout) 1.36 vs
+        # 1.25-1.44 without, within the run-to-run spread.
+        self.ramp_chunks = False
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
