@@ -1,5 +1,6 @@
-"""Profile workload CUDA kernels without a GPU: striped layouts (checked against HMMER's own SSE
-layout through pyhmmer) and nvcc sm_90 compile checks of every kernel per model size."""
+"""Profile workload CUDA kernels: striped layouts (checked against HMMER's own SSE layout through
+pyhmmer), nvcc sm_90 compile checks of every kernel and warp variant per model size, and (with a
+GPU) every backend and warp variant against profile-numpy."""
 import os
 import shutil
 import subprocess

@@ -3,14 +3,17 @@
 ``profile-cuda-ganesan``: generic Viterbi/Forward, a block per sequence, the D->D chain as a
 partitioned prefix scan (kernels_cuda/profile_generic.cu).
 ``profile-cuda-task``: one thread per sequence (unstriped rows, [k][seq] interleaved in global
-memory). ``profile-cuda-warp``: CUDAMPF-style, one warp per sequence, the model striped over
-the warp with the DP rows in registers (QB/QW vectors compiled in per model size).
-Both return HMMER's raw integers; :mod:`hmmbench.profile.host` finishes them, so the scores are
-HMMER's. Compiled at run time per model length (``-DMODEL_M -DQB -DQW``) through the project's
-CUDA glue (:mod:`hmmbench.backends.cuda`); timed with CUDA events.
+memory). ``profile-cuda-warp``: warp-group kernels with the tuned defines (``TUNED_VARIANT``:
+GROUP lanes per sequence by ``auto_group``, int16 DPX cells, residue prefetch, lazy MSV xE, DPX
+saturation in the Viterbi filter); ``profile-cuda-cudampf``: the same source with the original
+CUDAMPF-style defines (``CUDAMPF_VARIANT``: warp per sequence, packed-byte SIMD). All return
+HMMER's raw integers; :mod:`hmmbench.profile.host` finishes them, so the scores are HMMER's.
+Compiled at run time per model length and variant (``-DMODEL_M -DQB -DQW -DGROUP ...``) through
+the project's CUDA glue (:mod:`hmmbench.backends.cuda`); timed with CUDA events; persistent
+grids of resident blocks.
 
-Status: compile-checked with nvcc sm_90 and the warp algorithms emulated on the CPU
-(tests/test_profile_cuda.py, tests/test_profile_warp_emulation.py); not yet run on a GPU.
+Status: run on an H100 (tests/test_profile_cuda.py GPU tests, scripts/device_profile.py):
+identical to the reference; figures in docs/profile-notes.md.
 """
 from __future__ import annotations
 
