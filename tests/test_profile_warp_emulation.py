@@ -231,16 +231,20 @@ def test_warp_byte_kernels_match_reference(model, sample):
 
 
 @pytest.mark.parametrize("model", PICK, ids=[m.name for m in PICK])
-def test_warp_vf_kernel_matches_reference(model, sample):
+@pytest.mark.parametrize("dpx", [False, True], ids=["vaddss2", "dpx"])
+def test_warp_vf_kernel_matches_reference(model, sample, dpx):
+    """The warp Viterbi filter, with HMMER's saturating adds or (VF_DPX) as
+    max(a, -32768 - b) + b with clamp-then-add emissions."""
     wp = model.word
     match, tsc = (a.astype(np.int64) for a in layout.striped_words(model, 64))
     L = sample.lengths
     mv = wp.move(L).astype(np.int64)
+    rows_before = DD_PASSES["rows"]
     xc = np.array([vf_xc_warp(match, tsc, sample.codes(i), wp.base, wp.e_loop, wp.e_move,
-                              wp.ddbound, int(mv[i])) for i in range(len(sample))])
+                              wp.ddbound, int(mv[i]), dpx=dpx) for i in range(len(sample))])
     got = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
     np.testing.assert_array_equal(got, pf.viterbi_filter(model, sample))
-    assert DD_PASSES["rows"] > 0           # the D->D branch was exercised
+    assert DD_PASSES["rows"] > rows_before   # the D->D branch was exercised
 
 
 @pytest.mark.parametrize("model", PICK, ids=[m.name for m in PICK])
@@ -272,19 +276,6 @@ def test_group_byte_kernels_match_reference(model, sample, group, simd16, lazy):
     got = pf.msv_from_xj(model, np.maximum(xj, 0), xj < 0, L)
     want = np.concatenate([pf.msv_full(model, sample, [i]) for i in range(len(sample))])
     np.testing.assert_array_equal(got, want)
-
-
-@pytest.mark.parametrize("model", PICK, ids=[m.name for m in PICK])
-def test_warp_vf_dpx_saturation_matches_reference(model, sample):
-    """VF_DPX: saturating adds as max(a, -32768 - b) + b and clamp-then-add emissions."""
-    wp = model.word
-    match, tsc = (a.astype(np.int64) for a in layout.striped_words(model, 64))
-    L = sample.lengths
-    mv = wp.move(L).astype(np.int64)
-    xc = np.array([vf_xc_warp(match, tsc, sample.codes(i), wp.base, wp.e_loop, wp.e_move,
-                              wp.ddbound, int(mv[i]), dpx=True) for i in range(len(sample))])
-    got = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
-    np.testing.assert_array_equal(got, pf.viterbi_filter(model, sample))
 
 
 def test_vf_negative_floor_by_alu_is_the_table():
