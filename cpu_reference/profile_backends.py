@@ -40,13 +40,14 @@ class NumpyProfile(ProfileBackend):
     api = "numpy"
     family = "reference"
     precision = "int8/int16 exact; float64"
-    kinds = ("ssv", "msv", "vf", "viterbi", "forward")
+    kinds = ("ssv", "msv", "vf", "viterbi", "forward", "gmsv")
 
     def run(self, job) -> Execution:
         from cpu_reference import profile_filters as pf
         from cpu_reference import profile_generic as pg
         fn = {"ssv": pf.ssv_filter, "msv": pf.msv_filter, "vf": pf.viterbi_filter,
-              "viterbi": pg.generic_viterbi, "forward": pg.generic_forward}[job.kind]
+              "viterbi": pg.generic_viterbi, "forward": pg.generic_forward,
+              "gmsv": pg.generic_msv}[job.kind]
         clock = StageClock()
         with clock("kernel"):
             out = np.asarray(fn(job.model, job.seqs), dtype=np.float64)

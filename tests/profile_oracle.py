@@ -3,7 +3,8 @@
 pyhmmer's public API offers the SSV/MSV filters; generic Viterbi/Forward and the Viterbi filter
 are only in its bundled ``liblibhmmer.so``. This module is test-only oracle code: it opens the
 model file with HMMER, configures the profile (local multihit) per target length, and calls
-p7_ViterbiFilter / p7_GViterbi / p7_GForward / p7_ForwardParser on sentinel-framed digital sequences.
+p7_ViterbiFilter / p7_GViterbi / p7_GForward / p7_ForwardParser / p7_GMSV on sentinel-framed
+digital sequences.
 """
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import os
 import numpy as np
 
 P7_LOCAL = 1
+#: p7_GMSV's nu (expected hits in the J state): 2.0, its documented default and the value the
+#: SIMD MSV filter has built in (E->C = E->J = log 0.5); the pipeline never calls p7_GMSV itself
+GMSV_NU = 2.0
 
 
 def _lib():
@@ -42,7 +46,11 @@ def _lib():
         "p7_ViterbiFilter": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
         "p7_GViterbi": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
         "p7_GForward": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
+        # HMMER 3.4 generic_msv.c: (dsq, L, gm, gx, float nu, float *opt_sc)
+        "p7_GMSV": (ip, [ctypes.c_char_p, ip, vp, vp, ctypes.c_float, fp]),
         "p7_FLogsumInit": (ip, []),
+        "p7_bg_SetLength": (ip, [vp, ip]),
+        "p7_bg_NullOne": (ip, [vp, ctypes.c_char_p, ip, fp]),
         "p7_ForwardParser": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
     }
     for name, (res, args) in sig.items():
@@ -64,6 +72,7 @@ class HmmerOracle:
         if lib.p7_hmmfile_Open(path.encode(), None, ctypes.byref(hfp), err) != 0:
             raise RuntimeError(err.value)
         self.models = []
+        self.backgrounds = []
         for M in Ms:
             hmm = ctypes.c_void_p()
             if lib.p7_hmmfile_Read(hfp, ctypes.byref(abc), ctypes.byref(hmm)) != 0:
@@ -74,11 +83,16 @@ class HmmerOracle:
             om = lib.p7_oprofile_Create(M, abc)
             lib.p7_oprofile_Convert(gm, om)
             self.models.append((M, gm, om))
+            self.backgrounds.append(bg)
         lib.p7_hmmfile_Close(hfp)
 
-    def scores(self, which: int, codes_list, kinds=("vf", "gv", "gf", "fp")) -> dict:
+    def scores(self, which: int, codes_list, kinds=("vf", "gv", "gf", "fp"),
+               nu: float = GMSV_NU) -> dict:
+        """HMMER's scores (nats, float32) of each digital sequence per kind: "vf", "gv", "gf",
+        "fp", "gmsv" (p7_GMSV with ``nu``) and "null" (p7_bg_NullOne at the target's L)."""
         lib = self.lib
         M, gm, om = self.models[which]
+        bg = self.backgrounds[which]
         out = {k: np.empty(len(codes_list), dtype=np.float32) for k in kinds}
         ox = lib.p7_omx_Create(M, 0, 0)
         sc = ctypes.c_float()
@@ -88,6 +102,10 @@ class HmmerOracle:
                 dsq = bytes([255]) + np.asarray(codes, dtype=np.uint8).tobytes() + bytes([255])
                 lib.p7_ReconfigLength(gm, L)
                 lib.p7_oprofile_ReconfigLength(om, L)
+                if "null" in kinds:
+                    lib.p7_bg_SetLength(bg, L)
+                    lib.p7_bg_NullOne(bg, dsq, L, ctypes.byref(sc))
+                    out["null"][n] = sc.value
                 if "vf" in kinds:
                     lib.p7_ViterbiFilter(dsq, L, om, ox, ctypes.byref(sc))
                     out["vf"][n] = sc.value
@@ -96,8 +114,11 @@ class HmmerOracle:
                     lib.p7_ForwardParser(dsq, L, om, fx, ctypes.byref(sc))
                     out["fp"][n] = sc.value
                     lib.p7_omx_Destroy(fx)
-                if "gv" in kinds or "gf" in kinds:
+                if "gv" in kinds or "gf" in kinds or "gmsv" in kinds:
                     gx = lib.p7_gmx_Create(M, L)
+                    if "gmsv" in kinds:
+                        lib.p7_GMSV(dsq, L, gm, gx, nu, ctypes.byref(sc))
+                        out["gmsv"][n] = sc.value
                     if "gv" in kinds:
                         lib.p7_GViterbi(dsq, L, gm, gx, ctypes.byref(sc))
                         out["gv"][n] = sc.value
