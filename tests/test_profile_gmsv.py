@@ -26,7 +26,9 @@ from hmmbench.profile.job import TOLERANCE  # noqa: E402
 from hmmbench.profile.model import (SequenceSet, ProfileModel, T_BM, T_MM)  # noqa: E402
 from profile_fixtures import proteome  # noqa: E402,F401 (fixture)
 
-STRIDE = 20
+#: every STRIDE-th proteome protein (HMMBENCH_GMSV_STRIDE=1: the whole proteome, ~25 s; with
+#: ``-s`` each model prints its max error: the docs' exactness figure)
+STRIDE = int(os.environ.get("HMMBENCH_GMSV_STRIDE", "20"))
 STAR, X_CODE = 27, 26            # HMMER amino codes of '*' and 'X' (21..26 = B J Z O U X)
 
 
@@ -94,7 +96,10 @@ def test_generic_msv_matches_p7_gmsv(entry, targets, oracles):
     assert np.isneginf(got).sum() == 1 and np.isfinite(got).sum() == len(targets) - 1
     fin = np.isfinite(got)
     err = np.abs(got[fin] - want["gmsv"][fin])
-    assert err.max() < TOLERANCE["gmsv"], (err.max(), targets.lengths[fin][np.argmax(err)])
+    worst = int(np.argmax(err))
+    print(f"gmsv {fname}:{j} M={model.M} max |err| {err[worst]:.2e} nats "
+          f"(L={targets.lengths[fin][worst]}) over {fin.sum()} sequences")
+    assert err.max() < TOLERANCE["gmsv"], (err.max(), targets.lengths[fin][worst])
     # HMMER's float32 arithmetic, operation for operation, with its logf: identical
     f32 = pg.generic_msv(model, targets, dtype=np.float32, log=C_LOGF)
     np.testing.assert_array_equal(f32.astype(np.float32), want["gmsv"])
@@ -122,6 +127,30 @@ def test_msv_is_viterbi_of_the_msv_profile(proteome):
     # (HMMER's test allows 1e-4; here only the length-model constants' last float32 bit may
     # differ: ProfileModel.specials rounds its logs differently, ~3e-7 nats over a protein)
     np.testing.assert_allclose(msv, vit, rtol=0, atol=1e-5)
+
+
+def test_long_targets_float32_drift(oracles):
+    """Why the tolerance is what it is: on background sequences of 5,000..35,000 residues HMMER's
+    float32 arithmetic drifts from the float64 reference by a few 1e-3 nats (the C state adds
+    tloop once per residue after the last hit), yet the float32 mode still equals p7_GMSV bit
+    for bit. (The proteome's longest protein is 4,560 residues: there the drift is < 1e-3.)
+    ``-s`` prints the drift per length: the figure in docs/profile-notes.md."""
+    rng = np.random.default_rng(1)
+    bgf = datasets.background_frequencies()
+    Ls = [5000, 10000, 20000, 35000]
+    parts = [rng.choice(20, size=L, p=bgf / bgf.sum()).astype(np.uint8) for L in Ls for _ in "ab"]
+    offs = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum([p.size for p in parts], out=offs[1:])
+    seqs = SequenceSet([f"long{i}" for i in range(len(parts))], np.concatenate(parts), offs)
+    model = ProfileModel.from_hmm(datasets.read_hmms(
+        [p for p in datasets.model_files() if p.endswith("PF02826.hmm")][0])[0])
+    want = oracles("PF02826.hmm").scores(0, parts, kinds=("gmsv",))["gmsv"]
+    np.testing.assert_array_equal(
+        pg.generic_msv(model, seqs, dtype=np.float32, log=C_LOGF).astype(np.float32), want)
+    drift = np.abs(pg.generic_msv(model, seqs) - want)
+    for L, d in zip(seqs.lengths, drift):
+        print(f"gmsv PF02826 L={L} |float64 - p7_GMSV| {d:.2e} nats")
+    assert drift.max() < 1e-2
 
 
 @pytest.mark.parametrize("nu", [1.0, 3.0])

@@ -20,7 +20,7 @@ PIPELINE = "pipeline"
 JOB_KINDS = SCORE_KINDS + (PIPELINE,)
 #: DP cells the NumPy reference checks in full per job; above, a deterministic sample of
 #: sequences of about this many cells (reference speed on one core: ~1 GCUPS SSV/MSV,
-#: ~0.1 VF, ~0.06 generic Viterbi, ~0.006 Forward, ~0.3 generic MSV: about 2-5 s per check)
+#: ~0.1 VF, ~0.06 generic Viterbi, ~0.006 Forward, ~0.5 generic MSV: about 2-5 s per check)
 REFERENCE_CHECK_CELLS = {"ssv": 2_000_000_000, "msv": 2_000_000_000, "vf": 500_000_000,
                          "viterbi": 200_000_000, "forward": 30_000_000, "gmsv": 1_000_000_000}
 
