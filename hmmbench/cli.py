@@ -164,8 +164,8 @@ def _run_config(args):
 #: Workloads the runner measures; the others have backends (see `hmmbench list --workload`) but
 #: no datasets or cross-check in the runner yet.
 RUNNABLE_WORKLOADS = ("pairhmm", "profile")
-#: Workloads `hmmbench score` writes (the profile workload has no score file format yet).
-SCORABLE_WORKLOADS = ("pairhmm",)
+#: Workloads `hmmbench score` writes: pair-HMM log10 per pair; profile: name, nats, bits per sequence.
+SCORABLE_WORKLOADS = ("pairhmm", "profile")
 #: most sequences a profile cross-check covers when the database is too big for the reference
 PROFILE_SAMPLE_SEQUENCES = 5000
 
@@ -262,7 +262,6 @@ def cmd_run(args) -> int:
 def cmd_score(args) -> int:
     _runnable(args.workload, SCORABLE_WORKLOADS, "score command")
     from .registry import probe, select
-    from .fileio import atomic_open
     backends = select([args.backend], args.workload)
     if len(backends) != 1:
         raise UserError(f"--backend '{args.backend}' matches {len(backends)} backends; "
@@ -271,27 +270,69 @@ def cmd_score(args) -> int:
     reason = probe(backend).reason
     if reason:
         raise UserError(f"backend '{backend.name}' is unavailable: {reason}")
-    ds = _resolve_datasets([args.dataset])[0]
-    fmt = f"%.{args.digits}f\n"
-    n = 0
     try:
-        # Streamed chunk by chunk (lazy sets are larger than memory), renamed into place at the end.
-        with atomic_open(args.output) as out:
-            for chunk in ds.chunks():
-                refusal = backend.refuse_reason(chunk)
-                if refusal:
-                    raise UserError(f"backend '{backend.name}' refuses dataset '{ds.name}': "
-                                    f"{refusal}")
-                values = backend.run(chunk).log10
-                if len(values) != chunk.n_pairs:
-                    raise RuntimeError(f"backend returned {len(values)} values for "
-                                       f"{chunk.n_pairs} pairs")
-                out.writelines(fmt % v for v in values)
-                n += len(values)
+        if args.workload == "profile":
+            n = _score_profile(args, backend)
+        else:
+            n = _score_pairs(args, backend)
     finally:
         backend.close()
     print(f"{n} scores: {args.output}", file=sys.stderr)
     return 0
+
+
+def _score_pairs(args, backend) -> int:
+    """One log10 likelihood per pair, dataset order."""
+    from .fileio import atomic_open
+    ds = _resolve_datasets([args.dataset])[0]
+    fmt = f"%.{args.digits}f\n"
+    n = 0
+    # Streamed chunk by chunk (lazy sets are larger than memory), renamed into place at the end.
+    with atomic_open(args.output) as out:
+        for chunk in ds.chunks():
+            refusal = backend.refuse_reason(chunk)
+            if refusal:
+                raise UserError(f"backend '{backend.name}' refuses dataset '{ds.name}': {refusal}")
+            values = backend.run(chunk).log10
+            if len(values) != chunk.n_pairs:
+                raise RuntimeError(f"backend returned {len(values)} values for "
+                                   f"{chunk.n_pairs} pairs")
+            out.writelines(fmt % v for v in values)
+            n += len(values)
+    return n
+
+
+def _score_profile(args, backend) -> int:
+    """One line per sequence of the database, database order: name, score in nats (HMMER's raw
+    score of that kind, before the null model; inf = overflow, nan = HMMER's "no result"), bits
+    against the null model. One model and one kind."""
+    from cpu_reference.profile_generic import bits
+    from .fileio import atomic_open
+    from .profile import datasets as pds
+    from .profile.job import PIPELINE, ProfileSearch
+    if len(args.model) > 1:
+        raise UserError("score writes one model's scores: give one --model")
+    kinds = _kinds(args.kind)
+    if len(kinds) != 1 or kinds[0] == PIPELINE:
+        raise UserError("score needs exactly one --kind with per-sequence scores "
+                        "(ssv, msv, vf, viterbi, forward, ...)")
+    db = pds.resolve_database(args.dataset)
+    model, hmm = pds.resolve_model(args.model[0] if args.model else pds.DEFAULT_MODELS[0]).load()
+    seqs = db.load()
+    job = ProfileSearch(model, seqs, kinds[0], hmm)
+    refusal = backend.refuse_reason(job)
+    if refusal:
+        raise UserError(f"backend '{backend.name}' refuses {kinds[0]}: {refusal}")
+    nats = backend.run(job).log10
+    if len(nats) != len(seqs):
+        raise RuntimeError(f"backend returned {len(nats)} scores for {len(seqs)} sequences")
+    score_bits = bits(nats, seqs.lengths)
+    d = args.digits
+    with atomic_open(args.output) as out:
+        out.write("# name\tnats\tbits\n")
+        out.writelines(f"{name}\t{v:.{d}f}\t{b:.{d}f}\n"
+                       for name, v, b in zip(seqs.names, nats, score_bits))
+    return len(seqs)
 
 
 def cmd_report(args) -> int:
@@ -400,9 +441,14 @@ def build_parser() -> argparse.ArgumentParser:
     workload(sp)
     sp.set_defaults(func=cmd_run)
 
-    sp = sub.add_parser("score", help="write one log10 likelihood per pair, in dataset order")
+    sp = sub.add_parser("score", help="write one log10 likelihood per pair, in dataset order "
+                        "(profile workload: name, nats, bits per sequence of one model and kind)")
     sp.add_argument("--dataset", "-d", required=True)
     sp.add_argument("--backend", "-b", required=True)
+    sp.add_argument("--model", action="append", default=[],
+                    help="profile workload: the model (default: PF02826)")
+    sp.add_argument("--kind", action="append", default=[],
+                    help="profile workload: the score kind (ssv, msv, vf, viterbi, forward, ...)")
     sp.add_argument("--output", "-o", required=True)
     sp.add_argument("--digits", type=int, default=6, help="decimals per value (default 6)")
     workload(sp)

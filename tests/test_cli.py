@@ -256,11 +256,7 @@ def test_unknown_opencl_device_exit_2(capsys, monkeypatch):
     assert len(err) == 1 and "no OpenCL device matches 'no-such-device-xyz'" in err[0]
 
 
-def test_workload_without_runner_support_is_a_usage_error(capsys):
-    # `run` measures the profile workload (tests/test_profile_runner.py); `score` does not yet.
-    assert cli.main(["score", "--workload", "profile", "-d", "tiny", "-b", "profile-numpy",
-                     "-o", "x"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "does not measure the 'profile' workload yet" in err[0]
+def test_unknown_workload_is_a_usage_error(capsys):
+    # both workloads run and score (profile: tests/test_profile_runner.py)
     assert cli.main(["run", "--workload", "nosuch"]) == 2
     assert "unknown workload 'nosuch'" in capsys.readouterr().err

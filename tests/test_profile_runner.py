@@ -213,3 +213,35 @@ def test_hmmsearch_peer_says_when_the_binary_is_missing(monkeypatch):
     monkeypatch.setattr(HmmsearchPeer, "executable", staticmethod(lambda: None))
     reason = HmmsearchPeer().unavailable_reason()
     assert reason and "hmmsearch binary not found" in reason and "pip install hmmer" in reason
+
+
+def test_score_writes_name_nats_bits_per_sequence(tmp_path, capsys):
+    """`hmmbench score --workload profile`: one line per sequence, database order; the NumPy
+    reference and pyhmmer's own SSV write the same scores (HMMER's, exact)."""
+    seqs = pds.resolve_database("proteins-2e4:7").load()
+    files = {}
+    for name in ("profile-numpy", "profile-pyhmmer"):
+        out = tmp_path / f"{name}.tsv"
+        assert cli.main(["score", "--workload", "profile", "-d", "proteins-2e4:7",
+                         "--model", "PF02826", "--kind", "ssv", "-b", name, "-o", str(out)]) == 0
+        lines = out.read_text().splitlines()
+        assert lines[0] == "# name\tnats\tbits" and len(lines) == len(seqs) + 1
+        assert [ln.split("\t")[0] for ln in lines[1:]] == [str(n) for n in seqs.names]
+        files[name] = np.array([[float(x) for x in ln.split("\t")[1:]] for ln in lines[1:]])
+    np.testing.assert_array_equal(files["profile-numpy"], files["profile-pyhmmer"])
+    assert np.isfinite(files["profile-numpy"]).any()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--kind", "ssv,vf"], "exactly one --kind"),
+    (["--kind", "pipeline"], "exactly one --kind"),
+    (["--kind", "ssv", "--model", "PF02826", "--model", "LuxC"], "one --model"),
+    (["--kind", "nosuch"], "nosuch"),
+])
+def test_score_usage_errors_are_one_line(tmp_path, capsys, extra, message):
+    out = tmp_path / "x.tsv"
+    assert cli.main(["score", "--workload", "profile", "-d", "proteins-2e4:7", "-b",
+                     "profile-numpy", "-o", str(out), *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not out.exists()
