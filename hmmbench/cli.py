@@ -415,7 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "...) or random-M<size>[:seed] (default: PF02826 and LuxC)")
     sp.add_argument("--kind", action="append", default=[],
                     help="profile workload: score kinds, comma-separated or repeated, of "
-                         "ssv,msv,vf,viterbi,forward,pipeline (default: ssv,msv,vf, plus "
+                         "ssv,msv,vf,viterbi,forward,gmsv,pipeline (default: ssv,msv,vf, plus "
                          "pipeline for the whole-pipeline peers)")
     sp.add_argument("--backend", "-b", action="append", default=[],
                     help="backend name or glob such as 'cuda-*' (repeatable; default: all)")
@@ -448,7 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--model", action="append", default=[],
                     help="profile workload: the model (default: PF02826)")
     sp.add_argument("--kind", action="append", default=[],
-                    help="profile workload: the score kind (ssv, msv, vf, viterbi, forward, ...)")
+                    help="profile workload: the score kind (ssv, msv, vf, viterbi, forward, gmsv)")
     sp.add_argument("--output", "-o", required=True)
     sp.add_argument("--digits", type=int, default=6, help="decimals per value (default 6)")
     workload(sp)
