@@ -19,6 +19,7 @@
  *                block (j - 1) / VEC, so one VEC-wide access per work-item covers VEC columns
  *                (fewer, wider memory operations on GPUs); the next block is loaded while the
  *                current one is computed.
+ *   FORCE_INLINE  1 on CPU devices (see STRIP_INLINE below).
  */
 #include "pairhmm_common.h"
 
@@ -50,12 +51,21 @@ typedef CAT(REAL_TYPE, 4) vec_t;
 #error "VEC must be 1, 2 or 4"
 #endif
 
+/* CPU compilers (Intel's runtime) may keep strip(), called from two places, as a real call, which
+ * costs the vectorized kernel 2-3x (its private arrays go through memory); GPU compilers inline it
+ * anyway. The host sets FORCE_INLINE for CPU devices. */
+#if FORCE_INLINE
+#define STRIP_INLINE __attribute__((always_inline)) inline
+#else
+#define STRIP_INLINE inline
+#endif
+
 /* One strip: TILE rows (virtual rows v0 .. v0 + TILE - 1, see below) swept over loop_n columns.
  * The row above comes from scratch, or from the constants of row 0 in the first strip; the strip's
  * bottom row goes to scratch, except in the last strip, where it is the read's last row and its
  * M + I is summed instead. Called with `last` a literal, so each call site compiles its own loop
  * (the CUDA twin's LAST template parameter). */
-inline real_t strip(__global const uint *restrict reads_base, int row_stride,
+STRIP_INLINE real_t strip(__global const uint *restrict reads_base, int row_stride,
                     __global const uchar *restrict haps, int hap_stride,
                     __global const real_t *restrict err, __global vec_t *restrict scratch,
                     int stride, int gid, int v0, int pad, int n, int loop_n, real_t d0,

@@ -548,6 +548,8 @@ class InterTask(OpenCLBackend):
         local, vec = lay.meta["local_size"], self.vec(kit)
         defines = {"TILE": self.tile, "INTERLEAVED": int(self.interleaved), "LANES": local,
                    "VEC": vec, "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
+        if not kit.is_gpu:
+            defines["FORCE_INLINE"] = 1     # see inter_task.cl: CPU compilers may call strip()
         kernel = kit.kernel(self.source, "inter_task", defines)
         n_items = lay.n_slots
         global_size = -(-n_items // local) * local
