@@ -1,11 +1,28 @@
-"""Module-scoped fixtures of the profile tests: the shipped proteome, as codes and as pyhmmer's block.
+"""Shared pieces of the profile tests: module-scoped fixtures of the shipped proteome (as codes
+and as pyhmmer's block) and the shipped protein models with their test ids.
 
-Import them into a test module (``from profile_fixtures import block, proteome``) after its
-``pytest.importorskip("pyhmmer")``.
+Import them into a test module (``from profile_fixtures import HMMS, IDS, block, proteome``)
+after its ``pytest.importorskip("pyhmmer")``.
 """
+import os
+
 import pytest
 
 from hmmbench.profile import datasets
+
+
+def protein_hmms() -> list:
+    """(file name, index in the file, pyhmmer HMM) of every shipped protein model."""
+    out = []
+    for path in datasets.model_files():
+        for j, hmm in enumerate(datasets.read_hmms(path)):
+            if hmm.alphabet.is_amino():
+                out.append((os.path.basename(path), j, hmm))
+    return out
+
+
+HMMS = protein_hmms()
+IDS = [f"{f}:{h.name.decode() if isinstance(h.name, bytes) else h.name}" for f, _, h in HMMS]
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from hmmbench.profile import datasets  # noqa: E402
 from hmmbench.profile.model import ProfileModel  # noqa: E402
 from cpu_reference import profile_filters as pf  # noqa: E402
-from profile_fixtures import block, proteome  # noqa: E402,F401 (fixtures)
+from profile_fixtures import HMMS, IDS, block, proteome  # noqa: E402,F401 (fixtures)
 
 VF_STRIDE = 1
 
@@ -30,17 +30,6 @@ def same(a, b):
 
 
 
-def protein_hmms():
-    out = []
-    for path in datasets.model_files():
-        for j, hmm in enumerate(datasets.read_hmms(path)):
-            if hmm.alphabet.is_amino():
-                out.append((os.path.basename(path), j, hmm))
-    return out
-
-
-HMMS = protein_hmms()
-IDS = [f"{f}:{h.name.decode() if isinstance(h.name, bytes) else h.name}" for f, _, h in HMMS]
 
 
 def pyhmmer_optimized(hmm):

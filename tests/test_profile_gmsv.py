@@ -24,7 +24,7 @@ from cpu_reference import profile_generic as pg  # noqa: E402
 from hmmbench.profile import datasets  # noqa: E402
 from hmmbench.profile.job import TOLERANCE  # noqa: E402
 from hmmbench.profile.model import (SequenceSet, ProfileModel, T_BM, T_MM)  # noqa: E402
-from profile_fixtures import proteome  # noqa: E402,F401 (fixture)
+from profile_fixtures import HMMS, IDS, proteome  # noqa: E402,F401 (fixture)
 
 #: every STRIDE-th proteome protein (HMMBENCH_GMSV_STRIDE=1: the whole proteome, ~25 s; with
 #: ``-s`` each model prints its max error: the docs' exactness figure)
@@ -32,17 +32,6 @@ STRIDE = int(os.environ.get("HMMBENCH_GMSV_STRIDE", "20"))
 STAR, X_CODE = 27, 26            # HMMER amino codes of '*' and 'X' (21..26 = B J Z O U X)
 
 
-def protein_hmms():
-    out = []
-    for path in datasets.model_files():
-        for j, hmm in enumerate(datasets.read_hmms(path)):
-            if hmm.alphabet.is_amino():
-                out.append((os.path.basename(path), j, hmm))
-    return out
-
-
-HMMS = protein_hmms()
-IDS = [f"{f}:{h.name.decode() if isinstance(h.name, bytes) else h.name}" for f, _, h in HMMS]
 
 
 @pytest.fixture(scope="module")
