@@ -33,3 +33,17 @@ def proteome():
 @pytest.fixture(scope="module")
 def block(proteome):
     return proteome.to_pyhmmer()
+
+
+@pytest.fixture(scope="module")
+def oracles():
+    """HMMER's own routines (tests/profile_oracle.py) per shipped model file, opened once."""
+    from profile_oracle import HmmerOracle
+    cache = {}
+
+    def get(fname):
+        if fname not in cache:
+            path = [p for p in datasets.model_files() if os.path.basename(p) == fname][0]
+            cache[fname] = HmmerOracle(path, [h.M for h in datasets.read_hmms(path)])
+        return cache[fname]
+    return get

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from hmmbench.profile import datasets  # noqa: E402
 from hmmbench.profile.model import ProfileModel  # noqa: E402
 from cpu_reference import profile_filters as pf  # noqa: E402
-from profile_fixtures import HMMS, IDS, block, proteome  # noqa: E402,F401 (fixtures)
+from profile_fixtures import HMMS, IDS, block, oracles, proteome  # noqa: E402,F401 (fixtures)
 
 VF_STRIDE = 1
 
@@ -108,18 +108,6 @@ def test_overflow_paths_exercised(proteome):
         n_inf += int(np.isinf(pf.msv_filter(model, proteome, ssv)).sum())
     assert n_inf > 0 and n_nan > 0
 
-
-@pytest.fixture(scope="module")
-def oracles():
-    from profile_oracle import HmmerOracle
-    cache = {}
-
-    def get(fname):
-        if fname not in cache:
-            path = [p for p in datasets.model_files() if os.path.basename(p) == fname][0]
-            cache[fname] = HmmerOracle(path, [h.M for h in datasets.read_hmms(path)])
-        return cache[fname]
-    return get
 
 
 @pytest.mark.parametrize("entry", HMMS, ids=IDS)

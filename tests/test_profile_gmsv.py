@@ -24,7 +24,7 @@ from cpu_reference import profile_generic as pg  # noqa: E402
 from hmmbench.profile import datasets  # noqa: E402
 from hmmbench.profile.job import TOLERANCE  # noqa: E402
 from hmmbench.profile.model import (SequenceSet, ProfileModel, T_BM, T_MM)  # noqa: E402
-from profile_fixtures import HMMS, IDS, proteome  # noqa: E402,F401 (fixture)
+from profile_fixtures import HMMS, IDS, oracles, proteome  # noqa: E402,F401 (fixtures)
 
 #: every STRIDE-th proteome protein (HMMBENCH_GMSV_STRIDE=1: the whole proteome, ~25 s; with
 #: ``-s`` each model prints its max error: the docs' exactness figure)
@@ -49,18 +49,6 @@ def targets(proteome):
     np.cumsum([p.size for p in parts], out=offs[1:])
     return SequenceSet([f"t{i}" for i in range(len(parts))], np.concatenate(parts), offs)
 
-
-@pytest.fixture(scope="module")
-def oracles():
-    from profile_oracle import HmmerOracle
-    cache = {}
-
-    def get(fname):
-        if fname not in cache:
-            path = [p for p in datasets.model_files() if os.path.basename(p) == fname][0]
-            cache[fname] = HmmerOracle(path, [h.M for h in datasets.read_hmms(path)])
-        return cache[fname]
-    return get
 
 
 def c_logf():
