@@ -97,9 +97,12 @@ for study in ${1//,/ }; do
         [[ $study == profile || $study == profile-peers ]] &&
             hb profile-peers --workload profile -d proteome $peers --kind ssv,msv,pipeline -b profile-pyhmmer \
                 -b profile-pyhmmer-pipeline -b profile-hmmsearch -b 'profile-cuda-[!t]*' --max-time 2
-        # The task-parallel kernels on the same curve last (slowest; one thread per sequence).
+        # The task-parallel kernels last (one thread per sequence: 0.03-0.08 TCUPS SSV/MSV and
+        # ~0.005 Viterbi filter, so a pass over 2e8 residues at M = 2400 would take 2 minutes):
+        # a tenth of the database (2e7 residues, same generator) and four model sizes.
+        task_curve=""; for M in 100 400 1200 2400; do task_curve="$task_curve --model random-M$M"; done
         [[ $study == profile || $study == profile-task ]] &&
-            hb profile-task --workload profile -d proteins-2e8 $curve --model LuxC --kind ssv,msv,vf \
+            hb profile-task --workload profile -d proteins-2e7 $task_curve --kind ssv,msv,vf \
                 -b profile-cuda-task --max-time 2
         ;;
     *) echo "unknown study '$study'" | tee -a "$log" ;;
