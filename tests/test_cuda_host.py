@@ -7,6 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from hmmbench import layouts
 from hmmbench.backends import cuda
 from hmmbench.datasets.synthetic import generate_fixed
 from hmmbench.model import Batch, Read, pack
@@ -62,7 +63,7 @@ def test_dataset_order_arrays_point_at_each_pair():
 @pytest.mark.parametrize("make", [ragged_pairs, lambda: generate_fixed(7, 9, 45, 1)])
 def test_interleaved_layout_round_trips(make, chunk_rows, monkeypatch):
     """Reading the interleaved arrays the way the kernel does gives back every pair."""
-    monkeypatch.setattr(cuda, "GATHER_CHUNK_ROWS", chunk_rows)
+    monkeypatch.setattr(layouts, "GATHER_CHUNK_ROWS", chunk_rows)
     pairs = make()
     a, order = cuda.interleaved_arrays(pairs)
     P = pairs.n_pairs
@@ -92,7 +93,7 @@ def test_inter_layout_sizes_row_vectors_per_warp_group(vec):
     pairs = ragged_pairs()
     b = cuda.InterTask(4, sorted_layout=False, vec=vec)
     lay = b.layout(pairs)
-    blocks = -(-cuda.warp_groups(lay.arrays["pair_n"]) // vec) + 1
+    blocks = -(-layouts.group_max(lay.arrays["pair_n"], 32) // vec) + 1
     assert lay.scratch["vec_m"] == int(blocks.sum()) * 32 * vec * 4
     np.testing.assert_array_equal(np.diff(lay.arrays["group_block"]), blocks[:-1])
 

@@ -261,6 +261,7 @@ def test_kernel_sources_inline_the_shared_header():
 
 
 def test_sorted_interleaved_layout_places_every_base():
+    """Reading the arrays the way inter_task.cl does (INTERLEAVED=1) gives back every pair."""
     pairs = edge_pairs()
     lanes = 4
     lay = opencl.sorted_interleaved_layout(pairs, lanes)
@@ -268,7 +269,9 @@ def test_sorted_interleaved_layout_places_every_base():
     codes = opencl.read_codes(pairs)
     assert lay.n_slots % lanes == 0 and sorted(lay.order[lay.order >= 0]) == list(range(pairs.n_pairs))
     m_sorted = a["pair_m"][: pairs.n_pairs]
-    assert np.all(np.diff(m_sorted) <= 0)  # longest reads first
+    assert np.all(np.diff(m_sorted) >= 0)  # the CUDA twin's order: shortest reads first
+    reads = a["read_codes"].reshape(-1)
+    hap_bytes = a["hap_data"].view(np.uint8).reshape(-1)
     for slot, p in enumerate(lay.order):
         if p < 0:
             assert a["pair_m"][slot] == 0
@@ -276,12 +279,24 @@ def test_sorted_interleaved_layout_places_every_base():
         g, lane = divmod(slot, lanes)
         m, n = pairs.pair_read_lengths[p], pairs.pair_hap_lengths[p]
         assert a["pair_m"][slot] == m and a["pair_n"][slot] == n
-        assert a["group_m"][g] >= m and a["group_n"][g] >= n
-        rows = a["read_codes"][(a["read_start"][g] + np.arange(m)) * lanes + lane]
+        rows = reads[(a["read_start"][g] + np.arange(m)) * lanes + lane]
         r0 = pairs.read_offsets[pairs.pair_read[p]]
         assert np.array_equal(rows, codes[r0:r0 + m])
-        cols = a["hap_bases"][(a["hap_start"][g] + np.arange(n)) * lanes + lane]
-        assert np.array_equal(cols, pairs.hap(pairs.pair_hap[p]))
+        j = np.arange(n)
+        words = (a["hap_start"][g] + j // 4) * lanes + lane
+        assert np.array_equal(hap_bytes[words * 4 + j % 4], pairs.hap(pairs.pair_hap[p]))
+
+
+def test_cuda_and_opencl_place_sorted_pairs_identically():
+    """One layout step for both APIs: same slot order, groups and haplotype words."""
+    from hmmbench.backends import cuda
+    pairs = edge_pairs()
+    cl_lay = opencl.sorted_interleaved_layout(pairs, 32)
+    cu_arrays, cu_order = cuda.interleaved_arrays(pairs)
+    assert np.array_equal(cl_lay.order, cu_order)
+    assert np.array_equal(cl_lay.arrays["hap_data"], cu_arrays["hap4"])
+    assert np.array_equal(cl_lay.arrays["read_start"], cu_arrays["group_row"])
+    assert np.array_equal(cl_lay.arrays["read_codes"] & 7, cu_arrays["read_il"])
 
 
 def test_read_codes_pack_base_and_qualities():

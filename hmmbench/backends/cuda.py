@@ -38,7 +38,8 @@ from typing import Optional
 import numpy as np
 
 from ..backend import Backend, Execution
-from ..model import N_CODE, PairSet, exclusive_cumsum
+from ..layouts import SortedGroups, scratch_blocks
+from ..model import PairSet, exclusive_cumsum
 
 # ------------------------------------------------------------------------------------------------
 # Context and availability
@@ -425,10 +426,6 @@ def position_probs_by_field(pairs: PairSet) -> np.ndarray:
     return out
 
 
-def _index_dtype(limit: int):
-    return np.int32 if limit < 2**31 else np.int64
-
-
 def dataset_order_arrays(pairs: PairSet) -> dict:
     """Pairs in dataset order, reads and haplotypes reached through per-pair offsets."""
     return {
@@ -442,93 +439,17 @@ def dataset_order_arrays(pairs: PairSet) -> dict:
     }
 
 
-def warp_groups(lengths: np.ndarray) -> np.ndarray:
-    """Max of ``lengths`` over each group of 32 consecutive slots (the last one padded)."""
-    padded = np.zeros(-(-len(lengths) // WARP) * WARP, np.int64)
-    padded[:len(lengths)] = lengths
-    return padded.reshape(-1, WARP).max(axis=1)
-
-
-#: Interleaved rows gathered per task (small enough to stay in cache).
-GATHER_CHUNK_ROWS = 8192
-
-
-def _in_chunks(fn, total: int, chunk: int) -> None:
-    """fn(lo, hi) over [0, total) in chunks, on up to 8 threads."""
-    bounds = [(lo, min(lo + chunk, total)) for lo in range(0, total, chunk)]
-    workers = min(8, os.cpu_count() or 1, len(bounds))
-    if workers <= 1:
-        for lo, hi in bounds:
-            fn(lo, hi)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(workers) as pool:
-        for fut in [pool.submit(fn, lo, hi) for lo, hi in bounds]:
-            fut.result()
-
-
 def interleaved_arrays(pairs: PairSet) -> tuple[dict, np.ndarray]:
-    """The journal version's data preparation (Ren et al. 2018).
-
-    Pairs sorted by read length, then haplotype length; slots padded with empty dummies to a
-    multiple of 32; each group of 32 slots stored lane-interleaved: read row i of lane l at
-    ``(group_row[g] + i) * 32 + l`` (one byte base, then NPROB floats, each field 32 lanes wide),
-    haplotype bases 4k..4k+3 of lane l as one 4-byte word at ``(group_hap4[g] + k) * 32 + l``.
-    Returns (arrays, slot -> pair order with -1 for dummies).
+    """The journal version's data preparation (Ren et al. 2018), in warp-wide groups
+    (``layouts.SortedGroups``): per read row one byte base, then NPROB floats, each 32 lanes wide;
+    haplotype bases four per lane-word. Returns (arrays, slot -> pair order with -1 for dummies).
     """
-    P = pairs.n_pairs
-    m_all, n_all = pairs.pair_read_lengths, pairs.pair_hap_lengths
-    order = np.lexsort((n_all, m_all))
-    slots = -(-P // WARP) * WARP
-    G = slots // WARP
-    slot_pair = np.full(slots, -1, np.int64)
-    slot_pair[:P] = order
-    sm = np.zeros(slots, np.int32)
-    sn = np.zeros(slots, np.int32)
-    sm[:P], sn[:P] = m_all[order], n_all[order]
-    gm = sm.reshape(G, WARP).max(axis=1).astype(np.int64)
-    gn4 = (sn.reshape(G, WARP).max(axis=1).astype(np.int64) + 3) // 4
-    group_row, group_hap4 = exclusive_cumsum(gm), exclusive_cumsum(gn4)
-
-    # Read rows, gathered in chunks of rows on a few threads (np.take releases the GIL; small
-    # chunks keep the index and the strided copies in cache): per chunk, (rows, 32) source
-    # positions (invalid lanes point at position 0), then one contiguous np.take per field.
-    idx = _index_dtype(len(pairs.read_bases))
-    read_start = np.zeros(slots, idx).reshape(G, WARP)
-    read_start.reshape(-1)[:P] = pairs.read_offsets[pairs.pair_read[order]]
-    group_m = sm.reshape(G, WARP)
-    row_group = np.repeat(np.arange(G), gm)
-    row_pos = (np.arange(len(row_group)) - group_row[row_group]).astype(idx)
-    read_il = np.empty((len(row_group), WARP), np.uint8)
-    probs_t = position_probs_by_field(pairs)
-    probs_il = np.empty((len(row_group), len(PROB_FIELDS), WARP), np.float32)
-
-    def gather_rows(lo: int, hi: int) -> None:
-        g, pos = row_group[lo:hi], row_pos[lo:hi, None]
-        src = read_start[g] + pos
-        src[pos >= group_m[g]] = 0
-        read_il[lo:hi] = np.take(pairs.read_bases, src)
-        for f in range(len(PROB_FIELDS)):
-            probs_il[lo:hi, f, :] = np.take(probs_t[f], src)
-
-    _in_chunks(gather_rows, len(row_group), GATHER_CHUNK_ROWS)
-
-    # Haplotype columns, four bases per lane-word; padding is N (never read).
-    hidx = _index_dtype(len(pairs.hap_bases) + 4)
-    hap_start = np.zeros(slots, hidx)
-    hap_start[:P] = pairs.hap_offsets[pairs.pair_hap[order]]
-    col_group = np.repeat(np.arange(G), gn4)
-    col_pos = (np.arange(len(col_group)) - group_hap4[col_group]).astype(hidx)
-    hap_il = np.empty((len(col_group), WARP, 4), np.uint8)
-    gstart, glen = hap_start.reshape(G, WARP)[col_group], sn.reshape(G, WARP)[col_group]
-    for b in range(4):
-        pos = 4 * col_pos[:, None] + b
-        valid = pos < glen
-        hap_il[:, :, b] = np.where(valid, pairs.hap_bases[np.where(valid, gstart + pos, 0)],
-                                   N_CODE)
-    arrays = {"pair_m": sm, "pair_n": sn, "group_row": group_row, "group_hap4": group_hap4,
-              "read_il": read_il, "probs_il": probs_il, "hap4": hap_il.view(np.uint32)}
-    return arrays, slot_pair
+    groups = SortedGroups.build(pairs, WARP)
+    read_il, probs_il = groups.read_rows(pairs.read_bases, position_probs_by_field(pairs))
+    arrays = {"pair_m": groups.slot_m, "pair_n": groups.slot_n, "group_row": groups.group_row,
+              "group_hap4": groups.group_hap4, "read_il": read_il, "probs_il": probs_il,
+              "hap4": groups.hap_words()}
+    return arrays, groups.slot_pair
 
 
 # ------------------------------------------------------------------------------------------------
@@ -569,12 +490,9 @@ class InterTask(CudaBackend):
         else:
             arrays, order = dataset_order_arrays(pairs), None
             n_slots = pairs.n_pairs
-        # Blocks of `vec` columns per warp group, plus one spare: strides of 2^k columns put
-        # every warp's accesses on the same DRAM channels.
-        group_blocks = -(-warp_groups(arrays["pair_n"]) // self.vec) + 1
-        arrays["group_block"] = exclusive_cumsum(group_blocks)
+        arrays["group_block"], n_blocks = scratch_blocks(arrays["pair_n"], WARP, self.vec)
         # Row vectors are only touched when some read spans more than one strip.
-        vec_bytes = (int(group_blocks.sum()) * WARP * self.vec * 4
+        vec_bytes = (n_blocks * WARP * self.vec * 4
                      if int(arrays["pair_m"].max(initial=0)) > self.tile else 16)
         return Layout(arrays, n_slots, order,
                       scratch={"vec_m": vec_bytes, "vec_i": vec_bytes, "vec_d": vec_bytes})

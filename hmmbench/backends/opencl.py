@@ -35,8 +35,8 @@ import numpy as np
 
 from ..backend import Backend, Execution
 from ..errors import UserError
-from ..model import (F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64, N_CODE, PairSet, exclusive_cumsum,
-                     ranges)
+from ..layouts import SortedGroups, scratch_blocks
+from ..model import F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64, PairSet
 
 ENV_DEVICE = "HMMBENCH_OPENCL_DEVICE"
 #: Where scripts/install_opencl_cpu.sh lists the ICDs it installed (beside the system's).
@@ -49,8 +49,8 @@ INTER_VEC_GPU = {1: 4, 2: 4, 4: 4, 6: 4, 8: 4}
 #: GPU work-group size of the inter-task kernels; launches too small to give every compute unit
 #: two such groups use 32 (one warp) to reach more of them, as the CUDA twins do.
 INTER_GROUP_GPU, INTER_GROUP_SMALL = 128, 32
-#: Read-position padding of the interleaved layout: base N, every quality 40 (finite, tame values).
-PAD_CODE = N_CODE | (40 << 3) | (40 << 10) | (40 << 17) | (40 << 24)
+#: Layout group width on GPUs: one warp, so both APIs place pairs identically.
+GPU_LANES = 32
 #: Values of the EXCHANGE define of wavefront.cl.
 EXCHANGE = {"local": 0, "khr": 1, "intel": 2, "ptx": 3, "khr-indexed": 4}
 PATH_NAMES = {"local": "local-memory", "khr": "sub-group shuffle (cl_khr_subgroup_shuffle_relative)",
@@ -319,51 +319,17 @@ def dataset_order_layout(pairs: PairSet) -> Layout:
 
 
 def sorted_interleaved_layout(pairs: PairSet, lanes: int) -> Layout:
-    """Ren et al. 2018's data preparation with ``lanes``-wide groups (one work-group each).
-
-    Pairs sorted by read length, then haplotype length (longest first), padded to a multiple of
-    ``lanes``; read row i of lane l of group g at ``(group_row[g] + i) * lanes + l`` (one packed
-    uint per position, PAD_CODE past a lane's read), haplotype column j likewise from
-    ``group_col[g]``. A group loops over its longest read and haplotype.
-    """
-    P = pairs.n_pairs
-    m_all = pairs.pair_read_lengths.astype(np.int64)
-    n_all = pairs.pair_hap_lengths.astype(np.int64)
-    order = np.lexsort((-n_all, -m_all))
-    groups = -(-P // lanes)
-    slots = groups * lanes
-    slot_pair = np.full(slots, -1, np.int64)
-    slot_pair[:P] = order
-    sm = np.zeros(slots, np.int64)
-    sn = np.zeros(slots, np.int64)
-    sm[:P], sn[:P] = m_all[order], n_all[order]
-    gm = sm.reshape(groups, lanes).max(axis=1)
-    gn = sn.reshape(groups, lanes).max(axis=1)
-    group_row, group_col = exclusive_cumsum(gm), exclusive_cumsum(gn)
-    slot = np.arange(P)
-    lane_base_r = group_row[slot // lanes] * lanes + slot % lanes
-    lane_base_h = group_col[slot // lanes] * lanes + slot % lanes
-
-    def scatter(total, fill, dtype, starts, lengths, lane_base, source):
-        out = np.full(total, fill, dtype)
-        src = ranges(starts, lengths)
-        within = np.arange(len(src), dtype=np.int64) - np.repeat(exclusive_cumsum(lengths), lengths)
-        out[np.repeat(lane_base, lengths) + within * lanes] = source[src]
-        return out
-
-    reads_il = scatter(int(gm.sum()) * lanes, PAD_CODE, np.uint32,
-                       pairs.read_offsets[pairs.pair_read[order]], sm[:P], lane_base_r,
-                       read_codes(pairs))
-    haps_il = scatter(int(gn.sum()) * lanes, N_CODE, np.uint8,
-                      pairs.hap_offsets[pairs.pair_hap[order]], sn[:P], lane_base_h,
-                      pairs.hap_bases)
+    """Ren et al. 2018's data preparation, placed exactly as the CUDA twin's
+    (``layouts.SortedGroups``): packed read codes one uint per lane and row, haplotype bases four
+    per lane-word; ``read_start`` / ``hap_start`` hold each group's first row / word."""
+    groups = SortedGroups.build(pairs, lanes)
+    (reads_il,) = groups.read_rows(read_codes(pairs))
     return Layout(arrays={
-        "read_codes": reads_il, "hap_bases": haps_il,
-        "pair_m": sm.astype(np.int32), "pair_n": sn.astype(np.int32),
-        "read_start": group_row.astype(np.int32), "hap_start": group_col.astype(np.int32),
-        "group_m": gm.astype(np.int32), "group_n": gn.astype(np.int32),
-    }, n_slots=slots, order=slot_pair, loop_n_max=int(gn.max(initial=0)),
-        meta={"padded_cells": int((gm * gn).sum() * lanes)})
+        "read_codes": reads_il, "hap_data": groups.hap_words(),
+        "pair_m": groups.slot_m, "pair_n": groups.slot_n,
+        "read_start": groups.group_row.astype(np.int32),
+        "hap_start": groups.group_hap4.astype(np.int32),
+    }, n_slots=groups.n_slots, order=groups.slot_pair)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -537,34 +503,40 @@ class InterTask(OpenCLBackend):
         big = n_pairs >= 2 * INTER_GROUP_GPU * kit.device.max_compute_units
         return INTER_GROUP_GPU if big else INTER_GROUP_SMALL
 
+    def lanes(self, kit: DeviceKit, local: int) -> int:
+        """Slots per layout group: a warp on GPUs (as the CUDA twins), the work-group on CPUs."""
+        return GPU_LANES if kit.is_gpu and local % GPU_LANES == 0 else local
+
     def layout(self, pairs: PairSet) -> Layout:
-        local = self.local_size(self.kit(), pairs.n_pairs)
-        lay = (sorted_interleaved_layout(pairs, local) if self.interleaved
+        kit = self.kit()
+        local = self.local_size(kit, pairs.n_pairs)
+        lanes, vec = self.lanes(kit, local), self.vec(kit)
+        lay = (sorted_interleaved_layout(pairs, lanes) if self.interleaved
                else dataset_order_layout(pairs))
-        lay.meta["local_size"] = local
+        group_block, n_blocks = scratch_blocks(lay.arrays["pair_n"], lanes, vec)
+        lay.arrays["group_block"] = group_block.astype(np.int32)
+        lay.meta.update(local_size=local, lanes=lanes, scratch_values=n_blocks * 3 * lanes * vec)
+        largest = max(lay.meta["scratch_values"], *(a.size for a in lay.arrays.values()))
+        if largest >= 2**31:
+            raise ValueError("inter-task arrays exceed 32-bit indexing; use smaller chunks")
         return lay
 
     def launch(self, kit, lay, dev, sums, real_dtype, events):
         local, vec = lay.meta["local_size"], self.vec(kit)
-        defines = {"TILE": self.tile, "INTERLEAVED": int(self.interleaved), "LANES": local,
-                   "VEC": vec, "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
+        defines = {"TILE": self.tile, "INTERLEAVED": int(self.interleaved),
+                   "LANES": lay.meta["lanes"], "LOCAL_SIZE": local, "VEC": vec,
+                   "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
         if not kit.is_gpu:
             defines["FORCE_INLINE"] = 1     # see inter_task.cl: CPU compilers may call strip()
         kernel = kit.kernel(self.source, "inter_task", defines)
-        n_items = lay.n_slots
-        global_size = -(-n_items // local) * local
         itemsize = np.dtype(real_dtype).itemsize
-        n_blocks = -(-lay.loop_n_max // vec)
-        if n_blocks * 3 * global_size >= 2**31:
-            raise ValueError("inter-task scratch exceeds 32-bit indexing; use smaller chunks")
-        scratch = kit.scratch(f"inter_scratch{itemsize}",
-                              n_blocks * 3 * global_size * vec * itemsize)
-        dummy = dev.get("group_m", dev["pair_m"])
+        scratch = kit.scratch(f"inter_scratch{itemsize}", lay.meta["scratch_values"] * itemsize)
+        haps = dev["hap_data"] if self.interleaved else dev["hap_bases"]
         events.add("kernel", kernel(
-            kit.queue, (global_size,), (local,),
-            dev["read_codes"], dev["hap_bases"], dev["pair_m"], dev["pair_n"],
-            dev["read_start"], dev["hap_start"], dummy, dev.get("group_n", dummy),
-            kit.err_table(real_dtype), scratch, sums, np.int32(n_items)))
+            kit.queue, (-(-lay.n_slots // local) * local,), (local,),
+            dev["read_codes"], haps, dev["pair_m"], dev["pair_n"], dev["read_start"],
+            dev["hap_start"], dev["group_block"], kit.err_table(real_dtype), scratch, sums,
+            np.int32(lay.n_slots)))
 
 
 class Wavefront(OpenCLBackend):
