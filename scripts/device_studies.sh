@@ -8,7 +8,8 @@
 #   table3     intra-task, warp and multi-warp families on Ren 2018 Table 3 (26 sets)       [Fig. 9]
 #   smallcount inter tile=4 vs intra naive vs multi-warp on Ren 2016 Table I at 100/1000/10000 pairs
 #   chunking   every CUDA family on the real chunks of 1m, one launch per chunk vs merged  [Table 6]
-#   apis       CUDA and OpenCL twins side by side: tiny, 10s, 1m (both chunkings), 128x256 x 10^6 [issue 4]
+#   apis       CUDA and OpenCL twins side by side: tiny, 10s, 1m (both chunkings), 128x256 x 10^6,
+#              and the OpenCL/CUDA kernel-time ratio table                               [issue 4]
 #   peak       cuda-subwarp (auto) kernel-only curve on equal-length sets 32..1024          [issue 5]
 #   peak-variants  every cuda-subwarp variant on equal-128 and equal-512                      [issue 5]
 #   e2e        cuda-subwarp end to end on 10s, 1m and the NA12878-sized chunk set            [issue 5]
@@ -51,9 +52,13 @@ for study in ${1//,/ }; do
         hb chunking -d 1m --chunking original --chunking merged -b 'cuda-inter-*' -b 'cuda-intra-*' \
             -b cuda-warp -b cuda-multiwarp -b cuda-warp-tile4 -b cuda-subwarp --max-time 2 ;;
     apis)
-        hb apis -d tiny -d 10s -d 1m --chunking original --chunking merged -b 'cuda-*' -b 'opencl-*' \
-            --opencl-device NVIDIA --max-time 2
-        hb apis-128x256 -d ren16-t1.8@1e6 -b 'cuda-*' -b 'opencl-*' --opencl-device NVIDIA --repeat 3 ;;
+        # Every family that exists in both APIs, side by side; then the ratio table.
+        twins=(-b 'cuda-inter-*' -b 'opencl-inter-*' -b 'cuda-intra-*' -b 'opencl-intra-*'
+               -b cuda-warp -b opencl-warp -b cuda-multiwarp -b opencl-multiwarp --opencl-device NVIDIA)
+        hb apis-merged -d tiny -d 10s -d 1m --chunking merged "${twins[@]}" --max-time 1
+        hb apis-original -d 10s -d 1m --chunking original "${twins[@]}" --max-time 1
+        hb apis-128x256 -d ren16-t1.8@1e6 "${twins[@]}" --repeat 3
+        python3 scripts/api_ratios.py "$out"/apis-{original,merged,128x256}.json 2>&1 | tee -a "$log" ;;
     peak)
         # Kernel-only curve of the auto backend: 8e9 cells per length, but at least 65536 pairs
         # (long reads: enough groups to fill the GPU) and at most 4e6; the cross-check on 200
