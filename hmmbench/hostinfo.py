@@ -12,7 +12,7 @@ RECORDED_PACKAGES = ("numpy", "rich", "pycuda", "pyopencl")
 
 
 #: The packages whose sources make up a result's code (kernels included).
-SOURCE_PACKAGES = ("hmmbench", "cpu_reference", "kernels_cuda", "kernels_opencl")
+SOURCE_PACKAGES = ("hmmbench", "cpu_reference", "kernels_cuda", "kernels_opencl", "kernels_common")
 SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cl", ".h")
 
 

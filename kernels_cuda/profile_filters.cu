@@ -3,8 +3,8 @@
 // Two families, both exact integer emulations of HMMER 3.4 (the host finishes the raw integers
 // into nats with the reference's rules, cpu_reference/profile_filters.py):
 //  * task-parallel (*_task): one thread per target sequence, unstriped rows in global memory
-//    ([k][seq] interleaved, so a warp's accesses coalesce), the port of kernels_opencl/
-//    profile_filters.cl;
+//    ([k][seq] interleaved, so a warp's accesses coalesce), the kernels of
+//    kernels_common/profile_task.h, shared with OpenCL;
 //  * CUDAMPF-style warp kernels (*_warp): one warp per sequence, the model Farrar-striped over
 //    the warp (32 lanes x 4 packed bytes = 128 positions per vector for MSV/SSV, 32 lanes x 2
 //    packed int16 = 64 per vector for the Viterbi filter), the DP row in registers (QB / QW
@@ -23,118 +23,16 @@
 #define NEG16 (-32768)
 
 // ------------------------------------------------------------------ task-parallel kernels
-#define TROW(k) ((size_t)(k) * (size_t)nseq + (size_t)t)
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-ssv_xe_task(const uint8_t *__restrict__ cost, const uint8_t *__restrict__ residues,
-            const long long *__restrict__ offsets, const int *__restrict__ order, int nseq,
-            int bias, uint8_t *row, int *out_xe)
-{
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= nseq) return;
-    const int s = order[t];
-    for (int k = 0; k < MODEL_M; k++) row[TROW(k)] = 0;
-    int best = 0;
-    for (long long i = offsets[s]; i < offsets[s + 1]; i++) {
-        const uint8_t *c = cost + (size_t)residues[i] * MODEL_M;
-        int prev = 0;
-        for (int k = 0; k < MODEL_M; k++) {
-            const int old = row[TROW(k)];
-            const int v = min(max(prev + bias - (int)c[k], 0), 255);
-            row[TROW(k)] = (uint8_t)v;
-            best = max(best, v);
-            prev = old;
-        }
-    }
-    out_xe[s] = 128 + best;
-}
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-msv_xj_task(const uint8_t *__restrict__ cost, const uint8_t *__restrict__ residues,
-            const long long *__restrict__ offsets, const int *__restrict__ order, int nseq,
-            int bias, int base, int tec, const uint8_t *__restrict__ tjbm, uint8_t *row,
-            int *out_xj)
-{
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= nseq) return;
-    const int s = order[t];
-    const int jbm = tjbm[s];
-    for (int k = 0; k < MODEL_M; k++) row[TROW(k)] = 0;
-    int xJ = 0, xB = max(base - jbm, 0);
-    for (long long i = offsets[s]; i < offsets[s + 1]; i++) {
-        const uint8_t *c = cost + (size_t)residues[i] * MODEL_M;
-        int prev = 0, xE = 0;
-        for (int k = 0; k < MODEL_M; k++) {
-            const int old = row[TROW(k)];
-            const int v = min(max(max(prev, xB) + bias - (int)c[k], 0), 255);
-            row[TROW(k)] = (uint8_t)v;
-            xE = max(xE, v);
-            prev = old;
-        }
-        if (xE + bias >= 255) { out_xj[s] = -1; return; }
-        xE = max(xE - tec, 0);
-        xJ = max(xJ, xE);
-        xB = max(max(base, xJ) - jbm, 0);
-    }
-    out_xj[s] = xJ;
-}
-
-// tsc: [8][M+1] in HMMER's p7P order (MM IM DM BM MD DD MI II), host-masked.
-#define T_MM 0
-#define T_IM 1
-#define T_DM 2
-#define T_BM 3
-#define T_MD 4
-#define T_DD 5
-#define T_MI 6
-#define T_II 7
-#define TSC(tt, k) ((int)tsc[(tt) * (MODEL_M + 1) + (k)])
-
-extern "C" __global__ void __launch_bounds__(BLOCK)
-vf_xc_task(const int16_t *__restrict__ match, const int16_t *__restrict__ tsc,
-           const uint8_t *__restrict__ residues, const long long *__restrict__ offsets,
-           const int *__restrict__ order, int nseq, int base, int e_loop, int e_move,
-           int ddbound, const int16_t *__restrict__ move, int16_t *mrow, int16_t *irow,
-           int16_t *drow, int *out_xc)
-{
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= nseq) return;
-    const int s = order[t];
-    for (int k = 0; k < MODEL_M; k++) { mrow[TROW(k)] = NEG16; irow[TROW(k)] = NEG16; drow[TROW(k)] = NEG16; }
-    const int mv = move[s], xN = base;
-    int xB = xN + mv, xJ = NEG16, xC = NEG16;
-    for (long long i = offsets[s]; i < offsets[s + 1]; i++) {
-        const int16_t *rsc = match + (size_t)residues[i] * (MODEL_M + 1);
-        int mp = NEG16, ip = NEG16, dp = NEG16, dcv = NEG16, xE = NEG16, Dmax = NEG16;
-        for (int k = 1; k <= MODEL_M; k++) {
-            const int mo = mrow[TROW(k - 1)], io = irow[TROW(k - 1)], dn = drow[TROW(k - 1)];
-            int sv = max(max(xB + TSC(T_BM, k - 1), mp + TSC(T_MM, k - 1)),
-                         max(ip + TSC(T_IM, k - 1), dp + TSC(T_DM, k - 1)));
-            sv = min(max(max(sv, NEG16) + (int)rsc[k], NEG16), 32767);
-            xE = max(xE, sv);
-            const int inew = max(max(mo + TSC(T_MI, k), io + TSC(T_II, k)), NEG16);
-            drow[TROW(k - 1)] = (int16_t)dcv;
-            dcv = max(sv + TSC(T_MD, k), NEG16);
-            Dmax = max(Dmax, dcv);
-            mrow[TROW(k - 1)] = (int16_t)sv;
-            irow[TROW(k - 1)] = (int16_t)inew;
-            mp = mo; ip = io; dp = dn;
-        }
-        if (xE >= 32767) { out_xc[s] = 32768; return; }
-        xC = max(xC, xE + e_move);
-        xJ = max(xJ, xE + e_loop);
-        xB = max(xJ + mv, xN + mv);
-        if (Dmax + ddbound > xB) {
-            int carry = NEG16;
-            for (int k = 1; k <= MODEL_M; k++) {
-                const int d = max((int)drow[TROW(k - 1)], carry);
-                drow[TROW(k - 1)] = (int16_t)d;
-                carry = max(d + TSC(T_DD, k), NEG16);
-            }
-        }
-    }
-    out_xc[s] = xC;
-}
+// Shared with OpenCL (kernels_common/profile_task.h), in CUDA's spelling; rows [k][seq].
+#define TASK_KERNEL(name) extern "C" __global__ void __launch_bounds__(BLOCK) name##_task
+#define IN(T) const T *__restrict__
+#define OUT(T) T *
+#define GLOBAL_ID ((int)(blockIdx.x * blockDim.x + threadIdx.x))
+typedef uint8_t u8;
+typedef int16_t i16;
+typedef long long i64;
+#define INTERLEAVED 1
+#include "profile_task.h"
 
 // ------------------------------------------------------------------ warp-group kernels
 // A group of GROUP lanes (8, 16 or 32; VF always 32) owns one target sequence; the model is

@@ -121,7 +121,7 @@ NVCC = shutil.which("nvcc")
                               for s, d in cuda.specializations()])
 def test_kernel_compiles_for_sm90(source, defines, tmp_path):
     cmd = [NVCC, "-arch=sm_90", "--cubin", *cuda.BASE_OPTIONS, *cuda.define_flags(defines),
-           "-I", cuda.kernel_dir(), "-o", str(tmp_path / "k.cubin"),
+           "-I", cuda.kernel_dir(), "-I", cuda.common_kernel_dir(), "-o", str(tmp_path / "k.cubin"),
            f"{cuda.kernel_dir()}/{source}"]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

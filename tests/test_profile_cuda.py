@@ -17,6 +17,8 @@ from hmmbench.profile.model import ProfileModel  # noqa: E402
 
 NVCC = shutil.which("nvcc")
 SOURCE = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile_filters.cu")
+#: the task kernels' shared header (kernels_common/profile_task.h)
+INCLUDES = ("-I", os.path.join(os.path.dirname(__file__), "..", "kernels_common"))
 KERNELS = ("ssv_xe_task", "msv_xj_task", "vf_xc_task", "ssv_xe_warp", "msv_xj_warp", "vf_xc_warp")
 
 
@@ -68,7 +70,7 @@ def test_profile_kernels_compile_sm90(M, tmp_path):
     QB, QW = layout.n_vectors(M, 128), layout.n_vectors(M, 64)
     out = tmp_path / "pf.cubin"
     proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), f"-DMODEL_M={M}",
-                           f"-DQB={QB}", f"-DQW={QW}", SOURCE], capture_output=True, text=True)
+                           f"-DQB={QB}", f"-DQW={QW}", *INCLUDES, SOURCE], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     blob = out.read_bytes()
     for name in KERNELS:
@@ -96,7 +98,7 @@ def test_warp_variants_compile_sm90(M, variant, tmp_path):
     flags = [f"-D{k}={v}" for k, v in d.items()]
     proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", str(out),
                            f"-DMODEL_M={M}", f"-DQB={QB}", f"-DQW={layout.n_vectors(M, 64)}",
-                           *flags, SOURCE], capture_output=True, text=True)
+                           *flags, *INCLUDES, SOURCE], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     blob = out.read_bytes()
     for name in KERNELS:

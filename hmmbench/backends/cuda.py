@@ -139,6 +139,11 @@ def kernel_dir() -> str:
     return str(importlib.resources.files("kernels_cuda"))
 
 
+def common_kernel_dir() -> str:
+    """Directory of the ``kernels_common`` package (headers written once for CUDA and OpenCL)."""
+    return str(importlib.resources.files("kernels_common"))
+
+
 def kernel_source(source_name: str) -> str:
     return importlib.resources.files("kernels_cuda").joinpath(source_name).read_text()
 
@@ -164,7 +169,7 @@ def compile(source_name: str, defines: Optional[dict] = None, options=()):  # no
         opts = list(BASE_OPTIONS) + define_flags(defines) + list(options)
         _MODULES[key] = SourceModule(kernel_source(source_name), options=opts,
                                      no_extern_c=True, arch=device_attributes()["arch"],
-                                     include_dirs=[kernel_dir()])
+                                     include_dirs=[kernel_dir(), common_kernel_dir()])
     return _MODULES[key]
 
 

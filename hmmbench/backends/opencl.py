@@ -135,9 +135,16 @@ def kernel_dir() -> Path:
     return Path(kernels_opencl.__file__).resolve().parent
 
 
+def common_kernel_dir() -> Path:
+    """Headers written once for both APIs (``kernels_common``)."""
+    import kernels_common  # noqa: PLC0415
+    return Path(kernels_common.__file__).resolve().parent
+
+
 def kernel_source(name: str) -> str:
     """A kernel file with its ``#include "x.h"`` lines replaced by the headers themselves (so the
-    program cache keys on the whole text and no compiler needs include paths)."""
+    program cache keys on the whole text and no compiler needs include paths); headers are looked
+    up in ``kernels_opencl``, then ``kernels_common``."""
     folder = kernel_dir()
 
     def expand(text: str, seen: set) -> str:
@@ -146,7 +153,10 @@ def kernel_source(name: str) -> str:
             if header in seen:
                 return ""
             seen.add(header)
-            return expand((folder / header).read_text(), seen)
+            path = folder / header
+            if not path.exists():
+                path = common_kernel_dir() / header
+            return expand(path.read_text(), seen)
         return re.sub(r'^\s*#include\s+"([^"]+)"\s*$', repl, text, flags=re.M)
 
     return expand((folder / name).read_text(), set())

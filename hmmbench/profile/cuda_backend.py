@@ -131,65 +131,47 @@ class _CudaDevice:
             self.drv.memcpy_dtoh(host, out)
         return host
 
-    def _byte_args(self, model, kind):
-        if not self.warp:
-            with self.timer("h2d"):
-                return 0, 0, self._up(model.byte.cost)
-        Q, words = self._profile(model, kind)
+    def _filter(self, model, seqs, idx, name, kind, profile, scalars, extra, task_rows):
+        """One filter kernel over sequences ``idx`` of ``seqs``: arguments ``profile`` (device
+        arrays), residues, offsets, order, count, ``scalars``, ``extra`` (device arrays, uploaded
+        after the profile), the task kernels' row buffers (``task_rows``: one per entry, bytes
+        per model position and sequence), the output. Returns the raw int32 per sequence."""
+        n, m = len(seqs), len(idx)
+        res, offs, order = self._seq_arrays(seqs, idx)
+        Q, nwords = 0, 0
+        if self.warp:
+            Q, words = self._profile(model, kind)
+            nwords = words.size
         with self.timer("h2d"):
-            return Q, words.size, self._up(words)
+            prof = [self._up(words)] if self.warp else [self._up(a) for a in profile]
+            extra = [self._up(a) for a in extra]
+        out = self.drv.mem_alloc(max(4 * n, 4))
+        args = prof + [res, offs, order, np.int32(m), *map(np.int32, scalars), *extra]
+        if not self.warp:
+            args += [self.drv.mem_alloc(max(b * m * model.M, b)) for b in task_rows]
+        self._launch(model, name, kind, m, args + [out], Q, nwords)
+        return self._download(out, n)
 
     def ssv_xe(self, model, seqs, idx):
         if len(idx) == 0:                             # nothing to launch (empty set)
             return np.zeros(len(seqs), np.int32)
-        n, m = len(seqs), len(idx)
-        res, offs, order = self._seq_arrays(seqs, idx)
-        Q, nwords, cost = self._byte_args(model, "ssv")
-        out = self.drv.mem_alloc(max(4 * n, 4))
-        args = [cost, res, offs, order, np.int32(m), np.int32(model.byte.bias)]
-        if not self.warp:
-            args.append(self.drv.mem_alloc(max(m * model.M, 1)))
-        self._launch(model, "ssv_xe", "ssv", m, args + [out], Q, nwords)
-        return self._download(out, n)
+        return self._filter(model, seqs, idx, "ssv_xe", "ssv", [model.byte.cost],
+                            [model.byte.bias], [], task_rows=[1])
 
     def msv_xj(self, model, seqs, idx, tjbm):
-        if len(idx) == 0:                             # nothing to launch (empty set)
+        if len(idx) == 0:
             return np.zeros(len(seqs), np.int32)
-        n, m, bp = len(seqs), len(idx), model.byte
-        res, offs, order = self._seq_arrays(seqs, idx)
-        Q, nwords, cost = self._byte_args(model, "msv")
-        with self.timer("h2d"):
-            tj = self._up(tjbm)
-        out = self.drv.mem_alloc(max(4 * n, 4))
-        args = [cost, res, offs, order, np.int32(m), np.int32(bp.bias), np.int32(bp.base),
-                np.int32(bp.tec), tj]
-        if not self.warp:
-            args.append(self.drv.mem_alloc(max(m * model.M, 1)))
-        self._launch(model, "msv_xj", "msv", m, args + [out], Q, nwords)
-        return self._download(out, n)
+        bp = model.byte
+        return self._filter(model, seqs, idx, "msv_xj", "msv", [bp.cost],
+                            [bp.bias, bp.base, bp.tec], [tjbm], task_rows=[1])
 
     def vf_xc(self, model, seqs, idx, move):
-        if len(idx) == 0:                             # nothing to launch (empty set)
+        if len(idx) == 0:
             return np.zeros(len(seqs), np.int32)
-        n, m, wp = len(seqs), len(idx), model.word
-        res, offs, order = self._seq_arrays(seqs, idx)
-        Q = nwords = 0
-        if self.warp:
-            Q, words = self._profile(model, "vf")
-            nwords = words.size
-        with self.timer("h2d"):
-            if self.warp:
-                prof = [self._up(words)]
-            else:
-                prof = [self._up(wp.match), self._up(wp.tsc)]
-            mv = self._up(move)
-        out = self.drv.mem_alloc(max(4 * n, 4))
-        args = prof + [res, offs, order, np.int32(m), np.int32(wp.base),
-                       np.int32(wp.e_loop), np.int32(wp.e_move), np.int32(wp.ddbound), mv]
-        if not self.warp:
-            args += [self.drv.mem_alloc(max(2 * m * model.M, 2)) for _ in range(3)]
-        self._launch(model, "vf_xc", "vf", m, args + [out], Q, nwords)
-        return self._download(out, n)
+        wp = model.word
+        return self._filter(model, seqs, idx, "vf_xc", "vf", [wp.match, wp.tsc],
+                            [wp.base, wp.e_loop, wp.e_move, wp.ddbound], [move],
+                            task_rows=[2, 2, 2])
 
 
 def fn_name(name: str, warp: bool) -> str:
