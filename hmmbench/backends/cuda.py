@@ -401,6 +401,9 @@ class CudaBackend(Backend):
             ordered[lay.order[real]] = sums[:len(lay.order)][real]
             sums = ordered
         log10, n_fallback = finish_float32(pairs, sums)
+        # Unlike the OpenCL twins (float64 kernel on the device, inside the kernel stage), the
+        # recompute is host work: only the runner's total sees it.
+        info["fallback_on"] = "CPU reference (outside the device stages)"
         return Execution(np.asarray(log10, dtype=np.float64), timing, int(n_fallback), info)
 
     def close(self) -> None:
