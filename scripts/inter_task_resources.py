@@ -115,8 +115,11 @@ def main(outdir: Path) -> None:
         nvcc_cubin(source, defines, cu_cubin)
         twin = next(b for b in opencl.backends(device="NVIDIA")
                     if b.name == cb.name.replace("cuda-", "opencl-"))
+        # the build that runs on 1m merged (29,307 pairs: a small launch, one warp per work-group)
+        local = twin.local_size(kit, 29_307)
         cl_defines = {"TILE": twin.tile, "INTERLEAVED": int(twin.interleaved),
-                      "LANES": twin.local_size(kit, 10**7), "VEC": twin.vec(kit), "USE_DOUBLE": 0}
+                      "LANES": twin.lanes(kit, local), "LOCAL_SIZE": local, "VEC": twin.vec(kit),
+                      "USE_DOUBLE": 0}
         ptx = work / f"{twin.name}.ptx"
         # NVIDIA's OpenCL "binary" is PTX text ending in a NUL byte, which ptxas rejects.
         ptx.write_bytes(kit.program(twin.source, cl_defines).binaries[0].rstrip(b"\0"))
