@@ -253,12 +253,14 @@ def _stage(clock, name):
     return clock(name) if clock is not None else contextlib.nullcontext()
 
 
-def finish_float32(pairs: PairSet, sums_f32: np.ndarray):
+def finish_float32(pairs: PairSet, sums_f32: np.ndarray, recompute=None):
     """GKL's float rule, shared by every float32 backend.
 
     Pairs whose float32 sum (with the 2^120 factor) is below 1e-28 or not finite are recomputed
-    with the float64 reference; the others give log10(sum) - log10(2^120).
-    Returns ``(log10 float64 array, index array of the recomputed pairs)``.
+    in float64: by ``recompute(subset) -> float64 sums with the 2^1020 factor`` (a backend's own
+    float64 kernel) when given, else by the float64 reference; the others give
+    log10(sum) - log10(2^120). Returns ``(log10 float64 array, index array of the recomputed
+    pairs)``.
     """
     sums = np.asarray(sums_f32, dtype=np.float32)
     if len(sums) != pairs.n_pairs:
@@ -267,7 +269,12 @@ def finish_float32(pairs: PairSet, sums_f32: np.ndarray):
     with np.errstate(divide="ignore", invalid="ignore"):
         log10 = np.log10(sums.astype(np.float64)) - LOG10_C32
     if len(redo):
-        log10[redo] = forward_log10(pairs.subset_pairs(redo), "float64")
+        subset = pairs.subset_pairs(redo)
+        if recompute is None:
+            log10[redo] = forward_log10(subset, "float64")
+        else:
+            with np.errstate(divide="ignore"):
+                log10[redo] = np.log10(np.asarray(recompute(subset), np.float64)) - LOG10_C64
     return log10, redo
 
 

@@ -8,11 +8,11 @@
 // Defines: TILE (rows per strip, 1..8), BLOCK (threads per block), INTERLEAVED (0: pairs in
 // dataset order, reads/haplotypes read through per-pair offsets; 1: the journal version's data
 // preparation -- pairs sorted by length, groups of 32 pairs stored lane-interleaved so a warp's
-// loads coalesce: read bases one byte per lane, probabilities one float per lane, haplotype bases
+// loads coalesce: read bases one byte per lane, probabilities one real_t per lane, haplotype bases
 // four per lane as char4).
 //
 // The row vectors are stored per group of 32 threads (warp) in blocks of VEC columns: columns
-// kVEC..kVEC+VEC-1 of lane l are VEC consecutive floats at ((group_block[g] + k) * 32 + l) * VEC,
+// kVEC..kVEC+VEC-1 of lane l are VEC consecutive values at ((group_block[g] + k) * 32 + l) * VEC,
 // so one VEC-wide load per thread covers VEC columns and a warp's loads coalesce in both layouts.
 // The next block is loaded while the current one is computed.
 #include "pairhmm.cuh"
@@ -32,19 +32,30 @@
 #if VEC != 1 && VEC != 2 && VEC != 4
 #error "VEC must be 1, 2 or 4"
 #endif
+#if USE_DOUBLE && VEC == 4
+#error "the float64 build moves at most 2 columns (16 bytes) per access"
+#endif
 
 // VEC successive columns of one row vector, in registers.
 struct VecF {
-    float v[VEC];
+    real_t v[VEC];
 };
 
-__device__ __forceinline__ VecF load_vec(const float* p) {
+#if USE_DOUBLE
+typedef double2 real2_t;
+#define MAKE_REAL2 make_double2
+#else
+typedef float2 real2_t;
+#define MAKE_REAL2 make_float2
+#endif
+
+__device__ __forceinline__ VecF load_vec(const real_t* p) {
     VecF r;
 #if VEC == 4
     const float4 t = *reinterpret_cast<const float4*>(p);
     r.v[0] = t.x, r.v[1] = t.y, r.v[2] = t.z, r.v[3] = t.w;
 #elif VEC == 2
-    const float2 t = *reinterpret_cast<const float2*>(p);
+    const real2_t t = *reinterpret_cast<const real2_t*>(p);
     r.v[0] = t.x, r.v[1] = t.y;
 #else
     r.v[0] = *p;
@@ -52,11 +63,11 @@ __device__ __forceinline__ VecF load_vec(const float* p) {
     return r;
 }
 
-__device__ __forceinline__ void store_vec(float* p, const VecF& x) {
+__device__ __forceinline__ void store_vec(real_t* p, const VecF& x) {
 #if VEC == 4
     *reinterpret_cast<float4*>(p) = make_float4(x.v[0], x.v[1], x.v[2], x.v[3]);
 #elif VEC == 2
-    *reinterpret_cast<float2*>(p) = make_float2(x.v[0], x.v[1]);
+    *reinterpret_cast<real2_t*>(p) = MAKE_REAL2(x.v[0], x.v[1]);
 #else
     *p = x.v[0];
 #endif
@@ -71,16 +82,16 @@ struct PairView {
     int m, n;
 #if INTERLEAVED
     const unsigned char* read_bases;  // row i at [i * 32]
-    const float* probs;               // row i, field f at [(i * NPROB + f) * 32]
+    const real_t* probs;              // row i, field f at [(i * NPROB + f) * 32]
     const unsigned* hap4;             // bases 4k..4k+3 at [k * 32], byte b = base 4k+b
 #else
     const unsigned char* read_bases;  // row i at [i]
-    const float* probs;               // row i, field f at [i * NPROB + f]
+    const real_t* probs;              // row i, field f at [i * NPROB + f]
     const unsigned char* hap;         // base j at [j]
 #endif
-    float* vm;  // row vectors: column j+1 at [(j / VEC) * 32 * VEC + j % VEC]
-    float* vi;
-    float* vd;
+    real_t* vm;  // row vectors: column j+1 at [(j / VEC) * 32 * VEC + j % VEC]
+    real_t* vi;
+    real_t* vd;
 
     __device__ __forceinline__ RowProbs row(int i) const {
 #if INTERLEAVED
@@ -94,7 +105,7 @@ struct PairView {
 // One strip of ROWS rows starting at read position i0. FIRST: the row above is row 0 (no vector
 // load); LAST: the strip ends the matrix, so sum its last row instead of storing it.
 template <int ROWS, bool LAST>
-__device__ __forceinline__ float strip(const PairView& pv, int i0, bool first, float d0) {
+__device__ __forceinline__ real_t strip(const PairView& pv, int i0, bool first, real_t d0) {
     RowProbs rows[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) rows[r] = pv.row(i0 + r);
@@ -103,7 +114,7 @@ __device__ __forceinline__ float strip(const PairView& pv, int i0, bool first, f
     for (int r = 0; r < ROWS; ++r) left[r] = zero_cell();  // column 0
     // (i0-1, 0): D[0][0] = C/n above the first strip, zero for every later row.
     Cell above_left = first ? top_row_cell(d0) : zero_cell();
-    float sum = 0.f;
+    real_t sum = 0;
 #if INTERLEAVED
     unsigned hap_word = 0;
 #endif
@@ -152,15 +163,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK) inter_task(
 #if INTERLEAVED
     const long long* __restrict__ group_row,   // first interleaved read row of each group
     const long long* __restrict__ group_hap4,  // first interleaved char4 column of each group
-    const unsigned char* __restrict__ read_bases, const float* __restrict__ probs,
+    const unsigned char* __restrict__ read_bases, const real_t* __restrict__ probs,
     const unsigned* __restrict__ hap4,
 #else
     const long long* __restrict__ pair_read, const long long* __restrict__ pair_hap,
-    const unsigned char* __restrict__ read_bases, const float* __restrict__ probs,
+    const unsigned char* __restrict__ read_bases, const real_t* __restrict__ probs,
     const unsigned char* __restrict__ hap_bases,
 #endif
-    const long long* __restrict__ group_block, float* __restrict__ vec_m, float* __restrict__ vec_i,
-    float* __restrict__ vec_d, float* __restrict__ sums, int n_slots) {
+    const long long* __restrict__ group_block, real_t* __restrict__ vec_m,
+    real_t* __restrict__ vec_i, real_t* __restrict__ vec_d, real_t* __restrict__ sums,
+    int n_slots) {
     // BLOCK bounds the block size (registers); small launches use smaller blocks to reach more SMs.
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n_slots) return;
@@ -170,7 +182,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) inter_task(
     pv.m = pair_m[p];
     pv.n = pair_n[p];
     if (pv.m <= 0 || pv.n <= 0) {  // padding slot
-        sums[p] = 0.f;
+        sums[p] = 0;
         return;
     }
 #if INTERLEAVED
@@ -187,11 +199,11 @@ extern "C" __global__ void __launch_bounds__(BLOCK) inter_task(
     pv.vi = vec_i + vbase;
     pv.vd = vec_d + vbase;
 
-    const float d0 = initial_constant() / (float)pv.n;
+    const real_t d0 = initial_constant() / (real_t)pv.n;
     int i0 = 0;
     for (; i0 + TILE < pv.m; i0 += TILE) strip<TILE, false>(pv, i0, i0 == 0, d0);
     // The last strip has 1..TILE rows; each count is its own unrolled instance.
-    float sum = 0.f;
+    real_t sum = 0;
     switch (pv.m - i0) {
 #define LAST_STRIP(k) \
     case k:           \

@@ -8,13 +8,25 @@
 // row 0 and column 0 are zero except D[0][j] = C/n for every j, j = 0 included (GATK's
 // LoglessPairHMM fills the whole padded first row, so M[1][1] gets gm * C/n); the result is
 // sum_{j>=1} M[m][j] + I[m][j].
-// float32 with C = 2^120; the host recomputes in float64 any pair whose sum is below 1e-28.
+// float32 with C = 2^120; the host recomputes in float64 (USE_DOUBLE=1 build of the same
+// kernel, C = 2^1020) any pair whose sum is below 1e-28.
 #pragma once
+
+#ifndef USE_DOUBLE
+#define USE_DOUBLE 0
+#endif
+#if USE_DOUBLE
+typedef double real_t;
+#define FMA __fma_rn
+#else
+typedef float real_t;
+#define FMA __fmaf_rn
+#endif
 
 // Base codes A0 C1 G2 T3 N4; N matches anything.
 #define N_CODE 4
 
-// Per read position the host stores NPROB float32 probabilities in this order (ii = dd = gap).
+// Per read position the host stores NPROB probabilities (real_t) in this order (ii = dd = gap).
 #define NPROB 7
 #define P_MATCH 0
 #define P_MISMATCH 1
@@ -26,17 +38,23 @@
 
 #define FULL_WARP 0xffffffffu
 
-// 2^120 exactly (float32 bits: exponent 120 + 127).
-__device__ __forceinline__ float initial_constant() { return __int_as_float(0x7B800000); }
+// C exactly: 2^120 (float32 exponent bits 120 + 127), or 2^1020 (float64: 1020 + 1023).
+__device__ __forceinline__ real_t initial_constant() {
+#if USE_DOUBLE
+    return __longlong_as_double(0x7FB0000000000000LL);
+#else
+    return __int_as_float(0x7B800000);
+#endif
+}
 
 struct Cell {
-    float m, i, d;
+    real_t m, i, d;
 };
 
-__device__ __forceinline__ Cell zero_cell() { return Cell{0.f, 0.f, 0.f}; }
+__device__ __forceinline__ Cell zero_cell() { return Cell{0, 0, 0}; }
 
 // Row 0 seen from row 1: M = I = 0, D = C/n (every column, j = 0 included).
-__device__ __forceinline__ Cell top_row_cell(float d0) { return Cell{0.f, 0.f, d0}; }
+__device__ __forceinline__ Cell top_row_cell(real_t d0) { return Cell{0, 0, d0}; }
 
 // One bit per base; N sets all bits, so "match" is a single AND.
 __device__ __forceinline__ unsigned base_mask(unsigned b) {
@@ -45,13 +63,13 @@ __device__ __forceinline__ unsigned base_mask(unsigned b) {
 
 // Everything a row needs: its probabilities and its read base (as a mask).
 struct RowProbs {
-    float match, mismatch, mm, gm, mi, md, gap;
+    real_t match, mismatch, mm, gm, mi, md, gap;
     unsigned read_mask;
 };
 
 // Load a row's probabilities; `stride` is the distance between fields (1 for the naive layout,
 // 32 for the interleaved one, where one warp's lanes sit side by side).
-__device__ __forceinline__ RowProbs load_row(const float* __restrict__ p, int stride,
+__device__ __forceinline__ RowProbs load_row(const real_t* __restrict__ p, int stride,
                                              unsigned read_base) {
     RowProbs r;
     r.match = __ldg(p + P_MATCH * stride);
@@ -67,17 +85,17 @@ __device__ __forceinline__ RowProbs load_row(const float* __restrict__ p, int st
 
 // Rows past the end of a read: any finite values; their cells are never used.
 __device__ __forceinline__ RowProbs idle_row() {
-    return RowProbs{0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0u};
+    return RowProbs{0, 0, 0, 0, 0, 0, 0, 0u};
 }
 
 // The cell update, written once: diag = (i-1, j-1), up = (i-1, j), left = (i, j-1).
 __device__ __forceinline__ Cell pairhmm_cell(const RowProbs& r, unsigned hap_mask, const Cell& diag,
                                              const Cell& up, const Cell& left) {
-    const float emis = (r.read_mask & hap_mask) ? r.match : r.mismatch;
+    const real_t emis = (r.read_mask & hap_mask) ? r.match : r.mismatch;
     Cell c;
-    c.m = emis * __fmaf_rn(r.mm, diag.m, r.gm * (diag.i + diag.d));
-    c.i = __fmaf_rn(r.mi, up.m, r.gap * up.i);
-    c.d = __fmaf_rn(r.md, left.m, r.gap * left.d);
+    c.m = emis * FMA(r.mm, diag.m, r.gm * (diag.i + diag.d));
+    c.i = FMA(r.mi, up.m, r.gap * up.i);
+    c.d = FMA(r.md, left.m, r.gap * left.d);
     return c;
 }
 

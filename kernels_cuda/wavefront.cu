@@ -13,7 +13,7 @@
 //   TILE             rows per thread between exchanges (intra-task tiled: 2)
 //   SHUFFLE          0: exchange through shared memory + __syncthreads (intra-task);
 //                    1: exchange through warp shuffles (warp kernels, THREADS == 32)
-//   PASS_SHARED      1: pass buffer in dynamic shared memory (3 * n floats, warp kernel);
+//   PASS_SHARED      1: pass buffer in dynamic shared memory (3 * n real_t, warp kernel);
 //                    0: in global memory at pass_col[p] (intra-task, multi-warp)
 #include "pairhmm.cuh"
 
@@ -46,10 +46,10 @@
 extern "C" __global__ void __launch_bounds__(THREADS * PAIRS_PER_BLOCK) wavefront(
     const int* __restrict__ pair_m, const int* __restrict__ pair_n,
     const long long* __restrict__ pair_read, const long long* __restrict__ pair_hap,
-    const unsigned char* __restrict__ read_bases, const float* __restrict__ probs,
+    const unsigned char* __restrict__ read_bases, const real_t* __restrict__ probs,
     const unsigned char* __restrict__ hap_bases, const long long* __restrict__ pass_col,
-    float* __restrict__ pass_m, float* __restrict__ pass_i, float* __restrict__ pass_d,
-    float* __restrict__ sums, int n_pairs) {
+    real_t* __restrict__ pass_m, real_t* __restrict__ pass_i, real_t* __restrict__ pass_d,
+    real_t* __restrict__ sums, int n_pairs) {
     const int t = threadIdx.x % THREADS;
     const int p = blockIdx.x * PAIRS_PER_BLOCK + threadIdx.x / THREADS;
     if (p >= n_pairs) return;  // uniform per pair (its block or its warp)
@@ -57,25 +57,25 @@ extern "C" __global__ void __launch_bounds__(THREADS * PAIRS_PER_BLOCK) wavefron
     const int n = pair_n[p];
     const unsigned char* hap = hap_bases + pair_hap[p];
     const unsigned char* rbase = read_bases + pair_read[p];
-    const float* rprob = probs + pair_read[p] * NPROB;
+    const real_t* rprob = probs + pair_read[p] * NPROB;
 
 #if PASS_SHARED
-    extern __shared__ float pass_sh[];
-    float* pm = pass_sh;
-    float* pi = pass_sh + n;
-    float* pd = pass_sh + 2 * n;
+    extern __shared__ real_t pass_sh[];
+    real_t* pm = pass_sh;
+    real_t* pi = pass_sh + n;
+    real_t* pd = pass_sh + 2 * n;
 #else
-    float* pm = pass_m + pass_col[p];
-    float* pi = pass_i + pass_col[p];
-    float* pd = pass_d + pass_col[p];
+    real_t* pm = pass_m + pass_col[p];
+    real_t* pi = pass_i + pass_col[p];
+    real_t* pd = pass_d + pass_col[p];
 #endif
 #if !SHUFFLE
     __shared__ Cell exchange[2][THREADS];  // double-buffered: one barrier per step
 #endif
 
-    const float d0 = initial_constant() / (float)n;
+    const real_t d0 = initial_constant() / (real_t)n;
     const int strip_rows = THREADS * TILE;
-    float sum = 0.f;
+    real_t sum = 0;
     for (int s0 = 0; s0 < m; s0 += strip_rows) {
         const int row0 = s0 + t * TILE;  // this thread's first read position
         RowProbs rows[TILE];

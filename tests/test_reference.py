@@ -220,6 +220,26 @@ def test_finish_float32_rule_on_given_sums():
         finish_float32(pairs, sums[:2])
 
 
+def test_finish_float32_hands_the_fallback_to_a_device_recompute():
+    """A backend's own float64 pass (sums with 2^1020) replaces the reference for the redo set."""
+    pairs = make_pairset([([("ACGT", [30] * 4, [45] * 4, [45] * 4, [10] * 4)], ["ACGT"]),
+                          ([("AC", [20] * 2, [45] * 2, [45] * 2, [10] * 2)], ["ACGTA"])] * 2)
+    f64 = forward_log10(pairs, "float64")
+    sums = np.array([1e30, 1e-30, np.nan, 1e20], dtype=np.float32)
+    seen = []
+
+    def recompute(subset):
+        seen.append(subset.n_pairs)
+        return forward_sums(layout(subset, "float64"))
+
+    log10, redo = finish_float32(pairs, sums, recompute)
+    assert redo.tolist() == [1, 2] and seen == [2]
+    np.testing.assert_allclose(log10[redo], f64[redo], atol=1e-12)
+    assert log10[0] == pytest.approx(30 - LOG10_C32, abs=1e-6)
+    assert finish_float32(pairs, np.full(4, 1e20, np.float32), recompute)[1].size == 0
+    assert seen == [2]                                   # nothing to redo: not called
+
+
 # --- GATK's and GKL's expected results ---------------------------------------------------------
 def _data_dirs():
     env = os.environ.get("HMMBENCH_DATA_PATH")

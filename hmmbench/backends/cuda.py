@@ -13,11 +13,11 @@ without it):
 - :class:`EventTimer` -- per-stage seconds from CUDA events on one stream.
 - :func:`sm_clock_mhz`, :func:`gpu_name`, :func:`device_attributes`.
 - :class:`DeviceBuffers` -- grow-only device allocations reused across runs.
-- :func:`finish_float32` -- float32 sums -> float64 log10 with the float64 fallback of the
-  reference (``cpu_reference.finish_float32``).
-- :class:`CudaBackend` -- base class running prep -> H2D -> kernel -> D2H -> fallback; a family
-  supplies ``layout(pairs)``, ``kernel_spec()`` (compiled before the timed stages) and
-  ``launch(...)``.
+- :class:`CudaBackend` -- base class running prep -> H2D -> kernel -> D2H, then the float64
+  fallback (``cpu_reference.finish_float32``'s rule) as a second pass of the family's own
+  ``USE_DOUBLE`` build on the device, timed into the same stages; a family supplies
+  ``layout(pairs)``, ``kernel_spec()`` (compiled before the timed stages) and ``launch(...)``,
+  all in the float type ``self.real``.
 
 Families (``backends()``): ``InterTask`` (``kernels_cuda/inter_task.cu``) and ``Wavefront``
 (``kernels_cuda/wavefront.cu``); the recurrence itself is ``kernels_cuda/pairhmm.cuh``.
@@ -26,6 +26,7 @@ Measurements and design notes: ``docs/cuda-notes.md``.
 from __future__ import annotations
 
 import atexit
+import copy
 import ctypes
 import functools
 import importlib.resources
@@ -286,17 +287,6 @@ class DeviceBuffers:
         self._bufs.clear()
 
 
-def finish_float32(pairs: PairSet, sums: np.ndarray):
-    """Raw float32 forward sums (with C = 2^120) -> (float64 log10, n_fallback).
-
-    Delegates to the reference helper, which recomputes in float64 every pair whose float32 sum
-    is below 1e-28 (or not finite).
-    """
-    from cpu_reference import finish_float32 as reference_finish
-    log10, redone = reference_finish(pairs, np.asarray(sums, dtype=np.float32))
-    return log10, len(redone)
-
-
 # ------------------------------------------------------------------------------------------------
 # Base class
 # ------------------------------------------------------------------------------------------------
@@ -305,7 +295,7 @@ class Layout:
     """A family's device-ready data.
 
     ``arrays`` are uploaded before the launch; ``scratch`` names device work buffers (bytes) that
-    are allocated (grow-only, reused) before the timed stages; ``n_slots`` float32 sums come back;
+    are allocated (grow-only, reused) before the timed stages; ``n_slots`` sums come back;
     ``order`` maps result slot -> pair index, -1 for padding (None: identity)."""
     arrays: dict
     n_slots: int
@@ -315,10 +305,12 @@ class Layout:
 
 
 class CudaBackend(Backend):
-    """prep (``layout``, host) -> H2D -> ``launch`` -> D2H -> float64 fallback."""
+    """prep (``layout``, host) -> H2D -> ``launch`` -> D2H -> float64 fallback on the device."""
 
     api = "cuda"
     precision = "float32"
+    #: the float type of this build; the float64 fallback runs a twin with np.float64
+    real = np.float32
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -354,7 +346,8 @@ class CudaBackend(Backend):
         raise NotImplementedError
 
     def launch(self, layout: Layout, dev: dict, sums_dev) -> dict:
-        """Launch the kernel(s) writing ``n_slots`` float32 sums to ``sums_dev``; returns info.
+        """Launch the kernel(s) writing ``n_slots`` sums (``self.real``) to ``sums_dev``; returns
+        info.
 
         ``dev`` maps each uploaded array's name to its device buffer; scratch buffers come from
         ``self.buffers.get(name, nbytes)`` (already allocated, so no allocation is timed)."""
@@ -367,44 +360,66 @@ class CudaBackend(Backend):
             self._buffers = DeviceBuffers()
         return self._buffers
 
+    def float64_twin(self) -> "CudaBackend":
+        """The same family built with USE_DOUBLE, sharing this backend's device buffers."""
+        twin = copy.copy(self)
+        twin.real, twin._fn, twin._buffers = np.float64, None, self.buffers
+        return twin
+
+    def build_defines(self, defines: dict) -> dict:
+        """``defines`` plus USE_DOUBLE for the float64 build (float32 keeps its compile key)."""
+        return {**defines, "USE_DOUBLE": 1} if self.real == np.float64 else defines
+
+    def _sums(self, pairs: PairSet, timing: dict, info: dict) -> np.ndarray:
+        """One pass: the family's raw sums (``self.real``, dataset order), stages added to
+        ``timing`` (host layout as prep; device events as h2d, kernel, d2h)."""
+        drv = driver()
+        t0 = time.perf_counter()
+        lay = self.layout(pairs)
+        timing["prep"] += time.perf_counter() - t0
+        for name, nbytes in lay.scratch.items():
+            self.buffers.get(name, nbytes)
+        self.kernel_function()  # compiled (or loaded from cache) outside the timed stages
+        itemsize = np.dtype(self.real).itemsize
+        timer = EventTimer()
+        with timer("h2d"):
+            dev = {name: self.buffers.upload(name, arr) for name, arr in lay.arrays.items()}
+        sums_dev = self.buffers.get("sums", lay.n_slots * itemsize)
+        with timer("kernel"):
+            info.update(self.launch(lay, dev, sums_dev) or {})
+        sums = np.empty(lay.n_slots, self.real)
+        with timer("d2h"):
+            drv.memcpy_dtoh(sums, sums_dev)
+        for stage, seconds in timer.seconds().items():
+            timing[stage] += seconds
+        if lay.order is None:
+            return sums
+        real = lay.order >= 0
+        ordered = np.empty(pairs.n_pairs, self.real)
+        ordered[lay.order[real]] = sums[:len(lay.order)][real]
+        return ordered
+
     def run(self, pairs: PairSet) -> Execution:
         reason = self.refuse_reason(pairs)
         if reason:
             raise ValueError(f"{self.name} refuses this input: {reason}")
-        drv = driver()
+        driver()
         info = {"gpu": gpu_name()}
         clock_before = sm_clock_mhz()
-        t0 = time.perf_counter()
-        lay = self.layout(pairs)
-        prep = time.perf_counter() - t0
-        timing = {"prep": prep, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
+        timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
         if pairs.n_pairs == 0:
             info["sm_clock_mhz"] = [clock_before, sm_clock_mhz()]
             return Execution(np.zeros(0), timing, 0, info)
-        for name, nbytes in lay.scratch.items():
-            self.buffers.get(name, nbytes)
-        self.kernel_function()  # compiled (or loaded from cache) outside the timed stages
-        timer = EventTimer()
-        with timer("h2d"):
-            dev = {name: self.buffers.upload(name, arr) for name, arr in lay.arrays.items()}
-        sums_dev = self.buffers.get("sums", lay.n_slots * 4)
-        with timer("kernel"):
-            info.update(self.launch(lay, dev, sums_dev) or {})
-        sums = np.empty(lay.n_slots, np.float32)
-        with timer("d2h"):
-            drv.memcpy_dtoh(sums, sums_dev)
-        timing.update(timer.seconds())
+        from cpu_reference import finish_float32  # noqa: PLC0415
+        sums = self._sums(pairs, timing, info)
+        before = dict(timing)
+        twin = self.float64_twin()
+        log10, redo = finish_float32(pairs, sums, lambda subset: twin._sums(subset, timing, {}))
+        if len(redo):
+            info["fallback_seconds"] = {k: timing[k] - before[k] for k in timing}
+        info["fallback_on"] = "device (float64)"
         info["sm_clock_mhz"] = [clock_before, sm_clock_mhz()]
-        if lay.order is not None:
-            real = lay.order >= 0
-            ordered = np.empty(pairs.n_pairs, np.float32)
-            ordered[lay.order[real]] = sums[:len(lay.order)][real]
-            sums = ordered
-        log10, n_fallback = finish_float32(pairs, sums)
-        # Unlike the OpenCL twins (float64 kernel on the device, inside the kernel stage), the
-        # recompute is host work: only the runner's total sees it.
-        info["fallback_on"] = "CPU reference (outside the device stages)"
-        return Execution(np.asarray(log10, dtype=np.float64), timing, int(n_fallback), info)
+        return Execution(np.asarray(log10, dtype=np.float64), timing, int(len(redo)), info)
 
     def close(self) -> None:
         if self._buffers is not None:
@@ -420,21 +435,21 @@ PROB_FIELDS = ("match", "mismatch", "mm", "gm", "mi", "md", "ii")
 WARP = 32
 
 
-def position_probs(pairs: PairSet) -> np.ndarray:
-    """(n_positions, 7) float32 probabilities per read position (the naive layout)."""
-    return np.ascontiguousarray(position_probs_by_field(pairs).T)
+def position_probs(pairs: PairSet, real=np.float32) -> np.ndarray:
+    """(n_positions, 7) probabilities per read position (the naive layout)."""
+    return np.ascontiguousarray(position_probs_by_field(pairs, real).T)
 
 
-def position_probs_by_field(pairs: PairSet) -> np.ndarray:
-    """(7, n_positions) float32: each field contiguous (fast to fill and to gather from)."""
+def position_probs_by_field(pairs: PairSet, real=np.float32) -> np.ndarray:
+    """(7, n_positions): each field contiguous (fast to fill and to gather from)."""
     pr = pairs.probs
-    out = np.empty((len(PROB_FIELDS), len(pairs.read_bases)), np.float32)
+    out = np.empty((len(PROB_FIELDS), len(pairs.read_bases)), real)
     for k, f in enumerate(PROB_FIELDS):
         out[k] = getattr(pr, f)
     return out
 
 
-def dataset_order_arrays(pairs: PairSet) -> dict:
+def dataset_order_arrays(pairs: PairSet, real=np.float32) -> dict:
     """Pairs in dataset order, reads and haplotypes reached through per-pair offsets."""
     return {
         "pair_m": pairs.pair_read_lengths.astype(np.int32),
@@ -442,18 +457,18 @@ def dataset_order_arrays(pairs: PairSet) -> dict:
         "pair_read": pairs.read_offsets[pairs.pair_read].astype(np.int64),
         "pair_hap": pairs.hap_offsets[pairs.pair_hap].astype(np.int64),
         "read_bases": pairs.read_bases,
-        "probs": position_probs(pairs),
+        "probs": position_probs(pairs, real),
         "hap_bases": pairs.hap_bases,
     }
 
 
-def interleaved_arrays(pairs: PairSet) -> tuple[dict, np.ndarray]:
+def interleaved_arrays(pairs: PairSet, real=np.float32) -> tuple[dict, np.ndarray]:
     """The journal version's data preparation (Ren et al. 2018), in warp-wide groups
     (``layouts.SortedGroups``): per read row one byte base, then NPROB floats, each 32 lanes wide;
     haplotype bases four per lane-word. Returns (arrays, slot -> pair order with -1 for dummies).
     """
     groups = SortedGroups.build(pairs, WARP)
-    read_il, probs_il = groups.read_rows(pairs.read_bases, position_probs_by_field(pairs))
+    read_il, probs_il = groups.read_rows(pairs.read_bases, position_probs_by_field(pairs, real))
     arrays = {"pair_m": groups.slot_m, "pair_n": groups.slot_n, "group_row": groups.group_row,
               "group_hap4": groups.group_hap4, "read_il": read_il, "probs_il": probs_il,
               "hap4": groups.hap_words()}
@@ -484,23 +499,29 @@ class InterTask(CudaBackend):
                              f"{'-sorted' if sorted_layout else ''}")
         self.tile, self.vec, self.block, self.sorted_layout = tile, vec, block, sorted_layout
 
+    @property
+    def build_vec(self) -> int:
+        """Columns per access of this build: 16 bytes at most (float64: 2)."""
+        return min(self.vec, 16 // np.dtype(self.real).itemsize)
+
     def defines(self) -> dict:
-        return {"TILE": self.tile, "VEC": self.vec, "BLOCK": self.block,
-                "INTERLEAVED": int(self.sorted_layout)}
+        return self.build_defines({"TILE": self.tile, "VEC": self.build_vec, "BLOCK": self.block,
+                                   "INTERLEAVED": int(self.sorted_layout)})
 
     def kernel_spec(self) -> tuple:
         return "inter_task.cu", self.defines(), "inter_task"
 
     def layout(self, pairs: PairSet) -> Layout:
         if self.sorted_layout:
-            arrays, order = interleaved_arrays(pairs)
+            arrays, order = interleaved_arrays(pairs, self.real)
             n_slots = len(order)
         else:
-            arrays, order = dataset_order_arrays(pairs), None
+            arrays, order = dataset_order_arrays(pairs, self.real), None
             n_slots = pairs.n_pairs
-        arrays["group_block"], n_blocks = scratch_blocks(arrays["pair_n"], WARP, self.vec)
+        vec = self.build_vec
+        arrays["group_block"], n_blocks = scratch_blocks(arrays["pair_n"], WARP, vec)
         # Row vectors are only touched when some read spans more than one strip.
-        vec_bytes = (n_blocks * WARP * self.vec * 4
+        vec_bytes = (n_blocks * WARP * vec * np.dtype(self.real).itemsize
                      if int(arrays["pair_m"].max(initial=0)) > self.tile else 16)
         return Layout(arrays, n_slots, order,
                       scratch={"vec_m": vec_bytes, "vec_i": vec_bytes, "vec_d": vec_bytes})
@@ -537,9 +558,17 @@ class Wavefront(CudaBackend):
         self.threads, self.tile, self.shuffle = threads, tile, shuffle
         self.pass_shared, self.pairs_per_block = pass_shared, pairs_per_block
 
+    def float64_twin(self) -> "Wavefront":
+        # 3 doubles per column may not fit in shared memory: the twin keeps passes in global
+        twin = super().float64_twin()
+        twin.pass_shared = False
+        return twin
+
     def defines(self) -> dict:
-        return {"THREADS": self.threads, "TILE": self.tile, "SHUFFLE": int(self.shuffle),
-                "PASS_SHARED": int(self.pass_shared), "PAIRS_PER_BLOCK": self.pairs_per_block}
+        return self.build_defines({"THREADS": self.threads, "TILE": self.tile,
+                                   "SHUFFLE": int(self.shuffle),
+                                   "PASS_SHARED": int(self.pass_shared),
+                                   "PAIRS_PER_BLOCK": self.pairs_per_block})
 
     def kernel_spec(self) -> tuple:
         return "wavefront.cu", self.defines(), "wavefront"
@@ -559,11 +588,11 @@ class Wavefront(CudaBackend):
         return None
 
     def layout(self, pairs: PairSet) -> Layout:
-        arrays = dataset_order_arrays(pairs)
+        arrays = dataset_order_arrays(pairs, self.real)
         m, n = arrays["pair_m"].astype(np.int64), arrays["pair_n"].astype(np.int64)
         pass_cols = np.where(m > self.strip_rows, n, 0) if not self.pass_shared else 0 * n
         arrays["pass_col"] = exclusive_cumsum(pass_cols)
-        nbytes = int(pass_cols.sum()) * 4
+        nbytes = int(pass_cols.sum()) * np.dtype(self.real).itemsize
         return Layout(arrays, pairs.n_pairs,
                       scratch={"pass_m": nbytes, "pass_i": nbytes, "pass_d": nbytes},
                       meta={"max_n": int(n.max(initial=0))})
@@ -571,7 +600,7 @@ class Wavefront(CudaBackend):
     def launch(self, lay: Layout, dev: dict, sums_dev) -> dict:
         drv = driver()
         fn = self.kernel_function()
-        shared = 12 * lay.meta["max_n"] if self.pass_shared else 0
+        shared = 3 * np.dtype(self.real).itemsize * lay.meta["max_n"] if self.pass_shared else 0
         if shared > 48 * 1024:
             fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         args = [dev[k] for k in ("pair_m", "pair_n", "pair_read", "pair_hap", "read_bases",
@@ -585,9 +614,10 @@ class Wavefront(CudaBackend):
                 **function_resources(fn)}
 
 
-#: Every kernel specialization the backends compile (the nvcc test compiles each).
+#: Every kernel specialization the backends compile, float32 and float64 fallback builds (the
+#: nvcc test compiles each).
 def specializations() -> list[tuple[str, dict]]:
-    return [b.kernel_spec()[:2] for b in backends()]
+    return [b.kernel_spec()[:2] for main in backends() for b in (main, main.float64_twin())]
 
 
 #: Row-vector columns per load for each inter-task tile: 4 was fastest for every tile in the

@@ -36,7 +36,7 @@ import numpy as np
 from ..backend import Backend, Execution
 from ..errors import UserError
 from ..layouts import SortedGroups, scratch_blocks
-from ..model import F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64, PairSet
+from ..model import PairSet
 
 ENV_DEVICE = "HMMBENCH_OPENCL_DEVICE"
 #: Where scripts/install_opencl_cpu.sh lists the ICDs it installed (beside the system's).
@@ -460,21 +460,17 @@ class OpenCLBackend(Backend):
         info.update({k: v for k, v in self.params.items() if k == "path"})
         if pairs.n_pairs == 0:
             return Execution(np.zeros(0), timing, 0, info)
+        from cpu_reference import finish_float32  # noqa: PLC0415
         sums = self._sums(pairs, np.float32, timing)
         info.update(self.last_layout_meta)  # e.g. work-group size, padded cells
-        redo = np.flatnonzero(~np.isfinite(sums) | (sums < np.float32(F32_MIN_ACCEPTED)))
         if kit.fp64:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                log10 = np.log10(sums.astype(np.float64)) - LOG10_C32
+            before = dict(timing)
+            log10, redo = finish_float32(pairs, sums,
+                                         lambda subset: self._sums(subset, np.float64, timing))
             if len(redo):
-                before = dict(timing)
-                sums64 = self._sums(pairs.subset_pairs(redo), np.float64, timing)
-                with np.errstate(divide="ignore"):
-                    log10[redo] = np.log10(sums64) - LOG10_C64
                 info["fallback_seconds"] = {k: timing[k] - before[k] for k in timing}
             info["fallback_on"] = "device (float64)"
         else:
-            from cpu_reference import finish_float32  # noqa: PLC0415
             t0 = time.perf_counter()
             log10, redo = finish_float32(pairs, sums)
             # the CPU recompute stands in for the device's float64 pass
