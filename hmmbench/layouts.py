@@ -44,6 +44,17 @@ def scratch_blocks(slot_n: np.ndarray, lanes: int, vec: int) -> tuple[np.ndarray
     return exclusive_cumsum(blocks), int(blocks.sum())
 
 
+def in_pair_order(slot_values: np.ndarray, slot_pair, n_pairs: int) -> np.ndarray:
+    """Per-slot results back in pair order: ``slot_pair[s]`` is the pair of slot s (-1: padding;
+    None: slots are pairs already)."""
+    if slot_pair is None:
+        return slot_values
+    filled = slot_pair >= 0
+    out = np.empty(n_pairs, slot_values.dtype)
+    out[slot_pair[filled]] = slot_values[:len(slot_pair)][filled]
+    return out
+
+
 def _index_dtype(limit: int):
     return np.int32 if limit < 2**31 else np.int64
 

@@ -125,3 +125,11 @@ def test_kernel_compiles_for_sm90(source, defines, tmp_path):
            f"{cuda.kernel_dir()}/{source}"]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_in_pair_order_puts_slots_back_and_drops_padding():
+    order = np.array([2, -1, 0, 1, -1])
+    out = layouts.in_pair_order(np.array([20., 99., 0., 10., 99.]), order, 3)
+    np.testing.assert_array_equal(out, [0., 10., 20.])
+    same = np.array([1., 2.])
+    assert layouts.in_pair_order(same, None, 2) is same

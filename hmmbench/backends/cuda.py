@@ -39,7 +39,7 @@ from typing import Optional
 import numpy as np
 
 from ..backend import Backend, Execution
-from ..layouts import SortedGroups, scratch_blocks
+from ..layouts import SortedGroups, in_pair_order, scratch_blocks
 from ..model import PairSet, exclusive_cumsum
 
 # ------------------------------------------------------------------------------------------------
@@ -392,12 +392,7 @@ class CudaBackend(Backend):
             drv.memcpy_dtoh(sums, sums_dev)
         for stage, seconds in timer.seconds().items():
             timing[stage] += seconds
-        if lay.order is None:
-            return sums
-        real = lay.order >= 0
-        ordered = np.empty(pairs.n_pairs, self.real)
-        ordered[lay.order[real]] = sums[:len(lay.order)][real]
-        return ordered
+        return in_pair_order(sums, lay.order, pairs.n_pairs)
 
     def run(self, pairs: PairSet) -> Execution:
         reason = self.refuse_reason(pairs)

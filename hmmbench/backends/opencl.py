@@ -35,7 +35,7 @@ import numpy as np
 
 from ..backend import Backend, Execution
 from ..errors import UserError
-from ..layouts import SortedGroups, scratch_blocks
+from ..layouts import SortedGroups, in_pair_order, scratch_blocks
 from ..model import PairSet
 
 ENV_DEVICE = "HMMBENCH_OPENCL_DEVICE"
@@ -443,12 +443,7 @@ class OpenCLBackend(Backend):
             timing[stage] += sec
         for buf in dev.values():
             buf.release()
-        if lay.order is None:
-            return sums
-        real = lay.order >= 0
-        ordered = np.empty(pairs.n_pairs, real_dtype)
-        ordered[lay.order[real]] = sums[real]
-        return ordered
+        return in_pair_order(sums, lay.order, pairs.n_pairs)
 
     def run(self, pairs: PairSet) -> Execution:
         reason = self.refuse_reason(pairs)
