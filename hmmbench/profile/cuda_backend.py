@@ -136,6 +136,8 @@ class _CudaDevice:
         arrays), residues, offsets, order, count, ``scalars``, ``extra`` (device arrays, uploaded
         after the profile), the task kernels' row buffers (``task_rows``: one per entry, bytes
         per model position and sequence), the output. Returns the raw int32 per sequence."""
+        if len(idx) == 0:                             # nothing to launch (empty set)
+            return np.zeros(len(seqs), np.int32)
         n, m = len(seqs), len(idx)
         res, offs, order = self._seq_arrays(seqs, idx)
         Q, nwords = 0, 0
@@ -153,21 +155,15 @@ class _CudaDevice:
         return self._download(out, n)
 
     def ssv_xe(self, model, seqs, idx):
-        if len(idx) == 0:                             # nothing to launch (empty set)
-            return np.zeros(len(seqs), np.int32)
         return self._filter(model, seqs, idx, "ssv_xe", "ssv", [model.byte.cost],
                             [model.byte.bias], [], task_rows=[1])
 
     def msv_xj(self, model, seqs, idx, tjbm):
-        if len(idx) == 0:
-            return np.zeros(len(seqs), np.int32)
         bp = model.byte
         return self._filter(model, seqs, idx, "msv_xj", "msv", [bp.cost],
                             [bp.bias, bp.base, bp.tec], [tjbm], task_rows=[1])
 
     def vf_xc(self, model, seqs, idx, move):
-        if len(idx) == 0:
-            return np.zeros(len(seqs), np.int32)
         wp = model.word
         return self._filter(model, seqs, idx, "vf_xc", "vf", [wp.match, wp.tsc],
                             [wp.base, wp.e_loop, wp.e_move, wp.ddbound], [move],
