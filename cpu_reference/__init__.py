@@ -1,4 +1,2 @@
-"""The GATK4-exact vectorized NumPy CPU reference (float64) and its float32 variant."""
-from .forward import finish_float32, forward, forward_log10, forward_sums_f32
-
-__all__ = ["forward", "forward_log10", "forward_sums_f32", "finish_float32"]
+"""NumPy CPU references, one package per workload (:mod:`.pairhmm`, :mod:`.profile`): the float64
+truth every backend is cross-checked against, each proven against the reference tool's own values."""

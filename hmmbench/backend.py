@@ -1,7 +1,8 @@
 """The backend interface every strategy implements, whatever its API.
 
-A backend computes one log10 likelihood per pair of a :class:`~hmmbench.model.PairSet`.
-It owns its layout step and its device glue, and measures its own stages (device events on
+A backend computes one result value per item of a work unit: a log10 likelihood per pair of a
+Pair-HMM :class:`~hmmbench.pairhmm.model.PairSet`, a score per sequence of a profile search
+(:class:`~hmmbench.profile.job.ProfileSearch`). It owns its layout step and its device glue, and measures its own stages (device events on
 GPUs, ``perf_counter`` on CPUs); the runner repeats, takes medians and cross-checks.
 """
 from __future__ import annotations
@@ -10,11 +11,12 @@ import abc
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
-from .model import PairSet
+#: A workload's unit of work (PairSet, ProfileSearch): the core never looks inside it.
+Unit = Any
 
 #: Stage names, in pipeline order. ``total`` is measured by the runner around the whole call.
 STAGES = ("prep", "h2d", "kernel", "d2h")
@@ -73,9 +75,11 @@ class Backend(abc.ABC):
         import platform
         return platform.processor() or platform.machine()
 
-    def refuse_reason(self, pairs: PairSet) -> Optional[str]:
+    def refuse_reason(self, pairs: Unit) -> Optional[str]:
         """None when the backend can compute every pair of ``pairs``, else why not."""
         lim = self.limits
+        if not hasattr(pairs, "max_read_length"):
+            return None
         if lim.max_read_length is not None and pairs.max_read_length > lim.max_read_length:
             return (f"read length {pairs.max_read_length} exceeds this backend's limit "
                     f"of {lim.max_read_length}")
@@ -85,7 +89,7 @@ class Backend(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def run(self, pairs: PairSet) -> Execution:
+    def run(self, pairs: Unit) -> Execution:
         """Compute every pair; called once per launch (chunk) by the runner."""
 
     def close(self) -> None:

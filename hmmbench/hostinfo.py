@@ -90,9 +90,9 @@ def user_cache_dir() -> Path:
 def module_devices(workload: str = "pairhmm") -> list:
     """(module, devices() list or error text) for each built-in backend module with devices()."""
     import importlib
-    from .registry import BUILTIN
+    from .registry import builtin_specs
     out = []
-    for spec in BUILTIN.get(workload, []):
+    for spec in builtin_specs(workload):
         mod_name = spec.split(":")[0]
         try:
             mod = importlib.import_module(mod_name)

@@ -1,6 +1,6 @@
 """Backends as plugins, keyed by workload.
 
-Built-in modules are listed below; third-party packages add theirs through the entry-point group
+Built-in modules are listed by each workload package (``Workload.backend_specs``); third-party packages add theirs through the entry-point group
 ``hmmbench.backends.<workload>`` (each entry point names a callable returning Backend objects).
 A module that fails to import becomes one 'unavailable' placeholder: one broken plugin never
 stops the others.
@@ -15,22 +15,11 @@ from typing import Callable, Optional
 from .backend import Backend, Execution
 from .errors import UnknownName
 
-WORKLOADS = ("pairhmm", "profile")
 
-#: module:function pairs returning a list of Backend instances.
-BUILTIN = {
-    "pairhmm": [
-        "cpu_reference.backends:backends",
-        "hmmbench.backends.cuda:backends",
-        "hmmbench.backends.cuda_subwarp:backends",
-        "hmmbench.backends.opencl:backends",
-    ],
-    "profile": [
-        "cpu_reference.profile_backends:backends",
-        "hmmbench.backends.opencl_profile:backends",
-        "hmmbench.profile.cuda_backend:backends",
-    ],
-}
+def builtin_specs(workload: str) -> list:
+    """The workload package's own "module:function" backend lists."""
+    from .workload import get
+    return list(get(workload).backend_specs)
 
 
 def entry_point_group(workload: str) -> str:
@@ -60,7 +49,7 @@ def _load(spec: str) -> Callable:
 
 def discover(workload: str = "pairhmm") -> list[Backend]:
     """Every backend of a workload, built-ins first, in a stable order; names are unique."""
-    specs = list(BUILTIN.get(workload, []))
+    specs = builtin_specs(workload)
     try:
         for ep in metadata.entry_points(group=entry_point_group(workload)):
             if ep.value not in specs:

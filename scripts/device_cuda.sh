@@ -39,16 +39,17 @@ python3 - "$PHASES" "$GLOB" "$PAIRS" "$OUT" <<'PY' 2>&1 | tee "$OUT/driver.log"
 import fnmatch, json, os, sys, time
 from pathlib import Path
 import numpy as np
-from cpu_reference import forward_log10
-from hmmbench.backends import cuda
-from hmmbench.datasets.blockfmt import load_block
-from hmmbench.datasets.synthetic import generate_fixed
+from cpu_reference.pairhmm import forward_log10
+from hmmbench.pairhmm import cuda
+from hmmbench.apis import cuda as cuda_api
+from hmmbench.pairhmm.datasets.blockfmt import load_block
+from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 
 phases, glob, n_pairs, out = sys.argv[1].split(","), sys.argv[2], int(float(sys.argv[3])), Path(sys.argv[4])
 chosen = [b for b in cuda.backends() if fnmatch.fnmatchcase(b.name, glob)]
 data = Path(os.environ["HMMBENCH_DATA_PATH"])
-print("GPU:", cuda.gpu_name(), cuda.device_attributes())
-results = {"gpu": cuda.gpu_name(), "check": {}, "time": {}}
+print("GPU:", cuda_api.gpu_name(), cuda_api.device_attributes())
+results = {"gpu": cuda_api.gpu_name(), "check": {}, "time": {}}
 
 if "check" in phases:
     for ds in ("tiny.in", "10s.in", "1m.in"):
@@ -98,7 +99,7 @@ if "time" in phases:
         b.close()
 
 if "sweep" in phases:
-    from hmmbench.backends.cuda import InterTask, Wavefront
+    from hmmbench.pairhmm.cuda import InterTask, Wavefront
     variants = [InterTask(t, False, vec=v, name=f"inter-t{t}-v{v}")
                 for t in (1, 2, 4, 6, 8) for v in (1, 2, 4)]
     variants += [InterTask(t, True, vec=v, name=f"inter-t{t}-v{v}-sorted")
@@ -158,8 +159,8 @@ case ",$PHASES," in *,profile,*)
     PROFILE_BACKENDS=${PROFILE_BACKENDS:-cuda-inter-tile4,cuda-inter-tile8}
     cat > /tmp/profile_driver.py <<'PY'
 import sys
-from hmmbench.backends import cuda
-from hmmbench.datasets.synthetic import generate_fixed
+from hmmbench.pairhmm import cuda
+from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 pairs = generate_fixed(128, 256, 100000, 1)
 for b in cuda.backends():
     if b.name in sys.argv[1].split(","):

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from hmmbench.profile import datasets
-from hmmbench.profile.cuda_backend import CUDAMPF_VARIANT, TUNED_VARIANT, _CudaDevice
+from hmmbench.profile.cuda import CUDAMPF_VARIANT, TUNED_VARIANT, _CudaDevice
 from hmmbench.profile.host import filter_scores, launch_order
 from hmmbench.profile.model import ProfileModel, SequenceSet
 
@@ -49,7 +49,7 @@ def concat(a: SequenceSet, b: SequenceSet) -> SequenceSet:
 
 
 def reference(model, seqs, kinds):
-    from cpu_reference import profile_filters as pf
+    from cpu_reference.profile import filters as pf
     ref = {}
     if "ssv" in kinds or "msv" in kinds:
         ref["ssv"] = pf.ssv_filter(model, seqs)
@@ -86,8 +86,9 @@ class Clock:
 
 def timed(variant, warp, fn):
     """(result, kernel seconds, launches) of fn(device) with a fresh event timer."""
-    from hmmbench.backends import cuda
-    timer = cuda.EventTimer()
+    from hmmbench.pairhmm import cuda
+    from hmmbench.apis import cuda as cuda_api
+    timer = cuda_api.EventTimer()
     dev = _CudaDevice(warp, timer, variant)
     out = fn(dev)
     sec = timer.seconds().get("kernel", float("nan"))
@@ -109,7 +110,7 @@ def run_kind(dev, model, seqs, kind, order):
 
 
 def finish(model, seqs, kind, raw):
-    from cpu_reference import profile_filters as pf
+    from cpu_reference.profile import filters as pf
     L = seqs.lengths
     if kind == "msv":
         return raw                          # filter_scores' scores already
@@ -128,8 +129,8 @@ GENERIC_TOLERANCE = {"viterbi": 1e-3, "forward": 1e-2}
 def generic_row(model, M, kind, db, gpu, n_check: int, residues: float):
     """profile-cuda-ganesan on a database prefix: kernel seconds from its Execution, max error vs
     the NumPy reference on the first n_check sequences of a length-spread sample."""
-    from cpu_reference import profile_generic as pg
-    from hmmbench.profile.cuda_backend import CudaGenericProfile
+    from cpu_reference.profile import generic as pg
+    from hmmbench.profile.cuda import CudaGenericProfile
     from hmmbench.profile.job import ProfileSearch
     backend = CudaGenericProfile()
     n = int(np.searchsorted(db.offsets, int(residues)))
@@ -190,8 +191,8 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
-    from hmmbench.backends import cuda
-    gpu = cuda.gpu_name()
+    from hmmbench.pairhmm import cuda
+    gpu = cuda_api.gpu_name()
     t0 = time.perf_counter()
     db = datasets.generate_proteins(int(a.residues), a.seed)
     print(f"# GPU {gpu}; database {len(db)} proteins, {db.n_residues:.3e} residues "
@@ -252,7 +253,7 @@ def main(argv=None):
                        "launches": launches, "sample_mismatches": bad,
                        "sample_sequences": len(sample), "full_vs_first": cmp}
                 if kind == "ssv" and not slow:
-                    from cpu_reference import profile_filters as pf
+                    from cpu_reference.profile import filters as pf
                     redo[M] = float(pf.ssv_from_xe(model, np.asarray(raw, np.int64), seqs.lengths)[1].mean())
                 if kind == "msv":
                     row["redo_fraction"] = redo.get(M)

@@ -15,7 +15,7 @@ fi
 for v in "tuned:-DGROUP=16 -DSIMD16=1 -DPREFETCH=1 -DLAZY_XE=1 -DVF_DPX=1 -DQB=13" \
          "cudampf:-DGROUP=32 -DSIMD16=0 -DQB=4"; do
   name=${v%%:*}; flags=${v#*:}
-  nvcc -arch=sm_90 -cubin -o /tmp/pf_$name.cubin -DMODEL_M=400 -DQW=7 $flags kernels_cuda/profile_filters.cu \
+  nvcc -arch=sm_90 -cubin -o /tmp/pf_$name.cubin -DMODEL_M=400 -DQW=7 $flags kernels_cuda/profile/filters.cu \
     && cuobjdump --dump-sass /tmp/pf_$name.cubin > "$OUT/sass_$name.txt" 2>&1
 done
 timeout ${DRIVER_TIMEOUT:-330} python3 scripts/device_profile.py --out "$OUT/profile.json" "$@" 2>&1 | tee "$OUT/profile_driver.log"

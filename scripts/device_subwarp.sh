@@ -14,7 +14,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu -
 # A fresh machine has an empty PyCUDA cache: compile every kernel the parts use, nvcc in parallel.
 python3 - <<'PY' 2>&1 | tee "$OUT/precompile.txt"
 import time
-from hmmbench.backends import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp as sw
 t = time.time()
 variants = sw.backends()
 extra = []
@@ -34,9 +34,9 @@ python3 - "$OUT" $PARTS <<'PY' 2>&1 | tee -a "$OUT/driver.log"
 import json, os, sys, time
 import numpy as np
 out_dir, parts = sys.argv[1], set(sys.argv[2:])
-from hmmbench.backends import cuda as glue
-from hmmbench.backends import cuda_subwarp as sw
-from hmmbench.datasets import resolve
+from hmmbench.apis import cuda as glue
+from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm.datasets import resolve
 import cpu_reference
 results = {"gpu": glue.gpu_name(), "device": glue.device_attributes()}
 print("GPU:", results["gpu"], "SMs:", results["device"]["sm_count"])

@@ -20,7 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hmmbench.backends import cuda, opencl
+from hmmbench.pairhmm import cuda, opencl
+from hmmbench.apis import opencl as opencl_api
+from hmmbench.apis import cuda as cuda_api
 
 ARCH = "sm_90"
 
@@ -95,22 +97,22 @@ def sass_mix(cubin: Path, cells_per_trip: int) -> dict:
 
 def nvcc_cubin(source_name: str, defines: dict, cubin: Path) -> None:
     src = cubin.with_suffix(".cu")
-    src.write_text(cuda.kernel_source(source_name))
-    subprocess.run(["nvcc", "-cubin", f"-arch={ARCH}", *cuda.BASE_OPTIONS,
-                    *cuda.define_flags(defines), "-I", str(cuda.kernel_dir()), str(src),
+    src.write_text(cuda_api.kernel_source(source_name))
+    subprocess.run(["nvcc", "-cubin", f"-arch={ARCH}", *cuda_api.BASE_OPTIONS,
+                    *cuda_api.define_flags(defines), "-I", str(cuda_api.kernel_dir()), str(src),
                     "-o", str(cubin)], check=True)
 
 
 def main(outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
-    kit = opencl.device_kit("NVIDIA")
+    kit = opencl_api.device_kit("NVIDIA")
     work = Path(tempfile.mkdtemp(prefix="hmmbench-ptx-"))
     rows = []
     for cb in cuda.backends():
         if not cb.name.startswith("cuda-inter-"):
             continue
         source, defines, fn_name = cb.kernel_spec()
-        fn = cuda.compile(source, defines).get_function(fn_name)
+        fn = cuda_api.compile(source, defines).get_function(fn_name)
         cu_cubin = work / f"{cb.name}.cubin"
         nvcc_cubin(source, defines, cu_cubin)
         twin = next(b for b in opencl.backends(device="NVIDIA")
@@ -125,7 +127,7 @@ def main(outdir: Path) -> None:
         ptx.write_bytes(kit.program(twin.source, cl_defines).binaries[0].rstrip(b"\0"))
         cl_cubin = work / f"{twin.name}.cubin"
         rows.append({"family": cb.name[len("cuda-"):], "cuda_defines": defines,
-                     "cuda": {**cuda.function_resources(fn),
+                     "cuda": {**cuda_api.function_resources(fn),
                               "sass": sass_mix(cu_cubin, defines["TILE"] * defines["VEC"])},
                      "opencl_defines": cl_defines,
                      "opencl": {**ptxas(ptx, cl_cubin),

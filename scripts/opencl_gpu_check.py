@@ -18,9 +18,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from cpu_reference import forward_log10  # noqa: E402
-from hmmbench.backends import opencl  # noqa: E402
-from hmmbench.datasets.blockfmt import load_block  # noqa: E402
+from cpu_reference.pairhmm import forward_log10  # noqa: E402
+from hmmbench.pairhmm import opencl  # noqa: E402
+from hmmbench.apis import opencl as opencl_api
+from hmmbench.pairhmm.datasets.blockfmt import load_block  # noqa: E402
 
 
 def data_dir() -> Path:
@@ -63,7 +64,7 @@ def measure(backend, pairs, ref, repeat: int) -> dict:
 
 def cuda_backends() -> list:
     try:
-        from hmmbench.backends import cuda  # noqa: PLC0415
+        from hmmbench.pairhmm import cuda  # noqa: PLC0415
         return cuda.backends()
     except Exception as exc:  # noqa: BLE001
         print(f"cuda backends unavailable: {exc}", flush=True)
@@ -74,7 +75,7 @@ def main() -> None:
     out_path = sys.argv[1] if len(sys.argv) > 1 else "opencl_gpu.json"
     repeat = int(os.environ.get("REPEAT", "5"))
     names = os.environ.get("DATASETS", "tiny,10s,1m").split(",")
-    result = {"opencl_devices": opencl.devices(), "datasets": {}}
+    result = {"opencl_devices": opencl_api.devices(), "datasets": {}}
     print(json.dumps(result["opencl_devices"], indent=1), flush=True)
     ocl = opencl.backends()
     cuda = cuda_backends()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hmmbench.model import Batch, PairSet, Read, pack
+from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
 
 
 def ragged_pairs(seed: int = 3, batches: int = 9, *, empty_batch: int = 4, max_read: int = 140,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hmmbench import cli, registry, results, runner
+from hmmbench.pairhmm.workload import WORKLOAD as PAIRHMM
 from hmmbench.errors import UnknownName
 
 from test_runner_fakes import (ToyBackend, launches_by_batch, toy_dataset, toy_log10,
@@ -25,7 +26,7 @@ def fake_world(monkeypatch, tmp_path):
                 ToyBackend("gone", unavailable="no toy device"),
                 ToyBackend("boom", raise_on_run="kernel exploded")]
     monkeypatch.setattr(registry, "discover", lambda workload="pairhmm": backends)
-    monkeypatch.setattr(runner, "_default_launches", launches_by_batch)
+    monkeypatch.setattr(PAIRHMM, "launches", launches_by_batch)
     known = {"toy": toy_dataset()}
 
     def resolve(names):
@@ -33,7 +34,7 @@ def fake_world(monkeypatch, tmp_path):
             if n not in known:
                 raise UnknownName("dataset", n, known)
         return [known[n] for n in names] or list(known.values())
-    monkeypatch.setattr(cli, "_resolve_datasets", resolve)
+    monkeypatch.setattr(PAIRHMM, "resolve", resolve)
     monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     return backends
@@ -148,19 +149,19 @@ def test_plot_needs_matplotlib_or_writes_png(fake_world, tmp_path, capsys):
 
 
 def test_list_shows_backends_and_reasons(fake_world, monkeypatch, capsys):
-    from hmmbench import datasets
+    from hmmbench.pairhmm import datasets
     monkeypatch.setattr(datasets, "catalog", lambda: [toy_dataset()], raising=False)
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
     assert "good" in out and "no toy device" in out and "toy" in out
 
 
-# --- with the real dataset resolver (skips until hmmbench.datasets.resolve exists) -------------
+# --- with the real dataset resolver (skips until hmmbench.pairhmm.datasets.resolve exists) -------------
 
 def _needs_resolver():
-    from hmmbench import datasets
+    from hmmbench.pairhmm import datasets
     if not hasattr(datasets, "resolve"):
-        pytest.skip("hmmbench.datasets.resolve not available yet")
+        pytest.skip("hmmbench.pairhmm.datasets.resolve not available yet")
 
 
 def test_bad_dataset_file_exit_2_names_file_and_line(tmp_path):
@@ -194,7 +195,7 @@ def test_real_list_and_datasets_list(capsys, monkeypatch):
 
 def test_missing_dataset_and_failed_fetch_exit_2(tmp_path, monkeypatch, capsys):
     _needs_resolver()
-    from hmmbench import datasets
+    from hmmbench.pairhmm import datasets
     monkeypatch.setenv("HMMBENCH_DATA_PATH", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     out = tmp_path / "r.json"
@@ -245,12 +246,13 @@ def test_end_to_end_with_the_numpy_backends(tmp_path):
 
 def test_unknown_opencl_device_exit_2(capsys, monkeypatch):
     pytest.importorskip("pyopencl", reason="pyopencl not installed")
-    from hmmbench.backends import opencl
+    from hmmbench.pairhmm import opencl
+    from hmmbench.apis import opencl as opencl_api
     try:
-        opencl.choose_device()
+        opencl_api.choose_device()
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"no OpenCL device here: {exc}")
-    monkeypatch.setenv(opencl.ENV_DEVICE, "")  # restored after the test: main() sets it
+    monkeypatch.setenv(opencl_api.ENV_DEVICE, "")  # restored after the test: main() sets it
     assert cli.main(["list", "--opencl-device", "no-such-device-xyz"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no OpenCL device matches 'no-such-device-xyz'" in err[0]

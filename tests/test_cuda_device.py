@@ -10,14 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cpu_reference import forward_log10
-from hmmbench.backends import cuda
-from hmmbench.datasets.synthetic import generate_fixed
-from hmmbench.model import Batch, PairSet, Read, empty_pairset, pack
+from cpu_reference.pairhmm import forward_log10
+from hmmbench.pairhmm import cuda
+from hmmbench.apis import cuda as cuda_api
+from hmmbench.pairhmm.datasets.synthetic import generate_fixed
+from hmmbench.pairhmm.model import Batch, PairSet, Read, empty_pairset, pack
 
 from pairgen import ragged_pairs
 
-REASON = cuda.unavailable_reason()
+REASON = cuda_api.unavailable_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"CUDA unavailable: {REASON}")
 TOL = 1e-4
 BACKENDS = cuda.backends()
@@ -96,7 +97,7 @@ def test_empty_pairset(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS, ids=IDS)
 def test_tiny_dataset(backend):
-    from hmmbench.datasets.blockfmt import load_block
+    from hmmbench.pairhmm.datasets.blockfmt import load_block
     pairs = load_block(data_dir() / "tiny.in")
     ex = backend.run(pairs)
     err = np.abs(ex.log10 - forward_log10(pairs, "float64"))

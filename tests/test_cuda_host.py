@@ -7,10 +7,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from hmmbench import layouts
-from hmmbench.backends import cuda
-from hmmbench.datasets.synthetic import generate_fixed
-from hmmbench.model import Batch, Read, pack
+from hmmbench.pairhmm import layouts
+from hmmbench.pairhmm import cuda
+from hmmbench.apis import cuda as cuda_api
+from hmmbench.pairhmm.datasets.synthetic import generate_fixed
+from hmmbench.pairhmm.model import Batch, Read, pack
 from pairgen import ragged_pairs
 
 EXPECTED_NAMES = {
@@ -33,7 +34,7 @@ def test_unavailable_without_pycuda_says_why():
     except ImportError:
         for b in cuda.backends():
             assert "pycuda not installed" in b.unavailable_reason()
-        assert cuda.devices()[0]["available"] is False
+        assert cuda_api.devices()[0]["available"] is False
     else:
         pytest.skip("pycuda is installed here")
 
@@ -120,9 +121,9 @@ NVCC = shutil.which("nvcc")
                          ids=[f"{s}:{','.join(f'{k}={v}' for k, v in sorted(d.items()))}"
                               for s, d in cuda.specializations()])
 def test_kernel_compiles_for_sm90(source, defines, tmp_path):
-    cmd = [NVCC, "-arch=sm_90", "--cubin", *cuda.BASE_OPTIONS, *cuda.define_flags(defines),
-           "-I", cuda.kernel_dir(), "-I", cuda.common_kernel_dir(), "-o", str(tmp_path / "k.cubin"),
-           f"{cuda.kernel_dir()}/{source}"]
+    cmd = [NVCC, "-arch=sm_90", "--cubin", *cuda_api.BASE_OPTIONS, *cuda_api.define_flags(defines),
+           "-I", cuda_api.kernel_dir(), "-I", cuda_api.common_kernel_dir(), "-o", str(tmp_path / "k.cubin"),
+           f"{cuda_api.kernel_dir()}/{source}"]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cpu_reference import forward_log10
-from hmmbench.backends import cuda as glue
-from hmmbench.backends import cuda_subwarp as sw
-from hmmbench.datasets.synthetic import generate_fixed
-from hmmbench.model import C64, LOG10_C64, Batch, PairSet, Read, pack
+from cpu_reference.pairhmm import forward_log10
+from hmmbench.apis import cuda as glue
+from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm.datasets.synthetic import generate_fixed
+from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
 from pairgen import ragged_pairs
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels_cuda"

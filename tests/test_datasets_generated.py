@@ -6,12 +6,12 @@ import hashlib
 import numpy as np
 import pytest
 
-from hmmbench.datasets import chunks as ch
-from hmmbench.datasets.chunking import launch_bounds, launches, parse_mode
-from hmmbench.datasets.synthetic import (REN16_T1, REN18_T1, REN18_T3, generate_fixed,
+from hmmbench.pairhmm.datasets import chunks as ch
+from hmmbench.pairhmm.datasets.chunking import launch_bounds, launches, parse_mode
+from hmmbench.pairhmm.datasets.synthetic import (REN16_T1, REN18_T1, REN18_T3, generate_fixed,
                                          split_name, synthetic_dataset)
 from hmmbench.errors import UserError
-from hmmbench.model import PairSet
+from hmmbench.pairhmm.model import PairSet
 
 ARRAYS = ("read_bases", "read_offsets", "base_qual", "ins_qual", "del_qual", "gcp_qual",
           "hap_bases", "hap_offsets", "batch_reads", "batch_haps")

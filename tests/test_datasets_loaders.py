@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hmmbench.datasets.blockfmt import load_block
-from hmmbench.datasets.gatkfmt import load_gatk
+from hmmbench.pairhmm.datasets.blockfmt import load_block
+from hmmbench.pairhmm.datasets.gatkfmt import load_gatk
 from hmmbench.errors import InputError
-from hmmbench.model import BASES
+from hmmbench.pairhmm.model import BASES
 
 DATA = Path(os.environ.get("HMMBENCH_TEST_DATA",
                            Path(__file__).resolve().parents[1].parent / "shared/data/pairhmm"))
@@ -203,14 +203,14 @@ def test_gatk_empty_field_is_named(tmp_path):
 @needs_data
 @pytest.mark.parametrize("name", ["tiny.in", "10s.in", "1m.in"])
 def test_block_text_round_trip_is_byte_identical(name):
-    from hmmbench.datasets.blockfmt import format_block
+    from hmmbench.pairhmm.datasets.blockfmt import format_block
     assert format_block(load_block(DATA / name)).encode() == (DATA / name).read_bytes()
 
 
 @needs_data
 @pytest.mark.parametrize("name", ["gkl-pairhmm-testdata.txt", "gatk-expected.Java.hmmresults.txt"])
 def test_gatk_text_round_trip(name):
-    from hmmbench.datasets.gatkfmt import format_gatk
+    from hmmbench.pairhmm.datasets.gatkfmt import format_gatk
     original = (DATA / name).read_text()
     assert format_gatk(load_gatk(DATA / name)).splitlines() == original.splitlines()
 
@@ -222,9 +222,9 @@ def test_crlf_line_ends_are_accepted(tmp_path):
 
 @pytest.mark.parametrize("n_pairs, r, h", [(1, 5, 9), (16, 30, 12), (37, 12, 40), (100, 64, 64)])
 def test_generated_sets_round_trip_through_both_formats(tmp_path, n_pairs, r, h):
-    from hmmbench.datasets.blockfmt import format_block
-    from hmmbench.datasets.gatkfmt import format_gatk
-    from hmmbench.datasets.synthetic import generate_fixed
+    from hmmbench.pairhmm.datasets.blockfmt import format_block
+    from hmmbench.pairhmm.datasets.gatkfmt import format_gatk
+    from hmmbench.pairhmm.datasets.synthetic import generate_fixed
     ps = generate_fixed(r, h, n_pairs, seed=n_pairs)
     block = load_block(write(tmp_path, "g.in", format_block(ps)))
     for a in ("read_bases", "read_offsets", "base_qual", "ins_qual", "del_qual", "gcp_qual",

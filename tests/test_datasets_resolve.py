@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hmmbench import datasets as D
+from hmmbench.pairhmm import datasets as D
 from hmmbench.errors import UnknownName, UserError
 
 DATA = Path(os.environ.get("HMMBENCH_TEST_DATA",
@@ -99,7 +99,7 @@ def test_generated_names_resolve(no_data):
 
 
 def test_catalog_lists_everything_without_loading(no_data, monkeypatch):
-    monkeypatch.setattr("hmmbench.datasets.synthetic.simulate",
+    monkeypatch.setattr("hmmbench.pairhmm.datasets.synthetic.simulate",
                         lambda *a, **k: pytest.fail("generated"))
     names = [d.name for d in D.catalog()]
     assert names[:6] == ["tiny", "10s", "1m", "gatk-java", "gatk-avx", "gkl-testdata"]

@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hmmbench.backends import opencl
-from hmmbench.datasets.blockfmt import load_block
-from hmmbench.model import Batch, Read, pack
+from hmmbench.pairhmm import opencl
+from hmmbench.apis import opencl as opencl_api
+from hmmbench.pairhmm.datasets.blockfmt import load_block
+from hmmbench.pairhmm.model import Batch, Read, pack
 
 TOLERANCE = 1e-4  # max |delta log10| against the float64 reference
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,10 +33,10 @@ def _data_dir():
 
 def _device_labels() -> list:
     try:
-        found = opencl._all_devices()
+        found = opencl_api._all_devices()
     except ImportError:
         return []
-    return [opencl._label(p, d) for p, d in found]
+    return [opencl_api._label(p, d) for p, d in found]
 
 
 DEVICES = _device_labels()
@@ -45,7 +46,7 @@ FAMILIES = [b.name for b in opencl.backends()]
 
 
 def _reference(pairs):
-    from cpu_reference import forward_log10
+    from cpu_reference.pairhmm import forward_log10
     return forward_log10(pairs, "float64")
 
 
@@ -200,7 +201,7 @@ def test_warp_path_is_reported(device, edge):
     b = _backend(device, "opencl-warp")
     ex = b.run(edge[0])
     kit = b.kit()
-    expected = opencl.PATH_NAMES[kit.working_shuffle() or "local"]
+    expected = opencl_api.PATH_NAMES[kit.working_shuffle() or "local"]
     if kit.shuffle in ("khr", "intel") and kit.required_sub_group:
         assert kit.working_shuffle() == kit.shuffle  # Intel's runtime: the shuffle path runs
     assert ex.info["path"] == expected == b.params["path"]
@@ -211,7 +212,7 @@ def test_a_device_with_sub_groups_is_tested_in_ci():
     """CI must exercise the shuffle path: its install script provides Intel's CPU runtime."""
     if not os.environ.get("CI"):
         pytest.skip("only enforced in CI (CI=true), where install_opencl_cpu.sh has run")
-    kinds = [opencl._shuffle_kind(p, d) for p, d in opencl._all_devices()]
+    kinds = [opencl_api._shuffle_kind(p, d) for p, d in opencl_api._all_devices()]
     assert any(k in ("khr", "intel") for k in kinds), kinds
 
 
@@ -219,26 +220,26 @@ def test_a_device_with_sub_groups_is_tested_in_ci():
 @needs_device
 def test_device_chosen_by_substring(monkeypatch):
     last = DEVICES[-1]
-    monkeypatch.setenv(opencl.ENV_DEVICE, last.split(" / ")[-1])
-    assert opencl._label(*opencl.choose_device()) in DEVICES
+    monkeypatch.setenv(opencl_api.ENV_DEVICE, last.split(" / ")[-1])
+    assert opencl_api._label(*opencl_api.choose_device()) in DEVICES
     b = opencl.backends(device=last)[0]
     assert b.unavailable_reason() is None and b.device_name() == last
 
 
 @needs_device
 def test_unknown_device_makes_backends_unavailable(monkeypatch):
-    monkeypatch.setenv(opencl.ENV_DEVICE, "no-such-device-xyz")
+    monkeypatch.setenv(opencl_api.ENV_DEVICE, "no-such-device-xyz")
     b = opencl.backends()[0]
     reason = b.unavailable_reason()
     assert reason and "no-such-device-xyz" in reason
-    listed = opencl.devices()
+    listed = opencl_api.devices()
     assert not any(d.get("selected") for d in listed)
     assert any("no-such-device-xyz" in str(d.get("reason", "")) for d in listed)
 
 
 @needs_device
 def test_devices_lists_every_platform():
-    listed = [d for d in opencl.devices() if "device" in d]
+    listed = [d for d in opencl_api.devices() if "device" in d]
     assert [f"{d['platform']} / {d['device']}" for d in listed] == DEVICES
     assert sum(d["selected"] for d in listed) == 1
 
@@ -254,8 +255,8 @@ def test_family_names_mirror_the_cuda_families():
 
 
 def test_kernel_sources_inline_the_shared_header():
-    for src in ("inter_task.cl", "wavefront.cl"):
-        text = opencl.kernel_source(src)
+    for src in ("pairhmm/inter_task.cl", "pairhmm/wavefront.cl"):
+        text = opencl_api.kernel_source(src)
         assert "#include" not in text
         assert text.count("inline void tile_column(") == 1
 
@@ -289,7 +290,7 @@ def test_sorted_interleaved_layout_places_every_base():
 
 def test_cuda_and_opencl_place_sorted_pairs_identically():
     """One layout step for both APIs: same slot order, groups and haplotype words."""
-    from hmmbench.backends import cuda
+    from hmmbench.pairhmm import cuda
     pairs = edge_pairs()
     cl_lay = opencl.sorted_interleaved_layout(pairs, 32)
     cu_arrays, cu_order = cuda.interleaved_arrays(pairs)
@@ -317,7 +318,7 @@ def test_module_imports_and_reports_without_pyopencl():
         "        if name == 'pyopencl' or name.startswith('pyopencl.'):\n"
         "            raise ImportError('blocked')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "from hmmbench.backends import opencl\n"
+        "from hmmbench.pairhmm import opencl\n"
         "bs = opencl.backends()\n"
         "print(bs[0].unavailable_reason())\n"
         "print(opencl.devices()[0]['reason'])\n")

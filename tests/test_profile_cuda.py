@@ -16,8 +16,8 @@ from hmmbench.profile import datasets  # noqa: E402
 from hmmbench.profile.model import ProfileModel  # noqa: E402
 
 NVCC = shutil.which("nvcc")
-SOURCE = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile_filters.cu")
-#: the task kernels' shared header (kernels_common/profile_task.h)
+SOURCE = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "filters.cu")
+#: the task kernels' shared header (kernels_common/profile/task.h)
 INCLUDES = ("-I", os.path.join(os.path.dirname(__file__), "..", "kernels_common"))
 KERNELS = ("ssv_xe_task", "msv_xj_task", "vf_xc_task", "ssv_xe_warp", "msv_xj_warp", "vf_xc_warp")
 
@@ -109,7 +109,7 @@ def test_warp_variants_compile_sm90(M, variant, tmp_path):
 @pytest.mark.parametrize("M", [83, 400, 1203])
 @pytest.mark.parametrize("forward", [0, 1])
 def test_generic_kernel_compiles_sm90(M, forward, tmp_path):
-    src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile_generic.cu")
+    src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "generic.cu")
     out = tmp_path / "g.cubin"
     proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), f"-DMODEL_M={M}",
                            "-DTHREADS=128", f"-DFORWARD={forward}", src],
@@ -120,8 +120,8 @@ def test_generic_kernel_compiles_sm90(M, forward, tmp_path):
 
 def test_generic_tables_reproduce_reference_recursion(hmm_and_model):
     """The kernel's tables, walked serially in float64, give the reference's Viterbi score."""
-    from hmmbench.profile.cuda_backend import generic_tables
-    from cpu_reference import profile_generic as pg
+    from hmmbench.profile.cuda import generic_tables
+    from cpu_reference.profile import generic as pg
     _, model = hmm_and_model
     seqs = datasets.load_proteome().subset([0, 5])
     msc, isc, tr, P = (a.astype(np.float64) for a in generic_tables(model))
@@ -164,7 +164,7 @@ def test_cuda_profile_backends_registered():
 def test_cuda_profile_runs_on_gpu_when_present():
     from hmmbench import registry
     from hmmbench.profile.job import ProfileSearch
-    from cpu_reference import profile_filters as pf
+    from cpu_reference.profile import filters as pf
     every = {b.name: b for b in registry.discover("profile")}
     if every["profile-cuda-warp"].unavailable_reason():
         pytest.skip(every["profile-cuda-warp"].unavailable_reason())
@@ -181,7 +181,7 @@ def test_cuda_profile_runs_on_gpu_when_present():
             want = ref[kind].astype(np.float64)
             assert ((got == want) | (np.isnan(got) & np.isnan(want))).all(), (name, kind)
     sub = seqs.subset(range(0, len(seqs), 20))
-    from cpu_reference import profile_generic as pg
+    from cpu_reference.profile import generic as pg
     for kind, fn, tol in (("viterbi", pg.generic_viterbi, 1e-3), ("forward", pg.generic_forward, 1e-2)):
         got = every["profile-cuda-ganesan"].run(ProfileSearch(model, sub, kind, hmm)).log10
         assert np.max(np.abs(got - fn(model, sub))) < tol, kind
@@ -225,9 +225,9 @@ GPU_VARIANTS = [
 def test_every_warp_variant_on_gpu_matches_reference(M):
     """Each warp variant x several model sizes (incl. M > 1024) on odd sequences and proteome
     proteins, and on an empty set, against profile-numpy (skips without a GPU)."""
-    from hmmbench.profile.cuda_backend import CudaProfile
+    from hmmbench.profile.cuda import CudaProfile
     from hmmbench.profile.job import ProfileSearch
-    from cpu_reference import profile_filters as pf
+    from cpu_reference.profile import filters as pf
     probe = CudaProfile("probe", "warp", warp=True)
     if probe.unavailable_reason():
         pytest.skip(probe.unavailable_reason())

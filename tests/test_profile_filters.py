@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from hmmbench.profile import datasets  # noqa: E402
 from hmmbench.profile.model import ProfileModel  # noqa: E402
-from cpu_reference import profile_filters as pf  # noqa: E402
+from cpu_reference.profile import filters as pf  # noqa: E402
 from profile_fixtures import HMMS, IDS, block, oracles, proteome  # noqa: E402,F401 (fixtures)
 
 VF_STRIDE = 1
@@ -139,7 +139,7 @@ def test_generic_viterbi_forward_subset(entry, proteome, oracles):
     """Generic Viterbi within 1e-3 nats of p7_GViterbi; Forward within 0.01 nats of
     p7_GForward (whose table log-sum drifts a few 1e-3) and within 1e-4 of HMMER's SIMD
     p7_ForwardParser (the pipeline's Forward, computed without the table)."""
-    from cpu_reference import profile_generic as pg
+    from cpu_reference.profile import generic as pg
     fname, j, hmm = entry
     sub = proteome.subset(range(0, len(proteome), GENERIC_STRIDE))
     model = ProfileModel.from_hmm(hmm)
@@ -154,7 +154,7 @@ def test_generic_viterbi_forward_subset(entry, proteome, oracles):
 
 
 def test_bits_against_null_model():
-    from cpu_reference import profile_generic as pg
+    from cpu_reference.profile import generic as pg
     L = np.array([100, 1000])
     p1 = L / (L + 1.0)
     np.testing.assert_allclose(pg.null_score(L), L * np.log(p1) + np.log(1 - p1), rtol=1e-5)

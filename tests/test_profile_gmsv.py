@@ -20,7 +20,7 @@ pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip inst
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from cpu_reference import profile_generic as pg  # noqa: E402
+from cpu_reference.profile import generic as pg  # noqa: E402
 from hmmbench.profile import datasets  # noqa: E402
 from hmmbench.profile.job import TOLERANCE  # noqa: E402
 from hmmbench.profile.model import (SequenceSet, ProfileModel, T_BM, T_MM)  # noqa: E402

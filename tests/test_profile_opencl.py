@@ -8,11 +8,11 @@ pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmme
 pytest.importorskip("pyopencl", reason="pyopencl not installed")
 
 from hmmbench.profile import datasets  # noqa: E402
-from cpu_reference import profile_filters as pf  # noqa: E402
+from cpu_reference.profile import filters as pf  # noqa: E402
 
 
 def _runner():
-    from hmmbench.backends.opencl_profile import ProfileFiltersOpenCL
+    from hmmbench.profile.opencl import ProfileFiltersOpenCL
     try:
         return ProfileFiltersOpenCL()
     except Exception as exc:  # noqa: BLE001 - no platform/device here

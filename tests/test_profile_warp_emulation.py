@@ -1,4 +1,4 @@
-"""The CUDA warp kernels' algorithms (kernels_cuda/profile_filters.cu *_warp), emulated element by
+"""The CUDA warp kernels' algorithms (kernels_cuda/profile/filters.cu *_warp), emulated element by
 element in NumPy on the same striped layouts, against the reference (no GPU needed).
 
 Each packed SIMD-in-a-register op acts per element (__vaddus4/__vsubus4: unsigned saturating
@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 
 from hmmbench.profile import datasets, layout  # noqa: E402
-from cpu_reference import profile_filters as pf  # noqa: E402
+from cpu_reference.profile import filters as pf  # noqa: E402
 
 NEG = -32768
 DD_PASSES = {"rows": 0, "extra": 0}      # how often the emulated lazy-F branch ran

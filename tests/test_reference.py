@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import cpu_reference
-from cpu_reference.backends import backends
-from cpu_reference.forward import finish_float32, forward, forward_log10, forward_sums, layout
-from hmmbench.model import LOG10_C32, Batch, Read, empty_pairset, pack
+import cpu_reference.pairhmm
+from cpu_reference.pairhmm.backends import backends
+from cpu_reference.pairhmm.forward import finish_float32, forward, forward_log10, forward_sums, layout
+from hmmbench.pairhmm.model import LOG10_C32, Batch, Read, empty_pairset, pack
 from scalar_pairhmm import scalar_log10
 
 ALPHABET = "ACGTNacgtn"
@@ -171,7 +171,7 @@ def test_grouping_does_not_change_results():
 def test_empty_pairset(precision):
     out = forward_log10(empty_pairset(), precision)
     assert out.shape == (0,) and out.dtype == np.float64
-    assert cpu_reference.forward_sums_f32(empty_pairset()).dtype == np.float32
+    assert cpu_reference.pairhmm.forward_sums_f32(empty_pairset()).dtype == np.float32
 
 
 def test_unknown_precision_is_refused():
@@ -190,7 +190,7 @@ def _low_likelihood_set():
 def test_forward_sums_f32_is_raw_float32_with_the_2_120_factor():
     batches = _low_likelihood_set()
     pairs = make_pairset(batches)
-    sums = cpu_reference.forward_sums_f32(pairs)
+    sums = cpu_reference.pairhmm.forward_sums_f32(pairs)
     assert sums.dtype == np.float32
     assert math.isclose(math.log10(sums[0]) - LOG10_C32, scalar_log10(batches[0][0][0][0],
                         batches[0][1][0], *batches[0][0][0][1:]), abs_tol=1e-4)
@@ -264,7 +264,7 @@ def test_reproduces_expected_results(name, precision):
     path = _find(name)
     if path is None:
         pytest.skip(f"{name} not found in HMMBENCH_DATA_PATH or ../shared/data/pairhmm")
-    from hmmbench.datasets.gatkfmt import load_gatk
+    from hmmbench.pairhmm.datasets.gatkfmt import load_gatk
     pairs = load_gatk(path)
     assert pairs.expected is not None and pairs.n_pairs in (104, 284)
     got = forward_log10(pairs, precision)

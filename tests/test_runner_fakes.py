@@ -11,8 +11,8 @@ from typing import Optional
 import numpy as np
 
 from hmmbench.backend import Backend, Execution, Limits
-from hmmbench.datasets.base import Dataset
-from hmmbench.model import Batch, PairSet, Read, pack
+from hmmbench.dataset import Dataset
+from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
 
 
 def toy_log10(pairs: PairSet) -> np.ndarray:

@@ -126,7 +126,7 @@ def _sha256_json(params: dict) -> str:
 
 
 def _synthetic_database(name: str, n_res: int, seed: int, text: str):
-    from ..datasets.base import Dataset
+    from ..dataset import Dataset
     params = {"n_residues": n_res, "seed": seed, "generator": "generate_proteins/1"}
     return Dataset(name=name, kind="synthetic", description=text, sha256=_sha256_json(params),
                    loader=(lambda n=n_res, s=seed: generate_proteins(n, seed=s)),
@@ -134,7 +134,7 @@ def _synthetic_database(name: str, n_res: int, seed: int, text: str):
 
 
 def _proteome_database():
-    from ..datasets.base import Dataset
+    from ..dataset import Dataset
     base = pyhmmer_data_dir()
     if base is None:
         return None
@@ -180,7 +180,7 @@ def resolve_database(name: str):
         return _synthetic_database(name, n_res, seed,
                                    f"seeded synthetic proteins, {n_res:.3g} residues, seed {seed}")
     if os.path.isfile(name):
-        from ..datasets.base import Dataset
+        from ..dataset import Dataset
         return Dataset(name=os.path.basename(name), kind="fasta", path=name,
                        sha256=_sha256_file(name), description=f"protein FASTA file {name}",
                        loader=lambda: load_fasta(name))
@@ -336,7 +336,7 @@ class _LastDatabase:
 
 
 def _make_cell_class():
-    from ..datasets.base import Dataset
+    from ..dataset import Dataset
 
     @dataclass
     class ProfileCell(Dataset):

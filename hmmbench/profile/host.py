@@ -26,7 +26,7 @@ def launch_order(seqs: SequenceSet, idx=None) -> np.ndarray:
 
 
 def filter_scores(device, model: ProfileModel, seqs: SequenceSet, which: str, clock) -> np.ndarray:
-    from cpu_reference import profile_filters as pf
+    from cpu_reference.profile import filters as pf
     if which not in FILTER_KINDS:
         raise ValueError(f"unknown score {which!r} (one of {FILTER_KINDS})")
     L = seqs.lengths

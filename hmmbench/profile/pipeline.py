@@ -55,8 +55,8 @@ def pass_counts(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None
                 fwd_fn=None, F1: float = F1, F2: float = F2, F3: float = F3):
     """(PassCounts, per-sequence stage reached 0..3) using the given score functions
     (defaults: the NumPy references); each is called only on the sequences that reach it."""
-    from cpu_reference import profile_filters as pf
-    from cpu_reference import profile_generic as pg
+    from cpu_reference.profile import filters as pf
+    from cpu_reference.profile import generic as pg
     msv_fn = msv_fn or pf.msv_filter
     vit_fn = vit_fn or pf.viterbi_filter
     fwd_fn = fwd_fn or pg.generic_forward
@@ -111,7 +111,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     msv_fn = vit_fn = None
     if args.opencl:
-        from ..backends.opencl_profile import ProfileFiltersOpenCL
+        from .opencl import ProfileFiltersOpenCL
         dev = ProfileFiltersOpenCL()
         msv_fn = lambda m, s: dev.scores(m, s, "msv")          # noqa: E731
         vit_fn = lambda m, s: dev.scores(m, s, "vf")           # noqa: E731

@@ -1,0 +1,227 @@
+"""Backends of workload "profile" on the CPU: the NumPy reference and HMMER as peers.
+
+Peers: ``profile-pyhmmer`` (HMMER's SSV/MSV per sequence through pyhmmer, checked like any
+backend) and two whole-pipeline peers on jobs of kind ``pipeline``: ``profile-pyhmmer-pipeline``
+(pyhmmer's ``Pipeline(bias_filter=False).search_hmm``) and ``profile-hmmsearch`` (the
+``hmmsearch`` binary of PyPI's ``hmmer``, ``--nobias --cpu N``, on a FASTA file written untimed).
+They report no per-sequence scores of one kind (``scores = False``): the runner times them and
+lists them as ``peer`` rows, never cross-checked.
+
+``run(job)`` takes a :class:`hmmbench.profile.job.ProfileSearch` and returns an Execution whose
+``log10`` field carries the scores in nats (``info["unit"] == "nats"``), one per sequence in the
+job's order. The NumPy backend is the reference every other backend is checked against
+(tolerances in ``hmmbench.profile.job.TOLERANCE``).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from typing import Optional
+
+import numpy as np
+
+from hmmbench.backend import Backend, Execution, StageClock
+from hmmbench.profile.job import refuse_kind
+
+
+class ProfileBackend(Backend):
+    workload = "profile"
+    kinds: tuple = ()
+
+    def refuse_reason(self, job) -> Optional[str]:
+        return refuse_kind(self.name, self.kinds, job)
+
+
+class NumpyProfile(ProfileBackend):
+    name = "profile-numpy"
+    api = "numpy"
+    family = "reference"
+    precision = "int8/int16 exact; float64"
+    kinds = ("ssv", "msv", "vf", "viterbi", "forward", "gmsv")
+
+    def run(self, job) -> Execution:
+        from cpu_reference.profile import filters as pf
+        from cpu_reference.profile import generic as pg
+        fn = {"ssv": pf.ssv_filter, "msv": pf.msv_filter, "vf": pf.viterbi_filter,
+              "viterbi": pg.generic_viterbi, "forward": pg.generic_forward,
+              "gmsv": pg.generic_msv}[job.kind]
+        clock = StageClock()
+        with clock("kernel"):
+            out = np.asarray(fn(job.model, job.seqs), dtype=np.float64)
+        return Execution(log10=out, timing=clock.timing, info={"unit": "nats"})
+
+
+class PyhmmerPeer(ProfileBackend):
+    """HMMER 3.4's own SIMD filters through pyhmmer, one call per sequence (CPU peer row)."""
+    name = "profile-pyhmmer"
+    api = "pyhmmer"
+    family = "peer"
+    precision = "int8 SIMD"
+    kinds = ("ssv", "msv")
+
+    def unavailable_reason(self) -> Optional[str]:
+        try:
+            import pyhmmer  # noqa: F401
+        except ImportError:
+            return "pyhmmer not installed"
+        return None
+
+    def refuse_reason(self, job) -> Optional[str]:
+        return super().refuse_reason(job) or (None if job.hmm is not None
+                                              else "the job carries no pyhmmer HMM")
+
+    def run(self, job) -> Execution:
+        import pyhmmer
+        clock = StageClock()
+        with clock("prep"):
+            hmm = job.hmm
+            gm = pyhmmer.plan7.Profile(hmm.M, hmm.alphabet)
+            gm.configure(hmm, pyhmmer.plan7.Background(hmm.alphabet), L=400)
+            om = gm.to_optimized()
+            block = job.seqs.to_pyhmmer()
+        out = np.empty(len(block), dtype=np.float64)
+        fn = om.ssv_filter if job.kind == "ssv" else om.msv_filter
+        with clock("kernel"):
+            for i, seq in enumerate(block):
+                om.L = len(seq)                  # length model per target, as the pipeline
+                out[i] = fn(seq)
+        return Execution(log10=out, timing=clock.timing, info={"unit": "nats"})
+
+
+class _UntimedFiles:
+    """What a peer prepares once per job input and reuses on every timed pass (the pyhmmer
+    block, FASTA and model files): kept for the last sequence set / HMM seen."""
+
+    def __init__(self):
+        self._key, self._value = None, None
+
+    def get(self, key, make):
+        if self._key is None or self._key[0] is not key[0] or self._key[1:] != key[1:]:
+            self._key, self._value = None, None
+            self._value, self._key = make(), key
+        return self._value
+
+
+def _calibration_refusal(job) -> Optional[str]:
+    from hmmbench.profile.datasets import is_calibrated
+    if job.hmm is None:
+        return "the job carries no pyhmmer HMM"
+    if not is_calibrated(job.hmm):
+        return ("the model has no E-value calibration (a sampled random-M model): the "
+                "pipeline's P-value thresholds are undefined (query-M models are calibrated)")
+    return None
+
+
+class _PipelinePeer(ProfileBackend):
+    """A whole-pipeline CPU peer: timed on the same data, never cross-checked."""
+    family = "peer (whole pipeline)"
+    precision = "HMMER 3.4 SIMD"
+    kinds = ("pipeline",)
+    scores = False
+
+    def refuse_reason(self, job) -> Optional[str]:
+        return super().refuse_reason(job) or _calibration_refusal(job)
+
+
+class PyhmmerPipelinePeer(_PipelinePeer):
+    """pyhmmer's Pipeline (MSV, Viterbi, Forward filters and domain stage, no bias filter)."""
+    name = "profile-pyhmmer-pipeline"
+    api = "pyhmmer"
+    peer_note = ("pyhmmer Pipeline(bias_filter=False).search_hmm, the whole pipeline in one "
+                 "thread; GCUPS = model length x residues of one pass")
+
+    def __init__(self):
+        super().__init__(threads=1)
+        self._block = _UntimedFiles()
+
+    unavailable_reason = PyhmmerPeer.unavailable_reason
+
+    def run(self, job) -> Execution:
+        import pyhmmer
+        clock = StageClock()
+        with clock("prep"):
+            block = self._block.get((job.seqs, len(job.seqs)), job.seqs.to_pyhmmer)
+        with clock("kernel"):
+            hits = pyhmmer.plan7.Pipeline(job.hmm.alphabet, bias_filter=False).search_hmm(
+                job.hmm, block)
+        return Execution(log10=np.zeros(0), timing=clock.timing,
+                         info={"unit": "none", "hits": len(hits)})
+
+
+class HmmsearchPeer(_PipelinePeer):
+    """The ``hmmsearch`` binary (PyPI ``hmmer``): HMMER's own threads, file parsing included."""
+    name = "profile-hmmsearch"
+    api = "hmmer"
+
+    def __init__(self, cpus: Optional[int] = None):
+        super().__init__(cpus=cpus or os.cpu_count() or 1)
+        self.cpus = self.params["cpus"]
+        self._files = _UntimedFiles()
+        self._tmp: Optional[tempfile.TemporaryDirectory] = None
+        self.peer_note = (f"hmmsearch --nobias --cpu {self.cpus}, the whole pipeline including "
+                          "its FASTA parsing (the file is written untimed); GCUPS = model length "
+                          "x residues of one pass")
+
+    @staticmethod
+    def executable() -> Optional[str]:
+        """hmmsearch beside this Python (a venv that `make test` does not activate), on PATH,
+        or inside the PyPI ``hmmer`` package."""
+        import importlib.util
+        import sys
+        found = (shutil.which("hmmsearch", path=os.path.dirname(sys.executable))
+                 or shutil.which("hmmsearch"))
+        if found:
+            return found
+        spec = importlib.util.find_spec("hmmer")
+        if spec and spec.origin:
+            return shutil.which("hmmsearch", path=os.path.join(os.path.dirname(spec.origin),
+                                                               "data", "bin"))
+        return None
+
+    def unavailable_reason(self) -> Optional[str]:
+        if PyhmmerPeer.unavailable_reason(self):
+            return "pyhmmer not installed (it writes the model and FASTA files)"
+        if self.executable() is None:
+            return "hmmsearch binary not found on PATH (pip install hmmer)"
+        return None
+
+    def device_name(self) -> str:
+        return f"{super().device_name()} ({self.cpus} threads)"
+
+    def _write_inputs(self, job) -> tuple:
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="hmmbench-hmmsearch-")
+        hmm_path = os.path.join(self._tmp.name, "model.hmm")
+        fasta = os.path.join(self._tmp.name, "db.faa")
+        with open(hmm_path, "wb") as fh:
+            job.hmm.write(fh)
+        with open(fasta, "wb") as fh:
+            for seq in job.seqs.to_pyhmmer():
+                seq.textize().write(fh)
+        return hmm_path, fasta
+
+    def run(self, job) -> Execution:
+        clock = StageClock()
+        hmm_path, fasta = self._files.get((job.seqs, len(job.seqs), id(job.hmm)),
+                                          lambda: self._write_inputs(job))
+        cmd = [self.executable(), "--nobias", "--cpu", str(self.cpus), "--noali",
+               "-o", os.devnull, hmm_path, fasta]
+        with clock("kernel"):
+            done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"hmmsearch exited {done.returncode}: "
+                               f"{(done.stderr or done.stdout).strip()[-300:]}")
+        return Execution(log10=np.zeros(0), timing=clock.timing, info={"unit": "none"})
+
+    def close(self) -> None:
+        self._files = _UntimedFiles()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+def backends() -> list:
+    return [NumpyProfile(), PyhmmerPeer(), PyhmmerPipelinePeer(), HmmsearchPeer()]

@@ -1,0 +1,197 @@
+"""NumPy reference of HMMER's generic float DP: p7_GViterbi, p7_GForward and p7_GMSV (local multihit).
+
+Vectorized across sequences (length-sorted batches advance one residue row at a time) and across
+model positions; the D->D chain of a row is a scan, not a loop over k: with prefix sums
+P(k) = sum_{l<k} tDD(l) and D-entries A(k) = M(k-1) + tMD(k-1),
+``D(k) = P(k) + cummax_m(A(m) - P(m))`` for Viterbi and the same with a cumulative
+log-sum-exp for Forward. Float64 throughout (HMMER computes in float32 and approximates
+log-sum-exp with a lookup table; the bars are 1e-3 nats / 0.01 nats).
+
+p7_GMSV (:func:`generic_msv`) is the MSV model in float log space: ungapped local segments
+B -> M_k -> M_k+1 -> ... -> M_j -> E with the J state for multiple hits, every core transition
+but M->M dropped (M->M = 0 nats), a uniform entry B->M_k = log(2/(M(M+1))), E->C = log(1/nu),
+E->J = log((nu-1)/nu) and its own length model N/C/J loop = log(L/(L+3)), move = log(3/(L+3))
+(not the profile's ``specials``: the fixed values of HMMER's generic and SIMD MSV).
+
+Scores are raw nats like HMMER's (before the null model); :func:`null_score` and
+:func:`bits` give the bit score against the null model.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hmmbench.profile.model import (LOG2, ProfileModel, SequenceSet, T_BM, T_DD, T_DM, T_II,
+                                    T_IM, T_MD, T_MI, T_MM)
+from cpu_reference.profile.filters import _positions, length_batches, sorted_rows
+
+NEG = -np.inf
+
+
+def null_score(L) -> np.ndarray:
+    """p7_bg_NullOne for target length(s) L, float32 as HMMER."""
+    L = np.asarray(L, dtype=np.float32)
+    p1 = L / (L + np.float32(1.0))
+    return (L * np.log(p1) + np.log(np.float32(1.0) - p1)).astype(np.float32)
+
+
+def bits(score_nats, L) -> np.ndarray:
+    """Bit score against the null model: (score - nullsc) / ln 2."""
+    return ((np.asarray(score_nats, np.float32) - null_score(L)).astype(np.float64) / LOG2)
+
+
+def generic_viterbi(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
+    return _run(model, seqs, forward=False)
+
+
+def generic_forward(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
+    return _run(model, seqs, forward=True)
+
+
+#: HMMER's expected number of hits of the MSV model's J state (the SIMD MSV filter's fixed
+#: E->C = E->J = log 0.5 is nu = 2; p7_GMSV takes it as an argument, 2.0 its documented default)
+MSV_NU = 2.0
+
+
+def logf(x) -> np.ndarray:
+    """C ``logf`` of float32 values: the float64 log rounded to float32. (numpy's own float32
+    log is off by an ulp for ~1 in 5 of the length-model ratios; glibc's logf, which HMMER
+    calls, differs from this one for ~1 in 1,000.)"""
+    return np.log(np.asarray(x, dtype=np.float32).astype(np.float64)).astype(np.float32)
+
+
+def msv_constants(M: int, nu: float = MSV_NU, log=logf):
+    """p7_GMSV's float32 constants (tbmk, tej, tec): uniform entry, E->J, E->C."""
+    f = np.float32
+    with np.errstate(divide="ignore"):                  # nu = 1: no J state (tej = -inf)
+        return (log(f(2.0) / (f(M) * f(M + 1))), log((f(nu) - f(1.0)) / f(nu)),
+                log(f(1.0) / f(nu)))
+
+
+def msv_length_model(L, log=logf):
+    """p7_GMSV's float32 (tloop, tmove) for target length(s) L: log(L/(L+3)), log(3/(L+3))."""
+    L = np.asarray(L, dtype=np.float32)
+    three = np.float32(3.0)
+    with np.errstate(divide="ignore"):                  # L = 0: loop = -inf
+        return log(L / (L + three)), log(three / (L + three))
+
+
+def generic_msv(model: ProfileModel, seqs: SequenceSet, nu: float = MSV_NU,
+                dtype=np.float64, log=logf) -> np.ndarray:
+    """p7_GMSV scores (nats) of every sequence: the best multihit set of ungapped local segments.
+
+    float64 by default (the reference). ``dtype=np.float32`` does HMMER's own float32 arithmetic,
+    operation for operation; with ``log`` = the C library's logf (HMMER's constants) it gives
+    p7_GMSV's scores bit for bit (tests), which shows the float64 scores differ from HMMER's only
+    by HMMER's float32 rounding (mostly the C state's L-fold ``+ tloop``)."""
+    out = np.empty(len(seqs), dtype=np.float64)
+    for idx in length_batches(seqs.lengths, model.M, cells=1 << 19):
+        out[idx] = _msv_batch(model, seqs, idx, nu, np.dtype(dtype), log)
+    return out
+
+
+def _msv_batch(model: ProfileModel, seqs: SequenceSet, idx, nu, dtype, log) -> np.ndarray:
+    """One length-sorted batch; row i updates only the sequences longer than i (as _batch).
+    M(i,k) = msc(x_i, k) + max(M(i-1,k-1), B(i-1) + tbmk): a shifted row, whole arrays over k."""
+    M = model.M
+    idx = np.asarray(idx)
+    order, X, L, active = sorted_rows(seqs, idx, model.Kp)
+    msc = np.full((model.Kp + 1, M), NEG, dtype=dtype)                          # + padding row
+    msc[:model.Kp] = model.match_scores[:, 1:]
+    tbmk, tej, tec = (dtype.type(c) for c in msv_constants(M, nu, log))
+    loop, move = (a.astype(dtype) for a in msv_length_model(L, log))
+    N, W = X.shape
+
+    prev = np.full((N, M), NEG, dtype=dtype)
+    cur = np.full((N, M), NEG, dtype=dtype)
+    xN = np.zeros(N, dtype=dtype)
+    xB = move.copy()                                                            # S->N->B
+    xJ = np.full(N, NEG, dtype=dtype)
+    xC = np.full(N, NEG, dtype=dtype)
+    for i in range(W):
+        n = active[i]
+        c = cur[:n]
+        c[:, 0] = NEG
+        c[:, 1:] = prev[:n, :M - 1]                                             # diagonal
+        np.maximum(c, (xB[:n] + tbmk)[:, None], out=c)
+        c += msc[X[:n, i]]
+        xE = c.max(axis=1)
+        xJ[:n] = np.maximum(xJ[:n] + loop[:n], xE + tej)
+        xC[:n] = np.maximum(xC[:n] + loop[:n], xE + tec)
+        xN[:n] = xN[:n] + loop[:n]
+        xB[:n] = np.maximum(xN[:n] + move[:n], xJ[:n] + move[:n])
+        prev, cur = cur, prev          # a sequence that ended keeps its last row; never read
+    out = np.empty(N)
+    out[_positions(idx, order)] = xC + move
+    return out
+
+
+def _run(model, seqs, forward):
+    out = np.empty(len(seqs), dtype=np.float64)
+    for idx in length_batches(seqs.lengths, model.M, cells=1 << 19):
+        out[idx] = _batch(model, seqs, idx, forward)
+    return out
+
+
+def _batch(model: ProfileModel, seqs: SequenceSet, idx, forward: bool) -> np.ndarray:
+    M = model.M
+    idx = np.asarray(idx)
+    order, X, L, active = sorted_rows(seqs, idx, model.Kp)
+    t = model.tsc.astype(np.float64)
+    BM, MM, IM, DM = t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M]   # into k = 1..M
+    MI, II = t[T_MI, 1:M + 1], t[T_II, 1:M + 1]                                 # at k = 1..M
+    MD = t[T_MD, 1:M]                                                           # k -> k+1
+    P = np.zeros(M)
+    np.cumsum(t[T_DD, 1:M], out=P[1:])
+    msc = np.zeros((model.Kp + 1, M))
+    msc[:model.Kp] = model.match_scores[:, 1:]
+    isc = np.zeros((model.Kp + 1, M))
+    isc[:model.Kp] = model.insert_scores[:, 1:]
+    isc[:, M - 1] = NEG                                                         # no I_M
+    N, W = X.shape
+    loop, move = (a.astype(np.float64) for a in model.specials(L))
+    e_loop, e_move = float(model.e_loop), float(model.e_move)
+    comb = np.logaddexp if forward else np.maximum
+    scan = np.logaddexp.accumulate if forward else np.maximum.accumulate
+
+    Mr = np.full((N, M), NEG)
+    Ir = np.full((N, M), NEG)
+    Dr = np.full((N, M), NEG)
+    xN = np.zeros(N)
+    xB = move.copy()
+    xJ = np.full(N, NEG)
+    xC = np.full(N, NEG)
+    sh = np.empty((N, M))
+    A = np.full((N, M), NEG)
+
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for i in range(W):
+            n = active[i]
+            m, ir, d, s = Mr[:n], Ir[:n], Dr[:n], sh[:n]
+            s[:, 0] = NEG
+            sv = xB[:n, None] + BM
+            np.add(m[:, :M - 1], MM[1:], out=s[:, 1:])
+            sv = comb(sv, s)
+            np.add(ir[:, :M - 1], IM[1:], out=s[:, 1:])
+            sv = comb(sv, s)
+            np.add(d[:, :M - 1], DM[1:], out=s[:, 1:])
+            sv = comb(sv, s)
+            sv += msc[X[:n, i]]
+            inew = comb(m + MI, ir + II) + isc[X[:n, i]]
+            a = A[:n]
+            a[:, 1:] = sv[:, :M - 1] + MD
+            dnew = scan(a - P, axis=1) + P
+            dnew[np.isnan(dnew)] = NEG
+            # local mode: every M_k and D_k exits to E (for Viterbi a D_k never beats
+            # the M it came from, so this equals HMMER's M_k + D_M form)
+            if forward:
+                xE = np.logaddexp(np.logaddexp.reduce(sv, axis=1), np.logaddexp.reduce(dnew, axis=1))
+            else:
+                xE = np.maximum(sv.max(axis=1), dnew.max(axis=1))
+            xJ[:n] = comb(xJ[:n] + loop[:n], xE + e_loop)
+            xC[:n] = comb(xC[:n] + loop[:n], xE + e_move)
+            xN[:n] = xN[:n] + loop[:n]
+            xB[:n] = comb(xN[:n] + move[:n], xJ[:n] + move[:n])
+            Mr[:n], Ir[:n], Dr[:n] = sv, inew, dnew
+    out = np.empty(N)
+    out[_positions(idx, order)] = xC + move
+    return out

@@ -1,0 +1,278 @@
+"""PyCUDA host glue shared by every CUDA backend of every workload (PyCUDA is imported lazily, so
+this module imports without it).
+
+- :func:`unavailable_reason` -- ``None`` or why CUDA cannot run here (pycuda missing, no device,
+  driver error).
+- :func:`driver` -- the ``pycuda.driver`` module, with this process's one context made current
+  (the device's primary context, retained once and popped at exit).
+- :func:`compile` -- ``compile(source_name, defines, options=())`` builds ``kernels_cuda/<name>``
+  (``name`` relative to that folder, e.g. ``pairhmm/inter_task.cu``) with ``-D`` defines for the
+  current device's ``sm_XY``; cached in-process by (source, defines, options) and on disk by
+  PyCUDA's own cache. Kernels declare ``extern "C"`` themselves.
+- :class:`EventTimer` -- per-stage seconds from CUDA events on one stream.
+- :func:`sm_clock_mhz`, :func:`gpu_name`, :func:`device_attributes`.
+- :class:`DeviceBuffers` -- grow-only device allocations reused across runs.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import functools
+import importlib.resources
+import os
+import subprocess
+from typing import Optional
+
+import numpy as np
+
+
+# ------------------------------------------------------------------------------------------------
+# Context and availability
+# ------------------------------------------------------------------------------------------------
+_CTX: dict = {}
+
+
+def _import_pycuda():
+    import pycuda.driver as drv  # noqa: F401 - lazy, optional dependency
+    return drv
+
+
+@functools.lru_cache(maxsize=1)
+def unavailable_reason() -> Optional[str]:
+    """None when PyCUDA and a CUDA device are usable, else a one-line reason."""
+    try:
+        drv = _import_pycuda()
+    except ImportError:
+        return "pycuda not installed (pip install pycuda)"
+    except Exception as exc:  # noqa: BLE001 - e.g. libcuda missing
+        return f"pycuda failed to load: {exc}"
+    try:
+        drv.init()
+        if drv.Device.count() == 0:
+            return "no CUDA device"
+    except Exception as exc:  # noqa: BLE001
+        return f"CUDA driver error: {exc}"
+    return None
+
+
+def driver():
+    """``pycuda.driver`` with this process's context current (created on first use)."""
+    if "drv" not in _CTX:
+        reason = unavailable_reason()
+        if reason:
+            raise RuntimeError(reason)
+        drv = _import_pycuda()
+        dev = drv.Device(int(os.environ.get("HMMBENCH_CUDA_DEVICE", "0")))
+        ctx = dev.retain_primary_context()
+        ctx.push()
+
+        def _pop():
+            try:
+                ctx.pop()
+            except Exception:  # noqa: BLE001 - interpreter shutdown
+                pass
+        atexit.register(_pop)
+        _CTX.update(drv=drv, dev=dev, ctx=ctx)
+    return _CTX["drv"]
+
+
+def device():
+    driver()
+    return _CTX["dev"]
+
+
+def gpu_name() -> str:
+    return device().name()
+
+
+@functools.lru_cache(maxsize=1)
+def device_attributes() -> dict:
+    """The few device properties the launch code needs."""
+    drv, dev = driver(), device()
+    a = drv.device_attribute
+    cc = dev.compute_capability()
+    return {
+        "name": dev.name(), "compute_capability": f"{cc[0]}.{cc[1]}", "arch": f"sm_{cc[0]}{cc[1]}",
+        "sm_count": dev.get_attribute(a.MULTIPROCESSOR_COUNT),
+        "max_shared_per_block_optin": dev.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+        "total_memory": dev.total_memory(),
+        "pci_bus_id": dev.pci_bus_id(),
+    }
+
+
+def devices() -> list[dict]:
+    """For ``hmmbench list``: the CUDA devices, or one entry saying why there are none."""
+    reason = unavailable_reason()
+    if reason:
+        return [{"api": "cuda", "available": False, "reason": reason}]
+    drv = driver()
+    out = []
+    for i in range(drv.Device.count()):
+        d = drv.Device(i)
+        cc = d.compute_capability()
+        out.append({"api": "cuda", "index": i, "name": d.name(), "available": True,
+                    "compute_capability": f"{cc[0]}.{cc[1]}",
+                    "memory_gib": round(d.total_memory() / 2**30, 1)})
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Run-time compilation
+# ------------------------------------------------------------------------------------------------
+def kernel_dir() -> str:
+    """Directory of the ``kernels_cuda`` package (sources and headers)."""
+    return str(importlib.resources.files("kernels_cuda"))
+
+
+def common_kernel_dir() -> str:
+    """Directory of the ``kernels_common`` package (headers written once for CUDA and OpenCL)."""
+    return str(importlib.resources.files("kernels_common"))
+
+
+def kernel_source(source_name: str) -> str:
+    return importlib.resources.files("kernels_cuda").joinpath(source_name).read_text()
+
+
+def define_flags(defines: dict) -> list[str]:
+    """``{"TILE": 4}`` -> ``["-DTILE=4"]`` in a stable order (also used by the nvcc test)."""
+    return [f"-D{k}={int(v) if isinstance(v, bool) else v}" for k, v in sorted(defines.items())]
+
+
+def include_dirs(source_name: str) -> list[str]:
+    """Where ``#include "x.cuh"`` is found: beside the source, then the ``kernels_cuda`` and
+    ``kernels_common`` roots (``"profile/task.h"``)."""
+    return [os.path.join(kernel_dir(), os.path.dirname(source_name)), kernel_dir(),
+            common_kernel_dir()]
+
+
+_MODULES: dict = {}
+
+#: Default nvcc options for every kernel: full optimization, no fast-math (exact-ish float32).
+BASE_OPTIONS = ("-O3",)
+
+
+def compile(source_name: str, defines: Optional[dict] = None, options=()):  # noqa: A001
+    """Build ``kernels_cuda/<source_name>`` for the current device; returns a pycuda module."""
+    defines = dict(defines or {})
+    key = (source_name, tuple(sorted(defines.items())), tuple(options))
+    if key not in _MODULES:
+        driver()
+        from pycuda.compiler import SourceModule
+        opts = list(BASE_OPTIONS) + define_flags(defines) + list(options)
+        _MODULES[key] = SourceModule(kernel_source(source_name), options=opts,
+                                     no_extern_c=True, arch=device_attributes()["arch"],
+                                     include_dirs=include_dirs(source_name))
+    return _MODULES[key]
+
+
+def function_resources(fn) -> dict:
+    """Registers / shared / local bytes of a compiled kernel (for ``info``)."""
+    return {"registers": fn.num_regs, "static_shared_bytes": fn.shared_size_bytes,
+            "local_bytes": fn.local_size_bytes}
+
+
+# ------------------------------------------------------------------------------------------------
+# Timing and clocks
+# ------------------------------------------------------------------------------------------------
+class EventTimer:
+    """CUDA events around stages on one stream: ``with timer("kernel"): launch()``.
+
+    ``seconds()`` synchronizes on the last event and returns {stage: seconds} (summed when a
+    stage is entered several times).
+    """
+
+    def __init__(self, stream=None):
+        self.stream = stream
+        self._pairs: list = []
+
+    def __call__(self, stage: str):
+        timer = self
+
+        class _Span:
+            def __enter__(self_inner):
+                drv = driver()
+                self_inner.start = drv.Event()
+                self_inner.start.record(timer.stream)
+                return self_inner
+
+            def __exit__(self_inner, *exc):
+                end = driver().Event()
+                end.record(timer.stream)
+                timer._pairs.append((stage, self_inner.start, end))
+                return False
+        return _Span()
+
+    def seconds(self) -> dict:
+        out: dict = {}
+        if self._pairs:
+            self._pairs[-1][2].synchronize()
+        for stage, start, end in self._pairs:
+            out[stage] = out.get(stage, 0.0) + end.time_since(start) / 1e3
+        return out
+
+
+_NVML: dict = {}
+
+
+def _nvml_handle():
+    """NVML device handle for the current CUDA device (by PCI bus id), or None."""
+    if "handle" not in _NVML:
+        _NVML["handle"] = None
+        try:
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if lib.nvmlInit_v2() == 0:
+                handle = ctypes.c_void_p()
+                bus = device_attributes()["pci_bus_id"].encode()
+                if lib.nvmlDeviceGetHandleByPciBusId_v2(bus, ctypes.byref(handle)) == 0:
+                    _NVML.update(lib=lib, handle=handle)
+        except Exception:  # noqa: BLE001 - NVML is optional
+            pass
+    return _NVML["handle"]
+
+
+def sm_clock_mhz() -> Optional[int]:
+    """Current SM clock of the CUDA device in MHz (NVML; nvidia-smi as fallback), or None."""
+    handle = _nvml_handle()
+    if handle is not None:
+        clock = ctypes.c_uint()
+        if _NVML["lib"].nvmlDeviceGetClockInfo(handle, 1, ctypes.byref(clock)) == 0:  # 1 = SM
+            return int(clock.value)
+    try:
+        bus = device_attributes()["pci_bus_id"]
+        out = subprocess.run(["nvidia-smi", f"--id={bus}", "--query-gpu=clocks.sm",
+                              "--format=csv,noheader,nounits"], capture_output=True, text=True,
+                             timeout=10)
+        return int(out.stdout.split()[0])
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Device memory and the float32 fallback
+# ------------------------------------------------------------------------------------------------
+class DeviceBuffers:
+    """Named device allocations, grown on demand and reused across runs (no per-run malloc)."""
+
+    def __init__(self):
+        self._bufs: dict = {}
+
+    def get(self, name: str, nbytes: int):
+        nbytes = max(int(nbytes), 4)
+        have = self._bufs.get(name)
+        if have is None or have[1] < nbytes:
+            if have is not None:
+                have[0].free()
+            self._bufs[name] = (driver().mem_alloc(nbytes), nbytes)
+        return self._bufs[name][0]
+
+    def upload(self, name: str, array: np.ndarray):
+        array = np.ascontiguousarray(array)
+        buf = self.get(name, array.nbytes)
+        if array.nbytes:
+            driver().memcpy_htod(buf, array)
+        return buf
+
+    def free(self):
+        for buf, _ in self._bufs.values():
+            buf.free()
+        self._bufs.clear()

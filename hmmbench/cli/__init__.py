@@ -1,0 +1,70 @@
+"""The ``hmmbench`` command: one module per subcommand, the workload-specific parts supplied by
+the workload package (:class:`hmmbench.workload.Workload`).
+
+    hmmbench list [--workload W]
+    hmmbench run [--dataset D]... [--backend B]... [--chunking original|merged[:N]] [--repeat N]
+                 [--max-time S] [--json PATH] [--workload pairhmm]
+    hmmbench run --workload profile [-d DATABASE]... [--model M]... [--kind ssv,msv,vf,...]
+    hmmbench score --dataset D --backend B --output PATH
+    hmmbench report RESULTS.json... [--plot PNG]
+    hmmbench compare BASELINE.json CANDIDATE.json [--max-slowdown PCT]
+    hmmbench datasets list [--workload profile] | fetch NAME
+
+Every user mistake (bad input file, unknown name, bad option value) ends as one line on stderr,
+``hmmbench: error: <message>``, exit status 2, and no output file.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional
+
+from .. import __version__
+from ..errors import UserError
+from . import compare_cmd, datasets_cmd, list_cmd, report_cmd, run_cmd, score_cmd
+from .common import select_opencl_device
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import workload
+    workloads = workload.every()
+    p = argparse.ArgumentParser(prog="hmmbench", description=(
+        "Benchmark GPU/CPU strategies for the HMM dynamic programs of genomics (GATK Pair-HMM "
+        "forward, HMMER3 profile search), cross-checked against a float64 reference."))
+    p.add_argument("--version", action="version", version=f"hmmbench {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    list_cmd.add_parser(sub)
+    run_cmd.add_parser(sub, workloads)
+    score_cmd.add_parser(sub, workloads)
+    report_cmd.add_parser(sub)
+    compare_cmd.add_parser(sub)
+    datasets_cmd.add_parser(sub)
+    return p
+
+
+def main(argv: Optional[list] = None) -> int:
+    from .. import workload as workloads
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    try:
+        workload = None
+        if getattr(args, "workload", None) is not None or args.command in ("list", "run",
+                                                                          "score", "datasets"):
+            workload = workloads.get(getattr(args, "workload", None))
+            foreign = workloads.foreign_option(args, workload)
+            if foreign:
+                raise UserError(foreign)
+        if getattr(args, "opencl_device", None):
+            select_opencl_device(args.opencl_device)
+        return int(args.func(args, workload) or 0)
+    except UserError as exc:
+        print(f"hmmbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hmmbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

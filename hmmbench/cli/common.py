@@ -1,0 +1,50 @@
+"""What several subcommands share: consoles, the workload option, the run configuration."""
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import UserError
+
+
+def console(stderr: bool = False):
+    """A rich console; logs and pipes get a wide one so that report tables are not truncated."""
+    from rich.console import Console
+    stream = sys.stderr if stderr else sys.stdout
+    tty = getattr(stream, "isatty", lambda: False)()
+    return Console(file=stream, width=None if tty else 200)
+
+
+def add_workload_options(parser) -> None:
+    parser.add_argument("--workload", default="pairhmm", help="workload (default: pairhmm)")
+    parser.add_argument("--opencl-device", metavar="NAME", default=None,
+                        help="OpenCL device for the opencl-* backends: a substring of "
+                             "'platform / device' (default: $HMMBENCH_OPENCL_DEVICE, else a GPU)")
+
+
+def select_opencl_device(spec: str) -> None:
+    """Point the opencl-* backends at a device; an unknown name is a usage error (exit 2)."""
+    from ..apis import opencl
+    os.environ[opencl.ENV_DEVICE] = spec
+    try:
+        opencl.choose_device(spec)
+    except UserError:
+        raise
+    except Exception:  # noqa: BLE001 - no driver here: the backends say so in their reason
+        pass
+
+
+def run_config(args, workload):
+    """RunConfig from ``hmmbench run``'s options, with the workload's own defaults."""
+    from ..runner import RunConfig
+    if args.repeat is not None and args.repeat < 1:
+        raise UserError("--repeat must be at least 1")
+    if not args.max_time > 0:
+        raise UserError("--max-time must be positive")
+    if args.sample_pairs is not None and args.sample_pairs < 1:
+        raise UserError("--sample-pairs must be at least 1")
+    return RunConfig(chunking=",".join(args.chunking), repeat=args.repeat, max_time=args.max_time,
+                     tolerance=1e-4 if args.tolerance is None else args.tolerance,
+                     tolerance_fixed=args.tolerance is not None,
+                     sample_pairs=args.sample_pairs or workload.sample_items,
+                     use_cache=not args.no_cache, **workload.run_defaults())

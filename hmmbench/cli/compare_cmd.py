@@ -1,0 +1,24 @@
+"""``hmmbench compare``: the regression gate, candidate against baseline."""
+from __future__ import annotations
+
+from ..errors import UserError
+from .common import console
+
+
+def add_parser(sub) -> None:
+    sp = sub.add_parser("compare", help="regression gate: candidate vs baseline results")
+    sp.add_argument("baseline")
+    sp.add_argument("candidate")
+    sp.add_argument("--max-slowdown", type=float, default=10.0, metavar="PCT",
+                    help="fail when a run is more than PCT %% slower (default 10)")
+    sp.set_defaults(func=run, workload=None)
+
+
+def run(args, workload) -> int:
+    from .. import compare, results
+    if not args.max_slowdown >= 0:
+        raise UserError("--max-slowdown must not be negative")
+    base, cand = results.load(args.baseline), results.load(args.candidate)
+    comp = compare.compare(base, cand, args.max_slowdown)
+    compare.render(comp, console(), str(args.baseline), str(args.candidate))
+    return comp.exit_code

@@ -1,0 +1,45 @@
+"""``hmmbench report``: stored result files re-rendered (table, markdown, csv, pivot, plot)."""
+from __future__ import annotations
+
+import sys
+
+from .common import console
+
+
+def add_parser(sub) -> None:
+    sp = sub.add_parser("report", help="re-render stored result files")
+    sp.add_argument("results", nargs="+")
+    sp.add_argument("--plot", metavar="PNG", help="also write a GCUPS bar chart (matplotlib)")
+    sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
+                    help="table (rich, default), markdown (for results/README.md) or csv")
+    sp.add_argument("--pivot", metavar="METRIC",
+                    help="one table of METRIC, datasets x backends: gcups_kernel, gcups_total, "
+                         "kernel, total or max_abs_err")
+    sp.set_defaults(func=run, workload=None)
+
+
+def run(args, workload) -> int:
+    from .. import results
+    from ..report import csv_text, markdown, plot_gcups, render
+    docs = [results.load(p) for p in args.results]
+    runs = [r for doc in docs for r in doc["runs"]]
+    if args.pivot:
+        from ..report import pivot_markdown, pivot_table
+        if args.format == "markdown":
+            sys.stdout.write(pivot_markdown(runs, args.pivot))
+        else:
+            console().print(pivot_table(runs, args.pivot))
+    elif args.format == "markdown":
+        sys.stdout.write("\n".join(markdown(doc) for doc in docs))
+    elif args.format == "csv":
+        # One header for all files: the rows of every file, in order.
+        sys.stdout.write(csv_text(runs))
+    else:
+        out = console()
+        for path, doc in zip(args.results, docs):
+            out.print(f"[bold]{path}[/bold]")
+            render(doc, out)
+    if args.plot:
+        plot_gcups(runs, args.plot)
+        print(f"plot: {args.plot}", file=sys.stderr)
+    return 0

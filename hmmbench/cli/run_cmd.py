@@ -1,0 +1,71 @@
+"""``hmmbench run``: benchmark backends on datasets, write the result file, print the report."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import UserError
+from .common import add_workload_options, console, run_config
+
+
+def add_parser(sub, workloads) -> None:
+    sp = sub.add_parser("run", help="benchmark backends on datasets")
+    sp.add_argument("--dataset", "-d", action="append", default=[],
+                    help="dataset name or file (repeatable; default: the default run set); "
+                         "profile workload: a sequence database (proteome, proteins-2e8[:SEED], "
+                         "...; default proteome)")
+    for w in workloads:
+        w.add_arguments("run", sp)
+    sp.add_argument("--backend", "-b", action="append", default=[],
+                    help="backend name or glob such as 'cuda-*' (repeatable; default: all)")
+    sp.add_argument("--chunking", action="append", default=[],
+                    help="original (a launch per batch), merged, or merged:N (about N pairs "
+                         "per launch); repeatable (an axis of the benchmark); default: each "
+                         "dataset's own (original for real sets, merged for synthetic)")
+    sp.add_argument("--repeat", type=int, default=None,
+                    help="timed repeats (default: until stable or --max-time)")
+    sp.add_argument("--max-time", type=float, default=10.0,
+                    help="seconds of timed repeats per dataset x backend (default 10)")
+    sp.add_argument("--tolerance", type=float, default=None,
+                    help="absolute log10 tolerance of the cross-check (default 1e-4; profile: "
+                         "per kind, hmmbench.profile.job.TOLERANCE, in nats)")
+    sp.add_argument("--sample-pairs", type=int, default=None,
+                    help="pairs cross-checked per chunk of huge datasets (default 2000); "
+                         "profile: most sequences checked on big databases (default 5000)")
+    sp.add_argument("--no-cache", action="store_true",
+                    help="recompute the reference instead of using the on-disk cache")
+    sp.add_argument("--json", metavar="PATH",
+                    help="result file (default: results/runs/hmmbench-<UTC time>Z.json; "
+                         "'-' for stdout, the report then goes to stderr)")
+    sp.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
+    add_workload_options(sp)
+    sp.set_defaults(func=run)
+
+
+def run(args, workload) -> int:
+    from .. import results
+    from ..hostinfo import enrich_devices
+    from ..registry import select
+    from ..report import make_progress, render
+    from ..runner import run_benchmark
+    cfg = run_config(args, workload)
+    backends = select(args.backend, workload.name)
+    datasets, plan = workload.plan(args, backends)
+    to_stdout = args.json == "-"
+    out_path = None if to_stdout else Path(args.json) if args.json else results.default_path()
+    if out_path is not None and out_path.exists() and out_path.is_dir():
+        raise UserError(f"{out_path}: is a directory")
+    bench = run_benchmark(datasets, backends, cfg, progress=make_progress(sys.stderr), **plan)
+    enrich_devices(bench.devices, workload.name)
+    doc = results.make_document(bench, ["hmmbench"] + list(args.argv))
+    if to_stdout:
+        import json
+        results.validate(doc, "<stdout>")
+        sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
+        render(doc, console(stderr=True))
+    else:
+        results.write(doc, out_path)
+        if not args.quiet:
+            render(doc, console())
+        print(f"results: {out_path}", file=sys.stderr)
+    return 0

@@ -1,0 +1,234 @@
+"""Realistic per-region chunk sets at any scale, generated lazily.
+
+A *chunk* is what GATK's HaplotypeCaller hands the Pair-HMM for one active region: every read of
+the region against every haplotype of the region -- one batch here. The real chunks of ``1m.in``
+are simply its batches (chunking mode ``original``); this module generates sets shaped like the
+published whole-sample statistics:
+
+* chunk sizes 4..38,912 pairs, ~82 % of chunks under 200 pairs (Ren et al. 2016 and 2018, GATK
+  3.6 on chromosome 10 of a whole human genome);
+* read lengths 10..151 with mean 58, haplotype lengths 30..521 (gpuPairHMM, NA12878: 55,125,211
+  pairs; at 1.82 TCUPS in 0.69 s that is ~22,800 cells per pair).
+
+How the distributions are derived
+---------------------------------
+* Chunk size: log-normal, truncated to [4, 38912] by redrawing. Two facts fix its two parameters:
+  P(size < 200) = 0.82 (z = 0.915) and 38,912 as the one-in-a-million largest chunk (z = 4.753):
+  sigma = ln(38912/200) / (4.753 - 0.915) = 1.374, mu = ln 200 - 0.915 sigma = 4.041 (median
+  57 pairs, mean ~146 pairs).
+* Shape of a chunk of size s: haplotype count h is 2 with probability 0.55 (the median of 1m.in),
+  else 3 + floor(14 v^2) (3..16, a tail like 1m.in's); h is at most s/2; reads r = round(s/h) with
+  at least 2. The pair count is r*h (within half a read of s).
+* Read length: 10 + floor(142 u^k), capped at the chunk's shortest haplotype (GATK trims reads
+  to the region). Uncapped, the mean is 10 + 142/(k+1) - 1/2; k = 1.872 puts the capped mean at
+  58 (measured: 57.99 over the NA12878-sized plan), range 10..151 (many short, trimmed reads).
+* Haplotype length: per chunk 521 - floor(492 u^a) with a = 2.84, mean 521 - 492/(a+1) = 393, so
+  mean cells per pair 58 x 393 ~ 22,800 matches NA12878 (measured over the plan: 23,170);
+  haplotypes of one chunk differ by up
+  to 3 bases (indels between haplotypes), clipped to 30..521.
+* Bases and qualities: :func:`hmmbench.pairhmm.datasets.synthetic.simulate`.
+
+The *plan* (every chunk's shape and every read and haplotype length) is drawn first, cheaply, so
+``n_pairs`` and ``n_cells`` are known up front; bases are generated piece by piece (~2e6 pairs,
+whole chunks) with a random stream per piece, so any piece can be regenerated alone.
+
+Names: ``chunks-na12878`` (55,125,211 pairs, always lazy) and ``chunks[@PAIRS][:seed=S]``
+(default 10,000 pairs). The pair count is exact: the last chunk takes the remainder.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import numpy as np
+
+from ..model import PairSet
+from ...dataset import Dataset
+from .synthetic import (DEFAULT_SEED, GENERATOR_VERSION, join_name, params_sha256, rng_for,
+                        simulate, split_name)
+
+NA12878_PAIRS = 55_125_211
+DEFAULT_CHUNK_PAIRS = 10_000
+MIN_CHUNK, MAX_CHUNK = 4, 38_912
+SIZE_MU, SIZE_SIGMA = 4.041, 1.374
+READ_MIN, READ_MAX, READ_POWER = 10, 151, 1.872
+HAP_MIN, HAP_MAX, HAP_POWER = 30, 521, 2.84
+HAP_INDEL_RATE, HAP_INDEL_MAX = 0.3, 3
+PIECE_PAIRS = 2_000_000
+#: Sets up to this many pairs load in one piece; larger ones are only lazy.
+EAGER_LIMIT = 4_000_000
+_DRAW_BLOCK = 1 << 16
+# Stream tags, so that each part of the plan has its own independent random stream.
+_SIZES, _SHAPES, _HAPS, _READS, _BASES = 1, 2, 3, 4, 5
+
+
+@dataclass
+class ChunkPlan:
+    """Every chunk's shape and every read/haplotype length, in dataset order."""
+    reads_per_chunk: np.ndarray
+    haps_per_chunk: np.ndarray
+    read_lengths: np.ndarray
+    hap_lengths: np.ndarray
+
+    @property
+    def chunk_pairs(self) -> np.ndarray:
+        return self.reads_per_chunk * self.haps_per_chunk
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.chunk_pairs.sum())
+
+    @property
+    def n_cells(self) -> int:
+        read_sum = np.add.reduceat(self.read_lengths, _starts(self.reads_per_chunk))
+        hap_sum = np.add.reduceat(self.hap_lengths, _starts(self.haps_per_chunk))
+        return int(np.dot(read_sum.astype(np.int64), hap_sum.astype(np.int64)))
+
+    def pieces(self, piece_pairs: int = PIECE_PAIRS) -> list[tuple[int, int]]:
+        """Consecutive chunk ranges of about piece_pairs pairs each (chunks never split)."""
+        starts = np.concatenate([[0], np.cumsum(self.chunk_pairs)[:-1]])
+        group = starts // piece_pairs
+        cut = np.flatnonzero(np.diff(group)) + 1
+        edges = np.concatenate([[0], cut, [len(starts)]])
+        return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _starts(counts: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
+def _chunk_sizes(seed: int, n_pairs: int) -> np.ndarray:
+    """Truncated log-normal chunk sizes, drawn in fixed blocks until they cover n_pairs."""
+    rng = rng_for(seed, GENERATOR_VERSION, _SIZES)
+    sizes, total = [], 0
+    while total < n_pairs:
+        u1, u2 = rng.random(_DRAW_BLOCK), rng.random(_DRAW_BLOCK)
+        z = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)   # Box-Muller
+        s = np.rint(np.exp(SIZE_MU + SIZE_SIGMA * z)).astype(np.int64)
+        s = s[(s >= MIN_CHUNK) & (s <= MAX_CHUNK)]
+        sizes.append(s)
+        total += int(s.sum())
+    return np.concatenate(sizes)
+
+
+def _shape(sizes: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    u, v = rng.random(len(sizes)), rng.random(len(sizes))
+    h = np.where(u < 0.55, 2, 3 + (14 * v * v).astype(np.int64))
+    h = np.minimum(h, sizes // 2)
+    r = np.maximum(np.rint(sizes / h).astype(np.int64), 2)
+    r = np.minimum(r, MAX_CHUNK // h)
+    return r, h
+
+
+def _exact_shape(n: int) -> tuple[int, int]:
+    """Reads x haplotypes with exactly n pairs: the smallest haplotype count 2..16 dividing n."""
+    for h in range(2, 17):
+        if n % h == 0 and n // h >= 2:
+            return n // h, h
+    return n, 1
+
+
+def make_plan(n_pairs: int, seed: int = DEFAULT_SEED) -> ChunkPlan:
+    """The chunk plan for exactly n_pairs pairs (no bases generated)."""
+    shape_rng = rng_for(seed, GENERATOR_VERSION, _SHAPES)
+    sizes = _chunk_sizes(seed, n_pairs)
+    r, h = _shape(sizes, shape_rng)
+    pairs = np.cumsum(r * h)
+    keep = int(np.searchsorted(pairs, n_pairs, side="left"))   # chunks[:keep] stay below n_pairs
+    r, h = r[:keep], h[:keep]
+    rem = n_pairs - (int(pairs[keep - 1]) if keep else 0)
+    if rem and rem < MIN_CHUNK and keep:      # too small alone: fold into the previous chunk
+        rem += int(r[-1] * h[-1])
+        r, h = r[:-1], h[:-1]
+    if rem:
+        lr, lh = _exact_shape(rem)
+        r, h = np.append(r, lr), np.append(h, lh)
+
+    hap_rng = rng_for(seed, GENERATOR_VERSION, _HAPS)
+    n_chunks, n_haps = len(r), int(h.sum())
+    chunk_hap = HAP_MAX - (492 * hap_rng.random(n_chunks) ** HAP_POWER).astype(np.int64)
+    chunk_hap = np.clip(chunk_hap, HAP_MIN, HAP_MAX)
+    u, v = hap_rng.random(n_haps), hap_rng.random(n_haps)
+    delta = np.where(u < HAP_INDEL_RATE,
+                     (v * (2 * HAP_INDEL_MAX + 1)).astype(np.int64) - HAP_INDEL_MAX, 0)
+    first = np.zeros(n_haps, bool)
+    first[_starts(h)] = True
+    hap_lengths = np.repeat(chunk_hap, h) + np.where(first, 0, delta)
+    hap_lengths = np.clip(hap_lengths, HAP_MIN, HAP_MAX).astype(np.int32)
+
+    read_rng = rng_for(seed, GENERATOR_VERSION, _READS)
+    n_reads = int(r.sum())
+    read_lengths = (READ_MIN + ((READ_MAX - READ_MIN + 1) * read_rng.random(n_reads) ** READ_POWER)
+                    .astype(np.int64))
+    # GATK trims reads to the region, so a read is never longer than its chunk's haplotypes.
+    shortest_hap = np.minimum.reduceat(hap_lengths, _starts(h))
+    read_lengths = np.minimum(read_lengths, np.repeat(shortest_hap, r)).astype(np.int32)
+    return ChunkPlan(r, h, read_lengths, hap_lengths)
+
+
+def generate_piece(plan: ChunkPlan, seed: int, piece: int, lo: int, hi: int) -> PairSet:
+    """Bases and qualities for chunks lo:hi of the plan."""
+    rs, hs = _starts(plan.reads_per_chunk), _starts(plan.haps_per_chunk)
+    r0, h0 = int(rs[lo]), int(hs[lo])
+    r1 = int(rs[hi]) if hi < len(rs) else len(plan.read_lengths)
+    h1 = int(hs[hi]) if hi < len(hs) else len(plan.hap_lengths)
+    return simulate(rng_for(seed, GENERATOR_VERSION, _BASES, piece),
+                    plan.reads_per_chunk[lo:hi], plan.haps_per_chunk[lo:hi],
+                    plan.read_lengths[r0:r1], plan.hap_lengths[h0:h1])
+
+
+def iter_pieces(plan: ChunkPlan, seed: int, piece_pairs: int = PIECE_PAIRS) -> Iterator[PairSet]:
+    for k, (lo, hi) in enumerate(plan.pieces(piece_pairs)):
+        yield generate_piece(plan, seed, k, lo, hi)
+
+
+def chunks_dataset(name: str) -> Optional[Dataset]:
+    """The Dataset for a chunk-set name (plan drawn on first use of n_pairs/n_cells), or None."""
+    base, pairs, seed = split_name(name)
+    if base == "chunks-na12878":
+        pairs, lazy_only = NA12878_PAIRS if pairs is None else pairs, True
+        default = NA12878_PAIRS
+        what = "NA12878-sized chunk set (gpuPairHMM's 55,125,211 pairs)"
+    elif base == "chunks":
+        default = DEFAULT_CHUNK_PAIRS
+        pairs = default if pairs is None else pairs
+        lazy_only = pairs > EAGER_LIMIT
+        what = "realistic per-region chunk set"
+    else:
+        return None
+    seed = DEFAULT_SEED if seed is None else seed
+    return LazyChunkDataset.build(base, pairs, default, seed, lazy_only, what)
+
+
+class LazyChunkDataset(Dataset):
+    """A Dataset whose plan (and so n_cells) is drawn only when first asked for."""
+
+    @classmethod
+    def build(cls, base, pairs, default, seed, lazy_only, what) -> "LazyChunkDataset":
+        params = {"pairs": pairs, "piece_pairs": PIECE_PAIRS}
+        ds = cls(name=join_name(base, pairs, default, seed), kind="chunks",
+                 description=(f"{what}: {pairs} pairs in chunks of {MIN_CHUNK}..{MAX_CHUNK} pairs "
+                              f"(one batch per chunk; ~82 % under 200), "
+                              f"reads {READ_MIN}..{READ_MAX} "
+                              f"(mean 58), haplotypes {HAP_MIN}..{HAP_MAX}, seed {seed}"),
+                 sha256=params_sha256("chunks", base, params, seed),
+                 n_pairs=pairs, params={**params, "seed": seed})
+        ds._seed, ds._plan = seed, None
+        ds.chunk_loader = lambda: iter_pieces(ds.plan, seed)
+        if not lazy_only:
+            ds.loader = lambda: PairSet.concatenate(list(iter_pieces(ds.plan, seed)))
+        return ds
+
+    @property
+    def plan(self) -> ChunkPlan:
+        if self._plan is None:
+            self._plan = make_plan(self.n_pairs, self._seed)
+        return self._plan
+
+    @property
+    def n_cells(self) -> int:
+        return self.plan.n_cells
+
+    @n_cells.setter
+    def n_cells(self, value) -> None:
+        """Dataset.__init__ assigns a placeholder; the plan is the source of truth."""

@@ -1,0 +1,91 @@
+"""The Pair-HMM workload as the core sees it: its datasets, chunking, backends and CLI parts."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UserError
+from ..workload import Workload
+
+
+def _dataset_status(ds) -> str:
+    if ds.kind in ("synthetic", "chunks") and ds.path is None:
+        return "generated"
+    if ds.path and Path(ds.path).exists():
+        return "found"
+    return "missing"
+
+
+class PairHMM(Workload):
+    name = "pairhmm"
+    reference = "numpy"
+    item_noun = "pairs"
+    sample_items = 2000
+    backend_specs = (
+        "cpu_reference.pairhmm.backends:backends",
+        "hmmbench.pairhmm.cuda:backends",
+        "hmmbench.pairhmm.cuda_subwarp:backends",
+        "hmmbench.pairhmm.opencl:backends",
+    )
+
+    def resolve(self, names: list) -> list:
+        from . import datasets
+        if names:
+            return [datasets.resolve(n) for n in names]
+        return [datasets.resolve(d) if isinstance(d, str) else d
+                for d in datasets.default_run_set()]
+
+    def plan(self, args, backends: list) -> tuple:
+        return self.resolve(args.dataset), {}
+
+    def launches(self, unit, mode: str) -> list:
+        from .datasets.chunking import launches
+        return launches(unit, mode)
+
+    def check_chunking(self, mode: str) -> None:
+        from .datasets.chunking import parse_mode
+        parse_mode(mode)
+
+    def fetch(self, name: str):
+        from . import datasets
+        return datasets.fetch(name)
+
+    def catalog_tables(self) -> list:
+        from rich.markup import escape
+        from rich.table import Table
+        from ..report import fmt_count
+        from . import datasets
+        t = Table(title="datasets", title_justify="left")
+        for col in ("name", "kind", "pairs", "cells", "where", "description"):
+            t.add_column(col, justify="right" if col in ("pairs", "cells") else "left",
+                         no_wrap=col != "description")
+        for ds in datasets.catalog():
+            status = _dataset_status(ds)
+            style = {"found": "green", "missing": "yellow"}.get(status, "")
+            where = f"[{style}]{status}[/{style}]" if style else status
+            t.add_row(ds.name, ds.kind, fmt_count(ds.n_pairs), fmt_count(ds.n_cells), where,
+                      escape(ds.description))
+        return [t]
+
+    def score(self, args, backend) -> int:
+        """One log10 likelihood per pair, dataset order."""
+        from ..fileio import atomic_open
+        ds = self.resolve([args.dataset])[0]
+        fmt = f"%.{args.digits}f\n"
+        n = 0
+        # Streamed chunk by chunk (lazy sets are larger than memory), renamed into place at the end.
+        with atomic_open(args.output) as out:
+            for chunk in ds.chunks():
+                refusal = backend.refuse_reason(chunk)
+                if refusal:
+                    raise UserError(f"backend '{backend.name}' refuses dataset '{ds.name}': "
+                                    f"{refusal}")
+                values = backend.run(chunk).log10
+                if len(values) != chunk.n_pairs:
+                    raise RuntimeError(f"backend returned {len(values)} values for "
+                                       f"{chunk.n_pairs} pairs")
+                out.writelines(fmt % v for v in values)
+                n += len(values)
+        return n
+
+
+WORKLOAD = PairHMM()

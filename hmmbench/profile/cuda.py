@@ -1,0 +1,279 @@
+"""CUDA (PyCUDA) backends of the profile filters: kernels_cuda/profile/filters.cu.
+
+``profile-cuda-ganesan``: generic Viterbi/Forward, a block per sequence, the D->D chain as a
+partitioned prefix scan (kernels_cuda/profile/generic.cu).
+``profile-cuda-task``: one thread per sequence (unstriped rows, [k][seq] interleaved in global
+memory). ``profile-cuda-warp``: warp-group kernels with the tuned defines (``TUNED_VARIANT``:
+GROUP lanes per sequence by ``auto_group``, int16 DPX cells, residue prefetch, lazy MSV xE, DPX
+saturation in the Viterbi filter); ``profile-cuda-cudampf``: the same source with the original
+CUDAMPF-style defines (``CUDAMPF_VARIANT``: warp per sequence, packed-byte SIMD). All return
+HMMER's raw integers; :mod:`hmmbench.profile.host` finishes them, so the scores are HMMER's.
+Compiled at run time per model length and variant (``-DMODEL_M -DQB -DQW -DGROUP ...``) through
+the project's CUDA glue (:mod:`hmmbench.pairhmm.cuda`); timed with CUDA events; persistent
+grids of resident blocks.
+
+Status: run on an H100 (tests/test_profile_cuda.py GPU tests, scripts/device_profile.py):
+identical to the reference; figures in docs/profile-notes.md.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from ..backend import Backend, Execution, StageClock
+from . import layout
+from .host import FILTER_KINDS, filter_scores
+from .job import refuse_kind
+
+SOURCE = "profile/filters.cu"
+BLOCK = 128
+
+
+#: defines of the warp kernels (kernels_cuda/profile/filters.cu); "group" None = by model size
+#: VF_NTSC_ALU stays off in the tuned set: with it a VF refactor compiled to wrong scores on the
+#: H100 (docs/profile-notes.md), so the exactness of that define rests on one code shape
+CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0,
+                   "vf_ntsc_alu": 0}
+TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1,
+                 "vf_ntsc_alu": 0}
+#: shared memory one block may hold (H100/H200 opt-in maximum is 227 KiB)
+SMEM_LIMIT = 227 * 1024
+
+
+def auto_group(M: int, kind: str = "ssv") -> int:
+    """Lanes per sequence of the SSV/MSV group kernels: narrow groups for small models, so the
+    striped vectors are mostly real cells; the full MSV (a vote per row) prefers 16 lanes up to
+    large models (H100 measurements, docs/profile-notes.md)."""
+    if kind == "msv":
+        return 8 if M <= 128 else 16 if M <= 3000 else 32
+    return 32 if M > 512 else 16 if M > 128 else 8
+
+
+def resident_blocks(fn, block: int, smem_bytes: int, sm_count: int) -> int:
+    """Blocks that fit on the GPU at once (registers, warps, shared memory): the persistent grid."""
+    regs_per_warp = -(-max(fn.num_regs, 1) * 32 // 256) * 256
+    warps = min(64, 65536 // regs_per_warp)
+    per_sm = min(32, warps // (block // 32))
+    if smem_bytes:
+        per_sm = min(per_sm, (228 * 1024) // (smem_bytes + 1024))
+    return max(1, per_sm) * sm_count
+
+
+class _CudaDevice:
+    """The device protocol of :mod:`hmmbench.profile.host` on one CUDA context."""
+
+    def __init__(self, warp: bool, timer, variant: Optional[dict] = None):
+        from ..apis import cuda
+        self.cuda, self.drv, self.warp, self.timer = cuda, cuda.driver(), warp, timer
+        self.variant = dict(TUNED_VARIANT if variant is None else variant)
+        self._uploads: dict = {}
+        self.launches: list = []            # (kernel, defines, grid, registers) for info
+
+    def _defines(self, model, kind: str, Q: int) -> dict:
+        M, v = model.M, self.variant
+        d = {"MODEL_M": M, "BLOCK": BLOCK, "KP": model.Kp, "QB": layout.n_vectors(M, 128),
+             "QW": layout.n_vectors(M, 64)}
+        if self.warp:
+            d.update(GROUP=self.group(M, kind) if kind != "vf" else 32, SIMD16=v["simd16"],
+                     PREFETCH=v["prefetch"], LAZY_XE=v["lazy"], VF_DPX=v["vf_dpx"],
+                     VF_NTSC_ALU=v.get("vf_ntsc_alu", 0))
+            d["QW" if kind == "vf" else "QB"] = Q
+        return d
+
+    def group(self, M: int, kind: str) -> int:
+        return self.variant["group"] or auto_group(M, kind)
+
+    def _up(self, arr):
+        return self.drv.to_device(np.ascontiguousarray(arr))
+
+    def _seq_arrays(self, seqs, idx):
+        with self.timer("h2d"):
+            key = id(seqs)
+            if key not in self._uploads:              # residues/offsets once per sequence set
+                self._uploads = {key: (self._up(seqs.residues), self._up(seqs.offsets))}
+            res, offs = self._uploads[key]
+            return res, offs, self._up(np.asarray(idx, np.int32))
+
+    def _profile(self, model, kind: str):
+        """(Q, host uint32 words) of the warp kernels' profile for ``kind``."""
+        if kind == "vf":
+            return layout.warp_word_profile(model, bool(self.variant["vf_dpx"]))
+        return layout.warp_byte_profile(model, kind, self.group(model.M, kind),
+                                        bool(self.variant["simd16"]))
+
+    def _launch(self, model, name, kind, n_items, args, Q=0, profile_words=0):
+        defines = self._defines(model, kind, Q)
+        smem = 4 * profile_words if self.warp and self.variant["smem"] else 0
+        if smem > SMEM_LIMIT:
+            smem = 0                                   # too big for shared memory: __ldg path
+        defines["PROFILE_SMEM"] = int(smem > 0)
+        fn = self.cuda.compile(SOURCE, defines).get_function(name + ("_warp" if self.warp else "_task"))
+        if self.warp:
+            if smem > 48 * 1024:
+                fn.set_attribute(self.drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
+            per_warp = 32 // defines["GROUP"]
+            needed = -(-n_items // per_warp)
+            sms = self.cuda.device_attributes()["sm_count"]
+            grid = max(1, min(-(-needed // (BLOCK // 32)), resident_blocks(fn, BLOCK, smem, sms)))
+        else:
+            grid, smem = max(1, -(-n_items // BLOCK)), 0
+        self.launches.append({"kernel": fn_name(name, self.warp), "grid": grid,
+                              "registers": fn.num_regs, "smem": smem,
+                              **{k: defines[k] for k in sorted(defines)}})
+        with self.timer("kernel"):
+            fn(*args, block=(BLOCK, 1, 1), grid=(grid, 1), shared=smem)
+
+    def _download(self, out, n):
+        host = np.empty(n, np.int32)
+        with self.timer("d2h"):
+            self.drv.memcpy_dtoh(host, out)
+        return host
+
+    def _filter(self, model, seqs, idx, name, kind, profile, scalars, extra, task_rows):
+        """One filter kernel over sequences ``idx`` of ``seqs``: arguments ``profile`` (device
+        arrays), residues, offsets, order, count, ``scalars``, ``extra`` (device arrays, uploaded
+        after the profile), the task kernels' row buffers (``task_rows``: one per entry, bytes
+        per model position and sequence), the output. Returns the raw int32 per sequence."""
+        if len(idx) == 0:                             # nothing to launch (empty set)
+            return np.zeros(len(seqs), np.int32)
+        n, m = len(seqs), len(idx)
+        res, offs, order = self._seq_arrays(seqs, idx)
+        Q, nwords = 0, 0
+        if self.warp:
+            Q, words = self._profile(model, kind)
+            nwords = words.size
+        with self.timer("h2d"):
+            prof = [self._up(words)] if self.warp else [self._up(a) for a in profile]
+            extra = [self._up(a) for a in extra]
+        out = self.drv.mem_alloc(max(4 * n, 4))
+        args = prof + [res, offs, order, np.int32(m), *map(np.int32, scalars), *extra]
+        if not self.warp:
+            args += [self.drv.mem_alloc(max(b * m * model.M, b)) for b in task_rows]
+        self._launch(model, name, kind, m, args + [out], Q, nwords)
+        return self._download(out, n)
+
+    def ssv_xe(self, model, seqs, idx):
+        return self._filter(model, seqs, idx, "ssv_xe", "ssv", [model.byte.cost],
+                            [model.byte.bias], [], task_rows=[1])
+
+    def msv_xj(self, model, seqs, idx, tjbm):
+        bp = model.byte
+        return self._filter(model, seqs, idx, "msv_xj", "msv", [bp.cost],
+                            [bp.bias, bp.base, bp.tec], [tjbm], task_rows=[1])
+
+    def vf_xc(self, model, seqs, idx, move):
+        wp = model.word
+        return self._filter(model, seqs, idx, "vf_xc", "vf", [wp.match, wp.tsc],
+                            [wp.base, wp.e_loop, wp.e_move, wp.ddbound], [move],
+                            task_rows=[2, 2, 2])
+
+
+def fn_name(name: str, warp: bool) -> str:
+    return name + ("_warp" if warp else "_task")
+
+
+class _CudaProfileBackend(Backend):
+    """What every CUDA profile backend shares: the CUDA probe, the GPU's name, the kinds it takes."""
+    workload = "profile"
+    api = "cuda"
+    kinds: tuple = ()
+
+    def unavailable_reason(self) -> Optional[str]:
+        from ..apis import cuda
+        return cuda.unavailable_reason()
+
+    def device_name(self) -> str:
+        from ..apis import cuda
+        return cuda.gpu_name()
+
+    def refuse_reason(self, job) -> Optional[str]:
+        return refuse_kind(self.name, self.kinds, job)
+
+
+class CudaProfile(_CudaProfileBackend):
+    precision = "int8/int16 exact"
+    kinds = FILTER_KINDS
+
+    def __init__(self, name: str, family: str, warp: bool, variant: Optional[dict] = None):
+        super().__init__(warp=warp, **(variant or {}))
+        self.name, self.family, self.warp = name, family, warp
+        self.variant = variant
+
+    def run(self, job) -> Execution:
+        from ..apis import cuda
+        timer = cuda.EventTimer()
+        dev = _CudaDevice(self.warp, timer, self.variant)
+        t0 = time.perf_counter()
+        host = StageClock()                        # host "prep" spans; device stages: events
+        out = filter_scores(dev, job.model, job.seqs, job.kind, host)
+        timing = dict(host.timing)
+        timing.update(timer.seconds())
+        return Execution(log10=np.asarray(out, np.float64), timing=timing,
+                         info={"unit": "nats", "wall": time.perf_counter() - t0,
+                               "family": self.family, "launches": dev.launches})
+
+
+GENERIC_SOURCE = "profile/generic.cu"
+GENERIC_THREADS = 128
+
+
+def generic_tables(model) -> tuple:
+    """(msc, isc, tr, P) float32 tables of kernels_cuda/profile/generic.cu (0-based j = k-1)."""
+    from .model import T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM
+    M, t = model.M, model.tsc
+    tr = np.stack([t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M],
+                   t[T_MI, 1:M + 1], t[T_II, 1:M + 1], t[T_MD, 0:M]]).astype(np.float32)
+    P = np.zeros(M, np.float32)
+    P[1:] = np.cumsum(t[T_DD, 1:M].astype(np.float64))
+    msc = np.ascontiguousarray(model.match_scores[:, 1:], dtype=np.float32)
+    isc = np.array(model.insert_scores[:, 1:], dtype=np.float32)
+    isc[:, M - 1] = -np.inf                                  # no I_M
+    return msc, isc, tr, P
+
+
+class CudaGenericProfile(_CudaProfileBackend):
+    """Generic Viterbi/Forward, Ganesan-style hybrid: a block per sequence, the D->D chain as a
+    partitioned prefix scan (float32 log space)."""
+    family = "ganesan-hybrid"
+    precision = "float32"
+    kinds = ("viterbi", "forward")
+    name = "profile-cuda-ganesan"
+
+    def run(self, job) -> Execution:
+        from ..apis import cuda
+        drv = cuda.driver()
+        model, seqs = job.model, job.seqs
+        timer, host = cuda.EventTimer(), StageClock()
+        t0 = time.perf_counter()
+        with host("prep"):
+            order = np.argsort(-seqs.lengths, kind="stable").astype(np.int32)
+            loop, move = model.specials(seqs.lengths)
+            tables = generic_tables(model)
+        mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": GENERIC_THREADS,
+                                            "FORWARD": int(job.kind == "forward")})
+        with timer("h2d"):
+            bufs = [drv.to_device(np.ascontiguousarray(a)) for a in
+                    (*tables, seqs.residues, seqs.offsets, order, loop, move)]
+        out = drv.mem_alloc(max(4 * len(seqs), 4))
+        msc, isc, tr, P, res, offs, ordb, loopb, moveb = bufs
+        with timer("kernel"):
+            mod.get_function("generic_dp")(
+                msc, isc, tr, P, res, offs, ordb, np.int32(len(seqs)), loopb, moveb,
+                np.float32(model.e_loop), np.float32(model.e_move), out,
+                block=(GENERIC_THREADS, 1, 1), grid=(max(1, len(seqs)), 1))
+        scores = np.empty(len(seqs), np.float32)
+        with timer("d2h"):
+            drv.memcpy_dtoh(scores, out)
+        timing = dict(host.timing)
+        timing.update(timer.seconds())
+        return Execution(log10=scores.astype(np.float64), timing=timing,
+                         info={"unit": "nats", "wall": time.perf_counter() - t0})
+
+
+def backends() -> list:
+    return [CudaProfile("profile-cuda-task", "inter-task", warp=False),
+            CudaProfile("profile-cuda-warp", "warp-group", warp=True, variant=TUNED_VARIANT),
+            CudaProfile("profile-cuda-cudampf", "warp", warp=True, variant=CUDAMPF_VARIANT),
+            CudaGenericProfile()]

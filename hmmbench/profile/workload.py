@@ -1,0 +1,158 @@
+"""The profile (HMMER3) workload as the core sees it: databases x models x kinds as the runner's
+cells, its own options (--model, --kind), the catalog and the scores file."""
+from __future__ import annotations
+
+from ..errors import UnknownName, UserError
+from ..workload import Workload
+
+#: most sequences a cross-check covers when the database is too big for the reference
+SAMPLE_SEQUENCES = 5000
+DEFAULT_KINDS = ("ssv", "msv", "vf")
+
+
+def parse_kinds(specs: list) -> list:
+    """--kind values (repeatable, comma-separated) in order, checked."""
+    from .job import JOB_KINDS
+    kinds = [k.strip() for spec in specs for k in spec.split(",") if k.strip()]
+    for k in kinds:
+        if k not in JOB_KINDS:
+            raise UnknownName("score kind", k, JOB_KINDS)
+    return list(dict.fromkeys(kinds))
+
+
+def _need_pyhmmer() -> None:
+    try:
+        import pyhmmer  # noqa: F401 - models, digitizing and the background come from it
+    except ImportError:
+        raise UserError("the profile workload needs pyhmmer (pip install 'hmmbench[profile]')") \
+            from None
+
+
+class Profile(Workload):
+    name = "profile"
+    reference = "profile-numpy"
+    item_noun = "sequences"
+    sample_items = SAMPLE_SEQUENCES
+    backend_specs = (
+        "cpu_reference.profile.backends:backends",
+        "hmmbench.profile.opencl:backends",
+        "hmmbench.profile.cuda:backends",
+    )
+    own_options = {"model": "--model", "kind": "--kind"}
+
+    def add_arguments(self, command: str, parser) -> None:
+        if command == "run":
+            parser.add_argument("--model", action="append", default=[],
+                                help="profile workload: a model (repeatable): a shipped one "
+                                     "(PF02826, LuxC, ...) or random-M<size>[:seed] (default: "
+                                     "PF02826 and LuxC)")
+            parser.add_argument("--kind", action="append", default=[],
+                                help="profile workload: score kinds, comma-separated or repeated, "
+                                     "of ssv,msv,vf,viterbi,forward,gmsv,pipeline (default: "
+                                     "ssv,msv,vf, plus pipeline for the whole-pipeline peers)")
+        elif command == "score":
+            parser.add_argument("--model", action="append", default=[],
+                                help="profile workload: the model (default: PF02826)")
+            parser.add_argument("--kind", action="append", default=[],
+                                help="profile workload: the score kind (ssv, msv, vf, viterbi, "
+                                     "forward, gmsv)")
+
+    def plan(self, args, backends: list) -> tuple:
+        """Databases x models x kinds as cells, and the backends of each cell."""
+        from . import datasets as pds
+        from .job import PIPELINE
+        _need_pyhmmer()
+        dbs = [pds.resolve_database(n) for n in (args.dataset or pds.DEFAULT_DATABASES)]
+        models = [pds.resolve_model(n) for n in (args.model or pds.DEFAULT_MODELS)]
+        kinds = parse_kinds(args.kind) or list(DEFAULT_KINDS)
+        # The whole-pipeline peers get a "pipeline" cell per database x model when selected.
+        if PIPELINE not in kinds and not args.kind and any(
+                PIPELINE in getattr(b, "kinds", ()) for b in backends):
+            kinds.append(PIPELINE)
+        cells = pds.profile_cells(dbs, models, kinds)
+        first = cells[0] if cells else None
+
+        def backends_for(cell) -> list:
+            kind = cell.axes["kind"]
+            out = []
+            for b in backends:
+                does = getattr(b, "kinds", None)
+                if does is None or kind in does:
+                    out.append(b)
+                elif cell is first and not set(does) & set(kinds):
+                    out.append(b)      # computes none of the kinds asked for: one row says why
+            return out
+        return cells, {"backends_for": backends_for, "launches_fn": pds.launches}
+
+    def launches(self, unit, mode: str) -> list:
+        from .datasets import launches
+        return launches(unit, mode)
+
+    def check_chunking(self, mode: str) -> None:
+        if mode != "whole":
+            self.launches(None, mode)
+
+    def catalog_tables(self) -> list:
+        """The sequence databases and models."""
+        from rich.markup import escape
+        from rich.table import Table
+        from ..report import fmt_count
+        from . import datasets as pds
+        dbs = Table(title="profile databases (-d)", title_justify="left")
+        for col in ("name", "sequences", "residues", "description"):
+            dbs.add_column(col, justify="right" if col in ("sequences", "residues") else "left",
+                           no_wrap=col != "description")
+        for ds in pds.catalog():
+            dbs.add_row(ds.name, fmt_count(ds.n_pairs), fmt_count(ds.n_cells),
+                        escape(ds.description))
+        dbs.add_row("proteins-<residues>[:seed]", "-", "any",
+                    "generated on demand, e.g. proteins-2e8 (Swiss-Prot-sized, ~8 s to generate) "
+                    "or proteins-2e4:7; lognormal lengths, background composition, deterministic")
+        models = Table(title="profile models (--model)", title_justify="left")
+        for col in ("name", "M", "description"):
+            models.add_column(col, justify="right" if col == "M" else "left",
+                              no_wrap=col != "description")
+        for spec in pds.shipped_models():
+            models.add_row(spec.name, str(spec.M), escape(spec.description))
+        models.add_row("random-M<size>[:seed]", "size", "pyhmmer HMM.sample, seeded (default seed "
+                       "1): the model-size curve, e.g. random-M100 .. random-M2400; no E-value "
+                       "calibration (the pipeline peers refuse it)")
+        models.add_row("query-M<size>[:seed]", "size", "a calibrated single-sequence model "
+                       "(pyhmmer Builder on a seeded background sequence, as phmmer)")
+        return [dbs, models]
+
+    def score(self, args, backend) -> int:
+        """One line per sequence of the database, database order: name, score in nats (HMMER's
+        raw score of that kind, before the null model; inf = overflow, nan = HMMER's "no
+        result"), bits against the null model. One model and one kind."""
+        from cpu_reference.profile.generic import bits
+        from ..fileio import atomic_open
+        from . import datasets as pds
+        from .job import PIPELINE, ProfileSearch
+        if len(args.model) > 1:
+            raise UserError("score writes one model's scores: give one --model")
+        kinds = parse_kinds(args.kind)
+        if len(kinds) != 1 or kinds[0] == PIPELINE:
+            raise UserError("score needs exactly one --kind with per-sequence scores "
+                            "(ssv, msv, vf, viterbi, forward, ...)")
+        db = pds.resolve_database(args.dataset)
+        model, hmm = pds.resolve_model(args.model[0] if args.model
+                                       else pds.DEFAULT_MODELS[0]).load()
+        seqs = db.load()
+        job = ProfileSearch(model, seqs, kinds[0], hmm)
+        refusal = backend.refuse_reason(job)
+        if refusal:
+            raise UserError(f"backend '{backend.name}' refuses {kinds[0]}: {refusal}")
+        nats = backend.run(job).log10
+        if len(nats) != len(seqs):
+            raise RuntimeError(f"backend returned {len(nats)} scores for {len(seqs)} sequences")
+        score_bits = bits(nats, seqs.lengths)
+        d = args.digits
+        with atomic_open(args.output) as out:
+            out.write("# name\tnats\tbits\n")
+            out.writelines(f"{name}\t{v:.{d}f}\t{b:.{d}f}\n"
+                           for name, v, b in zip(seqs.names, nats, score_bits))
+        return len(seqs)
+
+
+WORKLOAD = Profile()

@@ -1,0 +1,274 @@
+"""One dataset x backend cell: an untimed warm-up pass that is cross-checked, then timed passes
+until the stopping criterion says enough; backend failures become records, never exceptions."""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Iterator, Optional
+
+import numpy as np
+
+from ..backend import STAGES, Backend
+from ..dataset import Dataset
+from ..registry import probe
+from .check import CheckTally, check_plan, sample_indexes
+from .config import TIMING_KEYS, Progress, RunConfig, RunRecord
+from .reference import ReferenceStore
+from .stopping import stop_repeating
+from .units import n_items, subset_items
+
+
+@dataclass
+class Pass:
+    timing: dict
+    n_fallback: int
+    infos: list
+    n_launches: int
+
+
+def _default_launches(cfg: RunConfig) -> Callable:
+    """The workload's own way of cutting a unit into launches by a chunking mode."""
+    from ..workload import get
+    return get(cfg.workload).launches
+
+
+class _CellRunner:
+    """Runs one backend on one dataset: warm-up + check, then timed passes."""
+
+    def __init__(self, dataset: Dataset, backend: Backend, cfg: RunConfig,
+                 refs: ReferenceStore, launches_fn: Callable, progress: Progress):
+        self.ds, self.b, self.cfg, self.refs = dataset, backend, cfg, refs
+        self.launches_fn, self.progress = launches_fn, progress
+        self._launch_cache: Optional[list] = None
+
+    # Each item: (chunk index, chunk PairSet, launches of that chunk).
+    def chunks(self) -> Iterator[tuple]:
+        if not self.ds.lazy:
+            if self._launch_cache is None:
+                pairs = self.ds.load()
+                self._launch_cache = [(0, pairs, list(self.launches_fn(pairs, self.cfg.chunking)))]
+            yield from self._launch_cache
+            return
+        for ci, chunk in enumerate(self.ds.chunks()):
+            yield ci, chunk, list(self.launches_fn(chunk, self.cfg.chunking))
+
+    def one_pass(self, on_chunk: Optional[Callable] = None) -> Pass:
+        timing = {k: 0.0 for k in TIMING_KEYS}
+        n_fallback, infos, n_launches = 0, [], 0
+        for ci, chunk, launches in self.chunks():
+            if on_chunk is not None:
+                refusal = self.b.refuse_reason(chunk)
+                if refusal:
+                    raise _Refused(refusal)
+            outs = []
+            t0 = time.perf_counter()
+            for launch in launches:
+                outs.append(self.b.run(launch))
+            wall = time.perf_counter() - t0
+            timing["total"] += wall
+            n_launches += len(launches)
+            for ex in outs:
+                for s in STAGES:
+                    timing[s] += float(ex.timing.get(s, 0.0) or 0.0)
+                n_fallback += int(ex.n_fallback or 0)
+                if ex.info:
+                    infos.append(ex.info)
+            if on_chunk is not None:
+                got = np.concatenate([np.asarray(ex.log10, dtype=np.float64) for ex in outs]) \
+                    if outs else np.zeros(0)
+                if len(got) != n_items(chunk):
+                    raise RuntimeError(f"backend returned {len(got)} values for "
+                                       f"{n_items(chunk)} items")
+                on_chunk(ci, chunk, got, wall)
+        return Pass(timing, n_fallback, infos, n_launches)
+
+    def run(self, rec: RunRecord) -> None:
+        cfg = self.cfg
+        tally = CheckTally(cfg.tolerance, nonfinite_equal=getattr(self.ds, "nonfinite_equal",
+                                                                  False))
+        peer = not getattr(self.b, "scores", True)
+        check_note = None if peer else self._checker(rec, tally)
+        warm = self.one_pass(on_chunk=check_note)
+        rec.n_fallback = warm.n_fallback
+        rec.launches = warm.n_launches
+        infos = list(warm.infos)
+
+        passes: list[Pass] = []
+        totals: list[float] = []
+        started = time.perf_counter()
+        while True:
+            p = self.one_pass()
+            passes.append(p)
+            totals.append(p.timing["total"])
+            infos.extend(p.infos)
+            self.progress.repeat(len(passes))
+            if stop_repeating(totals, time.perf_counter() - started, cfg):
+                break
+
+        rec.repeats = len(passes)
+        for k in TIMING_KEYS:
+            vals = [p.timing[k] for p in passes]
+            rec.timing_s[k] = statistics.median(vals)
+            rec.timing_min_s[k] = min(vals)
+            rec.timing_max_s[k] = max(vals)
+        cells = rec.cells or 0
+        if rec.timing_s["kernel"] > 0:
+            rec.gcups_kernel = cells / rec.timing_s["kernel"] / 1e9
+        if rec.timing_s["total"] > 0:
+            rec.gcups_total = cells / rec.timing_s["total"] / 1e9
+        rec.info.update(merge_infos(infos))
+
+        rec.n_checked, rec.n_over_tol = tally.n_checked, tally.n_over_tol
+        rec.n_nonfinite = tally.n_nonfinite
+        rec.max_abs_err = tally.max_abs_err if tally.n_checked else None
+        rec.max_abs_err_expected = tally.max_abs_err_expected
+        if peer:
+            rec.status = "peer"
+            rec.reason = "not cross-checked: " + (getattr(self.b, "peer_note", "") or
+                                                  "it reports no per-item results")
+        elif not self.refs.available:
+            rec.status = "unchecked"
+            rec.reason = f"not cross-checked: reference '{cfg.reference}' unavailable: " \
+                         f"{self.refs.reason}"
+        elif tally.n_over_tol:
+            rec.status = "mismatch"
+            worst = "NaN/inf" if math.isinf(tally.max_abs_err) else f"{tally.max_abs_err:.3g}"
+            rec.reason = (f"{tally.n_over_tol} of {tally.n_checked} checked pairs differ from the "
+                          f"reference by more than {cfg.tolerance:g} (max {worst}"
+                          + (f", {tally.n_nonfinite} non-finite" if tally.n_nonfinite else "")
+                          + ")")
+        else:
+            rec.status = "ok"
+        if rec.status in ("ok", "mismatch") and (self.ds.lazy or (rec.pairs and
+                                                                tally.n_checked < rec.pairs)):
+            rec.sampled = True
+            if rec.status == "ok":
+                from ..workload import get
+                what = get(rec.workload).item_noun
+                rec.reason = f"checked a sample of {tally.n_checked} {what}"
+
+    def _checker(self, rec: RunRecord, tally: CheckTally) -> Callable:
+        """The per-chunk callback of the warm-up pass: compare with the reference."""
+        cfg, refs, ds = self.cfg, self.refs, self.ds
+        full, n_sample = check_plan(ds, rec.cells or 0, rec.pairs or 0, cfg)
+        is_reference = self.b.name == cfg.reference
+
+        def check(ci: int, chunk, got: np.ndarray, wall: float) -> None:
+            if not refs.available:
+                return
+            if full:
+                hit = refs.lookup(ds.sha256, "full")
+                if hit is not None and len(hit[0]) != n_items(chunk):
+                    hit = None  # a stale entry: recompute
+                if hit is None and is_reference:
+                    # The reference under test computes its own reference (its cold warm-up
+                    # pass): this saves a second run of the slowest backend.
+                    refs.store(ds.sha256, "full", got, wall)
+                    ref, seconds, fresh = got, wall, True
+                elif hit is not None:
+                    ref, seconds, fresh = hit[0], hit[1], False
+                else:
+                    ref, seconds, fresh = refs.compute(ds.sha256, "full", chunk, force=True)
+                if fresh:
+                    rec.reference_s = seconds
+                tally.add(got, ref, chunk.expected)
+                return
+            idx = sample_indexes(n_items(chunk), n_sample, seed=ci)
+            sub = subset_items(chunk, idx)
+            ref, seconds, fresh = refs.compute(ds.sha256, f"c{ci}-s{n_sample}", sub)
+            if fresh:
+                rec.reference_s = (rec.reference_s or 0.0) + seconds
+            tally.add(got[idx], ref, None if chunk.expected is None else chunk.expected[idx])
+
+        return check
+
+
+class _Refused(Exception):
+    pass
+
+
+def _numbers(v) -> list:
+    if isinstance(v, (list, tuple)):
+        return [x for item in v for x in _numbers(item)]
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return []
+    return [f] if math.isfinite(f) else []
+
+
+def merge_infos(infos: Iterable[dict]) -> dict:
+    """Backend-reported info over all launches and passes: last value per key wins, except SM
+    clocks, which are summarised as min/max seen; ``throttled`` when clocks fell below 90 % of the
+    maximum seen (or any report said so)."""
+    merged: dict = {}
+    clocks: list = []
+    throttled = False
+    for info in infos:
+        for k, v in info.items():
+            if k == "sm_clock_mhz":
+                clocks.extend(_numbers(v))
+            if k == "throttled":
+                throttled = throttled or bool(v)
+                continue
+            merged[k] = v
+    if clocks:
+        lo, hi = min(clocks), max(clocks)
+        merged["sm_clock_mhz_min"], merged["sm_clock_mhz_max"] = lo, hi
+        throttled = throttled or lo < 0.9 * hi
+    if clocks or throttled:
+        merged["throttled"] = throttled
+    return merged
+
+
+def _dataset_size(ds: Dataset) -> tuple:
+    if ds.lazy:
+        return ds.n_pairs, ds.n_cells
+    unit = ds.load()
+    return n_items(unit), unit.cells
+
+
+def _safe(fn, default):
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001
+        return default
+
+
+def run_cell(ds: Dataset, backend: Backend, cfg: RunConfig, refs: ReferenceStore,
+             launches_fn: Optional[Callable] = None, progress: Optional[Progress] = None,
+             size: Optional[tuple] = None) -> RunRecord:
+    """One dataset x backend cell; never raises for backend failures (they become records)."""
+    progress = progress or Progress()
+    launches_fn = launches_fn or _default_launches(cfg)
+    n_pairs, n_cells = size if size is not None else _dataset_size(ds)
+    tolerance = getattr(ds, "tolerance", None)
+    if tolerance is not None and not cfg.tolerance_fixed:
+        cfg = replace(cfg, tolerance=tolerance)
+    rec = RunRecord(dataset=ds.name, dataset_sha256=ds.sha256, pairs=n_pairs, cells=n_cells,
+                    backend=backend.name, api=backend.api, family=backend.family,
+                    precision=backend.precision, params=dict(backend.params),
+                    chunking=cfg.chunking, tolerance=cfg.tolerance,
+                    workload=getattr(backend, "workload", cfg.workload))
+    for k, v in (getattr(ds, "axes", None) or {}).items():
+        setattr(rec, k, v)
+    avail = probe(backend)
+    if not avail.available:
+        rec.status, rec.reason = "unavailable", avail.reason or "unavailable"
+        return rec
+    rec.device = str(_safe(backend.device_name, "unknown"))
+    try:
+        if not ds.lazy:
+            refusal = backend.refuse_reason(ds.load())
+            if refusal:
+                rec.status, rec.reason = "unavailable", f"refused: {refusal}"
+                return rec
+        _CellRunner(ds, backend, cfg, refs, launches_fn, progress).run(rec)
+    except _Refused as exc:
+        rec.status, rec.reason = "unavailable", f"refused: {exc}"
+    except Exception as exc:  # noqa: BLE001 - one failing backend never stops the others
+        rec.status = "error"
+        rec.reason = f"{type(exc).__name__}: {exc}".strip()
+    return rec

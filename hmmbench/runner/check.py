@@ -1,0 +1,74 @@
+"""Cross-checking: how much of a dataset is checked (everything, or a deterministic sample) and
+the tally of agreement with the reference."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..dataset import Dataset
+from .config import RunConfig
+
+
+def sample_indexes(n_pairs: int, k: int, seed: int) -> np.ndarray:
+    """A deterministic sorted sample of k pair indexes (all of them when n <= k)."""
+    if n_pairs <= k:
+        return np.arange(n_pairs, dtype=np.int64)
+    rng = np.random.Generator(np.random.PCG64(seed))
+    return np.sort(rng.choice(n_pairs, size=k, replace=False)).astype(np.int64)
+
+
+@dataclass
+class CheckTally:
+    tolerance: float
+    n_checked: int = 0
+    n_over_tol: int = 0
+    n_nonfinite: int = 0                  # non-finite values that do not agree with the reference
+    max_abs_err: float = 0.0
+    max_abs_err_expected: Optional[float] = None
+    #: NaN == NaN and inf == inf (same sign) agree: HMMER's filters report "recompute" and
+    #: overflow that way. Otherwise (pair-HMM) any non-finite value is a mismatch.
+    nonfinite_equal: bool = False
+
+    def add(self, got: np.ndarray, ref: np.ndarray, expected: Optional[np.ndarray] = None):
+        got = np.asarray(got, dtype=np.float64)
+        ref = np.asarray(ref, dtype=np.float64)
+        bad = ~np.isfinite(got) | ~np.isfinite(ref)
+        if self.nonfinite_equal:
+            same = (np.isnan(got) & np.isnan(ref)) | (np.isinf(got) & (got == ref))
+            bad &= ~same
+            got = np.where(same, 0.0, got)
+            ref = np.where(same, 0.0, ref)
+        with np.errstate(invalid="ignore"):           # inf - inf: already counted as bad
+            err = np.abs(got - ref)
+        self.n_checked += len(got)
+        self.n_nonfinite += int(bad.sum())
+        self.n_over_tol += int(bad.sum()) + int((err[~bad] > self.tolerance).sum())
+        if bad.any():
+            self.max_abs_err = math.inf
+        elif len(err):
+            self.max_abs_err = max(self.max_abs_err, float(err.max()))
+        if expected is not None and len(expected):
+            e = np.abs(got - expected)
+            m = float(e.max()) if np.isfinite(e).all() else math.inf
+            self.max_abs_err_expected = max(self.max_abs_err_expected or 0.0, m)
+
+
+#: fewest items a sampled check covers, whatever the cell budget
+MIN_SAMPLE = 100
+
+
+def check_plan(ds: Dataset, cells: int, items: int, cfg: RunConfig) -> tuple:
+    """(check everything?, sample size otherwise). A dataset's ``check_cells`` budget (the
+    profile workload: per score kind) caps the reference's work: a sample of about that many
+    cells, at most ``cfg.sample_pairs`` items."""
+    budget = getattr(ds, "check_cells", None)
+    if budget is None:
+        return (not ds.lazy and cells <= cfg.full_check_max_cells), cfg.sample_pairs
+    budget = min(budget, cfg.full_check_max_cells)
+    if not ds.lazy and cells <= budget:
+        return True, items
+    k = int(items * budget / cells) if cells else items
+    return False, max(1, min(cfg.sample_pairs, max(MIN_SAMPLE, k)))

@@ -1,0 +1,126 @@
+"""What the workload-free core (registry, runner, cli) asks of a workload package.
+
+A workload (``pairhmm``, ``profile``) is a package under ``hmmbench/`` with its data model,
+datasets, layout steps and one host-glue module per API; its ``workload.py`` exposes one
+:class:`Workload` object named ``WORKLOAD``. The core never imports a workload package by name:
+it loads ``WORKLOADS[name]`` (or a third-party entry point of the ``hmmbench.workloads`` group)
+when a command asks for that workload, so imports run one way: core <- workloads <- cli.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+from importlib import metadata
+from typing import Callable, Optional
+
+from .errors import UserError
+
+#: Built-in workloads: name -> "module:attribute" of their Workload object.
+BUILTIN_WORKLOADS = {
+    "pairhmm": "hmmbench.pairhmm.workload:WORKLOAD",
+    "profile": "hmmbench.profile.workload:WORKLOAD",
+}
+ENTRY_POINT_GROUP = "hmmbench.workloads"
+DEFAULT = "pairhmm"
+
+
+class Workload:
+    """One workload's answers to the core. Subclasses set the attributes and the hooks."""
+
+    name: str = ""
+    #: the backend every other backend of this workload is cross-checked against
+    reference: str = ""
+    #: what one result value is of (record reasons: "checked a sample of N pairs")
+    item_noun: str = "items"
+    #: items a sampled cross-check covers per chunk when the user gives no --sample-pairs
+    sample_items: int = 2000
+    #: "module:function" pairs returning Backend lists (third parties add entry points of
+    #: ``hmmbench.backends.<name>``)
+    backend_specs: tuple = ()
+    #: run/score options only this workload takes (argparse dest -> flag), added by add_arguments
+    own_options: dict = {}
+
+    # --- command-line ----------------------------------------------------------------------------
+    def add_arguments(self, command: str, parser: argparse.ArgumentParser) -> None:
+        """Add this workload's own options to ``run`` or ``score``."""
+
+    def plan(self, args, backends: list) -> tuple:
+        """(datasets, extra run_benchmark keywords) of ``hmmbench run``."""
+        raise NotImplementedError
+
+    def score(self, args, backend) -> int:
+        """``hmmbench score``: write the scores file, return how many values it holds."""
+        raise NotImplementedError
+
+    def catalog_tables(self) -> list:
+        """rich Tables for ``hmmbench list`` / ``datasets list``."""
+        return []
+
+    def fetch(self, name: str):
+        raise UserError(f"the {self.name} workload has no downloadable datasets")
+
+    def launches(self, unit, mode: str) -> list:
+        """The unit cut into launches by a chunking mode (default: one launch)."""
+        if mode not in ("original", "merged"):
+            raise UserError(f"chunking '{mode}' does not apply to the {self.name} workload")
+        return [unit]
+
+    def check_chunking(self, mode: str) -> None:
+        """Raise UserError for a chunking mode this workload cannot cut by."""
+
+    def run_defaults(self) -> dict:
+        """RunConfig fields this workload sets (its reference, its name)."""
+        return {"reference": self.reference, "workload": self.name}
+
+
+def _load(spec: str):
+    mod, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(mod), attr or "WORKLOAD")
+
+
+def names() -> tuple:
+    """Every workload name: built-ins first, then entry points."""
+    found = list(BUILTIN_WORKLOADS)
+    try:
+        found += [ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)
+                  if ep.name not in found]
+    except Exception:  # noqa: BLE001 - a broken environment must not hide the built-ins
+        pass
+    return tuple(found)
+
+
+_LOADED: dict = {}
+
+
+def get(name: Optional[str]) -> Workload:
+    """The Workload called ``name``; an unknown name is a usage error (exit 2)."""
+    name = name or DEFAULT
+    if name not in _LOADED:
+        spec = BUILTIN_WORKLOADS.get(name)
+        if spec is None:
+            try:
+                spec = next((ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)
+                             if ep.name == name), None)
+            except Exception:  # noqa: BLE001
+                spec = None
+        if spec is None:
+            raise UserError(f"unknown workload '{name}' (valid: {', '.join(names())})")
+        _LOADED[name] = _load(spec)
+    return _LOADED[name]
+
+
+def every() -> list:
+    return [get(n) for n in names()]
+
+
+def foreign_option(args, workload: Workload, every_workload: Callable = every) -> Optional[str]:
+    """The first option given on the command line that belongs to another workload, as
+    "--model belongs to the profile workload"; None when there is none."""
+    for other in every_workload():
+        if other.name == workload.name:
+            continue
+        for dest, flag in other.own_options.items():
+            if getattr(args, dest, None) and flag not in workload.own_options.values():
+                return (f"{flag} belongs to the {other.name} workload "
+                        f"(--workload {other.name})")
+    return None
