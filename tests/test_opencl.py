@@ -33,7 +33,7 @@ def _data_dir():
 
 def _device_labels() -> list:
     try:
-        found = opencl_api._all_devices()
+        found = opencl_api.usable_devices()
     except ImportError:
         return []
     return [opencl_api._label(p, d) for p, d in found]
@@ -240,8 +240,26 @@ def test_unknown_device_makes_backends_unavailable(monkeypatch):
 @needs_device
 def test_devices_lists_every_platform():
     listed = [d for d in opencl_api.devices() if "device" in d]
-    assert [f"{d['platform']} / {d['device']}" for d in listed] == DEVICES
+    assert [f"{d['platform']} / {d['device']}" for d in listed] == \
+        [opencl_api._label(*pd) for pd in opencl_api._all_devices()]
+    assert [f"{d['platform']} / {d['device']}" for d in listed if d["builds"] == "yes"] == DEVICES
     assert sum(d["selected"] for d in listed) == 1
+
+
+@needs_device
+def test_a_device_that_cannot_build_is_unavailable_with_the_reason(monkeypatch):
+    """PoCL on a CPU its LLVM does not know fails every build: it is listed with the compiler's
+    line, never chosen by default, and its backends say why instead of failing each run."""
+    platform, device = opencl_api._all_devices()[0]
+    key = (platform.int_ptr, device.int_ptr)
+    monkeypatch.setitem(opencl_api._BUILD_ERRORS, key, "its OpenCL compiler fails on a trivial "
+                        "kernel: error: unknown target CPU 'generic'")
+    monkeypatch.setattr(opencl_api, "_KITS", {})
+    label = opencl_api._label(platform, device)
+    if opencl_api.usable_devices():
+        assert opencl_api._label(*opencl_api.choose_device()) != label
+    reason = opencl.backends(device=label)[0].unavailable_reason()
+    assert "unknown target CPU 'generic'" in reason and label in reason
 
 
 # --- no driver needed ---------------------------------------------------------------------------

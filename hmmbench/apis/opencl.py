@@ -59,6 +59,34 @@ def _all_devices() -> list:
     return out
 
 
+#: a kernel every OpenCL C compiler must build: devices whose compiler fails on it are unusable
+PROBE_SOURCE = "__kernel void probe(__global float *x) { x[get_global_id(0)] += 1.0f; }"
+_BUILD_ERRORS: dict = {}
+
+
+def build_error(platform, device) -> Optional[str]:
+    """None when the device's compiler builds a trivial kernel, else why not in one line. PyPI's
+    PoCL fails this way on CPUs its LLVM does not know (AMD Zen 5: "unknown target CPU
+    'generic'"); such a device is listed with the reason and never chosen by default."""
+    key = (platform.int_ptr, device.int_ptr)
+    if key not in _BUILD_ERRORS:
+        cl = cl_module()
+        try:
+            cl.Program(cl.Context([device]), PROBE_SOURCE).build()
+            _BUILD_ERRORS[key] = None
+        except Exception as exc:  # noqa: BLE001 - any build failure: the device is unusable
+            lines = [ln.strip() for ln in str(exc).splitlines() if "error" in ln.lower()]
+            detail = next((ln for ln in lines if not ln.startswith("clBuildProgram")), None)
+            _BUILD_ERRORS[key] = ("its OpenCL compiler fails on a trivial kernel: "
+                                  f"{detail or (lines[0] if lines else exc)}")
+    return _BUILD_ERRORS[key]
+
+
+def usable_devices() -> list:
+    """(platform, device) of every device whose compiler works."""
+    return [pd for pd in _all_devices() if build_error(*pd) is None]
+
+
 def _label(platform, device) -> str:
     return f"{platform.name.strip()} / {device.name.strip()}"
 
@@ -79,9 +107,11 @@ def choose_device(spec: Optional[str] = None):
             raise UserError(f"no OpenCL device matches '{spec}' (devices: "
                             + "; ".join(_label(*pd) for pd in found) + ")")
         return hits[0]
-    # GPUs first; then devices with sub-group shuffles (on CPUs: Intel's runtime, which also
-    # vectorizes the inter-task kernels far better than PyPI's PoCL); then platform order.
-    return min(found, key=lambda pd: (not _is_gpu(pd[1]), _shuffle_kind(*pd) is None))
+    # Devices that build first; then GPUs; then devices with sub-group shuffles (on CPUs: Intel's
+    # runtime, which also vectorizes the inter-task kernels far better than PyPI's PoCL); then
+    # platform order.
+    return min(found, key=lambda pd: (build_error(*pd) is not None, not _is_gpu(pd[1]),
+                                      _shuffle_kind(*pd) is None))
 
 
 def _shuffle_kind(platform, device) -> Optional[str]:
@@ -140,6 +170,9 @@ class DeviceKit:
         cl = cl_module()
         self.platform, self.device = platform, device
         self.label = _label(platform, device)
+        broken = build_error(platform, device)
+        if broken:
+            raise RuntimeError(f"{self.label}: {broken}")
         self.context = cl.Context([device])
         self.queue = cl.CommandQueue(self.context, device,
                                      properties=cl.command_queue_properties.PROFILING_ENABLE)
@@ -260,6 +293,7 @@ def devices() -> list[dict]:
                     else "other",
                     "version": d.version.strip(), "fp64": bool(d.double_fp_config),
                     "warp path": PATH_NAMES[shuffle or "local"],
+                    "builds": build_error(p, d) or "yes",
                     "selected": _label(p, d) == chosen})
     if bad:
         out.append({"api": "opencl", "available": False, "reason": bad})
