@@ -9,6 +9,7 @@ the workload package (:class:`hmmbench.workload.Workload`).
     hmmbench report RESULTS.json... [--plot PNG]
     hmmbench compare BASELINE.json CANDIDATE.json [--max-slowdown PCT]
     hmmbench datasets list [--workload profile] | fetch NAME
+    hmmbench suite list | run NAME... [--out DIR] [--dry-run]
 
 Every user mistake (bad input file, unknown name, bad option value) ends as one line on stderr,
 ``hmmbench: error: <message>``, exit status 2, and no output file.
@@ -21,7 +22,7 @@ from typing import Optional
 
 from .. import __version__
 from ..errors import UserError
-from . import compare_cmd, datasets_cmd, list_cmd, report_cmd, run_cmd, score_cmd
+from . import compare_cmd, datasets_cmd, list_cmd, report_cmd, run_cmd, score_cmd, suite_cmd
 from .common import select_opencl_device
 
 
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_cmd.add_parser(sub)
     compare_cmd.add_parser(sub)
     datasets_cmd.add_parser(sub)
+    suite_cmd.add_parser(sub)
     return p
 
 

@@ -1,0 +1,92 @@
+"""``hmmbench suite list|run``: the named suites (:mod:`hmmbench.suites.catalog`), each step one
+``hmmbench run`` through the same code path as the command typed by hand."""
+from __future__ import annotations
+
+import contextlib
+import io
+import shlex
+import sys
+import time
+import traceback
+
+from ..errors import UserError
+from .common import console
+
+
+def add_parser(sub) -> None:
+    sp = sub.add_parser("suite", help="named benchmark suites (the device studies)")
+    ssub = sp.add_subparsers(dest="suite_cmd", required=True, metavar="ACTION")
+    ssub.add_parser("list", help="every suite, its steps and what it measures")
+    rp = ssub.add_parser("run", help="run suites: one result file per step")
+    rp.add_argument("names", nargs="+", metavar="NAME", help="suite names (see `suite list`)")
+    rp.add_argument("--out", metavar="DIR",
+                    help="folder of the result files, <DIR>/<step>.json (default: "
+                         "results/runs/<suite>/)")
+    rp.add_argument("--dry-run", action="store_true",
+                    help="print the hmmbench run commands instead of running them")
+    sp.set_defaults(func=run, workload=None)
+
+
+def run(args, workload) -> int:
+    from .. import suites
+    if args.suite_cmd == "list":
+        return _list(suites.every())
+    chosen = [suites.get(n) for n in args.names]   # every name checked before anything runs
+    plan = [(suite, step, suites.out_dir(suite, args.out)) for suite in chosen
+            for step in suite.steps]
+    _check_steps(plan)
+    if args.dry_run:
+        for _, step, out_dir in plan:
+            print(shlex.join(["hmmbench"] + step.argv(out_dir)))
+        return 0
+    return _run_steps(plan)
+
+
+def _list(every: list) -> int:
+    from rich.markup import escape
+    from rich.table import Table
+    t = Table(title="suites (hmmbench suite run NAME [--dry-run])", title_justify="left")
+    for col in ("name", "steps (result files)", "what it measures"):
+        t.add_column(col, no_wrap=col != "what it measures")
+    for s in every:
+        t.add_row(s.name, ", ".join(step.name for step in s.steps), escape(s.about))
+    console().print(t)
+    return 0
+
+
+def _check_steps(plan: list) -> None:
+    """A step whose options `hmmbench run` would refuse is a usage error before any step runs."""
+    from . import build_parser
+    parser = build_parser()
+    for suite, step, out_dir in plan:
+        said = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(said):
+                parser.parse_args(step.argv(out_dir))
+        except SystemExit:
+            why = said.getvalue().strip().splitlines()[-1:] or ["bad options"]
+            raise UserError(f"suite '{suite.name}' step '{step.name}': {why[0]}") from None
+
+
+def _run_steps(plan: list) -> int:
+    """Every step in order, like the study scripts: a failed step is reported and the next one
+    still runs (each writes its own file, so a failure loses only itself)."""
+    from . import main
+    failed = []
+    for i, (suite, step, out_dir) in enumerate(plan, 1):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        argv = step.argv(out_dir)
+        print(f"=== [{i}/{len(plan)}] {suite.name}/{step.name}: {shlex.join(['hmmbench'] + argv)} "
+              f"({time.strftime('%H:%M:%S', time.gmtime())} UTC)", file=sys.stderr, flush=True)
+        try:
+            code = main(argv)
+        except Exception:  # noqa: BLE001 - a crashed step must not lose the steps after it
+            traceback.print_exc()
+            code = 1
+        print(f"=== {suite.name}/{step.name}: exit {code}", file=sys.stderr, flush=True)
+        if code:
+            failed.append(f"{step.name} (exit {code})")
+    if failed:
+        print(f"hmmbench: suite steps failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,98 @@
+"""Named suites: every step of every suite is a valid ``hmmbench run`` (options parse, datasets
+resolve, backend patterns name registered backends), and the smoke suite runs end to end."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hmmbench import cli, registry, results, suites, workload
+from hmmbench.errors import UserError
+
+
+def every_step():
+    return [(s.name, step) for s in suites.every() for step in s.steps]
+
+
+@pytest.mark.parametrize("suite,step", every_step(), ids=lambda x: getattr(x, "name", x))
+def test_every_step_parses_and_resolves(suite, step, tmp_path):
+    args = cli.build_parser().parse_args(step.argv(tmp_path))
+    assert args.command == "run" and args.json == str(tmp_path / f"{step.name}.json")
+    w = workload.get(args.workload)
+    every = {b.name for b in registry.discover(w.name)}
+    for pattern in step.backends:   # each pattern selects at least one registered backend
+        assert registry.select([pattern], w.name), pattern
+    backends = registry.select(step.backends, w.name)
+    assert {b.name for b in backends} <= every
+    try:
+        datasets, _ = w.plan(args, backends)
+    except UserError as exc:   # a real set that is not on this machine: the name is still known
+        if "not found" not in str(exc):
+            raise
+        pytest.skip(f"real data not here: {exc}")
+    assert len(datasets) >= len(step.datasets)
+    for mode in args.chunking:
+        w.check_chunking(mode)
+
+
+def test_suites_are_data_and_steps_write_distinct_files():
+    names = suites.names()
+    assert {"tiles", "table3", "smallcount", "chunking", "apis", "peak", "e2e", "profile-curve",
+            "profile-proteome", "profile-task", "profile"} <= set(names)
+    profile = suites.get("profile")
+    assert [s.name for s in profile.steps] == ["profile-curve", "profile-proteome",
+                                               "profile-peers", "profile-task"]
+    # the exact command line of a committed result file (results/h200/tiles-sorted.json)
+    tiles = suites.get("tiles").steps[1]
+    committed = results.load(Path(__file__).resolve().parents[1] / "results" / "h200"
+                             / "tiles-sorted.json")["command"]
+    assert ["hmmbench"] + tiles.argv("/root/out")[:-2] == committed[:-2]
+
+
+def test_dry_run_prints_the_commands(tmp_path, capsys):
+    assert cli.main(["suite", "run", "e2e", "--dry-run", "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        f"hmmbench run -d 10s -d 1m -b cuda-subwarp -b cuda-subwarp-nostreams --chunking merged "
+        f"--max-time 3 --json {tmp_path}/e2e.json",
+        f"hmmbench run -d chunks-na12878 -b cuda-subwarp --chunking merged --repeat 1 "
+        f"--json {tmp_path}/e2e-na12878.json"]
+    assert not any(tmp_path.iterdir())    # nothing written
+
+
+def test_unknown_suite_and_bad_out_exit_2(tmp_path, capsys):
+    assert cli.main(["suite", "run", "nope"]) == 2
+    assert "unknown suite 'nope'" in capsys.readouterr().err
+    afile = tmp_path / "f"
+    afile.write_text("")
+    assert cli.main(["suite", "run", "smoke", "--out", str(afile)]) == 2
+    assert "--out is not a directory" in capsys.readouterr().err
+
+
+def test_a_bad_step_is_refused_before_anything_runs(tmp_path, monkeypatch, capsys):
+    from hmmbench.suites import catalog
+    bad = {"about": "x", "steps": [{"name": "a", "datasets": ["tiny"], "backends": ["numpy"]},
+                                   {"name": "b", "options": {"no-such-option": 1}}]}
+    monkeypatch.setitem(catalog.SUITES, "bad", bad)
+    assert cli.main(["suite", "run", "bad", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hmmbench: error: suite 'bad' step 'b':") and "no-such-option" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_smoke_suite_runs_end_to_end(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("pyhmmer")
+    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["suite", "run", "smoke"]) == 0     # default out: results/runs/smoke/
+    out = tmp_path / "results" / "runs" / "smoke"
+    assert sorted(p.name for p in out.iterdir()) == ["smoke-pairhmm.json", "smoke-profile.json"]
+    pair = results.load(out / "smoke-pairhmm.json")
+    assert pair["command"] == ["hmmbench"] + suites.get("smoke").steps[0].argv(
+        Path("results/runs/smoke"))
+    assert {r["backend"]: r["status"] for r in pair["runs"]} == {"numpy": "ok",
+                                                                 "numpy-f32": "ok"}
+    prof = results.load(out / "smoke-profile.json")
+    assert {(r["backend"], r["kind"]) for r in prof["runs"] if r["status"] == "ok"} == {
+        (b, k) for b in ("profile-numpy", "profile-pyhmmer") for k in ("ssv", "msv")}
+    assert "=== [2/2] smoke/smoke-profile" in capsys.readouterr().err
