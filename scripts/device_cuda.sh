@@ -4,13 +4,15 @@
 #   source .device/env.sh && bash scripts/device_cuda.sh [PHASES] [BACKEND_GLOB] [PAIRS]
 #
 # PHASES: comma list of test, check, time, sweep, profile, runner, runner-synth
-# (default test,check,time). runner: `hmmbench run` on tiny/10s/1m (one launch per batch);
-# runner-synth: `hmmbench run` on ren16-t1.8@PAIRS (128x256), one merged launch per chunk.
+# (default test,check,time). runner: `hmmbench suite run cuda-real-sets` (every cuda-* backend on
+# tiny/10s/1m, one launch per batch; $OUT/cuda-real-sets.json); runner-synth: `hmmbench suite run
+# cuda-128x256` (ren16-t1.8@1000000, one merged launch per chunk; $OUT/cuda-128x256.json).
+# check/time/sweep/profile are development drivers (unregistered variants, ncu), not suites.
 # sweep: kernel GCUPS of unregistered variants (inter-task vec/tile, block sizes, pairs per block)
 # on the 128x256 set and on 1m, to choose the registered parameters.
 # profile: SASS load/store counts and Nsight Compute sections (when ncu exists) for PROFILE_BACKENDS
 # (default cuda-inter-tile4,cuda-inter-tile8) on 100k pairs of 128x256. BACKEND_GLOB picks
-# backends (default 'cuda-*'). PAIRS: pairs of the 128x256 timing set (default 1000000).
+# backends of check/time (default 'cuda-*'). PAIRS: pairs of the 128x256 timing set (default 1000000).
 # Data: HMMBENCH_DATA_PATH, else .data/pairhmm (a git-ignored copy carried to the device) or
 # ../shared/data/pairhmm. Logs and JSON go to $OUT (default ./device-out).
 set -o pipefail
@@ -184,12 +186,10 @@ PY
 esac
 
 case ",$PHASES," in *,runner-synth,*)
-    python3 -m hmmbench run --backend "$GLOB" --dataset "ren16-t1.8@$PAIRS" --chunking merged \
-        --repeat ${RUNNER_REPEAT:-2} --json "$OUT/runner_synth.json" 2>&1 | tee "$OUT/runner_synth.log" | tail -30 ;;
+    python3 -m hmmbench suite run cuda-128x256 --out "$OUT" 2>&1 | tee "$OUT/runner_synth.log" | tail -30 ;;
 esac
 
 case ",$PHASES," in *,runner,*)
-    # The runner itself (default chunking: one launch per batch), on this script's backends.
-    python3 -m hmmbench run --backend "$GLOB" --dataset tiny --dataset 10s --dataset 1m \
-        --repeat ${RUNNER_REPEAT:-2} --json "$OUT/runner_real.json" 2>&1 | tee "$OUT/runner.log" | tail -60 ;;
+    # The runner itself (default chunking: one launch per batch).
+    python3 -m hmmbench suite run cuda-real-sets --out "$OUT" 2>&1 | tee "$OUT/runner.log" | tail -60 ;;
 esac

@@ -5,8 +5,9 @@ exactness against profile-numpy on a sample of sequences.
     python3 scripts/device_profile.py --residues 2e8 --sizes 100,400,2400 --out $OUT/profile.json
 
 Kernel time comes from CUDA events around the launch (the backends' clocks); cells = M x
-residues of the sequences launched. Figures printed here are development numbers; the runner
-(hmmbench run --workload profile) produces the committed ones.
+residues of the sequences launched. Figures printed here are development numbers (kernel
+variants the registry does not hold); the tool produces the committed ones (`hmmbench suite run
+profile`, or its parts profile-curve, profile-proteome, profile-peers, profile-task).
 """
 from __future__ import annotations
 
@@ -86,7 +87,6 @@ class Clock:
 
 def timed(variant, warp, fn):
     """(result, kernel seconds, launches) of fn(device) with a fresh event timer."""
-    from hmmbench.pairhmm import cuda
     from hmmbench.apis import cuda as cuda_api
     timer = cuda_api.EventTimer()
     dev = _CudaDevice(warp, timer, variant)
@@ -191,7 +191,7 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
-    from hmmbench.pairhmm import cuda
+    from hmmbench.apis import cuda as cuda_api
     gpu = cuda_api.gpu_name()
     t0 = time.perf_counter()
     db = datasets.generate_proteins(int(a.residues), a.seed)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One device call for cuda-subwarp: setup, correctness against the float64 reference, kernel-only
-# sweep over equal lengths and (p, k), end-to-end timings. Logs and JSON under $OUT.
+# sweep over equal lengths and (p, k), end-to-end timings (a development driver of unregistered
+# configurations; the registered variants are timed by the tool: `hmmbench suite run
+# subwarp-variants`, part "tool"). Logs and JSON under $OUT.
 #   source .device/env.sh && bash scripts/device_subwarp.sh [pytest] [correct] [double] [sweep] [e2e] [tool]
 # (no arguments: all parts). SW_SWEEP_LENGTHS / SW_SWEEP_CELLS / SW_E2E_PIECES / SW_DOUBLE_LENGTHS
 # tune the sizes; SW_E2E_SETS="10s 1m" the small end-to-end sets.
@@ -37,7 +39,7 @@ out_dir, parts = sys.argv[1], set(sys.argv[2:])
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm.datasets import resolve
-import cpu_reference
+from cpu_reference.pairhmm import forward_log10
 results = {"gpu": glue.gpu_name(), "device": glue.device_attributes()}
 print("GPU:", results["gpu"], "SMs:", results["device"]["sm_count"])
 
@@ -62,7 +64,7 @@ if "correct" in parts:
         except Exception as exc:
             print("skip", name, exc); continue
         t = time.time()
-        ref = cpu_reference.forward_log10(ps, "float64")
+        ref = forward_log10(ps, "float64")
         print(f"{name}: {ps.n_pairs} pairs, reference {time.time()-t:.1f}s")
         for vname, b in variants.items():
             if b.refuse_reason(ps):
@@ -272,8 +274,7 @@ if "e2e" in parts:
 print("driver done")
 PY
 
-if [[ " $PARTS " == *" tool "* ]]; then
-  python3 -m hmmbench run -b 'cuda-subwarp*' -d 10s -d 1m --chunking merged --max-time 2 \
-    --json "$OUT/run.json" 2>&1 | tail -40
+if [[ " $PARTS " == *" tool "* ]]; then  # the tool itself: $OUT/subwarp-variants.json
+  python3 -m hmmbench suite run subwarp-variants --out "$OUT" 2>&1 | tail -40
 fi
 
