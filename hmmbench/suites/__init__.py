@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UnknownName, UserError
+from ..workload import DEFAULT as DEFAULT_WORKLOAD
 
 #: where ``suite run`` writes when no --out is given: results/runs/<suite>/
 DEFAULT_ROOT = Path("results") / "runs"
@@ -26,11 +27,12 @@ class Step:
     #: ``hmmbench run`` options without the dashes: {"repeat": 3, "chunking": ["original",
     #: "merged"]}; a list repeats the option, True is a bare flag
     options: dict = field(default_factory=dict)
-    workload: str = "pairhmm"
+    workload: str = DEFAULT_WORKLOAD
 
     def argv(self, out_dir) -> list:
         """The ``hmmbench run`` arguments (without the program name) of this step."""
-        args = ["run"] + (["--workload", self.workload] if self.workload != "pairhmm" else [])
+        args = ["run"] + (["--workload", self.workload] if self.workload != DEFAULT_WORKLOAD
+                          else [])
         for d in self.datasets:
             args += ["-d", d]
         for b in self.backends:
@@ -51,7 +53,7 @@ class Suite:
 def _suite(name: str, spec: dict) -> Suite:
     steps = tuple(Step(name=s["name"], datasets=tuple(s.get("datasets", ())),
                        backends=tuple(s.get("backends", ())), options=dict(s.get("options", {})),
-                       workload=s.get("workload", "pairhmm")) for s in spec["steps"])
+                       workload=s.get("workload", DEFAULT_WORKLOAD)) for s in spec["steps"])
     if len({s.name for s in steps}) != len(steps):
         raise ValueError(f"suite '{name}': two steps write the same result file")
     return Suite(name=name, about=spec["about"], steps=steps)
