@@ -26,9 +26,12 @@ from ..backend import Backend, Execution, StageClock
 from . import layout
 from .host import FILTER_KINDS, filter_scores
 from .job import refuse_kind
+from .resident import ResidentCache, load_info
 
 SOURCE = "profile/filters.cu"
 BLOCK = 128
+#: bytes per asynchronous copy of the resident database (copies queue back to back on a stream)
+UPLOAD_CHUNK = 64 << 20
 
 
 #: defines of the warp kernels (kernels_cuda/profile/filters.cu); "group" None = by model size
@@ -61,14 +64,45 @@ def resident_blocks(fn, block: int, smem_bytes: int, sm_count: int) -> int:
     return max(1, per_sm) * sm_count
 
 
+def upload_database(seqs, order) -> tuple:
+    """Residues, offsets and launch order staged in page-locked memory and copied in chunks on
+    a stream (asynchronous copies from pinned memory run at the link's speed; pageable ones at
+    a fraction of it). Returns ({name: device allocation}, {"prep": s, "h2d": s})."""
+    from ..apis import cuda
+    drv = cuda.driver()
+    clock, stream = StageClock(), drv.Stream()
+    timer = cuda.EventTimer(stream)
+    staged, bufs = [], {}
+    for name, arr in (("residues", seqs.residues), ("offsets", seqs.offsets), ("order", order)):
+        with clock("prep"):
+            host = drv.pagelocked_empty(max(arr.size, 1), arr.dtype)
+            host[:arr.size] = arr
+        bufs[name] = dev = drv.mem_alloc(host.nbytes)
+        raw = host.view(np.uint8)
+        with timer("h2d"):
+            for start in range(0, raw.size, UPLOAD_CHUNK):
+                drv.memcpy_htod_async(int(dev) + start, raw[start:start + UPLOAD_CHUNK], stream)
+        staged.append(host)                   # the staging copy lives until the copies are done
+    seconds = timer.seconds()                 # synchronizes the stream
+    return bufs, {"prep": clock.timing["prep"], "h2d": seconds.get("h2d", 0.0)}
+
+
 class _CudaDevice:
     """The device protocol of :mod:`hmmbench.profile.host` on one CUDA context."""
 
-    def __init__(self, warp: bool, timer, variant: Optional[dict] = None):
+    def __init__(self, warp: bool, variant: Optional[dict] = None):
         from ..apis import cuda
-        self.cuda, self.drv, self.warp, self.timer = cuda, cuda.driver(), warp, timer
+        self.cuda, self.drv, self.warp = cuda, cuda.driver(), warp
         self.variant = dict(TUNED_VARIANT if variant is None else variant)
-        self._uploads: dict = {}
+        self.resident = ResidentCache(upload_database)
+        self.buffers = cuda.DeviceBuffers()     # outputs and scratch, grown once, reused
+        self._pinned: dict = {}                 # page-locked download buffers by name
+        self.db = None                          # the ResidentDatabase of the current search
+        self.begin(None)
+
+    def begin(self, timer) -> None:
+        """A new search: its stage timer, a fresh launch list for its info."""
+        self.timer = timer
         self.launches: list = []            # (kernel, defines, grid, registers) for info
 
     def _defines(self, model, kind: str, Q: int) -> dict:
@@ -89,12 +123,16 @@ class _CudaDevice:
         return self.drv.to_device(np.ascontiguousarray(arr))
 
     def _seq_arrays(self, seqs, idx):
+        """Residues, offsets (resident) and the launch order ``idx``: the resident order's
+        device copy, or an upload of a subset (the MSV recomputes, the pipeline's survivors)."""
+        db = self.db
+        if db is None or db.seqs is not seqs:
+            raise RuntimeError("the sequences are not the resident database of this search")
+        b = db.buffers
+        if db.is_whole_order(idx):
+            return b["residues"], b["offsets"], b["order"]
         with self.timer("h2d"):
-            key = id(seqs)
-            if key not in self._uploads:              # residues/offsets once per sequence set
-                self._uploads = {key: (self._up(seqs.residues), self._up(seqs.offsets))}
-            res, offs = self._uploads[key]
-            return res, offs, self._up(np.asarray(idx, np.int32))
+            return b["residues"], b["offsets"], self._up(np.asarray(idx, np.int32))
 
     def _profile(self, model, kind: str):
         """(Q, host uint32 words) of the warp kernels' profile for ``kind``."""
@@ -125,11 +163,16 @@ class _CudaDevice:
         with self.timer("kernel"):
             fn(*args, block=(BLOCK, 1, 1), grid=(grid, 1), shared=smem)
 
-    def _download(self, out, n):
-        host = np.empty(n, np.int32)
+    def _download(self, out, n, dtype=np.int32):
+        """n values of ``out`` through a page-locked buffer (a copy, so the next download
+        cannot overwrite what the caller holds)."""
+        dtype = np.dtype(dtype)
+        host = self._pinned.get(dtype)
+        if host is None or host.size < n:
+            host = self._pinned[dtype] = self.drv.pagelocked_empty(max(n, 1), dtype)
         with self.timer("d2h"):
-            self.drv.memcpy_dtoh(host, out)
-        return host
+            self.drv.memcpy_dtoh(host[:n], out)
+        return host[:n].copy()
 
     def _filter(self, model, seqs, idx, name, kind, profile, scalars, extra, task_rows):
         """One filter kernel over sequences ``idx`` of ``seqs``: arguments ``profile`` (device
@@ -147,10 +190,11 @@ class _CudaDevice:
         with self.timer("h2d"):
             prof = [self._up(words)] if self.warp else [self._up(a) for a in profile]
             extra = [self._up(a) for a in extra]
-        out = self.drv.mem_alloc(max(4 * n, 4))
+        out = self.buffers.get("out", 4 * n)
         args = prof + [res, offs, order, np.int32(m), *map(np.int32, scalars), *extra]
         if not self.warp:
-            args += [self.drv.mem_alloc(max(b * m * model.M, b)) for b in task_rows]
+            args += [self.buffers.get(f"rows{i}", b * m * model.M)
+                     for i, b in enumerate(task_rows)]
         self._launch(model, name, kind, m, args + [out], Q, nwords)
         return self._download(out, n)
 
@@ -200,19 +244,38 @@ class CudaProfile(_CudaProfileBackend):
         super().__init__(warp=warp, **(variant or {}))
         self.name, self.family, self.warp = name, family, warp
         self.variant = variant
+        self._device: Optional[_CudaDevice] = None   # kept across runs: the resident database
+
+    def device(self) -> "_CudaDevice":
+        if self._device is None:
+            self._device = _CudaDevice(self.warp, self.variant)
+        return self._device
 
     def run(self, job) -> Execution:
         from ..apis import cuda
         timer = cuda.EventTimer()
-        dev = _CudaDevice(self.warp, timer, self.variant)
+        dev = self.device()
         t0 = time.perf_counter()
         host = StageClock()                        # host "prep" spans; device stages: events
-        out = filter_scores(dev, job.model, job.seqs, job.kind, host)
+        dev.begin(timer)
+        dev.db, load = dev.resident.get(job)
+        try:
+            out = filter_scores(dev, job.model, job.seqs, job.kind, host, dev.db.order)
+        finally:
+            dev.db = None
         timing = dict(host.timing)
-        timing.update(timer.seconds())
+        for stage, s in timer.seconds().items():
+            timing[stage] = timing.get(stage, 0.0) + s
+        info = load_info(job, load, timing)
         return Execution(log10=np.asarray(out, np.float64), timing=timing,
                          info={"unit": "nats", "wall": time.perf_counter() - t0,
-                               "family": self.family, "launches": dev.launches})
+                               "family": self.family, "launches": dev.launches, **info})
+
+    def close(self) -> None:
+        if self._device is not None:
+            self._device.resident.clear()
+            self._device.buffers.free()
+            self._device = None
 
 
 GENERIC_SOURCE = "profile/generic.cu"
@@ -241,35 +304,57 @@ class CudaGenericProfile(_CudaProfileBackend):
     kinds = ("viterbi", "forward")
     name = "profile-cuda-ganesan"
 
+    def __init__(self):
+        super().__init__()
+        self.resident = ResidentCache(upload_database)
+
     def run(self, job) -> Execution:
         from ..apis import cuda
-        drv = cuda.driver()
         model, seqs = job.model, job.seqs
         timer, host = cuda.EventTimer(), StageClock()
         t0 = time.perf_counter()
-        with host("prep"):
-            order = np.argsort(-seqs.lengths, kind="stable").astype(np.int32)
-            loop, move = model.specials(seqs.lengths)
-            tables = generic_tables(model)
-        mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": GENERIC_THREADS,
-                                            "FORWARD": int(job.kind == "forward")})
-        with timer("h2d"):
-            bufs = [drv.to_device(np.ascontiguousarray(a)) for a in
-                    (*tables, seqs.residues, seqs.offsets, order, loop, move)]
-        out = drv.mem_alloc(max(4 * len(seqs), 4))
-        msc, isc, tr, P, res, offs, ordb, loopb, moveb = bufs
+        db, load = self.resident.get(job)
+        scores = generic_scores(db, model, db.buffers["order"], len(seqs),
+                                job.kind == "forward", timer, host)
+        timing = dict(host.timing)
+        for stage, s in timer.seconds().items():
+            timing[stage] = timing.get(stage, 0.0) + s
+        info = load_info(job, load, timing)
+        return Execution(log10=scores.astype(np.float64), timing=timing,
+                         info={"unit": "nats", "wall": time.perf_counter() - t0, **info})
+
+    def close(self) -> None:
+        self.resident.clear()
+
+
+def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
+                   scratch=None) -> np.ndarray:
+    """Generic Viterbi/Forward (float32 nats, one per sequence of the resident database
+    ``db``) of the ``n_launch`` sequences of the device launch order ``order``; the others'
+    entries are undefined."""
+    from ..apis import cuda
+    drv = cuda.driver()
+    n = db.n
+    with host("prep"):
+        loop, move = model.specials(db.seqs.lengths)
+        tables = generic_tables(model)
+    mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": GENERIC_THREADS,
+                                        "FORWARD": int(forward)})
+    with timer("h2d"):
+        bufs = [drv.to_device(np.ascontiguousarray(a)) for a in (*tables, loop, move)]
+    out = (scratch or cuda.DeviceBuffers()).get("generic_out", 4 * n)
+    msc, isc, tr, P, loopb, moveb = bufs
+    b = db.buffers
+    if n_launch:
         with timer("kernel"):
             mod.get_function("generic_dp")(
-                msc, isc, tr, P, res, offs, ordb, np.int32(len(seqs)), loopb, moveb,
-                np.float32(model.e_loop), np.float32(model.e_move), out,
-                block=(GENERIC_THREADS, 1, 1), grid=(max(1, len(seqs)), 1))
-        scores = np.empty(len(seqs), np.float32)
-        with timer("d2h"):
-            drv.memcpy_dtoh(scores, out)
-        timing = dict(host.timing)
-        timing.update(timer.seconds())
-        return Execution(log10=scores.astype(np.float64), timing=timing,
-                         info={"unit": "nats", "wall": time.perf_counter() - t0})
+                msc, isc, tr, P, b["residues"], b["offsets"], order, np.int32(n_launch), loopb,
+                moveb, np.float32(model.e_loop), np.float32(model.e_move), out,
+                block=(GENERIC_THREADS, 1, 1), grid=(max(1, n_launch), 1))
+    scores = np.empty(n, np.float32)
+    with timer("d2h"):
+        drv.memcpy_dtoh(scores, out)
+    return scores
 
 
 def backends() -> list:

@@ -383,7 +383,7 @@ def profile_cells(databases: list, models: list, kinds: list) -> list:
                     model, hmm = spec.load()
                     seqs = last.get(db)
                     axes["residues"] = seqs.n_residues
-                    return ProfileSearch(model, seqs, kind, hmm)
+                    return ProfileSearch(model, seqs, kind, hmm, database=db.sha256)
                 cells.append(cell_class(
                     name=db.name, kind="profile", loader=load,
                     description=f"{db.name} x {spec.name} (M={spec.M}) x {kind}",

@@ -25,13 +25,17 @@ def launch_order(seqs: SequenceSet, idx=None) -> np.ndarray:
     return idx[np.argsort(-seqs.lengths[idx], kind="stable")].astype(np.int32)
 
 
-def filter_scores(device, model: ProfileModel, seqs: SequenceSet, which: str, clock) -> np.ndarray:
+def filter_scores(device, model: ProfileModel, seqs: SequenceSet, which: str, clock,
+                  order=None) -> np.ndarray:
+    """``which`` scores of every sequence; ``order``: the launch order when the caller holds it
+    (a resident database's, laid out once)."""
     from cpu_reference.profile import filters as pf
     if which not in FILTER_KINDS:
         raise ValueError(f"unknown score {which!r} (one of {FILTER_KINDS})")
     L = seqs.lengths
-    with clock("prep"):
-        order = launch_order(seqs)
+    if order is None:
+        with clock("prep"):
+            order = launch_order(seqs)
     if which == "vf":
         with clock("prep"):
             move = model.word.move(L).astype(np.int16)

@@ -32,6 +32,9 @@ class ProfileSearch:
     seqs: SequenceSet
     kind: str
     hmm: Optional[object] = None          # the pyhmmer HMM (peers: pyhmmer's own filters)
+    #: the database's sha256 when ``seqs`` is a whole database of the run: device backends keep
+    #: it resident under this key across models and kinds (None: a one-off set, loaded per run)
+    database: Optional[str] = None
     #: no expected values come with a search (the runner's check reads this of every work unit)
     expected = None
 
@@ -40,7 +43,8 @@ class ProfileSearch:
             raise ValueError(f"unknown score kind {self.kind!r} (one of {', '.join(SCORE_KINDS)})")
 
     def subset(self, idx) -> "ProfileSearch":
-        """The same search on the sequences ``idx`` (in that order): sampled cross-checks."""
+        """The same search on the sequences ``idx`` (in that order): sampled cross-checks. A
+        subset is no longer the resident database."""
         return ProfileSearch(self.model, self.seqs.subset(idx), self.kind, self.hmm)
 
     @property

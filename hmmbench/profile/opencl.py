@@ -16,6 +16,7 @@ import numpy as np
 from ..backend import Backend, Execution, StageClock
 from .model import ProfileModel, SequenceSet
 from .job import refuse_kind
+from .resident import ResidentCache, load_info
 from ..apis.opencl import device_kit
 
 SOURCE = "profile/filters.cl"
@@ -28,6 +29,23 @@ class ProfileFiltersOpenCL:
     def __init__(self, device: Optional[str] = None, local_size: int = 64):
         self.kit = device_kit(device)
         self.local_size = local_size
+        self.resident = ResidentCache(self._upload_database)
+        self._db = None                       # the ResidentDatabase of the current search
+
+    def _upload_database(self, seqs, order) -> tuple:
+        """Residues, offsets and launch order as device buffers (blocking copies, timed)."""
+        import pyopencl as cl
+        flags = cl.mem_flags.READ_ONLY
+        clock = StageClock()
+        bufs = {}
+        with clock("h2d"):
+            for name, arr in (("residues", seqs.residues), ("offsets", seqs.offsets),
+                              ("order", order)):
+                arr = arr if arr.size else np.zeros(1, arr.dtype)
+                bufs[name] = cl.Buffer(self.kit.context, flags, arr.nbytes)
+                cl.enqueue_copy(self.kit.queue, bufs[name], arr)
+            self.kit.queue.finish()
+        return bufs, clock.timing
 
     def _defines(self, model: ProfileModel) -> dict:
         return {"MODEL_M": model.M, "INTERLEAVED": int(self.kit.is_gpu)}
@@ -52,6 +70,13 @@ class ProfileFiltersOpenCL:
         return ev
 
     def _common(self, seqs, idx, clock):
+        db = self._db
+        if db is not None and db.seqs is seqs:
+            b = db.buffers
+            if db.is_whole_order(idx):
+                return b["residues"], b["offsets"], b["order"]
+            with clock("h2d"):
+                return b["residues"], b["offsets"], self._buf(idx)
         with clock("h2d"):
             return self._buf(seqs.residues), self._buf(seqs.offsets), self._buf(idx)
 
@@ -103,7 +128,18 @@ class ProfileFiltersOpenCL:
         """One filter's scores for every sequence, float32 nats as HMMER/pyhmmer report."""
         from .host import filter_scores
         self._clock = clock or StageClock()
-        return filter_scores(self, model, seqs, which, self._clock)
+        order = self._db.order if self._db is not None and self._db.seqs is seqs else None
+        return filter_scores(self, model, seqs, which, self._clock, order)
+
+    def search(self, job, clock) -> tuple:
+        """(scores, info) of a ProfileSearch on its resident database."""
+        db, load = self.resident.get(job)
+        info = load_info(job, load, clock.timing)
+        self._db = db
+        try:
+            return self.scores(job.model, job.seqs, job.kind, clock), info
+        finally:
+            self._db = None
 
 
 class OpenCLProfile(Backend):
@@ -144,10 +180,14 @@ class OpenCLProfile(Backend):
     def run(self, job) -> Execution:
         clock = StageClock()
         t0 = time.perf_counter()
-        out = self.runner().scores(job.model, job.seqs, job.kind, clock)
+        out, info = self.runner().search(job, clock)
         return Execution(log10=np.asarray(out, np.float64), timing=clock.timing,
                          info={"unit": "nats", "device": self.runner().kit.label,
-                               "wall": time.perf_counter() - t0})
+                               "wall": time.perf_counter() - t0, **info})
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.resident.clear()
 
 
 def backends() -> list:

@@ -1,0 +1,86 @@
+"""A sequence database kept on a device across the cells of a run (issue 14).
+
+A search pays the database once: the first cell of a database lays it out (the length-sorted
+launch order) and uploads residues, offsets and that order; every further model and kind of the
+run reuses the device copy. The one-off cost is the ``db load`` (``prep`` = layout and staging,
+``h2d`` = the copies), reported once in the info of the run that paid it
+(``info["db_load_s"]``) and kept out of the cell's own stages, so one run gives both "first
+search" (db load + cell total) and "each further search" (cell total) figures.
+
+Cells run database-major, so each backend keeps one database (a Swiss-Prot-sized one is about
+0.2 GB on the device). A job without a database key (a sampled subset, ``hmmbench score``) is
+loaded for that run alone and its load counts in the run's own stages.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from .host import launch_order
+from .model import SequenceSet
+
+
+@dataclass
+class ResidentDatabase:
+    """One database on one device: host-side lengths and launch order, device handles."""
+    key: Optional[str]
+    seqs: SequenceSet
+    order: np.ndarray                     # int32 length-sorted launch order of every sequence
+    buffers: dict                         # "residues", "offsets", "order": device handles
+    load_s: dict = field(default_factory=dict)    # {"prep": s, "h2d": s} of the one-off load
+
+    @property
+    def n(self) -> int:
+        return len(self.seqs)
+
+    def is_whole_order(self, idx) -> bool:
+        """Whether ``idx`` is the resident launch order itself (its device copy is used)."""
+        return idx is self.order
+
+
+class ResidentCache:
+    """A backend's resident database. ``upload(seqs, order)`` puts residues, offsets and the
+    launch order on the device and returns (buffers, {"prep": s, "h2d": s}); ``loads`` counts
+    how often it ran (the tests count uploads)."""
+
+    def __init__(self, upload: Callable):
+        self._upload = upload
+        self.current: Optional[ResidentDatabase] = None
+        self.loads = 0
+
+    def get(self, job) -> tuple:
+        """(ResidentDatabase of the job's sequences, the load's seconds or None when it was
+        already resident)."""
+        key = getattr(job, "database", None)
+        cur = self.current
+        if key is not None and cur is not None and cur.key == key and cur.seqs is job.seqs:
+            return cur, None
+        self.current = None                   # free the previous database first
+        import time
+        t0 = time.perf_counter()
+        order = launch_order(job.seqs)
+        layout_s = time.perf_counter() - t0
+        buffers, seconds = self._upload(job.seqs, order)
+        self.loads += 1
+        load = {"prep": layout_s + seconds.get("prep", 0.0), "h2d": seconds.get("h2d", 0.0)}
+        db = ResidentDatabase(key, job.seqs, order, buffers, load)
+        if key is not None:
+            self.current = db
+        return db, load
+
+    def clear(self) -> None:
+        self.current = None
+
+
+def load_info(job, load: Optional[dict], timing: dict) -> dict:
+    """Where a load's seconds go: a resident database's into ``info["db_load_s"]``, a one-off
+    set's into the run's own stages (``timing`` is updated)."""
+    if load is None:
+        return {}
+    if getattr(job, "database", None) is None:
+        for stage, s in load.items():
+            timing[stage] = timing.get(stage, 0.0) + s
+        return {}
+    return {"db_load_s": dict(load)}
