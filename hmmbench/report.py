@@ -157,6 +157,13 @@ def markdown(doc_or_runs) -> str:
         for backend, status, text in notes(group):
             out.append(f"- {backend} [{status}]: {text}")
         out.append("")
+    summary = sweeps(runs)
+    if summary:
+        out.append(f"**{SWEEP_TITLE}**\n")
+        out.append("| " + " | ".join(h for h, _ in SWEEP_COLUMNS) + " |")
+        out.append("|" + "|".join("---:" if right else "---" for _, right in SWEEP_COLUMNS) + "|")
+        out.extend("| " + " | ".join(sweep_cells(x)) + " |" for x in summary)
+        out.append("")
     return "\n".join(out)
 
 
@@ -295,9 +302,62 @@ def notes(runs: list) -> list:
             bits.append(f"cross-check sampled: {r.get('n_checked')} of {r.get('pairs')} items")
         if r.get("speedup_basis") == "reference_s":
             bits.append("vs ref*: against one cold pass of the reference (it did not run here)")
+        load = info.get("db_load_s")
+        if load:
+            bits.append(f"db load {fmt_seconds(sum(load.values()))} (prep "
+                        f"{fmt_seconds(load.get('prep'))}, h2d {fmt_seconds(load.get('h2d'))}), "
+                        "once per database: a first search costs db load + total")
         if bits:
             out.append((r["backend"], r["status"], "; ".join(bits)))
     return out
+
+
+#: Columns of the sweep summary: (header, right-aligned).
+SWEEP_COLUMNS = (("database", False), ("backend", False), ("kind", False), ("models", True),
+                 ("cells", True), ("kernel", True), ("total", True), ("db load", True),
+                 ("GCUPS kernel", True), ("GCUPS total", True), ("GCUPS first", True))
+
+
+def sweeps(runs: Iterable[dict]) -> list:
+    """Aggregates of model sweeps (several models x one database, backend and kind, measured
+    runs only): summed cells, kernel and total medians, the database's one-off load; GCUPS
+    kernel = cells / kernel, total = cells / total, first = cells / (db load + total)."""
+    groups: "OrderedDict[tuple, list]" = OrderedDict()
+    loads: dict = {}
+    for r in runs:
+        load = (r.get("info") or {}).get("db_load_s")
+        if load:
+            loads[(r["dataset"], r["backend"])] = sum(load.values())
+        if r.get("model") is not None and r["status"] in ("ok", "unchecked", "peer") \
+                and (r.get("timing_s") or {}).get("total"):
+            groups.setdefault((r["dataset"], r["backend"], r.get("kind")), []).append(r)
+    out = []
+    for (dataset, backend, kind), group in groups.items():
+        if len({r.get("model") for r in group}) < 2:
+            continue
+        cells = sum(r.get("cells") or 0 for r in group)
+        kernel = sum(r["timing_s"].get("kernel") or 0.0 for r in group)
+        total = sum(r["timing_s"]["total"] for r in group)
+        load = loads.get((dataset, backend), 0.0)
+        out.append({"database": dataset, "backend": backend, "kind": kind,
+                    "models": len(group), "cells": cells, "kernel_s": kernel,
+                    "total_s": total, "db_load_s": load,
+                    "gcups_kernel": cells / kernel / 1e9 if kernel else None,
+                    "gcups_total": cells / total / 1e9,
+                    "gcups_first": cells / (total + load) / 1e9})
+    return out
+
+
+def sweep_cells(s: dict) -> list:
+    return [s["database"], s["backend"], str(s["kind"]), str(s["models"]), fmt_count(s["cells"]),
+            fmt_seconds(s["kernel_s"]), fmt_seconds(s["total_s"]),
+            fmt_seconds(s["db_load_s"]) if s["db_load_s"] else "-",
+            fmt_number(s["gcups_kernel"]), fmt_number(s["gcups_total"]),
+            fmt_number(s["gcups_first"])]
+
+
+SWEEP_TITLE = ("model sweeps: every model against the resident database, summed (GCUPS first "
+               "= with the one-off db load)")
 
 
 def _runs_and_doc(doc_or_runs) -> tuple:
@@ -326,6 +386,16 @@ def render(doc_or_runs, console=None, show_header: bool = True) -> None:
         for backend, status, text in notes(group):
             console.print(Text.assemble(("  " + backend, "bold"), (f" [{status}] ",
                                         STATUS_STYLE.get(status, "")), text))
+    summary = sweeps(runs)
+    if summary:
+        from rich.table import Table
+        t = Table(title=SWEEP_TITLE, title_justify="left", header_style="bold")
+        for header, right in SWEEP_COLUMNS:
+            t.add_column(header.replace("GCUPS ", "GCUPS\n"),
+                         justify="right" if right else "left", no_wrap=True)
+        for x in summary:
+            t.add_row(*sweep_cells(x))
+        console.print(t)
 
 
 # --- progress -------------------------------------------------------------------------------

@@ -89,7 +89,8 @@ def timed(variant, warp, fn):
     """(result, kernel seconds, launches) of fn(device) with a fresh event timer."""
     from hmmbench.apis import cuda as cuda_api
     timer = cuda_api.EventTimer()
-    dev = _CudaDevice(warp, timer, variant)
+    dev = _CudaDevice(warp, variant)
+    dev.begin(timer)
     out = fn(dev)
     sec = timer.seconds().get("kernel", float("nan"))
     return out, sec, dev.launches

@@ -126,8 +126,8 @@ class _CudaDevice:
         """Residues, offsets (resident) and the launch order ``idx``: the resident order's
         device copy, or an upload of a subset (the MSV recomputes, the pipeline's survivors)."""
         db = self.db
-        if db is None or db.seqs is not seqs:
-            raise RuntimeError("the sequences are not the resident database of this search")
+        if db is None or db.seqs is not seqs:      # a caller without a search (device drivers)
+            db, _ = self.resident.get_seqs(seqs, ("set", id(seqs)))
         b = db.buffers
         if db.is_whole_order(idx):
             return b["residues"], b["offsets"], b["order"]

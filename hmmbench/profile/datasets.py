@@ -192,6 +192,8 @@ def resolve_database(name: str):
 
 #: random-M<size>[:seed]: pyhmmer's HMM.sample; query-M<size>[:seed]: a calibrated
 #: single-sequence model (pyhmmer's Builder on a seeded background sequence, as phmmer builds)
+#: HMM files of up to this many models keep every derived profile in memory (see file_models)
+KEEP_PROFILES = 100
 MODEL_PATTERN = re.compile(r"^(random|query)-M(\d+)(?::(\d+))?$")
 MAX_MODEL_M = 100_000
 
@@ -205,14 +207,18 @@ class ModelSpec:
     description: str
     load_hmm: Callable = field(repr=False, default=None)
     aliases: tuple = ()                   # other names it answers to (HMM name, accession)
+    keep: bool = True                     # cache the derived profile (False: derive per load)
     _loaded: Optional[tuple] = field(default=None, repr=False)
 
     def load(self) -> tuple:
-        """(ProfileModel, pyhmmer HMM), cached."""
-        if self._loaded is None:
-            hmm = self.load_hmm()
-            self._loaded = (ProfileModel.from_hmm(hmm), hmm)
-        return self._loaded
+        """(ProfileModel, pyhmmer HMM), cached unless ``keep`` is off."""
+        if self._loaded is not None:
+            return self._loaded
+        hmm = self.load_hmm()
+        loaded = (ProfileModel.from_hmm(hmm), hmm)
+        if self.keep:
+            self._loaded = loaded
+        return loaded
 
     @property
     def calibrated(self) -> bool:
@@ -236,24 +242,31 @@ def _accession(hmm) -> str:
     return a.split(".")[0]
 
 
-def shipped_models() -> list:
-    """ModelSpecs of pyhmmer's shipped protein models, addressable by file stem (``PF02826``,
-    ``LuxC``; files with several models: ``RREFam/<name>``), HMM name or accession."""
+def file_models(path: str, description: str = "") -> list:
+    """ModelSpecs of every protein model of one HMM file, addressable by file stem (a file of
+    one model) or ``<stem>/<name>``, HMM name or accession."""
+    hmms = [h for h in read_hmms(path) if h.alphabet.is_amino()]
+    stem = os.path.splitext(os.path.basename(path))[0]
+    digest = _sha256_file(path)
+    # a big file (Pfam-A) keeps its HMMs, not the derived profiles of every model at once
+    keep = len(hmms) <= KEEP_PROFILES
     out = []
-    for path in model_files():
-        hmms = [h for h in read_hmms(path) if h.alphabet.is_amino()]
-        stem = os.path.splitext(os.path.basename(path))[0]
-        digest = _sha256_file(path)
-        for i, h in enumerate(hmms):
-            name = stem if len(hmms) == 1 else f"{stem}/{_model_name(h)}"
-            out.append(ModelSpec(
-                name=name, M=h.M, sha256=_sha256_json({"file": digest, "index": i}),
-                description=f"shipped with pyhmmer: {_model_name(h)} "
-                            f"{_accession(h)} (M={h.M})".replace("  ", " "),
-                aliases=tuple(a for a in (_model_name(h), _accession(h)) if a),
-                load_hmm=(lambda p=path, k=i: [x for x in read_hmms(p)
-                                               if x.alphabet.is_amino()][k])))
+    for i, h in enumerate(hmms):
+        name = stem if len(hmms) == 1 else f"{stem}/{_model_name(h)}"
+        out.append(ModelSpec(
+            name=name, M=h.M, sha256=_sha256_json({"file": digest, "index": i}),
+            description=f"{description}{_model_name(h)} {_accession(h)} (M={h.M})".replace(
+                "  ", " "),
+            aliases=tuple(a for a in (_model_name(h), _accession(h)) if a),
+            load_hmm=(lambda h=h: h), keep=keep))
     return out
+
+
+def shipped_models() -> list:
+    """ModelSpecs of pyhmmer's shipped protein models (files with several models:
+    ``RREFam/<name>``)."""
+    return [spec for path in model_files()
+            for spec in file_models(path, "shipped with pyhmmer: ")]
 
 
 def _generated_model(kind: str, M: int, seed: int) -> ModelSpec:
@@ -288,6 +301,18 @@ MODEL_PATTERNS = ("random-M<size>[:seed]", "query-M<size>[:seed]")
 def resolve_model(name: str) -> ModelSpec:
     """A model by name: shipped (file stem, HMM name or accession) or generated
     (``random-M400``, ``random-M400:7``, ``query-M400``); UnknownName otherwise."""
+    from ..errors import UserError
+    specs = resolve_models(name)
+    if len(specs) != 1:
+        raise UserError(f"model '{name}' names {len(specs)} models: give one of them "
+                        f"({', '.join(s.name for s in specs[:3])}, ...)")
+    return specs[0]
+
+
+def resolve_models(name: str) -> list:
+    """Every model a --model value names: one shipped or generated model, every model of a
+    shipped file (``RREFam``: its 10 models), or every protein model of an HMM file given by
+    path (a Pfam-A file: a sweep over thousands of models)."""
     from ..errors import UnknownName, UserError
     name = str(name).strip()
     m = MODEL_PATTERN.match(name)
@@ -298,15 +323,28 @@ def resolve_model(name: str) -> ModelSpec:
         if seed < 1:
             raise UserError(f"model '{name}': seed must be at least 1 (0 means unseeded "
                             "in pyhmmer)")
-        return _generated_model(m.group(1), M, seed)
+        return [_generated_model(m.group(1), M, seed)]
     if pyhmmer_data_dir() is None:
         raise UserError(f"model '{name}' needs pyhmmer (pip install pyhmmer); generated "
                         f"models: {', '.join(MODEL_PATTERNS)}")
+    if os.path.isfile(name):
+        try:
+            specs = file_models(name, f"from {os.path.basename(name)}: ")
+        except (ValueError, EOFError, OSError) as exc:
+            raise UserError(f"{name}: not a readable HMM file ({exc})") from None
+        if not specs:
+            raise UserError(f"{name}: no protein models in this HMM file")
+        return specs
     shipped = shipped_models()
     for spec in shipped:
         if name == spec.name or name in spec.aliases:
-            return spec
-    raise UnknownName("model", name, [s.name for s in shipped] + list(MODEL_PATTERNS))
+            return [spec]
+    in_file = [s for s in shipped if s.name.startswith(name + "/")]
+    if in_file:
+        return in_file
+    files = sorted({s.name.split("/")[0] for s in shipped if "/" in s.name})
+    raise UnknownName("model", name, [s.name for s in shipped] + files + list(MODEL_PATTERNS),
+                      hint="; an HMM file path runs every model in it")
 
 
 #: the models of `hmmbench run --workload profile` without --model

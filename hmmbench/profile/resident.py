@@ -53,19 +53,22 @@ class ResidentCache:
     def get(self, job) -> tuple:
         """(ResidentDatabase of the job's sequences, the load's seconds or None when it was
         already resident)."""
-        key = getattr(job, "database", None)
+        return self.get_seqs(job.seqs, getattr(job, "database", None))
+
+    def get_seqs(self, seqs: SequenceSet, key) -> tuple:
+        """The same for a sequence set under ``key`` (None: not kept)."""
         cur = self.current
-        if key is not None and cur is not None and cur.key == key and cur.seqs is job.seqs:
+        if key is not None and cur is not None and cur.key == key and cur.seqs is seqs:
             return cur, None
         self.current = None                   # free the previous database first
         import time
         t0 = time.perf_counter()
-        order = launch_order(job.seqs)
+        order = launch_order(seqs)
         layout_s = time.perf_counter() - t0
-        buffers, seconds = self._upload(job.seqs, order)
+        buffers, seconds = self._upload(seqs, order)
         self.loads += 1
         load = {"prep": layout_s + seconds.get("prep", 0.0), "h2d": seconds.get("h2d", 0.0)}
-        db = ResidentDatabase(key, job.seqs, order, buffers, load)
+        db = ResidentDatabase(key, seqs, order, buffers, load)
         if key is not None:
             self.current = db
         return db, load

@@ -63,7 +63,7 @@ class Profile(Workload):
         from .job import PIPELINE
         _need_pyhmmer()
         dbs = [pds.resolve_database(n) for n in (args.dataset or pds.DEFAULT_DATABASES)]
-        models = [pds.resolve_model(n) for n in (args.model or pds.DEFAULT_MODELS)]
+        models = [s for n in (args.model or pds.DEFAULT_MODELS) for s in pds.resolve_models(n)]
         kinds = parse_kinds(args.kind) or list(DEFAULT_KINDS)
         # The whole-pipeline peers get a "pipeline" cell per database x model when selected.
         if PIPELINE not in kinds and not args.kind and any(

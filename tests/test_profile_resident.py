@@ -1,0 +1,108 @@
+"""Issue 14 through the OpenCL CPU backend (profile-opencl-task): a run uploads each database
+once and every model and kind reuses it (uploads counted), the one-off load is reported apart
+from the cells' stages, and --model takes a whole HMM file (a sweep, summed in the report)."""
+from __future__ import annotations
+
+import pytest
+
+from hmmbench import cli, registry, report, results
+
+pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
+pytest.importorskip("pyopencl", reason="pyopencl not installed")
+
+from cpu_reference.profile.backends import NumpyProfile  # noqa: E402
+from hmmbench.profile import datasets as pds  # noqa: E402
+from hmmbench.profile.opencl import OpenCLProfile  # noqa: E402
+
+DB = "proteins-2e4"          # 54 proteins, 20k residues
+
+
+@pytest.fixture
+def opencl(monkeypatch, tmp_path):
+    """One profile-opencl-task instance the run uses (its upload counter is read after)."""
+    backend = OpenCLProfile()
+    if backend.unavailable_reason():
+        pytest.skip(backend.unavailable_reason())
+    monkeypatch.setattr(registry, "discover",
+                        lambda workload="pairhmm": [NumpyProfile(), backend]
+                        if workload == "profile" else [])
+    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    return backend
+
+
+def run(tmp_path, *args) -> tuple:
+    out = tmp_path / "run.json"
+    code = cli.main(["run", "--workload", "profile", "--repeat", "2", "--quiet",
+                     "--json", str(out), *args])
+    return code, (results.load(out) if out.exists() else None)
+
+
+def test_database_uploaded_once_across_models_and_kinds(opencl, tmp_path):
+    code, doc = run(tmp_path, "-d", DB, "--model", "PF02826", "--model", "LuxC",
+                    "--kind", "ssv,msv,vf", "-b", "profile-opencl-task")
+    assert code == 0
+    runs = [r for r in doc["runs"] if r["backend"] == "profile-opencl-task"]
+    assert len(runs) == 6 and all(r["status"] == "ok" for r in runs)
+    assert opencl.runner().resident.loads == 1             # 6 cells x 3 passes, one upload
+    loaded = [r for r in runs if "db_load_s" in r["info"]]
+    assert len(loaded) == 1 and loaded[0] is runs[0]
+    assert set(loaded[0]["info"]["db_load_s"]) == {"prep", "h2d"}
+    assert loaded[0]["info"]["db_load_s"]["h2d"] > 0
+    notes = [text for _, _, text in report.notes(runs)]
+    assert any("db load" in t and "first search" in t for t in notes)
+
+
+def test_a_second_database_is_a_second_upload(opencl, tmp_path):
+    code, doc = run(tmp_path, "-d", DB, "-d", "proteins-1e4:3", "--model", "PF02826",
+                    "--kind", "ssv,vf", "-b", "profile-opencl-task")
+    assert code == 0 and all(r["status"] == "ok" for r in doc["runs"])
+    assert opencl.runner().resident.loads == 2
+    assert [r["dataset"] for r in doc["runs"] if "db_load_s" in r["info"]] == \
+        [DB, "proteins-1e4:3"]
+
+
+def test_model_file_sweep_on_the_proteome(opencl, tmp_path):
+    path = next(p for p in pds.model_files() if p.endswith("RREFam.hmm"))
+    code, doc = run(tmp_path, "-d", "proteome", "--model", path, "--kind", "ssv",
+                    "-b", "profile-opencl-task")
+    assert code == 0
+    runs = doc["runs"]
+    assert len({r["model"] for r in runs}) == 10 and all(r["status"] == "ok" for r in runs)
+    assert opencl.runner().resident.loads == 1
+    (sweep,) = report.sweeps(runs)
+    assert (sweep["backend"], sweep["kind"], sweep["models"]) == ("profile-opencl-task", "ssv", 10)
+    assert sweep["cells"] == sum(r["cells"] for r in runs)
+    assert sweep["gcups_total"] == pytest.approx(
+        sweep["cells"] / sum(r["timing_s"]["total"] for r in runs) / 1e9)
+    assert sweep["db_load_s"] > 0 and sweep["gcups_first"] < sweep["gcups_total"]
+    assert "model sweeps" in report.markdown(doc)
+
+
+def test_shipped_file_stem_names_every_model_in_it():
+    specs = pds.resolve_models("RREFam")
+    assert len(specs) == 10 and all(s.name.startswith("RREFam/") for s in specs)
+    assert [s.name for s in pds.resolve_models("LuxC")] == ["LuxC"]
+
+
+@pytest.mark.parametrize("content,message", [("hello\n", "not a readable HMM file"),
+                                             ("", "not a readable HMM file")])
+def test_bad_model_file_is_one_line_exit_2(tmp_path, capsys, content, message):
+    bad = tmp_path / "bad.hmm"
+    bad.write_text(content)
+    code = cli.main(["run", "--workload", "profile", "-d", DB, "--model", str(bad),
+                     "-b", "profile-numpy", "--json", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and not (tmp_path / "x.json").exists()
+    assert len(err) == 1 and err[0].startswith("hmmbench: error: ") and message in err[0]
+
+
+def test_a_load_goes_to_info_or_to_the_stages():
+    from types import SimpleNamespace
+    from hmmbench.profile.resident import load_info
+    load = {"prep": 0.5, "h2d": 2.0}
+    timing = {"prep": 1.0, "h2d": 0.0}
+    assert load_info(SimpleNamespace(database="sha"), load, timing) == {"db_load_s": load}
+    assert timing == {"prep": 1.0, "h2d": 0.0}              # a resident load: not the cell's
+    assert load_info(SimpleNamespace(database=None), load, timing) == {}
+    assert timing == {"prep": 1.5, "h2d": 2.0}              # a one-off set pays it in its stages
+    assert load_info(SimpleNamespace(database="sha"), None, timing) == {}
