@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import sys
 
+from ..errors import UserError
 from .common import console
 
 
 def add_parser(sub) -> None:
     sp = sub.add_parser("report", help="re-render stored result files")
-    sp.add_argument("results", nargs="+")
+    sp.add_argument("results", nargs="*")
+    sp.add_argument("--summary", metavar="DIR", help="markdown tables of every result file "
+                    "under DIR/<device>/*.json (hmmbench report --summary results/ > "
+                    "results/SUMMARY.md)")
     sp.add_argument("--plot", metavar="PNG", help="also write a GCUPS bar chart (matplotlib)")
     sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
                     help="table (rich, default), markdown (for results/README.md) or csv")
@@ -20,6 +24,12 @@ def add_parser(sub) -> None:
 
 def run(args, workload) -> int:
     from .. import results
+    if args.summary:
+        from ..summary import summary_markdown
+        sys.stdout.write(summary_markdown(args.summary))
+        return 0
+    if not args.results:
+        raise UserError("report needs result files (or --summary DIR)")
     from ..report import csv_text, markdown, plot_gcups, render
     docs = [results.load(p) for p in args.results]
     runs = [r for doc in docs for r in doc["runs"]]
