@@ -4,8 +4,8 @@
 #   source .device/env.sh && bash scripts/device_cuda.sh [PHASES] [BACKEND_GLOB] [PAIRS]
 #
 # PHASES: comma list of test, check, time, sweep, profile, runner, runner-synth
-# (default test,check,time). runner: `hmmbench suite run cuda-real-sets` (every cuda-* backend on
-# tiny/10s/1m, one launch per batch; $OUT/cuda-real-sets.json); runner-synth: `hmmbench suite run
+# (default test,check,time). runner: `hmmbench suite run cuda-real-sets` (the cuda-[imw]* Ren
+# families on tiny/10s/1m, one launch per batch; $OUT/cuda-real-sets.json); runner-synth: `hmmbench suite run
 # cuda-128x256` (ren16-t1.8@1000000, one merged launch per chunk; $OUT/cuda-128x256.json).
 # check/time/sweep/profile are development drivers (unregistered variants, ncu), not suites.
 # sweep: kernel GCUPS of unregistered variants (inter-task vec/tile, block sizes, pairs per block)

@@ -138,10 +138,10 @@ SUITES = {
                    "backends": ["cuda-subwarp*"],
                    "options": {"chunking": "merged", "max-time": 2}}]},
     "cuda-real-sets": {
-        "about": "every CUDA backend on tiny, 10s and 1m, one launch per batch "
-                 "(scripts/device_cuda.sh runner)",
+        "about": "the CUDA Ren families (inter, intra, warp, multi-warp) on tiny, 10s and 1m, "
+                 "one launch per batch (scripts/device_cuda.sh runner)",
         "steps": [{"name": "cuda-real-sets", "datasets": ["tiny", "10s", "1m"],
-                   "backends": ["cuda-*"], "options": {"repeat": 2}}]},
+                   "backends": ["cuda-[imw]*"], "options": {"repeat": 2}}]},
     "cuda-128x256": {
         "about": "every CUDA backend on 10^6 pairs of 128 x 256 (Ren 2016 Table I set 8), one "
                  "merged launch per chunk (scripts/device_cuda.sh runner-synth)",
