@@ -1,8 +1,12 @@
 """``cuda-subwarp``: the gpuPairHMM-class peak CUDA backend (sub-warp groups, shuffles, bins).
 
-Kernel: ``kernels_cuda/pairhmm/subwarp.cu`` (read its header comment for the recurrence). A group of ``p``
-threads aligns one read to every haplotype of its batch; each thread keeps ``k`` read rows in
-registers, so one group covers reads up to ``p*k`` (longer reads run as several row tiles).
+Kernel: ``kernels_cuda/pairhmm/subwarp.cu`` around the body shared with OpenCL,
+``kernels_common/pairhmm/subwarp.h`` (read its header comment for the recurrence). A group of
+``p`` threads aligns one read to every haplotype of its batch; each thread keeps ``k`` read rows
+in registers, so one group covers reads up to ``p*k`` (longer reads run as several row tiles).
+Bins, configuration choice and the host's reference layout: ``subwarp_layout.py``; the float64
+rescue's configurations: ``subwarp_rescue.py``; host staging: ``subwarp_staging.py`` (all three
+shared with ``opencl-subwarp``).
 
 Work items: one per read (read, first haplotype of its batch, haplotypes in the batch, index of
 its first pair) -- a batch's pairs are read-major, so a read's pairs are contiguous; inputs under
@@ -34,12 +38,9 @@ stream), ``-p8k16`` (one fixed configuration).
 """
 from __future__ import annotations
 
-import math
-import os
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
@@ -47,51 +48,17 @@ import numpy as np
 from ..backend import Backend, Execution, Limits
 from ..apis import cuda as glue
 from .model import PairSet
+# The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
+from .subwarp_layout import (  # noqa: F401
+    DEFAULT_BINS, DEFAULT_LONG, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE,
+    SMALL_BINS, SMALL_INPUT_PAIRS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin,
+    HostLayout, bin_cells, chunk_bounds, host_layout, make_bins, read_items, table_bytes)
+from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
+from .subwarp_staging import (  # noqa: F401
+    PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, StagingSlots, chunk_sources, headroom,
+    stage, staging_offsets)
 
 SOURCE = "pairhmm/subwarp.cu"
-PAD_CODE = 5
-N_CODES = 6
-#: Largest group: the wavefront runs n + p - 1 steps.
-MAX_P = 32
-
-#: (p, k) the kernel supports: p divides 32, k a multiple of 4 up to 32.
-SUPPORTED_P = (4, 8, 16, 32)
-SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
-
-#: Default length bins for the auto backend: (largest read length, p, k[, min blocks]). Tiles
-#: with as little padding as possible, small groups for short reads (short fill and drain), and
-#: at the lengths the H200 sweep measured (docs/subwarp-notes.md) its best (p, k, min blocks):
-#: 64 p4k16/3, 128 p8k16/3, 192 p8k24, 256 p8k32, 384 p16k24, 448 p16k28, 512 p16k32, 768
-#: p32k24, 896 p32k28, 1024 p32k32 (min blocks 3 caps registers at 168: fewer moves, more warps,
-#: a gain for k <= 16 only).
-DEFAULT_BINS: tuple = (
-    (16, 4, 4), (32, 4, 8), (48, 4, 12), (64, 4, 16, 3), (80, 4, 20), (96, 4, 24),
-    (128, 8, 16, 3), (160, 8, 20), (192, 8, 24), (256, 8, 32), (320, 16, 20), (384, 16, 24),
-    (448, 16, 28), (512, 16, 32), (640, 32, 20), (768, 32, 24), (896, 32, 28), (1024, 32, 32),
-)
-#: Inputs under SMALL_INPUT_PAIRS pairs (the 10s set) leave the GPU mostly idle: each launch
-#: costs more than a tile's padding, so the auto backend uses these few bins there.
-SMALL_INPUT_PAIRS = 8192
-SMALL_BINS: tuple = ((64, 4, 16, 3), (128, 8, 16, 3), (256, 8, 32))
-#: Reads longer than the last bin: this configuration, several row tiles per read.
-DEFAULT_LONG = (32, 16)
-#: Bins without the shared-memory table keep two emissions per row in registers: k <= 16.
-NOTABLE_BINS: tuple = (
-    (16, 4, 4), (32, 4, 8), (48, 4, 12), (64, 4, 16), (128, 8, 16), (256, 16, 16), (512, 32, 16),
-)
-#: The same bins as the auto backend, in GATK's 8-instruction form (no min-blocks caps: the
-#: form needs more registers).
-GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
-#: The float64 recompute, specialized like the float32 bins: k = DOUBLE_K rows per thread (in
-#: double, k = 8 takes ~206 registers, as k = 16 does in float) and the smallest p whose tile
-#: holds the bin's reads; longer reads run multi-tile p32. Bins with the same configuration share
-#: one recompute queue (one double launch per queue and chunk).
-DOUBLE_K = 8
-
-THREADS_PER_BLOCK = 128
-#: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
-STAGING_SLOTS = 4
-PREP_THREADS = min(8, os.cpu_count() or 1)  # H100: 8 threads 1.44, 16 threads 1.38 TCUPS
 #: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int): items, range,
 #: n_max, KERNEL_ARRAYS, out, fb_queue, fb_items, scratch, scratch_stride.
 KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", "read_off",
@@ -101,218 +68,6 @@ KERNEL_SIGNATURE = "PPi" + "P" * len(KERNEL_ARRAYS) + "PPPPi"
 LAYOUT_SOURCE = "pairhmm/subwarp_layout.cu"
 LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPPP",
                      "sw_layout_scatter": "iPPPP"}
-#: Sort levels per bin (SW_LEVELS in subwarp.cuh).
-SW_LEVELS = 256
-
-
-@dataclass(frozen=True)
-class Bin:
-    lo: int   # smallest read length (inclusive)
-    hi: int   # largest read length (inclusive); multi-tile bins have no real upper limit
-    p: int
-    k: int
-    multi_tile: bool = False
-    min_blocks: int = 0   # __launch_bounds__ minimum blocks (register cap); 0: the backend's
-
-    @property
-    def label(self) -> str:
-        return f"p{self.p}k{self.k}{'-mt' if self.multi_tile else ''}[{self.lo}..{self.hi}]"
-
-
-def make_bins(table: Sequence[tuple], long_config: Optional[tuple], max_len: int) -> list[Bin]:
-    """Bins from (upper, p, k[, min blocks]) rows; longer reads go to a multi-tile bin."""
-    bins, lo = [], 1
-    for hi, p, k, *mb in table:
-        if p * k < hi:
-            raise ValueError(f"bin up to {hi} does not fit p{p}k{k} (tile {p * k})")
-        bins.append(Bin(lo, hi, p, k, min_blocks=mb[0] if mb else 0))
-        lo = hi + 1
-    if long_config is not None and max_len >= lo:
-        p, k = long_config
-        bins.append(Bin(lo, max(max_len, lo), p, k, multi_tile=True))
-    return bins
-
-
-def recompute_queues(bins: Sequence[Bin], k: int = DOUBLE_K) -> tuple[list[Bin], list[int]]:
-    """The double-precision kernels of the float64 recompute: one per distinct configuration
-    (covering the reads of every bin that feeds it), and the queue index of each bin."""
-    def config(b: Bin) -> tuple:
-        for p in SUPPORTED_P:
-            if not b.multi_tile and p * k >= b.hi:
-                return p, False
-        return MAX_P, True
-
-    queues: dict = {}
-    of = []
-    for b in bins:
-        p, multi = config(b)
-        lo, hi = queues.get((p, multi), (b.lo, b.hi))
-        queues[(p, multi)] = (min(lo, b.lo), max(hi, b.hi))
-        of.append(list(queues).index((p, multi)))
-    return [Bin(lo, hi, p, k, multi_tile=multi) for (p, multi), (lo, hi) in queues.items()], of
-
-
-def table_bytes(p: int, k: int, groups: int, double: bool = False, table: bool = True) -> int:
-    """Dynamic shared memory of one block: mirrors SW_CODE_STRIDE / SW_GROUP_STRIDE."""
-    if not table:
-        return 0
-    quad = 32 if double else 16
-    code_stride = -(-((k // 4) * p * quad) // 128) * 128 // quad
-    group_stride = N_CODES * code_stride + (64 // quad if p == 4 else 0)
-    return groups * group_stride * quad
-
-
-# ------------------------------------------------------------------------------------------------
-# Host layout (vectorized; no per-batch Python loop)
-# ------------------------------------------------------------------------------------------------
-@dataclass
-class HostLayout:
-    """The work items of batches ``b0:b1`` as the GPU layout kernels build them (the host's
-    reference: tests compare the device's items with it; the bin profile counts its cells)."""
-    items: np.ndarray          # (n_items, 4) int32: read, first hap, n haps, first pair; bin order
-    bin_ranges: list           # [(Bin, start, stop)] slices of items, non-empty bins only
-
-
-def read_items(pairs: PairSet, b0: int = 0, b1: Optional[int] = None) -> np.ndarray:
-    """One item per read of batches b0:b1, in dataset order, reads and haps numbered from the
-    range's first: (read, first hap, n haps, first pair). Built with repeats of per-batch
-    values (no gathers): this runs for every chunk of the NA12878-sized sets."""
-    b1 = pairs.n_batches if b1 is None else b1
-    br, bh = pairs.batch_reads[b0:b1 + 1], pairs.batch_haps[b0:b1 + 1]
-    nr, nh = np.diff(br), np.diff(bh)
-    n = int(br[-1] - br[0])
-    items = np.empty((n, 4), np.int32)
-    reads = np.arange(n, dtype=np.int32)
-    local = reads - np.repeat((br[:-1] - br[0]).astype(np.int32), nr)
-    items[:, 0] = reads
-    items[:, 1] = np.repeat((bh[:-1] - bh[0]).astype(np.int32), nr)
-    items[:, 2] = np.repeat(nh.astype(np.int32), nr)
-    items[:, 3] = np.repeat(pairs.batch_pairs[b0:b1].astype(np.int32), nr) + local * items[:, 2]
-    if np.any(nh == 0):  # batches without haplotypes have no pairs
-        items = items[np.repeat(nh > 0, nr)]
-    return items
-
-
-def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[int] = None,
-                per_pair: bool = False) -> HostLayout:
-    """The items of batches b0:b1 in the order sw_layout_* sorts them: by bin, then by descending
-    work level (the order inside a level is arbitrary on the GPU, dataset order here)."""
-    b1 = pairs.n_batches if b1 is None else b1
-    r0, r1 = int(pairs.batch_reads[b0]), int(pairs.batch_reads[b1])
-    h0 = int(pairs.batch_haps[b0])
-    rl = pairs.read_lengths[r0:r1]
-    if per_pair:  # straight from the PairSet's own pair arrays
-        p0, p1 = int(pairs.batch_pairs[b0]), int(pairs.batch_pairs[b1])
-        items = np.empty((p1 - p0, 4), np.int32)
-        items[:, 0] = pairs.pair_read[p0:p1] - r0
-        items[:, 1] = pairs.pair_hap[p0:p1] - h0
-        items[:, 2] = 1
-        items[:, 3] = np.arange(p0, p1, dtype=np.int32)
-    else:
-        items = read_items(pairs, b0, b1)
-    lengths = rl[items[:, 0]]
-    # Bin of each length through a lookup table (cheaper than a search per item).
-    his = np.array([b.hi for b in bins], np.int64)
-    top = int(lengths.max(initial=0))
-    bin_of = np.searchsorted(his, np.arange(top + 1), side="left").astype(np.uint8)[lengths]
-    if len(items) and int(bin_of.max()) >= len(bins):
-        raise ValueError(f"read length {int(lengths.max())} exceeds the longest bin")
-    # Radix sort by (bin, descending work): the groups of a warp then run about as many wavefront
-    # steps each (a warp runs as long as its longest group), big items start first.
-    if per_pair:
-        work = pairs.hap_lengths[h0 + items[:, 1]] + MAX_P
-    else:  # a read's work: its batch's haplotypes (same for every read of the batch)
-        nr = np.diff(pairs.batch_reads[b0:b1 + 1])
-        bh = pairs.batch_haps[b0:b1 + 1]
-        per_batch = (pairs.hap_offsets[bh[1:]] - pairs.hap_offsets[bh[:-1]]
-                     + np.diff(bh) * MAX_P)
-        work = np.repeat(per_batch, nr)
-        if len(work) != len(items):  # reads of batches without haplotypes were dropped
-            work = work[np.repeat(np.diff(bh) > 0, nr)]
-    level = np.minimum(SW_LEVELS - 1, (np.log2(np.maximum(work, 1).astype(np.float32)) * 16)
-                       .astype(np.int32))
-    key = bin_of.astype(np.int32) * SW_LEVELS + (SW_LEVELS - 1 - level)
-    order = np.argsort(key, kind="stable")
-    items = items.view(np.complex128).reshape(-1)[order].view(np.int32).reshape(-1, 4)  # 16-B rows
-    counts = np.bincount(bin_of, minlength=len(bins))
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    ranges = [(b, int(starts[i]), int(starts[i + 1])) for i, b in enumerate(bins) if counts[i]]
-    return HostLayout(items=items, bin_ranges=ranges)
-
-
-#: A chunk's raw arrays as the device gets them (one packed block, one H2D copy per chunk, each
-#: array at a 256-byte aligned offset): the PairSet's own byte slices, offsets made chunk-relative;
-#: the work items are built from them on the GPU (``subwarp_layout.cu``). ``meta`` = [n_bins,
-#: longest read of each bin, recompute queue of each bin].
-STAGED = (("read_bases", np.uint8), ("base_qual", np.uint8), ("ins_qual", np.uint8),
-          ("del_qual", np.uint8), ("gcp_qual", np.uint8), ("read_off", np.int64),
-          ("hap_bases", np.uint8), ("hap_off", np.int64), ("batch_reads", np.int64),
-          ("batch_haps", np.int64), ("batch_pairs", np.int64), ("meta", np.int32))
-#: Staging tasks of a chunk (worker threads): the big byte arrays alone, the rest together.
-STAGE_TASKS = (("read_bases",), ("base_qual",), ("ins_qual",), ("del_qual",), ("gcp_qual",),
-               ("hap_bases",), ("read_off", "hap_off", "batch_reads", "batch_haps",
-                                "batch_pairs", "meta"))
-
-
-def chunk_sources(pairs: PairSet, b0: int, b1: int, meta: np.ndarray) -> dict:
-    """{name: (source array, value subtracted or None)} of batches b0:b1 (views, no copies)."""
-    r0, r1 = int(pairs.batch_reads[b0]), int(pairs.batch_reads[b1])
-    h0, h1 = int(pairs.batch_haps[b0]), int(pairs.batch_haps[b1])
-    a0, a1 = int(pairs.read_offsets[r0]), int(pairs.read_offsets[r1])
-    c0, c1 = int(pairs.hap_offsets[h0]), int(pairs.hap_offsets[h1])
-    src = {name: (getattr(pairs, name)[a0:a1], None)
-           for name in ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual")}
-    src.update(read_off=(pairs.read_offsets[r0:r1 + 1], a0),
-               hap_bases=(pairs.hap_bases[c0:c1], None),
-               hap_off=(pairs.hap_offsets[h0:h1 + 1], c0),
-               batch_reads=(pairs.batch_reads[b0:b1 + 1], r0),
-               batch_haps=(pairs.batch_haps[b0:b1 + 1], h0),
-               batch_pairs=(pairs.batch_pairs[b0:b1 + 1], None), meta=(meta, None))
-    return src
-
-
-def staging_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple[dict, int]:
-    """{name: (byte offset, dtype)} fitting every chunk, and the slot size (from offsets only)."""
-    b = np.asarray(bounds, np.int64).reshape(-1, 2)
-    br, bh = pairs.batch_reads, pairs.batch_haps
-    r0, r1, h0, h1 = br[b[:, 0]], br[b[:, 1]], bh[b[:, 0]], bh[b[:, 1]]
-    count = {"pos": int(np.max(pairs.read_offsets[r1] - pairs.read_offsets[r0], initial=0)),
-             "read_off": int(np.max(r1 - r0, initial=0)) + 1,
-             "hap_bases": int(np.max(pairs.hap_offsets[h1] - pairs.hap_offsets[h0], initial=0)),
-             "hap_off": int(np.max(h1 - h0, initial=0)) + 1, "meta": n_meta}
-    for name in ("batch_reads", "batch_haps", "batch_pairs"):
-        count[name] = int(np.max(b[:, 1] - b[:, 0], initial=0)) + 1
-    offs, at = {}, 0
-    for name, dtype in STAGED:
-        offs[name] = (at, dtype)
-        n = count.get(name, count["pos"]) * np.dtype(dtype).itemsize
-        at += -(-max(n, 1) // 256) * 256
-    return offs, at
-
-
-def stage(sources: dict, names: Sequence[str], offs: dict, buf: np.ndarray) -> int:
-    """Copy arrays ``names`` of a chunk into its staging buffer; returns the end of the last."""
-    used = 0
-    for name in names:
-        a, base = sources[name]
-        o, dtype = offs[name]
-        nbytes = a.size * np.dtype(dtype).itemsize
-        dst = buf[o:o + nbytes].view(dtype)
-        if base is None:
-            np.copyto(dst, a, casting="same_kind")
-        else:
-            np.subtract(a, base, out=dst, casting="same_kind")
-        used = max(used, o + nbytes)
-    return used
-
-
-def headroom(nbytes: int) -> int:
-    """A buffer size of at least ``nbytes``, rounded up to a quarter octave (2^(k/4)): buffers
-    that grow with the input (pinned staging, device slots) are reallocated a few times, not on
-    every slightly larger chunk (a page-locked allocation costs milliseconds)."""
-    if nbytes <= 1 << 16:
-        return 1 << 16
-    return int(math.ceil(2 ** (math.ceil(math.log2(nbytes) * 4) / 4)))
 
 
 def busy_seconds(start, spans) -> float:
@@ -324,18 +79,6 @@ def busy_seconds(start, spans) -> float:
         total += max(0.0, t1 - max(t0, prev_end))
         prev_end = max(prev_end, t1)
     return total / 1e3
-
-
-def bin_cells(pairs: PairSet, bounds, lay: HostLayout, lo: int, hi: int) -> int:
-    """Cells of items lo:hi of a chunk's layout (for the per-bin profile only)."""
-    b0, _ = bounds
-    r0, h0 = int(pairs.batch_reads[b0]), int(pairs.batch_haps[b0])
-    it = lay.items[lo:hi].astype(np.int64)
-    m = pairs.read_lengths[r0 + it[:, 0]]
-    hl = pairs.hap_lengths
-    first = h0 + it[:, 1]
-    csum = np.concatenate([[0], np.cumsum(hl)])
-    return int(np.dot(m, csum[first + it[:, 2]] - csum[first]))
 
 
 _CLOCK = {"t": -1e9, "mhz": None}
@@ -442,10 +185,9 @@ class SubwarpBackend(Backend):
         self._streams_on = streams
         self._buffers = None
         self._streams: list = []
-        self._pinned_bufs: list = []
         self._kernels: dict = {}
-        self._workers = None
-        self.prep_threads = 0  # 0: PREP_THREADS
+        self._staging = StagingSlots(lambda n: glue.driver().pagelocked_empty(n, np.uint8),
+                                     "subwarp-prep")
         # Off: H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces; H100 (GPU layout) 1.36 vs
         # 1.25-1.44 without, within the run-to-run spread.
         self.ramp_chunks = False
@@ -456,6 +198,15 @@ class SubwarpBackend(Backend):
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
+
+    @property
+    def prep_threads(self) -> int:
+        """Host staging threads (0: PREP_THREADS); set before the first run."""
+        return self._staging.threads
+
+    @prep_threads.setter
+    def prep_threads(self, n: int) -> None:
+        self._staging.threads = n
 
     # --- availability -------------------------------------------------------------------------
     def unavailable_reason(self) -> Optional[str]:
@@ -553,22 +304,8 @@ class SubwarpBackend(Backend):
             shared_size=smem)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
-        """Batch ranges of about ``chunk_pairs`` pairs each (batches never split). With
-        ``ramp_chunks``, the first chunks are 1/8, 1/4, 1/2 of that, so the GPU starts after a
-        small first preparation instead of a full one."""
-        if pairs.n_pairs <= self.chunk_pairs:
-            return [(0, pairs.n_batches)]
-        sizes = [self.chunk_pairs >> s for s in (3, 2, 1)] if self.ramp_chunks else []
-        lead = np.cumsum([x for x in sizes if x > 0], dtype=np.int64)
-        rest = np.arange(int(lead[-1]) if len(lead) else 0, pairs.n_pairs, self.chunk_pairs)[1:]
-        targets = np.concatenate([lead, rest]) if len(lead) else \
-            np.arange(self.chunk_pairs, pairs.n_pairs, self.chunk_pairs)
-        targets = targets[targets < pairs.n_pairs]
-        cuts = np.unique(np.searchsorted(pairs.batch_pairs, targets, side="left"))
-        cuts = cuts[(cuts > 0) & (cuts < pairs.n_batches)]
-        edges = [0, *cuts.tolist(), pairs.n_batches]
-        return list(zip(edges[:-1], edges[1:]))
-
+        """Batch ranges of about ``chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""
+        return chunk_bounds(pairs, self.chunk_pairs, self.ramp_chunks)
 
     def run(self, pairs: PairSet) -> Execution:
         reason = self.refuse_reason(pairs)
@@ -601,10 +338,10 @@ class SubwarpBackend(Backend):
         units = [chunk_pairs[c] if per_pair[c] else int(br[b1] - br[b0])
                  for c, (b0, b1) in enumerate(bounds)]
         offs, slot_bytes = staging_offsets(pairs, bounds, len(meta))
-        n_slots = min(n_chunks, max(STAGING_SLOTS, (self.prep_threads or PREP_THREADS) + 2))
+        n_slots = min(n_chunks, max(STAGING_SLOTS, (self._staging.threads or PREP_THREADS) + 2))
         bufs = self._bufs()
         slot_bytes = headroom(slot_bytes)
-        pinned = self._pinned_slots(n_slots, slot_bytes)
+        pinned = self._staging.slots(n_slots, slot_bytes)
         dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
         mu, mp = headroom(max(units)), headroom(max(chunk_pairs))
         work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
@@ -651,7 +388,7 @@ class SubwarpBackend(Backend):
         bin_counts: Counter = Counter()
         futures: dict = {}
         prep_work = prep_wait = 0.0
-        pool = self._pool() if n_chunks > 1 else None
+        pool = self._staging.pool() if n_chunks > 1 else None
 
         def submit(c: int):
             if c < n_chunks and c not in futures:
@@ -796,33 +533,13 @@ class SubwarpBackend(Backend):
         info["recompute_queues"] = [q.label for q in queue_bins]
         return Execution(out, timing, n_fb, info)
 
-    def _pinned_slots(self, n: int, nbytes: int) -> list:
-        """``n`` grow-only page-locked staging buffers of at least ``nbytes`` (async H2D)."""
-        drv = glue.driver()
-        while len(self._pinned_bufs) < n:
-            self._pinned_bufs.append(None)
-        for i in range(n):
-            if self._pinned_bufs[i] is None or self._pinned_bufs[i].nbytes < nbytes:
-                self._pinned_bufs[i] = drv.pagelocked_empty(max(nbytes, 1 << 16), np.uint8)
-        return self._pinned_bufs[:n]
-
-    def _pool(self):
-        if self._workers is None:
-            from concurrent.futures import ThreadPoolExecutor
-            self._workers = ThreadPoolExecutor(max_workers=self.prep_threads or PREP_THREADS,
-                                               thread_name_prefix="subwarp-prep")
-        return self._workers
-
     def close(self) -> None:
         if self._buffers is not None:
             self._buffers.free()
             self._buffers = None
         self._streams = []
-        self._pinned_bufs = []
         self._kernels = {}
-        if self._workers is not None:
-            self._workers.shutdown()
-            self._workers = None
+        self._staging.close()
 
 
 def backends() -> list[Backend]:

@@ -1,0 +1,209 @@
+"""Sub-warp Pair-HMM: length bins, configuration choice and the host layout (API-free).
+
+Shared by ``cuda-subwarp`` (``cuda_subwarp.py``) and ``opencl-subwarp`` (``opencl_subwarp.py``):
+a group of ``p`` work-items aligns one read to every haplotype of its batch, each keeping ``k``
+read rows in registers, so one group covers reads up to ``p*k``. Work items are partitioned by
+read length into bins (each runs the (p, k) kernel specialized for it) and ordered inside a bin by
+descending work. ``host_layout`` builds that order on the host (the OpenCL backend's layout; the
+CUDA backend builds it on the GPU and tests compare the two); ``chunk_bounds`` cuts large inputs
+into chunks of whole batches.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .model import PairSet
+
+PAD_CODE = 5
+N_CODES = 6
+#: Largest group: the wavefront runs n + p - 1 steps.
+MAX_P = 32
+
+#: (p, k) the kernel supports: p divides 32, k a multiple of 4 up to 32.
+SUPPORTED_P = (4, 8, 16, 32)
+SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
+
+#: Default length bins for the auto backend: (largest read length, p, k[, min blocks]). Tiles
+#: with as little padding as possible, small groups for short reads (short fill and drain), and
+#: at the lengths the H200 sweep measured (docs/subwarp-notes.md) its best (p, k, min blocks):
+#: 64 p4k16/3, 128 p8k16/3, 192 p8k24, 256 p8k32, 384 p16k24, 448 p16k28, 512 p16k32, 768
+#: p32k24, 896 p32k28, 1024 p32k32 (min blocks 3 caps registers at 168: fewer moves, more warps,
+#: a gain for k <= 16 only).
+DEFAULT_BINS: tuple = (
+    (16, 4, 4), (32, 4, 8), (48, 4, 12), (64, 4, 16, 3), (80, 4, 20), (96, 4, 24),
+    (128, 8, 16, 3), (160, 8, 20), (192, 8, 24), (256, 8, 32), (320, 16, 20), (384, 16, 24),
+    (448, 16, 28), (512, 16, 32), (640, 32, 20), (768, 32, 24), (896, 32, 28), (1024, 32, 32),
+)
+#: Inputs under SMALL_INPUT_PAIRS pairs (the 10s set) leave the GPU mostly idle: each launch
+#: costs more than a tile's padding, so the auto backend uses these few bins there.
+SMALL_INPUT_PAIRS = 8192
+SMALL_BINS: tuple = ((64, 4, 16, 3), (128, 8, 16, 3), (256, 8, 32))
+#: Reads longer than the last bin: this configuration, several row tiles per read.
+DEFAULT_LONG = (32, 16)
+#: Bins without the shared-memory table keep two emissions per row in registers: k <= 16.
+NOTABLE_BINS: tuple = (
+    (16, 4, 4), (32, 4, 8), (48, 4, 12), (64, 4, 16), (128, 8, 16), (256, 16, 16), (512, 32, 16),
+)
+#: The same bins as the auto backend, in GATK's 8-instruction form (no min-blocks caps: the
+#: form needs more registers).
+GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
+
+#: Work-items per block (work-group) of the bin kernels.
+THREADS_PER_BLOCK = 128
+#: Sort levels per bin (SW_LEVELS in the kernel's header).
+SW_LEVELS = 256
+
+
+@dataclass(frozen=True)
+class Bin:
+    lo: int   # smallest read length (inclusive)
+    hi: int   # largest read length (inclusive); multi-tile bins have no real upper limit
+    p: int
+    k: int
+    multi_tile: bool = False
+    min_blocks: int = 0   # __launch_bounds__ minimum blocks (register cap); 0: the backend's
+
+    @property
+    def label(self) -> str:
+        return f"p{self.p}k{self.k}{'-mt' if self.multi_tile else ''}[{self.lo}..{self.hi}]"
+
+
+def make_bins(table: Sequence[tuple], long_config: Optional[tuple], max_len: int) -> list[Bin]:
+    """Bins from (upper, p, k[, min blocks]) rows; longer reads go to a multi-tile bin."""
+    bins, lo = [], 1
+    for hi, p, k, *mb in table:
+        if p * k < hi:
+            raise ValueError(f"bin up to {hi} does not fit p{p}k{k} (tile {p * k})")
+        bins.append(Bin(lo, hi, p, k, min_blocks=mb[0] if mb else 0))
+        lo = hi + 1
+    if long_config is not None and max_len >= lo:
+        p, k = long_config
+        bins.append(Bin(lo, max(max_len, lo), p, k, multi_tile=True))
+    return bins
+
+
+
+def table_bytes(p: int, k: int, groups: int, double: bool = False, table: bool = True) -> int:
+    """Dynamic shared memory of one block: mirrors SW_CODE_STRIDE / SW_GROUP_STRIDE."""
+    if not table:
+        return 0
+    quad = 32 if double else 16
+    code_stride = -(-((k // 4) * p * quad) // 128) * 128 // quad
+    group_stride = N_CODES * code_stride + (64 // quad if p == 4 else 0)
+    return groups * group_stride * quad
+
+
+# ------------------------------------------------------------------------------------------------
+# Host layout (vectorized; no per-batch Python loop)
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class HostLayout:
+    """The work items of batches ``b0:b1`` as the GPU layout kernels build them (the host's
+    reference: tests compare the device's items with it; the bin profile counts its cells)."""
+    items: np.ndarray          # (n_items, 4) int32: read, first hap, n haps, first pair; bin order
+    bin_ranges: list           # [(Bin, start, stop)] slices of items, non-empty bins only
+
+
+def read_items(pairs: PairSet, b0: int = 0, b1: Optional[int] = None) -> np.ndarray:
+    """One item per read of batches b0:b1, in dataset order, reads and haps numbered from the
+    range's first: (read, first hap, n haps, first pair). Built with repeats of per-batch
+    values (no gathers): this runs for every chunk of the NA12878-sized sets."""
+    b1 = pairs.n_batches if b1 is None else b1
+    br, bh = pairs.batch_reads[b0:b1 + 1], pairs.batch_haps[b0:b1 + 1]
+    nr, nh = np.diff(br), np.diff(bh)
+    n = int(br[-1] - br[0])
+    items = np.empty((n, 4), np.int32)
+    reads = np.arange(n, dtype=np.int32)
+    local = reads - np.repeat((br[:-1] - br[0]).astype(np.int32), nr)
+    items[:, 0] = reads
+    items[:, 1] = np.repeat((bh[:-1] - bh[0]).astype(np.int32), nr)
+    items[:, 2] = np.repeat(nh.astype(np.int32), nr)
+    items[:, 3] = np.repeat(pairs.batch_pairs[b0:b1].astype(np.int32), nr) + local * items[:, 2]
+    if np.any(nh == 0):  # batches without haplotypes have no pairs
+        items = items[np.repeat(nh > 0, nr)]
+    return items
+
+
+def host_layout(pairs: PairSet, bins: Sequence[Bin], b0: int = 0, b1: Optional[int] = None,
+                per_pair: bool = False) -> HostLayout:
+    """The items of batches b0:b1 in the order sw_layout_* sorts them: by bin, then by descending
+    work level (the order inside a level is arbitrary on the GPU, dataset order here)."""
+    b1 = pairs.n_batches if b1 is None else b1
+    r0, r1 = int(pairs.batch_reads[b0]), int(pairs.batch_reads[b1])
+    h0 = int(pairs.batch_haps[b0])
+    rl = pairs.read_lengths[r0:r1]
+    if per_pair:  # straight from the PairSet's own pair arrays
+        p0, p1 = int(pairs.batch_pairs[b0]), int(pairs.batch_pairs[b1])
+        items = np.empty((p1 - p0, 4), np.int32)
+        items[:, 0] = pairs.pair_read[p0:p1] - r0
+        items[:, 1] = pairs.pair_hap[p0:p1] - h0
+        items[:, 2] = 1
+        items[:, 3] = np.arange(p0, p1, dtype=np.int32)
+    else:
+        items = read_items(pairs, b0, b1)
+    lengths = rl[items[:, 0]]
+    # Bin of each length through a lookup table (cheaper than a search per item).
+    his = np.array([b.hi for b in bins], np.int64)
+    top = int(lengths.max(initial=0))
+    bin_of = np.searchsorted(his, np.arange(top + 1), side="left").astype(np.uint8)[lengths]
+    if len(items) and int(bin_of.max()) >= len(bins):
+        raise ValueError(f"read length {int(lengths.max())} exceeds the longest bin")
+    # Radix sort by (bin, descending work): the groups of a warp then run about as many wavefront
+    # steps each (a warp runs as long as its longest group), big items start first.
+    if per_pair:
+        work = pairs.hap_lengths[h0 + items[:, 1]] + MAX_P
+    else:  # a read's work: its batch's haplotypes (same for every read of the batch)
+        nr = np.diff(pairs.batch_reads[b0:b1 + 1])
+        bh = pairs.batch_haps[b0:b1 + 1]
+        per_batch = (pairs.hap_offsets[bh[1:]] - pairs.hap_offsets[bh[:-1]]
+                     + np.diff(bh) * MAX_P)
+        work = np.repeat(per_batch, nr)
+        if len(work) != len(items):  # reads of batches without haplotypes were dropped
+            work = work[np.repeat(np.diff(bh) > 0, nr)]
+    level = np.minimum(SW_LEVELS - 1, (np.log2(np.maximum(work, 1).astype(np.float32)) * 16)
+                       .astype(np.int32))
+    key = bin_of.astype(np.int32) * SW_LEVELS + (SW_LEVELS - 1 - level)
+    order = np.argsort(key, kind="stable")
+    items = items.view(np.complex128).reshape(-1)[order].view(np.int32).reshape(-1, 4)  # 16-B rows
+    counts = np.bincount(bin_of, minlength=len(bins))
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    ranges = [(b, int(starts[i]), int(starts[i + 1])) for i, b in enumerate(bins) if counts[i]]
+    return HostLayout(items=items, bin_ranges=ranges)
+
+
+#: A chunk's raw arrays as the device gets them (one packed block, one H2D copy per chunk, each
+#: array at a 256-byte aligned offset): the PairSet's own byte slices, offsets made chunk-relative;
+
+
+def bin_cells(pairs: PairSet, bounds, lay: HostLayout, lo: int, hi: int) -> int:
+    """Cells of items lo:hi of a chunk's layout (for the per-bin profile only)."""
+    b0, _ = bounds
+    r0, h0 = int(pairs.batch_reads[b0]), int(pairs.batch_haps[b0])
+    it = lay.items[lo:hi].astype(np.int64)
+    m = pairs.read_lengths[r0 + it[:, 0]]
+    hl = pairs.hap_lengths
+    first = h0 + it[:, 1]
+    csum = np.concatenate([[0], np.cumsum(hl)])
+    return int(np.dot(m, csum[first + it[:, 2]] - csum[first]))
+
+
+
+def chunk_bounds(pairs: PairSet, chunk_pairs: int, ramp: bool = False) -> list[tuple[int, int]]:
+    """Batch ranges of about ``chunk_pairs`` pairs each (batches never split). With ``ramp``, the
+    first chunks are 1/8, 1/4, 1/2 of that, so the device starts after a small first preparation
+    instead of a full one."""
+    if pairs.n_pairs <= chunk_pairs:
+        return [(0, pairs.n_batches)]
+    sizes = [chunk_pairs >> s for s in (3, 2, 1)] if ramp else []
+    lead = np.cumsum([x for x in sizes if x > 0], dtype=np.int64)
+    rest = np.arange(int(lead[-1]) if len(lead) else 0, pairs.n_pairs, chunk_pairs)[1:]
+    targets = np.concatenate([lead, rest]) if len(lead) else \
+        np.arange(chunk_pairs, pairs.n_pairs, chunk_pairs)
+    targets = targets[targets < pairs.n_pairs]
+    cuts = np.unique(np.searchsorted(pairs.batch_pairs, targets, side="left"))
+    cuts = cuts[(cuts > 0) & (cuts < pairs.n_batches)]
+    edges = [0, *cuts.tolist(), pairs.n_batches]
+    return list(zip(edges[:-1], edges[1:]))

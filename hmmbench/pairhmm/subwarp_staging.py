@@ -1,0 +1,131 @@
+"""Sub-warp Pair-HMM: the host staging pipeline (API-free).
+
+A chunk's raw arrays (byte slices of the PairSet, offsets made chunk-relative) are copied into one
+staging buffer per chunk (``stage``, at the offsets of ``staging_offsets``) by worker threads, one
+task per big array (``STAGE_TASKS``); numpy frees the GIL, so several chunks are staged while the
+device works on earlier ones. ``StagingSlots`` owns the reusable buffers (page-locked where the API
+allocates them so) and the thread pool.
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .model import PairSet
+
+#: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
+STAGING_SLOTS = 4
+PREP_THREADS = min(8, os.cpu_count() or 1)  # H100: 8 threads 1.44, 16 threads 1.38 TCUPS
+
+
+#: A chunk's raw arrays as the device gets them (one packed block, one H2D copy per chunk, each
+#: array at a 256-byte aligned offset): the PairSet's own byte slices, offsets made chunk-relative;
+#: the work items are built from them on the GPU (``subwarp_layout.cu``). ``meta`` = [n_bins,
+#: longest read of each bin, recompute queue of each bin].
+STAGED = (("read_bases", np.uint8), ("base_qual", np.uint8), ("ins_qual", np.uint8),
+          ("del_qual", np.uint8), ("gcp_qual", np.uint8), ("read_off", np.int64),
+          ("hap_bases", np.uint8), ("hap_off", np.int64), ("batch_reads", np.int64),
+          ("batch_haps", np.int64), ("batch_pairs", np.int64), ("meta", np.int32))
+#: Staging tasks of a chunk (worker threads): the big byte arrays alone, the rest together.
+STAGE_TASKS = (("read_bases",), ("base_qual",), ("ins_qual",), ("del_qual",), ("gcp_qual",),
+               ("hap_bases",), ("read_off", "hap_off", "batch_reads", "batch_haps",
+                                "batch_pairs", "meta"))
+
+
+def chunk_sources(pairs: PairSet, b0: int, b1: int, meta: np.ndarray) -> dict:
+    """{name: (source array, value subtracted or None)} of batches b0:b1 (views, no copies)."""
+    r0, r1 = int(pairs.batch_reads[b0]), int(pairs.batch_reads[b1])
+    h0, h1 = int(pairs.batch_haps[b0]), int(pairs.batch_haps[b1])
+    a0, a1 = int(pairs.read_offsets[r0]), int(pairs.read_offsets[r1])
+    c0, c1 = int(pairs.hap_offsets[h0]), int(pairs.hap_offsets[h1])
+    src = {name: (getattr(pairs, name)[a0:a1], None)
+           for name in ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual")}
+    src.update(read_off=(pairs.read_offsets[r0:r1 + 1], a0),
+               hap_bases=(pairs.hap_bases[c0:c1], None),
+               hap_off=(pairs.hap_offsets[h0:h1 + 1], c0),
+               batch_reads=(pairs.batch_reads[b0:b1 + 1], r0),
+               batch_haps=(pairs.batch_haps[b0:b1 + 1], h0),
+               batch_pairs=(pairs.batch_pairs[b0:b1 + 1], None), meta=(meta, None))
+    return src
+
+
+def staging_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple[dict, int]:
+    """{name: (byte offset, dtype)} fitting every chunk, and the slot size (from offsets only)."""
+    b = np.asarray(bounds, np.int64).reshape(-1, 2)
+    br, bh = pairs.batch_reads, pairs.batch_haps
+    r0, r1, h0, h1 = br[b[:, 0]], br[b[:, 1]], bh[b[:, 0]], bh[b[:, 1]]
+    count = {"pos": int(np.max(pairs.read_offsets[r1] - pairs.read_offsets[r0], initial=0)),
+             "read_off": int(np.max(r1 - r0, initial=0)) + 1,
+             "hap_bases": int(np.max(pairs.hap_offsets[h1] - pairs.hap_offsets[h0], initial=0)),
+             "hap_off": int(np.max(h1 - h0, initial=0)) + 1, "meta": n_meta}
+    for name in ("batch_reads", "batch_haps", "batch_pairs"):
+        count[name] = int(np.max(b[:, 1] - b[:, 0], initial=0)) + 1
+    offs, at = {}, 0
+    for name, dtype in STAGED:
+        offs[name] = (at, dtype)
+        n = count.get(name, count["pos"]) * np.dtype(dtype).itemsize
+        at += -(-max(n, 1) // 256) * 256
+    return offs, at
+
+
+def stage(sources: dict, names: Sequence[str], offs: dict, buf: np.ndarray) -> int:
+    """Copy arrays ``names`` of a chunk into its staging buffer; returns the end of the last."""
+    used = 0
+    for name in names:
+        a, base = sources[name]
+        o, dtype = offs[name]
+        nbytes = a.size * np.dtype(dtype).itemsize
+        dst = buf[o:o + nbytes].view(dtype)
+        if base is None:
+            np.copyto(dst, a, casting="same_kind")
+        else:
+            np.subtract(a, base, out=dst, casting="same_kind")
+        used = max(used, o + nbytes)
+    return used
+
+
+def headroom(nbytes: int) -> int:
+    """A buffer size of at least ``nbytes``, rounded up to a quarter octave (2^(k/4)): buffers
+    that grow with the input (pinned staging, device slots) are reallocated a few times, not on
+    every slightly larger chunk (a page-locked allocation costs milliseconds)."""
+    if nbytes <= 1 << 16:
+        return 1 << 16
+    return int(math.ceil(2 ** (math.ceil(math.log2(nbytes) * 4) / 4)))
+
+
+
+class StagingSlots:
+    """Grow-only staging buffers (from ``alloc(nbytes)``: page-locked for async copies) and the
+    worker threads that fill them."""
+
+    def __init__(self, alloc: Callable[[int], np.ndarray], thread_prefix: str):
+        self._alloc = alloc
+        self._prefix = thread_prefix
+        self._bufs: list = []
+        self._workers = None
+        self.threads = 0  # 0: PREP_THREADS
+
+    def slots(self, n: int, nbytes: int) -> list:
+        """``n`` buffers of at least ``nbytes`` (reallocated only when too small)."""
+        while len(self._bufs) < n:
+            self._bufs.append(None)
+        for i in range(n):
+            if self._bufs[i] is None or self._bufs[i].nbytes < nbytes:
+                self._bufs[i] = self._alloc(max(nbytes, 1 << 16))
+        return self._bufs[:n]
+
+    def pool(self):
+        if self._workers is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._workers = ThreadPoolExecutor(max_workers=self.threads or PREP_THREADS,
+                                               thread_name_prefix=self._prefix)
+        return self._workers
+
+    def close(self) -> None:
+        self._bufs = []
+        if self._workers is not None:
+            self._workers.shutdown()
+            self._workers = None
