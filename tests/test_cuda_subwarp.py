@@ -20,6 +20,7 @@ from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
 from pairgen import ragged_pairs
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels_cuda"
+INCLUDES = [f"-I{d}" for d in glue.include_dirs(sw.SOURCE)]
 TOL = 1e-4
 
 
@@ -173,7 +174,7 @@ def test_every_specialization_compiles_for_sm90(tmp_path):
 
     def build(i_d):
         i, d = i_d
-        cmd = ["nvcc", "-arch=sm_90", "-cubin", "-O3", f"-I{KERNELS}", "-Xptxas", "-v",
+        cmd = ["nvcc", "-arch=sm_90", "-cubin", "-O3", *INCLUDES, "-Xptxas", "-v",
                *glue.define_flags(d), "-o", str(tmp_path / f"k{i}.cubin"),
                str(KERNELS / sw.SOURCE)]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -186,7 +187,7 @@ def test_every_specialization_compiles_for_sm90(tmp_path):
             if d["SW_DOUBLE"]:  # the recompute kernels fit their registers (float k=32 spills
                 # ~300 bytes in the setup only, see docs/subwarp-notes.md)
                 assert "spill" not in r.stderr.replace(" 0 bytes spill", ""), (d, r.stderr[-800:])
-    r = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-O3", f"-I{KERNELS}", "-o",
+    r = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-O3", *INCLUDES, "-o",
                         str(tmp_path / "layout.cubin"), str(KERNELS / sw.LAYOUT_SOURCE)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -1,329 +1,56 @@
-// Sub-warp Pair-HMM forward kernel (gpuPairHMM class): a group of SW_P threads aligns one read to
-// each haplotype of its batch; thread t keeps read rows t*SW_K .. t*SW_K+SW_K-1 of the current
-// row tile in registers; the wavefront runs along the haplotype (thread t is one column behind
-// thread t-1); the last row's M/I/D and the haplotype code move to the next thread with
-// __shfl_up_sync. No shared or global memory in the inner loop except the emission table.
-//
-// Reformulated recurrence (SW_SCALED=1, 6 floating-point instructions per cell). With GATK's
-//   M[i][j] = e_ij (mm_i M[i-1][j-1] + gm_i (I[i-1][j-1] + D[i-1][j-1]))
-//   I[i][j] = mi_i M[i-1][j] + ii_i I[i-1][j]
-//   D[i][j] = md_i M[i][j-1] + dd_i D[i][j-1]        (ii_i = dd_i = gap_i, gm_i = 1 - gap_i)
-// the kernel keeps X[i] = s_i M[i] (s_i = mi_{i+1}; 1 on the last row), I unscaled and
-// Dp[i] = gm_{i+1} D[i] (0 on the last row), so that
-//   X[i][j]  = E_i[h_j] * fma(A_i, X[i-1][j-1], fma(gm_i, I[i-1][j-1], Dp[i-1][j-1]))   3 ops
-//   I[i][j]  = fma(gap_i, I[i-1][j], X[i-1][j])                                        1 op
-//   Dp[i][j] = fma(gap_i, Dp[i][j-1], Cd_i * X[i][j-1])                                 2 ops
-// with E_i[c] = s_i * emission(c), A_i = mm_i / mi_i, Cd_i = gm_{i+1} md_i / s_i. Every product
-// reproduces GATK's term exactly (up to rounding), for per-position qualities of any kind.
-// Rows past the read's end (bin padding) are identity rows (E = 0, A = gm = Cd = 0, gap = 1):
-// the first one turns into I = M[m] + I[m], later ones pass it down, so the group's last row
-// always holds the column's contribution M[m][j] + I[m][j] in X + I.
-// SW_SCALED=0 keeps GATK's form (X = M, Dp = D, A = mm, Cd = md; 8 instructions per cell) so the
-// benchmark can show what the reformulation buys.
-#include "subwarp.cuh"
+// Sub-warp Pair-HMM forward kernel, CUDA's spelling of kernels_common/pairhmm/subwarp.h (the
+// recurrence and its header comment live there, shared with kernels_opencl/pairhmm/subwarp.cl).
+// Groups of SW_P lanes exchange with __shfl_up_sync under their group mask; the emission table is
+// dynamic shared memory (the host sizes it); results are log10 written in place, float32
+// underflows queued on the device for the double-precision recompute.
+#define SW_FN __device__ __forceinline__
+#define SW_KERNEL(name) extern "C" __global__ void __launch_bounds__(SW_BLOCK, SW_MIN_BLOCKS) name
+#define SW_IN(T) const T* __restrict__
+#define SW_OUT(T) T* __restrict__
+#define SW_GLOBAL
+#define SW_TABLE_MEM
+#define SW_TABLE_DECL(name) extern __shared__ RealQuad name[]
+#define SW_ALIGNED(n) __align__(n)
+#define SW_I64 long long
+#define SW_LOCAL_ID threadIdx.x
+#define SW_GROUP_ID blockIdx.x
+#define SW_NUM_GROUPS gridDim.x
+#define SW_GROUP_SYNC() __syncwarp(group_mask)
+#define SW_SHIFT_UP(ux, ui, ud, c, x, i, d)              \
+    do {                                                 \
+        ux = __shfl_up_sync(group_mask, (x), 1, SW_P);   \
+        ui = __shfl_up_sync(group_mask, (i), 1, SW_P);   \
+        ud = __shfl_up_sync(group_mask, (d), 1, SW_P);   \
+        c = __shfl_up_sync(group_mask, (c), 1, SW_P);    \
+    } while (0)
+#define SW_ASSUME(cond) __builtin_assume(cond)
+#define SW_EXP10F(x) exp10f(x)
+#define SW_EXP10D(x) exp10(x)
+#define SW_KERNEL_PROLOGUE
+#define SW_RESULT_PARAMS \
+    double* __restrict__ out, int* __restrict__ fb_queue, SwItem* __restrict__ fb_items
 
-// Shared-memory emission table, per group: quads of 4 rows, index (code, quad, lane) so that the
-// lanes of a group read consecutive 16-byte words (no bank conflicts for any mix of codes).
-struct __align__(4 * sizeof(real_t)) RealQuad {
-    real_t v[4];
-};
-#if SW_EMIS_TABLE
-// Code stride padded to 128 bytes; groups of 4 lanes staggered by 64 bytes so two groups sharing
-// a quarter-warp use the other half of the banks.
-#define SW_CODE_STRIDE ((SW_Q * SW_P * (int)sizeof(RealQuad) + 127) / 128 * 128 / (int)sizeof(RealQuad))
-#define SW_GROUP_STRIDE (SW_CODES * SW_CODE_STRIDE + (SW_P == 4 ? 64 / (int)sizeof(RealQuad) : 0))
-#endif
-
-__device__ __forceinline__ real_t phred_to_prob(int q) {
-    return sw_exp10((real_t)(-0.1) * (real_t)q);
-}
-
-// Per-row coefficients of one thread's rows (arrays indexed only by unrolled constants).
-struct Rows {
-    real_t A[SW_K], gm[SW_K], gap[SW_K], Cd[SW_K];
-#if !SW_SCALED
-    real_t mi[SW_K];
-#endif
-#if !SW_EMIS_TABLE
-    real_t em_match[SW_K], em_mismatch[SW_K];
-    unsigned match_bits[SW_K];  // bit c set when hap code c matches this row's read base
-#endif
-};
-
-// Fill the thread's rows (read positions row0 .. row0+SW_K-1) and, with the table, its part of
-// the group's emission table.
-__device__ __forceinline__ void setup_rows(Rows& R, RealQuad* tbl_lane, int row0, int m,
-        const unsigned char* __restrict__ bases, const unsigned char* __restrict__ bq,
-        const unsigned char* __restrict__ iq, const unsigned char* __restrict__ dq,
-        const unsigned char* __restrict__ gq) {
-#if SW_EMIS_TABLE
-    real_t emis[SW_CODES][SW_K];
-#endif
-#pragma unroll
-    for (int r = 0; r < SW_K; ++r) {
-        const int pos = row0 + r;
-        real_t A = 0, gm = 0, gap = 1, Cd = 0, match = 0, mismatch = 0;
-#if !SW_SCALED
-        real_t mi_row = 1;
-#endif
-        int rb = SW_N_CODE;
-        if (pos < m) {
-            const real_t e = phred_to_prob(bq[pos]);
-            const real_t mi = phred_to_prob(iq[pos]);
-            const real_t md = phred_to_prob(dq[pos]);
-            gap = phred_to_prob(gq[pos]);
-            gm = (real_t)1 - gap;
-#if SW_SCALED
-            // GATK4 clamps M->M at 0 (only bites when ins + del error > 1).
-            A = ((real_t)1 - min((real_t)1, mi + md)) / mi;
-            real_t s = 1, gm_next = 0;
-            if (pos + 1 < m) {
-                s = phred_to_prob(iq[pos + 1]);
-                gm_next = (real_t)1 - phred_to_prob(gq[pos + 1]);
-            }
-            Cd = gm_next * md / s;
-#else
-            const real_t s = 1;
-            A = (real_t)1 - min((real_t)1, mi + md);
-            Cd = md;
-            mi_row = mi;
-#endif
-            rb = bases[pos];
-            match = ((real_t)1 - e) * s;
-            mismatch = rb == SW_N_CODE ? match : e / (real_t)3 * s;
-        }
-        R.A[r] = A; R.gm[r] = gm; R.gap[r] = gap; R.Cd[r] = Cd;
-#if !SW_SCALED
-        R.mi[r] = mi_row;
-#endif
-#if SW_EMIS_TABLE
-#pragma unroll
-        for (int c = 0; c < 4; ++c) emis[c][r] = rb == c ? match : mismatch;
-        emis[SW_N_CODE][r] = match;
-        emis[SW_PAD_CODE][r] = 0;
-#else
-        R.em_match[r] = match;
-        R.em_mismatch[r] = mismatch;
-        R.match_bits[r] = rb == SW_N_CODE ? 0x1Fu : ((1u << rb) | (1u << SW_N_CODE));
-#endif
-    }
-#if SW_EMIS_TABLE
-#pragma unroll
-    for (int c = 0; c < SW_CODES; ++c)
-#pragma unroll
-        for (int q = 0; q < SW_Q; ++q) {
-            RealQuad v;
-#pragma unroll
-            for (int u = 0; u < 4; ++u) v.v[u] = emis[c][4 * q + u];
-            tbl_lane[c * SW_CODE_STRIDE + q * SW_P] = v;
-        }
-#endif
-}
-
-extern "C" __global__ void __launch_bounds__(SW_BLOCK, SW_MIN_BLOCKS)
-subwarp_forward(const SwItem* __restrict__ items, const int* __restrict__ range, int n_max,
-                const unsigned char* __restrict__ read_bases,
-                const unsigned char* __restrict__ base_q, const unsigned char* __restrict__ ins_q,
-                const unsigned char* __restrict__ del_q, const unsigned char* __restrict__ gcp_q,
-                const long long* __restrict__ read_off,
-                const unsigned char* __restrict__ hap_bases, const long long* __restrict__ hap_off,
-                double* __restrict__ out, int* __restrict__ fb_queue,
-                SwItem* __restrict__ fb_items,
-                RealQuad* __restrict__ scratch, int scratch_stride) {
-    const int lane = threadIdx.x % SW_P;
-    const int group = threadIdx.x / SW_P;
-    const unsigned group_mask = (SW_P == 32 ? 0xffffffffu
-                                 : ((1u << SW_P) - 1u) << (threadIdx.x % 32 / SW_P * SW_P));
-#if SW_EMIS_TABLE
-    extern __shared__ RealQuad table[];  // SW_GROUPS * SW_GROUP_STRIDE quads (host sizes it)
-    RealQuad* const tbl_lane = table + group * SW_GROUP_STRIDE + lane;
-#else
-    RealQuad* const tbl_lane = nullptr;
-#endif
-#if SW_MULTI_TILE
-    RealQuad* const scratch_group = scratch
-        + (long long)(blockIdx.x * SW_GROUPS + group) * scratch_stride;
-#endif
-    Rows R;
-    // Items range[0] .. range[0] + range[1] - 1 (both written on the device: by the layout
-    // kernels for a bin, by the float32 kernels for a recompute queue; no host round trip).
-    const int first = range[0];
-    const int n_items = min(range[1], n_max);
-
-    // Grid-stride over items: one item (read x its haplotypes) per group at a time.
-    for (int it = blockIdx.x * SW_GROUPS + group; it < n_items; it += gridDim.x * SW_GROUPS) {
-        const SwItem item = items[first + it];
-        const long long rs = read_off[item.read];
-        const int m = (int)(read_off[item.read + 1] - rs);
-        // The host routes only reads of this bin here (lets the compiler drop dead padding code).
-        __builtin_assume(m >= SW_BIN_MIN && m <= SW_BIN_MAX);
-        const unsigned char* const rb = read_bases + rs;
-        const unsigned char* const bq = base_q + rs;
-        const unsigned char* const iq = ins_q + rs;
-        const unsigned char* const dq = del_q + rs;
-        const unsigned char* const gq = gcp_q + rs;
-        const int n_tiles = SW_MULTI_TILE ? (m + SW_TILE - 1) / SW_TILE : 1;
-#if !SW_MULTI_TILE
-        setup_rows(R, tbl_lane, lane * SW_K, m, rb, bq, iq, dq, gq);
-        __syncwarp(group_mask);
-#endif
-        // gm of the read's first row, for the initial condition Dp[0][j] = gm_1 * C / n.
-        const real_t gm_first = SW_SCALED ? (real_t)1 - phred_to_prob(gq[0]) : (real_t)1;
-
-        for (int h = 0; h < item.n_hap; ++h) {
-            const long long hs = hap_off[item.hap + h];
-            const int n = (int)(hap_off[item.hap + h + 1] - hs);
-            const unsigned char* const hb = hap_bases + hs;
-            // n + SW_P - 1 wavefront steps, rounded up to whole unrolled iterations of 4.
-            const int n_quads = (n + SW_P - 1 + 3) / 4;
-            const real_t d_init = gm_first * (SW_INIT_C / (real_t)n);
-            real_t sum = 0;
-            for (int tile = 0; tile < n_tiles; ++tile) {
-#if SW_MULTI_TILE
-                __syncwarp(group_mask);  // previous tile's table reads and scratch writes done
-                setup_rows(R, tbl_lane, tile * SW_TILE + lane * SW_K, m, rb, bq, iq, dq, gq);
-                __syncwarp(group_mask);
-                const bool first_tile = tile == 0;
-                const bool last_tile = tile == n_tiles - 1;
-#else
-                const bool first_tile = true;
-#endif
-                real_t X[SW_K], I[SW_K], Dp[SW_K];
-#pragma unroll
-                for (int r = 0; r < SW_K; ++r) { X[r] = 0; I[r] = 0; Dp[r] = 0; }
-                // Row above this thread's rows: at this column (up*) and the previous one (dg*).
-                real_t upX = 0, upI = 0, upD = 0;
-                real_t dgX = 0, dgI = 0, dgD = (lane == 0 && first_tile) ? d_init : (real_t)0;
-                int code = SW_PAD_CODE;
-                sum = 0;
-                // Haplotype code for thread 0's next column, loaded one step ahead; columns past
-                // the end read as the pad code (zero emission).
-                int next_code = hb[0];
-#if SW_MULTI_TILE
-                // Boundary row from the tile above (lane 0), loaded one unrolled iteration (4
-                // steps) ahead: a load at the step that uses it exposes the whole L2 latency at
-                // every step. Lane SW_P-1 overwrites position s at step s + SW_P - 1, after lane
-                // 0 has used it (at step s); the scratch stride covers the read-ahead.
-                RealQuad ahead[4];
-                if (lane == 0 && !first_tile) {
-#pragma unroll
-                    for (int u = 0; u < 4; ++u) ahead[u] = scratch_group[u];
-                }
-#endif
-                for (int w = 0; w < n_quads; ++w) {
-#if SW_MULTI_TILE
-                    RealQuad above[4];
-#pragma unroll
-                    for (int u = 0; u < 4; ++u) above[u] = ahead[u];
-                    if (lane == 0 && !first_tile) {
-#pragma unroll
-                        for (int u = 0; u < 4; ++u) ahead[u] = scratch_group[4 * w + 4 + u];
-                    }
-#endif
-#pragma unroll
-                    for (int u = 0; u < 4; ++u) {
-                        const int step = 4 * w + u;
-                        const int code_here = next_code;
-                        next_code = step + 1 < n ? hb[step + 1] : SW_PAD_CODE;
-                        if (lane == 0) {
-                            code = code_here;
-                            if (first_tile) {
-                                upX = 0; upI = 0; upD = d_init;
-                            }
-#if SW_MULTI_TILE
-                            else {
-                                const RealQuad b = above[u];
-                                const bool inside = step < n;
-                                upX = inside ? b.v[0] : (real_t)0;
-                                upI = inside ? b.v[1] : (real_t)0;
-                                upD = inside ? b.v[2] : (real_t)0;
-                            }
-#endif
-                        }
-                        // Emission of this thread's rows for the haplotype code at its column.
-                        real_t E[SW_K];
-#if SW_EMIS_TABLE
-                        const RealQuad* const tc = tbl_lane + code * SW_CODE_STRIDE;
-#pragma unroll
-                        for (int q = 0; q < SW_Q; ++q) {
-                            const RealQuad v = tc[q * SW_P];
-#pragma unroll
-                            for (int k = 0; k < 4; ++k) E[4 * q + k] = v.v[k];
-                        }
-#else
-                        const unsigned hbit = 1u << code;
-#pragma unroll
-                        for (int r = 0; r < SW_K; ++r)
-                            E[r] = (R.match_bits[r] & hbit) ? R.em_match[r] : R.em_mismatch[r];
-#endif
-                        // X and Dp from the previous column (descending, so old values of
-                        // row r-1 are still there), then I down the column.
-#pragma unroll
-                        for (int r = SW_K - 1; r >= 0; --r) {
-                            const real_t dx = r ? X[r - 1] : dgX;
-                            const real_t di = r ? I[r - 1] : dgI;
-                            const real_t dd = r ? Dp[r - 1] : dgD;
-                            const real_t x_left = X[r];
-#if SW_SCALED
-                            X[r] = E[r] * fma(R.A[r], dx, fma(R.gm[r], di, dd));
-#else
-                            X[r] = E[r] * fma(R.A[r], dx, R.gm[r] * (di + dd));
-#endif
-                            Dp[r] = fma(R.gap[r], Dp[r], R.Cd[r] * x_left);
-                        }
-                        // I[0] uses the old (this column's) row above: X/I of the thread above.
-                        {
-                            real_t ix = upX, ii = upI;
-#pragma unroll
-                            for (int r = 0; r < SW_K; ++r) {
-                                const real_t nx = X[r];
-#if SW_SCALED
-                                I[r] = fma(R.gap[r], ii, ix);
-#else
-                                I[r] = fma(R.gap[r], ii, R.mi[r] * ix);
-#endif
-                                ix = nx; ii = I[r];
-                            }
-                        }
-#if SW_EMIS_TABLE
-                        sum += X[SW_K - 1] + I[SW_K - 1];  // pad and pre-start columns are 0
-#else
-                        if (step >= SW_P - 1 && step < n + SW_P - 1)
-                            sum += X[SW_K - 1] + I[SW_K - 1];
-#endif
-#if SW_MULTI_TILE
-                        if (lane == SW_P - 1 && !last_tile && step >= SW_P - 1) {
-                            RealQuad b;
-                            b.v[0] = X[SW_K - 1]; b.v[1] = I[SW_K - 1]; b.v[2] = Dp[SW_K - 1];
-                            b.v[3] = 0;
-                            scratch_group[step - (SW_P - 1)] = b;
-                        }
-#endif
-                        // Hand the last row and the code to the next thread (one column behind).
-                        dgX = upX; dgI = upI; dgD = upD;
-                        upX = __shfl_up_sync(group_mask, X[SW_K - 1], 1, SW_P);
-                        upI = __shfl_up_sync(group_mask, I[SW_K - 1], 1, SW_P);
-                        upD = __shfl_up_sync(group_mask, Dp[SW_K - 1], 1, SW_P);
-                        code = __shfl_up_sync(group_mask, code, 1, SW_P);
-                    }
-                }
-            }
-            if (lane == SW_P - 1) {
-                const int o = item.out + h;
 #if SW_DOUBLE
-                out[o] = log10(sum) - SW_LOG10_C;
+#define SW_STORE(o, sum)                        \
+    do {                                        \
+        const int o_ = (o);                     \
+        out[o_] = log10(sum) - SW_LOG10_C;      \
+    } while (0)
 #else
-                if (sum >= SW_F32_MIN_ACCEPTED) {
-                    out[o] = log10((double)sum) - SW_LOG10_C;
-                } else {  // float32 underflow (or worse): queued for the double recompute
-                    // The queue {first, count} has room for every pair of the bins feeding it.
-                    const int slot = atomicAdd(fb_queue + 1, 1);
-                    SwItem f;
-                    f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o;
-                    fb_items[fb_queue[0] + slot] = f;
-                }
+// Below the contract's 1e-28 (float32 underflow or worse): queued for the double recompute. The
+// queue {first, count} has room for every pair of the bins feeding it.
+#define SW_STORE(o, sum)                                                          \
+    do {                                                                          \
+        const int o_ = (o);                                                       \
+        if ((sum) >= SW_F32_MIN_ACCEPTED) {                                       \
+            out[o_] = log10((double)(sum)) - SW_LOG10_C;                          \
+        } else {                                                                  \
+            const int slot = atomicAdd(fb_queue + 1, 1);                          \
+            SwItem f;                                                             \
+            f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o_;    \
+            fb_items[fb_queue[0] + slot] = f;                                     \
+        }                                                                         \
+    } while (0)
 #endif
-            }
-        }
-    }
-}
+
+#include "pairhmm/subwarp.h"

@@ -8,7 +8,7 @@
 // Arrays are chunk-relative: batch_reads/batch_haps count from the chunk's first read/haplotype,
 // batch_pairs are positions in the run's output. meta = [n_bins, hi[n_bins], queue[n_bins]]
 // (hi = a bin's longest read, queue = the recompute queue its underflows go to).
-#include "subwarp.cuh"
+#include "pairhmm/subwarp_defs.h"
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;

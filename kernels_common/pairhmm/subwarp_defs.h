@@ -1,0 +1,100 @@
+/* Sub-warp Pair-HMM forward kernel: configuration and shared types, for both APIs (the host layout
+ * in hmmbench/pairhmm/subwarp_layout.py mirrors these).
+ *
+ * Compile-time configuration (all -D defines, set by hmmbench/pairhmm/{cuda,opencl}_subwarp.py):
+ *   SW_P           threads per group (4, 8, 16, 32); one group aligns one read to its haplotypes
+ *   SW_K           read rows kept in registers per thread (multiple of 4); tile height SW_P*SW_K
+ *   SW_DOUBLE      1: double precision with C = 2^1020 (the float64 recompute), 0: float, C = 2^120
+ *   SW_EMIS_TABLE  1: emission looked up in a per-group shared table (6 hap codes x rows)
+ *                  0: compare-and-select per cell from per-row registers
+ *   SW_MULTI_TILE  1: reads longer than one tile run as several row tiles (boundary row through
+ *                  a global scratch buffer); 0: every read of the launch fits one tile
+ *   SW_BIN_MIN/MAX read lengths of the bin this kernel is specialized for (compile-time limits)
+ *   SW_SCALED      1: the 6-instruction scaled recurrence (see subwarp.h), 0: GATK's form
+ *   SW_BLOCK       threads per block (work-group)
+ *   SW_MIN_BLOCKS  CUDA __launch_bounds__ minimum resident blocks (caps registers: 3 -> 168)
+ */
+#ifndef PAIRHMM_SUBWARP_DEFS_H
+#define PAIRHMM_SUBWARP_DEFS_H
+
+#ifndef SW_P
+#define SW_P 8
+#endif
+#ifndef SW_K
+#define SW_K 16
+#endif
+#ifndef SW_DOUBLE
+#define SW_DOUBLE 0
+#endif
+#ifndef SW_EMIS_TABLE
+#define SW_EMIS_TABLE 1
+#endif
+#ifndef SW_MULTI_TILE
+#define SW_MULTI_TILE 0
+#endif
+#ifndef SW_BIN_MIN
+#define SW_BIN_MIN 1
+#endif
+#ifndef SW_BIN_MAX
+#define SW_BIN_MAX (SW_P * SW_K)
+#endif
+#ifndef SW_SCALED
+#define SW_SCALED 1
+#endif
+#ifndef SW_BLOCK
+#define SW_BLOCK 128
+#endif
+#ifndef SW_MIN_BLOCKS
+#define SW_MIN_BLOCKS 1
+#endif
+
+#define SW_TILE (SW_P * SW_K)
+#define SW_GROUPS (SW_BLOCK / SW_P)
+#define SW_Q (SW_K / 4)            /* float4 quads per thread's rows */
+#define SW_CODES 6                 /* A C G T N + pad (pad columns past the haplotype end) */
+#define SW_PAD_CODE 5
+#define SW_N_CODE 4
+
+#if (SW_K % 4) != 0 || SW_K < 4
+#error "SW_K must be a positive multiple of 4"
+#endif
+#if (32 % SW_P) != 0 || SW_P < 2
+#error "SW_P must divide 32"
+#endif
+#if !SW_MULTI_TILE && SW_BIN_MAX > SW_TILE
+#error "bin longer than one tile needs SW_MULTI_TILE"
+#endif
+
+#if SW_DOUBLE
+typedef double real_t;
+#define SW_LOG10_C 307.0505955772608     /* 1020 * log10(2) */
+#define SW_INIT_C 0x1p1020
+#else
+typedef float real_t;
+#define SW_LOG10_C 36.12359947967774     /* 120 * log10(2) */
+#define SW_INIT_C 0x1p120f
+#endif
+
+/* One work item: a read aligned to n_hap consecutive haplotypes; results go to
+ * out[out + h] for h < n_hap (pairs of a batch are read-major, so a read's pairs are contiguous). */
+typedef struct SwItem {
+    int read;
+    int hap;
+    int n_hap;
+    int out;
+} SwItem;
+
+/* Smallest float32 forward sum (with C) accepted; below it the pair is recomputed in double
+ * (the contract's 1e-28; a larger value sends every pair through the recompute, for tests and
+ * for timing the double kernels alone). */
+#ifndef SW_F32_MIN_ACCEPTED
+#define SW_F32_MIN_ACCEPTED 1e-28f
+#endif
+
+/* Work levels of the counting sort: items of a bin ordered by descending work (log2 of the
+ * item's haplotype bases, 16 levels per doubling). */
+#define SW_LEVELS 256
+/* Largest group size: a wavefront of n columns runs n + p - 1 steps (work estimate). */
+#define SW_MAX_P 32
+
+#endif
