@@ -36,6 +36,9 @@ class Execution:
     timing: dict                          # seconds per stage in STAGES (missing stages = 0)
     n_fallback: int = 0                   # pairs recomputed in float64 after a float32 underflow
     info: dict = field(default_factory=dict)  # e.g. SM clocks, which code path ran
+    #: Seconds of this call that belong to no stage and are left out of the runner's total (a
+    #: peer program writing its input file and reading its output back).
+    untimed_s: float = 0.0
 
 
 class StageClock:
@@ -86,6 +89,11 @@ class Backend(abc.ABC):
         if lim.max_hap_length is not None and pairs.max_hap_length > lim.max_hap_length:
             return (f"haplotype length {pairs.max_hap_length} exceeds this backend's limit "
                     f"of {lim.max_hap_length}")
+        return None
+
+    def refuse_chunking(self, mode: str) -> Optional[str]:
+        """None when the backend can be timed with chunking ``mode``, else why not (a peer
+        program that takes a whole file per process refuses one process per launch)."""
         return None
 
     @abc.abstractmethod

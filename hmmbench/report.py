@@ -291,6 +291,8 @@ def notes(runs: list) -> list:
         bits = []
         if r.get("reason"):
             bits.append(r["reason"])
+        if info.get("timing_note"):  # a peer's own timing boundaries
+            bits.append(info["timing_note"])
         if info.get("throttled"):
             lo, hi = info.get("sm_clock_mhz_min"), info.get("sm_clock_mhz_max")
             clocks = f" (SM clock {lo:.0f}-{hi:.0f} MHz)" if lo is not None and hi is not None \

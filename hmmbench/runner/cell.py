@@ -66,7 +66,7 @@ class _CellRunner:
             t0 = time.perf_counter()
             for launch in launches:
                 outs.append(self.b.run(launch))
-            wall = time.perf_counter() - t0
+            wall = time.perf_counter() - t0 - sum(ex.untimed_s for ex in outs)
             timing["total"] += wall
             n_launches += len(launches)
             for ex in outs:
@@ -259,6 +259,10 @@ def run_cell(ds: Dataset, backend: Backend, cfg: RunConfig, refs: ReferenceStore
         rec.status, rec.reason = "unavailable", avail.reason or "unavailable"
         return rec
     rec.device = str(_safe(backend.device_name, "unknown"))
+    refusal = _safe(lambda: backend.refuse_chunking(cfg.chunking), None)
+    if refusal:
+        rec.status, rec.reason = "unavailable", f"refused: {refusal}"
+        return rec
     try:
         if not ds.lazy:
             refusal = backend.refuse_reason(ds.load())
