@@ -18,19 +18,33 @@ STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "error": "red",
 THROTTLE_MARK = "⚠"
 
 
+def _time_unit(s: float) -> tuple:
+    """(scale, unit) that fmt_seconds shows ``s`` in."""
+    for limit, scale, unit in ((1e-3, 1e6, "µs"), (1, 1e3, "ms"), (120, 1, "s")):
+        if s < limit:
+            return scale, unit
+    return 1 / 60, "min"
+
+
 def fmt_seconds(s) -> str:
     """Seconds with a sensible unit: 3.2 µs, 45.1 ms, 1.23 s, 2.0 min."""
     if s is None or (isinstance(s, float) and math.isnan(s)):
         return "-"
     if s == 0:
         return "0"
-    if s < 1e-3:
-        return f"{s * 1e6:.3g} µs"
-    if s < 1:
-        return f"{s * 1e3:.3g} ms"
-    if s < 120:
-        return f"{s:.3g} s"
-    return f"{s / 60:.3g} min"
+    scale, unit = _time_unit(s)
+    return f"{s * scale:.3g} {unit}"
+
+
+def fmt_spread(median, lo=None, hi=None) -> str:
+    """A stage's median with the min-max of the timed passes in the median's unit, when they
+    differ from it at the shown precision: "63.1 ms (62.8–95)"."""
+    text = fmt_seconds(median)
+    if not median or lo is None or hi is None:
+        return text
+    scale, _ = _time_unit(median)
+    low, mid, high = (f"{x * scale:.3g}" for x in (lo, median, hi))
+    return text if low == mid == high else f"{text} ({low}–{high})"
 
 
 def fmt_count(n) -> str:
@@ -109,7 +123,11 @@ def row_cells(r: dict) -> list:
     """One run's cells, formatted, in COLUMNS order (shared by every output format)."""
     ran = bool(r.get("timing_s"))
     tm = r.get("timing_s") or {}
-    total = fmt_seconds(tm.get("total")) if ran else "-"
+    lo, hi = r.get("timing_min_s") or {}, r.get("timing_max_s") or {}
+
+    def stage(s: str) -> str:
+        return fmt_spread(tm.get(s), lo.get(s), hi.get(s)) if ran else "-"
+    total = stage("total")
     if (r.get("info") or {}).get("throttled"):
         total = f"{THROTTLE_MARK} {total}"
     speed = r.get("speedup_vs_reference")
@@ -117,7 +135,7 @@ def row_cells(r: dict) -> list:
     if speed is not None and r.get("speedup_basis") == "reference_s":
         speed_s += "*"
     return [r["backend"],
-            *(fmt_seconds(tm.get(s)) if ran else "-" for s in ("prep", "h2d", "kernel", "d2h")),
+            *(stage(s) for s in ("prep", "h2d", "kernel", "d2h")),
             total,
             fmt_number(r.get("gcups_kernel")), fmt_number(r.get("gcups_total")),
             speed_s,

@@ -139,3 +139,15 @@ def test_pivot_names_the_device_when_backends_repeat_across_devices():
     rows, cols, cells = report.pivot([run("CPU A", 1.0), run("CPU B", 2.0)], "gcups_kernel")
     assert cols == ["opencl-x (CPU A)", "opencl-x (CPU B)"]
     assert cells[rows[0], "opencl-x (CPU B)"] == "2"
+
+
+def test_stage_spread_min_median_max():
+    assert report.fmt_spread(0.0631, 0.0628, 0.095) == "63.1 ms (62.8–95)"
+    assert report.fmt_spread(0.0631, 0.06311, 0.06309) == "63.1 ms"   # same at 3 digits
+    assert report.fmt_spread(0.0631) == "63.1 ms" and report.fmt_spread(0, 0, 0) == "0"
+    r = record("cuda-fast")
+    r.timing_min_s = dict(r.timing_s, kernel=4.9e-3, total=6.5e-3)
+    r.timing_max_s = dict(r.timing_s, kernel=7.5e-3, total=1.1e-2)
+    row = report.row_cells(r.to_dict())
+    assert row[1:6] == ["1 ms", "200 µs", "5 ms (4.9–7.5)", "10 µs", "7 ms (6.5–11)"]
+    assert "5 ms (4.9–7.5)" in report.markdown([r])
