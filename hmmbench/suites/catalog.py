@@ -15,11 +15,11 @@ def _sets(prefix: str, first: int, last: int, suffix: str = "") -> list:
     return [f"{prefix}{i}{suffix}" for i in range(first, last + 1)]
 
 
-def _peak_sets() -> list:
+def _peak_sets(lengths=(32, 64, 128, 192, 256, 384, 448, 512, 768, 896, 1024)) -> list:
     """Equal-length sets of 8e9 cells each, at least 65,536 pairs (long reads: enough groups to
     fill the GPU) and at most 4e6."""
     return [f"equal-{L}@{min(max(8_000_000_000 // (L * L), 65536), 4_000_000)}"
-            for L in (32, 64, 128, 192, 256, 384, 448, 512, 768, 896, 1024)]
+            for L in lengths]
 
 
 #: every family that exists in both APIs (issue 4), on NVIDIA's OpenCL beside CUDA
@@ -131,6 +131,20 @@ SUITES = {
              "options": {"chunking": "merged", "max-time": 3}},
             {"name": "e2e-na12878", "datasets": ["chunks-na12878"], "backends": ["cuda-subwarp"],
              "options": {"chunking": "merged", "repeat": 1}}]},
+    "peer": {
+        # gpuPairHMM is one process per pass: merged chunking only (original is refused).
+        "about": "cuda-subwarp beside the gpuPairHMM peer (its own batch time as kernel, process "
+                 "wall as total) on 10s, 1m and the issue's equal-length sets; cuda-subwarp's "
+                 "110 per-region calls of 1m [issue 13]",
+        "steps": [
+            {"name": "peer-real", "datasets": ["10s", "1m"],
+             "backends": ["cuda-subwarp", "peer-gpupairhmm"],
+             "options": {"chunking": "merged", "max-time": 3}},
+            {"name": "peer-peak", "datasets": _peak_sets((64, 128, 256, 512, 896, 1024)),
+             "backends": ["cuda-subwarp", "peer-gpupairhmm"],
+             "options": {"chunking": "merged", "repeat": 5, "sample-pairs": 200}},
+            {"name": "subwarp-original", "datasets": ["1m"], "backends": ["cuda-subwarp"],
+             "options": {"chunking": "original", "max-time": 3}}]},
     "subwarp-variants": {
         "about": "every cuda-subwarp variant end to end on 10s and 1m, merged "
                  "(scripts/device_subwarp.sh tool)",
