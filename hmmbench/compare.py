@@ -1,30 +1,41 @@
 """The regression gate: compare a candidate result file against a baseline.
 
-Runs are matched by (dataset, backend, chunking); profile runs by (database, backend, model and
-score kind). Whole-pipeline peers (status ``peer``) are listed with their change, never gated. A matched run fails when its median total time
-grew by more than ``max_slowdown`` percent, or when the candidate's status is ``mismatch`` (always a failure, even
-without a baseline counterpart) or ``error`` (a failure unless the baseline run errored the same
-way already: a known-broken backend is listed, not failed again). Runs present in only one file
-are listed, not failed; so are runs unavailable in one of them (a GPU baseline checked on a CPU
-machine).
+Runs are matched by (dataset, backend, chunking) plus whatever cell axes the records carry
+(:func:`hmmbench.results.cell_axes`: a profile run's model and score kind). For each match the
+median total times give a change; the verdict:
+
+- ``slower`` (fails) / ``faster``: the change is beyond ``max_slowdown`` percent AND outside the
+  measured noise of both runs (a one-sided rank test on the timed samples, or non-overlapping
+  min/max ranges for files without samples; :mod:`hmmbench.stats`);
+- ``noisy``: beyond the threshold, but within the noise: not failed, rerun with more repeats;
+- ``ok``: within the threshold;
+- ``hardware comparison``: device, driver or host CPU differ, so a change is no regression; the
+  ratio is shown, never failed.
+
+Correctness gates regardless of hardware: a candidate ``mismatch`` always fails (even without a
+baseline counterpart), an ``error`` fails unless the baseline errored the same way (a known-broken
+backend is listed, not failed again). Whole-pipeline peers (``peer``) are listed, never gated;
+runs in only one file, or unavailable in one (a GPU baseline checked on a CPU machine), are listed.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .report import fmt_seconds
+from . import stats
+from .results import SAMPLES_FIELD, cell_axes
 
 FAILING_STATUSES = ("mismatch", "error")
+HARDWARE = "hardware comparison"
 
 
 @dataclass
 class Row:
-    key: tuple
+    key: tuple            # dataset, backend, chunking, cell axes ("" when none)
     baseline_s: Optional[float]
     candidate_s: Optional[float]
     change_pct: Optional[float]
-    verdict: str          # ok | faster | slower | mismatch | error | only-baseline | ...
+    verdict: str          # ok | faster | slower | noisy | hardware comparison | mismatch | ...
     failed: bool
     note: str = ""
 
@@ -43,10 +54,9 @@ class Comparison:
         return 1 if self.failed else 0
 
 
-def _key(run: dict) -> tuple:
-    if run.get("workload") == "profile":
-        return (run["dataset"], run["backend"], f"{run.get('model')} × {run.get('kind')}")
-    return (run["dataset"], run["backend"], run.get("chunking", ""))
+def match_key(run: dict) -> tuple:
+    axes = " × ".join(str(v) for v in cell_axes(run).values())
+    return (run["dataset"], run["backend"], run.get("chunking", ""), axes)
 
 
 def _total(run: dict) -> Optional[float]:
@@ -54,37 +64,81 @@ def _total(run: dict) -> Optional[float]:
     return float(t) if t else None
 
 
+def hardware(doc: dict, run: dict) -> dict:
+    """What a run's speed depends on beyond the code: its device, the driver, the host CPU."""
+    out = {"device": run.get("device") or "", "host": (doc.get("host") or {}).get("cpu", "")}
+    for d in doc.get("devices") or []:
+        if d.get("api") == run.get("api") and run.get("backend") in (d.get("backends") or []):
+            out.update({k: str(v) for k, v in d.items() if "driver" in k.lower()})
+    return out
+
+
+def hardware_difference(base: dict, cand: dict) -> str:
+    """'' when the hardware is the same, else what differs ("device A -> B; ...")."""
+    return "; ".join(f"{k} {base.get(k, '?')} -> {cand.get(k, '?')}"
+                     for k in sorted(set(base) | set(cand)) if base.get(k) != cand.get(k))
+
+
+def noise_verdict(b: dict, c: dict, change: float, max_slowdown: float) -> tuple:
+    """(verdict, note) of a timing change between two comparable runs."""
+    slower = change > 0
+    if abs(change) <= max_slowdown:
+        return "ok", ""
+    bs = (b.get(SAMPLES_FIELD) or {}).get("total") or []
+    cs = (c.get(SAMPLES_FIELD) or {}).get("total") or []
+    real = stats.change_is_real(bs, cs, slower)
+    how = f"rank test on {len(bs)} + {len(cs)} samples"
+    if real is None:
+        rng = lambda r: ((r.get("timing_min_s") or {}).get("total"),  # noqa: E731
+                         (r.get("timing_max_s") or {}).get("total"))
+        real = stats.ranges_apart(rng(b), rng(c), slower)
+        how = "min/max ranges (no samples stored)"
+    if real is None:
+        real, how = True, "no noise measured"
+    spreads = [stats.spread(s) for s in (bs, cs)]
+    noise = ", ".join(f"{name} spread {s * 100:.1f} %" for name, s in zip(("baseline", "candidate"),
+                                                                            spreads) if s is not None)
+    note = f"{how}{': ' + noise if noise else ''}"
+    if not real:
+        return "noisy", f"beyond {max_slowdown:g} % but within the noise ({note})"
+    return ("slower" if slower else "faster"), note
+
+
 def compare(baseline: dict, candidate: dict, max_slowdown: float = 10.0) -> Comparison:
-    base = {_key(r): r for r in baseline["runs"]}
-    cand = {_key(r): r for r in candidate["runs"]}
+    base = {match_key(r): r for r in baseline["runs"]}
+    cand = {match_key(r): r for r in candidate["runs"]}
     out = Comparison(max_slowdown=max_slowdown)
     for key, c in cand.items():
         b = base.get(key)
         ct = _total(c)
         bt = _total(b) if b else None
         change = (ct / bt - 1.0) * 100.0 if (ct and bt) else None
+        hw = hardware_difference(hardware(baseline, b), hardware(candidate, c)) if b else ""
         if c["status"] == "error" and b is not None and b["status"] == "error":
             out.rows.append(Row(key, bt, ct, None, "error (also in baseline)", False,
                                 c.get("reason", "")))
         elif c["status"] in FAILING_STATUSES:
             out.rows.append(Row(key, bt, ct, change, c["status"], True, c.get("reason", "")))
         elif c["status"] == "peer":
-            out.rows.append(Row(key, bt, ct, change, "peer (not gated)", False))
+            out.rows.append(Row(key, bt, ct, change, "peer (not gated)", False, hw))
         elif b is None:
             out.rows.append(Row(key, None, ct, None, "only-candidate", False))
         elif change is None:
             note = c.get("reason") or b.get("reason") or ""
             out.rows.append(Row(key, bt, ct, None, f"not-compared ({c['status']})", False, note))
-        elif change > max_slowdown:
-            out.rows.append(Row(key, bt, ct, change, "slower", True,
-                                f"more than {max_slowdown:g} % slower"))
+        elif hw:
+            out.rows.append(Row(key, bt, ct, change, HARDWARE, False,
+                                f"ratio {bt / ct:.3g}x; {hw}"))
         else:
-            out.rows.append(Row(key, bt, ct, change, "faster" if change < -max_slowdown else "ok",
-                                False))
+            verdict, note = noise_verdict(b, c, change, max_slowdown)
+            out.rows.append(Row(key, bt, ct, change, verdict, verdict == "slower", note))
     for key, b in base.items():
         if key not in cand:
             out.rows.append(Row(key, _total(b), None, None, "only-baseline", False))
     return out
+
+
+VERDICT_STYLE = {"ok": "green", "faster": "green", "noisy": "yellow", HARDWARE: "cyan"}
 
 
 def render(comp: Comparison, console=None, baseline_name: str = "baseline",
@@ -92,11 +146,13 @@ def render(comp: Comparison, console=None, baseline_name: str = "baseline",
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
+
+    from .report import fmt_seconds
     console = console or Console()
     t = Table(title=f"compare: {candidate_name} vs {baseline_name} "
                     f"(max slowdown {comp.max_slowdown:g} %)", title_justify="left")
-    profile = any(" × " in r.key[2] for r in comp.rows)
-    for col in ("dataset", "backend", "model × kind" if profile else "chunking"):
+    with_axes = any(r.key[3] for r in comp.rows)
+    for col in ("dataset", "backend", "chunking") + (("cell",) if with_axes else ()):
         t.add_column(col, no_wrap=True)
     t.add_column("baseline", justify="right", no_wrap=True)
     t.add_column("candidate", justify="right", no_wrap=True)
@@ -104,11 +160,16 @@ def render(comp: Comparison, console=None, baseline_name: str = "baseline",
     t.add_column("verdict", no_wrap=True)
     t.add_column("note")
     for r in comp.rows:
-        style = "bold red" if r.failed else ("green" if r.verdict in ("ok", "faster") else "dim")
-        t.add_row(*r.key, fmt_seconds(r.baseline_s), fmt_seconds(r.candidate_s),
+        style = "bold red" if r.failed else VERDICT_STYLE.get(r.verdict, "dim")
+        t.add_row(*(r.key if with_axes else r.key[:3]), fmt_seconds(r.baseline_s),
+                  fmt_seconds(r.candidate_s),
                   "-" if r.change_pct is None else f"{r.change_pct:+.1f} %",
                   Text(r.verdict, style=style), r.note)
     console.print(t)
     n_fail = sum(r.failed for r in comp.rows)
+    n_hw = sum(r.verdict == HARDWARE for r in comp.rows)
+    if n_hw:
+        console.print(Text(f"{n_hw} run(s) on other hardware: ratios shown, not gated",
+                           style="cyan"))
     console.print(Text(f"FAIL: {n_fail} run(s) failed the gate" if n_fail else "PASS",
                        style="bold red" if n_fail else "bold green"))

@@ -40,6 +40,19 @@ def source_digest(packages=SOURCE_PACKAGES) -> str:
     return h.hexdigest()
 
 
+def source_commit() -> Optional[str]:
+    """The git commit of the checkout hmmbench runs from, or None (a copy without history)."""
+    import subprocess
+    root = Path(__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = out.stdout.strip()
+    return commit if out.returncode == 0 and len(commit) == 40 else None
+
+
 def cpu_model() -> str:
     """The CPU model name (from /proc/cpuinfo on Linux), else what ``platform`` knows."""
     try:

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from typing import Iterable
 
 from .errors import UserError
+from .results import CELL_SIZE, DATA_AXES, cell_axes
 from .runner import Progress, RunRecord
 
 STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "error": "red",
@@ -73,24 +74,25 @@ def fmt_error(x) -> str:
     return "0" if x == 0 else f"{x:.1e}"
 
 
-def is_profile(r) -> bool:
-    return (r.get("workload") if isinstance(r, dict) else getattr(r, "workload", None)) == "profile"
+def _getter(r):
+    return r.get if isinstance(r, dict) else (lambda k, d=None: getattr(r, k, d))
 
 
 def group_key(r: dict) -> tuple:
-    """What one report table holds: a dataset and chunking (pair-HMM); a database, model and
-    score kind (profile)."""
-    if is_profile(r):
-        return (r["dataset"], r.get("chunking", ""), r.get("model"), r.get("kind"))
-    return (r["dataset"], r.get("chunking", ""))
+    """What one report table holds: a dataset and chunking, and the cell axes the runs carry
+    (profile: model and score kind)."""
+    return (r["dataset"], r.get("chunking", ""), *cell_axes(r).values())
 
 
 def cell_label(r) -> str:
-    """A run's dataset axes in one phrase (progress lines, notes)."""
-    get = r.get if isinstance(r, dict) else (lambda k, d=None: getattr(r, k, d))
-    if is_profile(r):
-        return f"{get('dataset')} × {get('model')} (M={get('model_length')}) × {get('kind')}"
-    return f"{get('dataset')} [{get('chunking', '')}]"
+    """A run's dataset axes in one phrase (progress lines, notes, plots)."""
+    get = _getter(r)
+    size_field, size_name = CELL_SIZE
+    out = [f"{get('dataset')} [{get('chunking', '')}]" if get("chunking") else str(get("dataset"))]
+    for k, v in cell_axes(r).items():
+        size = get(size_field) if k in DATA_AXES else None
+        out.append(f"{v} ({size_name}={size})" if size is not None else str(v))
+    return " × ".join(out)
 
 
 def by_dataset(runs: Iterable[dict]) -> "OrderedDict[tuple, list]":
@@ -107,16 +109,15 @@ COLUMNS = (("backend", False), ("prep", True), ("h2d", True), ("kernel", True), 
 
 
 def table_title(key: tuple, runs: list) -> str:
+    from .workload import get
     first = runs[0]
-    if is_profile(first):
-        what = ("whole-pipeline peers (not cross-checked)" if first.get("kind") == "pipeline"
-                else first.get("kind"))
-        return (f"{cell_label(first).rsplit(' × ', 1)[0]} × {what}: "
-                f"{fmt_count(first.get('pairs'))} sequences, "
-                f"{fmt_count(first.get('residues'))} residues, {fmt_count(first.get('cells'))} cells")
-    dataset, chunking = key
-    return (f"{dataset}: {fmt_count(first.get('pairs'))} pairs, "
-            f"{fmt_count(first.get('cells'))} cells, chunking {chunking or '-'}")
+    try:
+        noun = get(first.get("workload")).item_noun
+    except Exception:  # noqa: BLE001 - a result file of a workload this install lacks
+        noun = "items"
+    residues = f"{fmt_count(first['residues'])} residues, " if first.get("residues") else ""
+    return (f"{cell_label(first)}: {fmt_count(first.get('pairs'))} {noun}, {residues}"
+            f"{fmt_count(first.get('cells'))} cells")
 
 
 def row_cells(r: dict) -> list:
@@ -147,9 +148,10 @@ def row_cells(r: dict) -> list:
 
 def run_table(key: tuple, runs: list):
     """One rich Table: the backends that ran on one dataset (and chunking)."""
+    from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
-    t = Table(title=table_title(key, runs), title_justify="left", header_style="bold")
+    t = Table(title=escape(table_title(key, runs)), title_justify="left", header_style="bold")
     for header, right in COLUMNS:
         t.add_column(header.replace("GCUPS ", "GCUPS\n"), justify="right" if right else "left",
                      no_wrap=True)
@@ -217,30 +219,77 @@ PIVOT_METRICS = {
 }
 
 
-def pivot(runs: Iterable[dict], metric: str) -> tuple:
-    """Dataset (and chunking) rows x backend columns of one metric, as plain data; profile runs:
-    (database, model, M) rows by model size (the model-size curve) x "backend kind" columns.
+def axis_value(r: dict, axis: str):
+    """A run's value on an axis: a record field (backend, device, chunking, dataset, a cell axis)
+    or one of the backend's parameters (tile, block, ...); None when the run lacks it."""
+    v = r.get(axis)
+    if v is not None and not isinstance(v, (dict, list)):
+        return v
+    return (r.get("params") or {}).get(axis)
 
-    Returns (row keys, column names, {(row, column): text}); a run that is not ok shows its
-    status, a whole-pipeline peer its figure marked "(peer)".
+
+def _series(r: dict, by: str, varying: list) -> str:
+    """What a run's backend is without the pivot axis: its API and family, and the other
+    parameters that vary among the runs."""
+    rest = ", ".join(f"{k}={axis_value(r, k)}" for k in varying if k != by)
+    return f"{r.get('api')} {r.get('family')}" + (f" ({rest})" if rest else "")
+
+
+def pivot_layout(runs: list, by: str = "backend") -> list:
+    """The headers of a pivot row's leading cells (see :func:`pivot`)."""
+    size_field, size_name = CELL_SIZE
+    heads = ["dataset", "chunking"] + [k for k in DATA_AXES if any(r.get(k) is not None
+                                                                   for r in runs)]
+    if any(r.get(size_field) is not None for r in runs):
+        heads.append(size_name)
+    return heads + (["backend"] if by != "backend" else [])
+
+
+def pivot(runs: Iterable[dict], metric: str, by: str = "backend") -> tuple:
+    """Rows of datasets (and chunking, data axes such as the profile's model, ordered by size:
+    the model-size curve) x columns of ``by`` (default the backend, with the cell axes that say
+    what was computed, such as the profile's score kind) of one metric, as plain data.
+
+    ``by`` may be any axis: a record field or a backend parameter (``tile``); the rows then also
+    name the backend without that parameter. Returns (row keys, column names, {(row, column):
+    text}); a run that is not ok shows its status, a whole-pipeline peer its figure marked "(peer)".
     """
     if metric not in PIVOT_METRICS:
         raise UserError(f"unknown pivot metric '{metric}' (valid: {', '.join(PIVOT_METRICS)})")
     fmt = PIVOT_METRICS[metric]
     runs = list(runs)
+    if by != "backend":
+        having = [r for r in runs if axis_value(r, by) is not None]
+        if runs and not having:
+            found = sorted({k for r in runs for k in (r.get("params") or {})})
+            raise UserError(f"no run has the axis '{by}' (parameters found: "
+                            f"{', '.join(found) or 'none'})")
+        runs = having
     # Result files from several devices may share backend names: then the column names the device.
     devices: dict = {}
     for r in runs:
         devices.setdefault(r["backend"], set()).add(r.get("device"))
+    params = list(dict.fromkeys(k for r in runs for k in (r.get("params") or {})))
+    varying = [k for k in params if len({str(axis_value(r, k)) for r in runs}) > 1]
+    size_field = CELL_SIZE[0]
+    heads = pivot_layout(runs, by)
 
     def column(r):
+        if by != "backend":
+            return f"{by}={axis_value(r, by)}"
         name = r["backend"] if len(devices[r["backend"]]) == 1 else f"{r['backend']} ({r.get('device')})"
-        return f"{name} {r.get('kind')}" if is_profile(r) else name
+        method = [str(v) for k, v in cell_axes(r).items() if k not in DATA_AXES]
+        return " ".join([name] + method)
 
     def row_key(r):
-        if is_profile(r):
-            return (r["dataset"], r.get("model"), r.get("model_length"))
-        return (r["dataset"], r.get("chunking", ""))
+        key = [r["dataset"], r.get("chunking", "")] + [r.get(k) for k in DATA_AXES if k in heads]
+        if CELL_SIZE[1] in heads:
+            key.append(r.get(size_field))
+        if by != "backend":
+            key.append(_series(r, by, varying) + " " + " ".join(
+                str(v) for k, v in cell_axes(r).items() if k not in DATA_AXES))
+            key[-1] = key[-1].strip()
+        return tuple(key)
 
     rows, cols, cells = [], [], {}
     for r in runs:
@@ -251,30 +300,38 @@ def pivot(runs: Iterable[dict], metric: str) -> tuple:
             cols.append(col)
         cells[row, col] = (fmt(r) if r["status"] == "ok" else
                            f"{fmt(r)} (peer)" if r["status"] == "peer" else r["status"])
-    if runs and all(is_profile(r) for r in runs):
-        # backends x kinds that ran nowhere (no driver here) only widen the curve's table
-        cols = [c for c in cols if any(cells.get((row, c), "unavailable") != "unavailable"
-                                       for row in rows)] or cols
-        first = {}
+    if by != "backend":
+        cols.sort(key=lambda c: _sort_value(c.split("=", 1)[1]))
+    # columns that ran nowhere (no driver here) only widen the table
+    cols = [c for c in cols if any(cells.get((row, c), "unavailable") != "unavailable"
+                                   for row in rows)] or cols
+    if CELL_SIZE[1] in heads:
+        first: dict = {}
         for i, row in enumerate(rows):
             first.setdefault(row[0], i)
-        rows.sort(key=lambda row: (first[row[0]], row[2] or 0, str(row[1])))
+        at = heads.index(CELL_SIZE[1])
+        rows.sort(key=lambda row: (first[row[0]], row[at] or 0, str(row)))
     return rows, cols, cells
 
 
-def _pivot_lead(runs: list, rows: list) -> tuple:
-    """The header and the leading cells of each pivot row."""
-    if runs and all(is_profile(r) for r in runs):
-        return ["database", "model", "M"], lambda row: [str(row[0]), str(row[1]), str(row[2])]
-    chunked = len({c for _, c in rows}) > 1
-    return (["dataset"] + (["chunking"] if chunked else []),
-            lambda row: [row[0]] + ([row[1]] if chunked else []))
+def _sort_value(text: str) -> tuple:
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0.0, text)
 
 
-def pivot_markdown(runs: Iterable[dict], metric: str) -> str:
+def _pivot_lead(runs: list, rows: list, by: str) -> tuple:
+    """The header and the leading cells of each pivot row (chunking only when it varies)."""
+    heads = pivot_layout(runs, by)
+    keep = [i for i, h in enumerate(heads) if h != "chunking" or len({row[i] for row in rows}) > 1]
+    return [heads[i] for i in keep], lambda row: [str(row[i]) for i in keep]
+
+
+def pivot_markdown(runs: Iterable[dict], metric: str, by: str = "backend") -> str:
     runs = list(runs)
-    rows, cols, cells = pivot(runs, metric)
-    lead_head, lead = _pivot_lead(runs, rows)
+    rows, cols, cells = pivot(runs, metric, by)
+    lead_head, lead = _pivot_lead(runs, rows, by)
     head = lead_head + cols
     out = ["| " + " | ".join(head) + " |", "|---" * (len(head) - len(cols)) + "|---:" * len(cols) + "|"]
     for row in rows:
@@ -282,21 +339,19 @@ def pivot_markdown(runs: Iterable[dict], metric: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def pivot_table(runs: Iterable[dict], metric: str, title: str = ""):
+def pivot_table(runs: Iterable[dict], metric: str, title: str = "", by: str = "backend"):
     from rich.markup import escape
     from rich.table import Table
     runs = list(runs)
-    rows, cols, cells = pivot(runs, metric)
-    profile = bool(runs) and all(is_profile(r) for r in runs)
+    rows, cols, cells = pivot(runs, metric, by)
+    heads = pivot_layout(runs, by)
     t = Table(title=title or metric, title_justify="left", header_style="bold")
-    t.add_column("database × model (M)" if profile else "dataset [chunking]", no_wrap=True)
+    t.add_column(" × ".join(heads).replace("chunking", "[chunking]"), no_wrap=True)
     for c in cols:
         t.add_column(c, justify="right")
     for row in rows:
-        if profile:
-            label = f"{row[0]} × {row[1]} ({row[2]})"
-        else:
-            label = f"{row[0]} [{row[1]}]" if row[1] else row[0]
+        label = f"{row[0]} [{row[1]}]" if row[1] else str(row[0])
+        label = " × ".join([label] + [str(v) for v in row[2:] if v is not None])
         t.add_row(escape(label), *(cells.get((row, c), "") for c in cols))
     return t
 
@@ -476,7 +531,7 @@ class RichProgress(Progress):
     def end(self, record: RunRecord) -> None:
         from rich.text import Text
         # Text, not markup: dataset names may be paths with brackets.
-        line = Text(f"{cell_label(record) if is_profile(record) else record.dataset} × "
+        line = Text(f"{cell_label(record)} × "
                     f"{record.backend}: ")
         line.append(record.status, style=STATUS_STYLE.get(record.status, ""))
         if record.reason and record.status != "ok":
@@ -506,8 +561,7 @@ def plot_gcups(runs: list, path) -> None:
     ok = [r for r in runs if r.get("gcups_total") is not None]
     if not ok:
         raise UserError("nothing to plot: no run has GCUPS figures")
-    def label(r):
-        return cell_label(r) if is_profile(r) else r["dataset"]
+    label = cell_label
     datasets = list(OrderedDict.fromkeys(label(r) for r in ok))
     backends = list(OrderedDict.fromkeys(r["backend"] for r in ok))
     value = {(label(r), r["backend"]): r for r in ok}

@@ -20,7 +20,7 @@ from . import __version__
 from .errors import UserError
 from .fileio import atomic_open
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_DIR = Path("results") / "runs"
 
 #: Top-level keys and their types.
@@ -44,6 +44,17 @@ STATUSES = ("ok", "mismatch", "error", "unavailable", "unchecked", "peer")
 #: workload, model, model_length (M), kind (ssv|msv|vf|viterbi|forward|pipeline), residues;
 #: and for every workload ``sampled`` (the cross-check covered a sample).
 PROFILE_FIELDS = ("workload", "model", "model_length", "kind", "residues", "sampled")
+#: Record fields that name a cell beyond dataset x backend x chunking, when a workload sets them
+#: (profile: the model and the score kind). Core code reads them generically through cell_axes.
+CELL_AXES = ("model", "kind")
+#: Which of them say what the data is (rows of a pivot) rather than what was computed on it
+#: (columns, beside the backend).
+DATA_AXES = ("model",)
+#: A size that orders the rows of a data axis (the profile's model length M), and its short name.
+CELL_SIZE = ("model_length", "M")
+#: Optional per-stage lists of every timed pass (seconds), kept since schema 2 for the compare
+#: gate's noise model; older files have none.
+SAMPLES_FIELD = "samples_s"
 #: Float fields that may hold non-finite values.
 _FLOAT_FIELDS = ("max_abs_err", "max_abs_err_expected", "gcups_kernel", "gcups_total",
                  "speedup_vs_reference")
@@ -75,6 +86,12 @@ def jsonable(obj):
     return str(obj)
 
 
+def cell_axes(run) -> dict:
+    """The cell axes a run record carries (those of CELL_AXES that are set), in order."""
+    get = run.get if isinstance(run, dict) else (lambda k, d=None: getattr(run, k, d))
+    return {k: get(k) for k in CELL_AXES if get(k) is not None}
+
+
 def _unstring_float(v):
     return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v) \
         if isinstance(v, str) else v
@@ -82,10 +99,11 @@ def _unstring_float(v):
 
 def make_document(bench, command: Optional[list] = None) -> dict:
     """The result document of a :class:`hmmbench.runner.Benchmark`."""
-    from .hostinfo import host_info, source_digest
+    from .hostinfo import host_info, source_commit, source_digest
     return jsonable({
         "hmmbench_version": __version__,
         "source_sha256": source_digest(),
+        "source_commit": source_commit(),
         "schema": SCHEMA_VERSION,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command": list(sys.argv if command is None else command),
@@ -155,6 +173,13 @@ def validate(doc, where: str) -> None:
             for stage, v in run[k].items():
                 if not _type_ok(v, (float,)):
                     bad(f"runs[{i}].{k}.{stage} is not a number")
+        samples = run.get(SAMPLES_FIELD)
+        if samples is not None:
+            if not isinstance(samples, dict):
+                bad(f"runs[{i}].{SAMPLES_FIELD} is not an object")
+            for stage, vals in samples.items():
+                if not isinstance(vals, list) or not all(_type_ok(v, (float,)) for v in vals):
+                    bad(f"runs[{i}].{SAMPLES_FIELD}.{stage} is not a list of numbers")
 
 
 def load(path) -> dict:

@@ -9,15 +9,22 @@ import pytest
 from hmmbench import cli, compare
 
 
-def run(dataset, backend, total, status="ok", chunking="original"):
-    return {"dataset": dataset, "dataset_sha256": "0" * 64, "pairs": 10, "cells": 1000,
+def run(dataset, backend, total, status="ok", chunking="original", samples=None):
+    """A run record; ``samples``: the timed totals (the median becomes the total)."""
+    if samples is not None:
+        total = compare.stats.median(samples)
+    lo, hi = (min(samples), max(samples)) if samples else (total, total)
+    rec = {"dataset": dataset, "dataset_sha256": "0" * 64, "pairs": 10, "cells": 1000,
             "backend": backend, "api": "numpy", "family": "toy", "device": "cpu", "params": {},
             "chunking": chunking,
             "timing_s": {"prep": 0.0, "h2d": 0.0, "kernel": total / 2, "d2h": 0.0, "total": total},
-            "timing_min_s": {"total": total}, "timing_max_s": {"total": total},
+            "timing_min_s": {"total": lo}, "timing_max_s": {"total": hi},
             "gcups_kernel": 1.0, "gcups_total": 1.0, "speedup_vs_reference": None, "repeats": 3,
             "max_abs_err": 0.0, "n_checked": 10, "n_over_tol": 0, "n_fallback": 0,
             "status": status, "reason": "" if status == "ok" else "something", "info": {}}
+    if samples is not None:
+        rec["samples_s"] = {"total": list(samples)}
+    return rec
 
 
 def document(runs):
@@ -47,7 +54,7 @@ def test_identical_passes(tmp_path, capsys):
 
 def test_slowdown_beyond_threshold_fails(tmp_path, capsys):
     cand = copy.deepcopy(BASE)
-    cand["runs"][0]["timing_s"]["total"] = 1.2   # +20 %
+    cand["runs"][0] = run("10s", "cuda-a", 1.2)   # +20 %, outside the (zero) noise
     assert gate(tmp_path, cand) == 1
     assert "slower" in capsys.readouterr().out
     assert gate(tmp_path, cand, "--max-slowdown", "25") == 0
@@ -118,3 +125,86 @@ def test_negative_threshold_rejected(tmp_path):
     with pytest.raises(SystemExit):
         cli.main(["compare"])  # argparse usage error
     assert gate(tmp_path, copy.deepcopy(BASE), "--max-slowdown", "-1") == 2
+
+
+# --- the noise model: one synthetic sample set per verdict -------------------------------------
+
+BASE_SAMPLES = [1.00, 1.01, 0.99, 1.02, 0.98]
+
+
+def verdict_of(base_samples, cand_samples, **kw):
+    base = document([run("10s", "cuda-a", 0, samples=base_samples)])
+    cand = document([run("10s", "cuda-a", 0, samples=cand_samples)])
+    comp = compare.compare(base, cand, **kw)
+    (row,) = comp.rows
+    return row.verdict, comp.exit_code
+
+
+def test_clear_slowdown_outside_the_noise_fails():
+    assert verdict_of(BASE_SAMPLES, [1.20, 1.22, 1.19, 1.21, 1.18]) == ("slower", 1)
+
+
+def test_clear_speedup_outside_the_noise_is_faster():
+    assert verdict_of(BASE_SAMPLES, [0.80, 0.81, 0.79, 0.82, 0.78]) == ("faster", 0)
+
+
+def test_slowdown_within_the_noise_is_noisy_not_failed():
+    # median +20 %, but the samples interleave with the baseline's: no evidence of a change
+    noisy_base = [0.7, 1.0, 1.3, 0.9, 1.4]
+    verdict, code = verdict_of(noisy_base, [1.2, 0.8, 1.5, 0.75, 1.35])
+    assert (verdict, code) == ("noisy", 0)
+
+
+def test_small_real_change_is_ok():
+    assert verdict_of(BASE_SAMPLES, [1.05, 1.06, 1.04, 1.07, 1.05]) == ("ok", 0)
+    assert verdict_of(BASE_SAMPLES, [1.05, 1.06, 1.04, 1.07, 1.05], max_slowdown=2) == ("slower", 1)
+
+
+def test_three_repeats_that_all_moved_are_enough():
+    assert verdict_of([1.0, 1.01, 0.99], [1.3, 1.31, 1.29]) == ("slower", 1)
+    # one candidate sample inside the baseline's: p = 2/20 > 0.05
+    assert verdict_of([1.0, 1.01, 1.2], [1.3, 1.31, 1.1]) == ("noisy", 0)
+
+
+def test_files_without_samples_use_min_max_ranges():
+    base = document([run("10s", "cuda-a", 1.0)])
+    cand = document([run("10s", "cuda-a", 1.3)])
+    base["runs"][0]["timing_max_s"]["total"] = 1.4   # the baseline's range covers the candidate
+    (row,) = compare.compare(base, cand).rows
+    assert row.verdict == "noisy" and not row.failed
+
+
+def test_other_hardware_is_a_comparison_not_a_regression(tmp_path, capsys):
+    base = document([run("10s", "cuda-a", 0, samples=BASE_SAMPLES)])
+    cand = document([run("10s", "cuda-a", 0, samples=[2.0, 2.01, 1.99, 2.02, 1.98])])
+    cand["runs"][0]["device"] = "NVIDIA H200"
+    (row,) = compare.compare(base, cand).rows
+    assert row.verdict == compare.HARDWARE and not row.failed
+    assert "0.5x" in row.note and "device cpu -> NVIDIA H200" in row.note
+    # a different driver on the same device counts too; a mismatch still fails
+    cand["runs"][0]["device"] = "cpu"
+    cand["devices"] = [{"api": "numpy", "name": "cpu", "backends": ["cuda-a"],
+                        "driver_version": "2"}]
+    assert compare.compare(base, cand).rows[0].verdict == compare.HARDWARE
+    cand["runs"][0]["status"] = "mismatch"
+    assert compare.compare(base, cand).exit_code == 1
+    cand["runs"][0]["status"] = "ok"
+    assert cli.main(["compare", write(tmp_path, "b.json", base), write(tmp_path, "c.json", cand)]) == 0
+    assert "hardware comparison" in capsys.readouterr().out
+
+
+def test_cell_axes_are_part_of_the_key():
+    a = run("proteome", "cuda-task", 1.0)
+    a.update(workload="profile", model="Pkinase", kind="msv")
+    b = dict(a, kind="vf")
+    comp = compare.compare(document([a, b]), document([copy.deepcopy(a), copy.deepcopy(b)]))
+    assert sorted(r.key[3] for r in comp.rows) == ["Pkinase × msv", "Pkinase × vf"]
+    assert {r.verdict for r in comp.rows} == {"ok"}
+
+
+def test_exact_rank_test_p_values():
+    from hmmbench import stats
+    assert stats.p_greater([4, 5, 6], [1, 2, 3]) == pytest.approx(1 / 20)
+    assert stats.p_greater([1, 2, 3], [4, 5, 6]) == pytest.approx(1.0)
+    # large sets: the normal approximation agrees in direction
+    assert stats.p_greater(list(range(30, 60)), list(range(30))) < 1e-6

@@ -82,9 +82,9 @@ def test_numpy_opencl_pyhmmer_end_to_end(profile_world, capsys):
         pytest.skip(f"no CPU OpenCL device here: {opencl['reason']}")
     assert all(runs["profile-opencl-task", k]["status"] == "ok" for k in ("ssv", "msv", "vf"))
     # progress names the cell; the doc re-renders as tables and as the model-size pivot
-    assert f"{DB} × {MODEL} (M=178) × vf profile-opencl-task: ok" in capsys.readouterr().err
+    assert f"{DB} [whole] × {MODEL} (M=178) × vf profile-opencl-task: ok" in capsys.readouterr().err
     md = report.pivot_markdown(doc["runs"], "gcups_kernel").splitlines()
-    assert md[0].startswith("| database | model | M | profile-numpy ssv |")
+    assert md[0].startswith("| dataset | model | M | profile-numpy ssv |")
     assert md[2].startswith(f"| {DB} | {MODEL} | 178 |")
 
 

@@ -42,7 +42,7 @@ def test_table_rows_statuses_and_notes():
             record("cuda-bad", status="mismatch", reason="12 of 3550 checked pairs differ"),
             record("opencl-x", status="unavailable", reason="pyopencl not installed")]
     text = render_text(runs)
-    assert "10s: 3.55k pairs, 62.4M cells" in text
+    assert "10s [original]: 3.55k pairs, 62.4M cells" in text
     assert "5 ms" in text and "12.5" in text and "8.9" in text
     assert report.THROTTLE_MARK in text and "throttled (SM clock 1500-1980 MHz)" in text
     assert "12 of 3550 checked pairs differ" in text
@@ -87,7 +87,7 @@ def test_rich_progress_runs_without_a_terminal():
     p.stop()
     text = buf.getvalue()
     assert "[weird].in × cuda-x (" in text       # brackets are not markup
-    assert "10s × cuda-x: " in text and "boom [x]" in text
+    assert "10s [original] × cuda-x: " in text and "boom [x]" in text
 
 
 def test_markdown_and_csv_share_the_table_cells():
@@ -95,7 +95,7 @@ def test_markdown_and_csv_share_the_table_cells():
             record("opencl-x", status="unavailable", reason="no | driver")]
     md = report.markdown(runs)
     lines = md.splitlines()
-    assert lines[0] == "**10s: 3.55k pairs, 62.4M cells, chunking original**"
+    assert lines[0] == "**10s [original]: 3.55k pairs, 62.4M cells**"
     header = lines[2]
     assert header.count("|") == len(report.COLUMNS) + 1
     row = next(l for l in lines if l.startswith("| cuda-fast"))

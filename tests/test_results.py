@@ -44,6 +44,21 @@ def test_round_trip(doc, tmp_path):
     assert back["created"].endswith("+00:00")
     for k in results.RUN_FIELDS:
         assert k in runs["good"]
+    # every timed pass is kept, per stage; the median of the samples is the stored figure
+    good = runs["good"]
+    assert len(good["samples_s"]["total"]) == good["repeats"]
+    assert sorted(good["samples_s"]["kernel"])[len(good["samples_s"]["kernel"]) // 2] == \
+        pytest.approx(good["timing_s"]["kernel"])
+    assert back["schema"] == 2 and "source_commit" in back
+
+
+def test_files_without_samples_still_load(doc, tmp_path):
+    for r in doc["runs"]:
+        r.pop("samples_s", None)
+    doc["schema"] = 1
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(results.jsonable(doc)))
+    assert all("samples_s" not in r for r in results.load(path)["runs"])
 
 
 @pytest.mark.parametrize("mutate, message", [
@@ -52,6 +67,8 @@ def test_round_trip(doc, tmp_path):
     (lambda d: d["runs"][0].__setitem__("status", "great"), "status 'great'"),
     (lambda d: d["runs"][0].__setitem__("repeats", "three"), "repeats has the wrong type"),
     (lambda d: d["runs"][0]["timing_s"].__setitem__("total", "x"), "timing_s.total"),
+    (lambda d: d["runs"][0]["samples_s"].__setitem__("total", [1.0, "x"]), "samples_s.total"),
+    (lambda d: d["runs"][0].__setitem__("samples_s", [1.0]), "samples_s is not an object"),
 ])
 def test_schema_errors_name_the_file(doc, tmp_path, mutate, message):
     mutate(doc)

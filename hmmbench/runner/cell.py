@@ -113,6 +113,7 @@ class _CellRunner:
             rec.timing_s[k] = statistics.median(vals)
             rec.timing_min_s[k] = min(vals)
             rec.timing_max_s[k] = max(vals)
+            rec.samples_s[k] = vals
         cells = rec.cells or 0
         if rec.timing_s["kernel"] > 0:
             rec.gcups_kernel = cells / rec.timing_s["kernel"] / 1e9

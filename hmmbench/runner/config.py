@@ -49,6 +49,7 @@ class RunRecord:
     timing_s: dict = field(default_factory=dict)       # medians per stage and total
     timing_min_s: dict = field(default_factory=dict)
     timing_max_s: dict = field(default_factory=dict)
+    samples_s: dict = field(default_factory=dict)      # every timed pass per stage and total
     gcups_kernel: Optional[float] = None
     gcups_total: Optional[float] = None
     speedup_vs_reference: Optional[float] = None
