@@ -346,7 +346,7 @@ def pivot_table(runs: Iterable[dict], metric: str, title: str = "", by: str = "b
     rows, cols, cells = pivot(runs, metric, by)
     heads = pivot_layout(runs, by)
     t = Table(title=title or metric, title_justify="left", header_style="bold")
-    t.add_column(" × ".join(heads).replace("chunking", "[chunking]"), no_wrap=True)
+    t.add_column(escape(" × ".join(["dataset [chunking]"] + heads[2:])), no_wrap=True)
     for c in cols:
         t.add_column(c, justify="right")
     for row in rows:

@@ -14,7 +14,7 @@ def run(args, workload) -> int:
     from rich.markup import escape
     from rich.table import Table
     from ..hostinfo import module_devices
-    from ..registry import discover, probe
+    from ..registry import discover, families, probe
     out = console()
     t = Table(title=f"backends ({workload.name})", title_justify="left")
     for col in ("name", "api", "family", "precision", "available", "limits"):
@@ -26,6 +26,15 @@ def run(args, workload) -> int:
                   "[green]yes[/green]" if reason is None else f"[yellow]no[/yellow]: {escape(reason)}",
                   limits or "-")
     out.print(t)
+    fams = families(workload.name)
+    if fams:
+        ft = Table(title="backend families: parameter axes (hmmbench run -b FAMILY --axis "
+                         "NAME=V1,V2)", title_justify="left")
+        for col in ("family", "axes (allowed values, default)"):
+            ft.add_column(col)
+        for fam in fams.values():
+            ft.add_row(fam.name, escape(fam.describe_axes()))
+        out.print(ft)
     for mod, devs in module_devices(workload.name):
         if isinstance(devs, str):
             out.print(f"[bold]{mod}[/bold] devices: [yellow]{escape(devs)}[/yellow]")

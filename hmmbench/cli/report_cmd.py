@@ -19,6 +19,9 @@ def add_parser(sub) -> None:
     sp.add_argument("--pivot", metavar="METRIC",
                     help="one table of METRIC, datasets x backends: gcups_kernel, gcups_total, "
                          "kernel, total or max_abs_err")
+    sp.add_argument("--by", metavar="AXIS", default="backend",
+                    help="the pivot's columns: backend (default), device, chunking, or any "
+                         "backend parameter axis such as tile or block")
     sp.set_defaults(func=run, workload=None)
 
 
@@ -36,9 +39,9 @@ def run(args, workload) -> int:
     if args.pivot:
         from ..report import pivot_markdown, pivot_table
         if args.format == "markdown":
-            sys.stdout.write(pivot_markdown(runs, args.pivot))
+            sys.stdout.write(pivot_markdown(runs, args.pivot, args.by))
         else:
-            console().print(pivot_table(runs, args.pivot))
+            console().print(pivot_table(runs, args.pivot, by=args.by))
     elif args.format == "markdown":
         sys.stdout.write("\n".join(markdown(doc) for doc in docs))
     elif args.format == "csv":

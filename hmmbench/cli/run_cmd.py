@@ -18,6 +18,10 @@ def add_parser(sub, workloads) -> None:
         w.add_arguments("run", sp)
     sp.add_argument("--backend", "-b", action="append", default=[],
                     help="backend name or glob such as 'cuda-*' (repeatable; default: all)")
+    sp.add_argument("--axis", action="append", default=[], metavar="NAME=V1,V2,...",
+                    help="sweep a parameter axis of the selected backend families (repeatable: "
+                         "the cartesian product), e.g. -b cuda-inter --axis tile=2,4,6,8; "
+                         "`hmmbench list` shows each family's axes")
     sp.add_argument("--chunking", action="append", default=[],
                     help="original (a launch per batch), merged, or merged:N (about N pairs "
                          "per launch); repeatable (an axis of the benchmark); default: each "
@@ -42,6 +46,20 @@ def add_parser(sub, workloads) -> None:
     sp.set_defaults(func=run)
 
 
+def parse_axes(specs: list) -> dict:
+    """{axis: [value text, ...]} from repeated ``--axis NAME=V1,V2`` options."""
+    axes: dict = {}
+    for spec in specs:
+        name, eq, values = spec.partition("=")
+        vals = [v.strip() for v in values.split(",") if v.strip()]
+        if not eq or not name.strip() or not vals:
+            raise UserError(f"--axis {spec}: expected NAME=VALUE[,VALUE...]")
+        if name.strip() in axes:
+            raise UserError(f"--axis {name.strip()}: given twice")
+        axes[name.strip()] = vals
+    return axes
+
+
 def run(args, workload) -> int:
     from .. import results
     from ..hostinfo import enrich_devices
@@ -49,7 +67,7 @@ def run(args, workload) -> int:
     from ..report import make_progress, render
     from ..runner import run_benchmark
     cfg = run_config(args, workload)
-    backends = select(args.backend, workload.name)
+    backends = select(args.backend, workload.name, axes=parse_axes(args.axis))
     datasets, plan = workload.plan(args, backends)
     to_stdout = args.json == "-"
     out_path = None if to_stdout else Path(args.json) if args.json else results.default_path()

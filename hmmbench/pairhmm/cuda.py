@@ -24,8 +24,10 @@ from ..apis.cuda import (DeviceBuffers, EventTimer, compile, device_attributes, 
                          function_resources, gpu_name, sm_clock_mhz, unavailable_reason)
 from ..apis.cuda import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
 from ..backend import Backend, Execution
+from ..registry import BackendFamily
 from .layouts import SortedGroups, in_pair_order, scratch_blocks
 from .model import PairSet, exclusive_cumsum
+from .variants import inter_task_alias
 
 # ------------------------------------------------------------------------------------------------
 # Base class
@@ -225,6 +227,9 @@ class InterTask(CudaBackend):
     """
 
     family = "inter-task"
+    #: Tunable parameters (``hmmbench run -b cuda-inter --axis tile=2,4 --axis block=64,128``).
+    axes = {"tile": (1, 2, 4, 6, 8), "sorted": (False, True), "block": (32, 64, 128, 256)}
+    defaults = {"tile": 8, "sorted": False, "block": 128}
 
     def __init__(self, tile: int, sorted_layout: bool, vec: int = 1, block: int = 128,
                  name: Optional[str] = None):
@@ -360,11 +365,19 @@ def specializations() -> list[tuple[str, dict]]:
 INTER_VEC = {1: 4, 2: 4, 4: 4, 6: 4, 8: 4}
 
 
+def families() -> list[BackendFamily]:
+    """The backends with parameter axes (``hmmbench run -b cuda-inter --axis tile=2,4``)."""
+    def inter(name: str, tile: int, sorted: bool, block: int) -> InterTask:
+        return InterTask(tile, sorted, vec=INTER_VEC[tile], block=block, name=name)
+
+    return [BackendFamily(
+        "cuda-inter", InterTask.axes, InterTask.defaults, inter,
+        alias=lambda p: inter_task_alias(p, "cuda"),
+        presets=tuple({"tile": t, "sorted": s} for s in (False, True) for t in (1, 2, 4, 6, 8)))]
+
+
 def backends() -> list[Backend]:
-    out: list[Backend] = []
-    for sorted_layout in (False, True):
-        for tile in (1, 2, 4, 6, 8):
-            out.append(InterTask(tile, sorted_layout, vec=INTER_VEC[tile]))
+    out: list[Backend] = [b for fam in families() for b in fam.preset_backends()]
     # Block sizes from the H200 sweep (docs/cuda-notes.md): 64 threads beat the papers' 128
     # for both intra-task kernels; cuda-warp / cuda-multiwarp keep the papers' one row per lane,
     # cuda-warp-tile4 is the same warp kernel with 4 rows per lane between shuffles.

@@ -554,6 +554,20 @@ def backends() -> list[Backend]:
                        description="one p32k16 kernel for all reads (multi-tile beyond 512)"),
         SubwarpBackend("cuda-subwarp-nostreams", streams=False,
                        description="bins serialized on one stream"),
-        SubwarpBackend("cuda-subwarp-p8k16", bins=((128, 8, 16),), long_config=(8, 16),
-                       description="one fixed p8k16 kernel (multi-tile beyond 128)"),
+        *families()[0].preset_backends(),
     ]
+
+
+def families() -> list:
+    """The sub-warp p x k axes: ``hmmbench run -b cuda-subwarp-fixed --axis p=4,8 --axis k=16``."""
+    from ..registry import BackendFamily
+    return [BackendFamily("cuda-subwarp-fixed", {"p": SUPPORTED_P, "k": SUPPORTED_K},
+                          {"p": 8, "k": 16}, fixed_pk,
+                          alias=lambda q: f"cuda-subwarp-p{q['p']}k{q['k']}",
+                          presets=({"p": 8, "k": 16},))]
+
+
+def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
+    """One (p, k) kernel for every read (multi-tile beyond p*k): the sub-warp axes."""
+    return SubwarpBackend(name, bins=((p * k, p, k),), long_config=(p, k),
+                          description=f"one fixed p{p}k{k} kernel (multi-tile beyond {p * k})")

@@ -32,6 +32,8 @@ import numpy as np
 from ..apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module, device_kit
 from ..apis.opencl import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
 from ..backend import Backend, Execution
+from ..registry import BackendFamily
+from .variants import inter_task_alias
 from .layouts import SortedGroups, in_pair_order, scratch_blocks
 from .model import PairSet
 
@@ -233,6 +235,10 @@ class InterTask(OpenCLBackend):
     """One work-item per pair; strips of ``tile`` rows; optional sorted, interleaved layout."""
 
     source = "pairhmm/inter_task.cl"
+    #: Tunable parameters (``hmmbench run -b opencl-inter --axis tile=2,4``); local 0 = chosen
+    #: per device and launch size (see local_size).
+    axes = {"tile": (1,) + INTER_TILES, "sorted": (False, True), "local": (0, 16, 32, 64, 128, 256)}
+    defaults = {"tile": 8, "sorted": False, "local": 0}
 
     def __init__(self, name: str, *, tile: int, interleaved: bool, local_size: Optional[int] = None,
                  vec: Optional[int] = None, device: Optional[str] = None):
@@ -373,14 +379,21 @@ class Wavefront(OpenCLBackend):
             np.int32(lay.n_slots)))
 
 
+def families(device: Optional[str] = None) -> list[BackendFamily]:
+    """The backends with parameter axes (``hmmbench run -b opencl-inter --axis tile=2,4``)."""
+    def inter(name: str, tile: int, sorted: bool, local: int) -> InterTask:
+        return InterTask(name, tile=tile, interleaved=sorted, local_size=local or None,
+                         device=device)
+
+    return [BackendFamily(
+        "opencl-inter", InterTask.axes, InterTask.defaults, inter,
+        alias=lambda p: inter_task_alias(p, "opencl"),
+        presets=tuple({"tile": t, "sorted": s} for t in (1,) + INTER_TILES for s in (False, True)))]
+
+
 def backends(device: Optional[str] = None) -> list[Backend]:
     """Every OpenCL family on ``device`` (a substring; default $HMMBENCH_OPENCL_DEVICE)."""
-    out: list[Backend] = []
-    for tile in (1,) + INTER_TILES:
-        for interleaved in (False, True):
-            name = "opencl-inter-" + ("naive" if tile == 1 else f"tile{tile}")
-            out.append(InterTask(name + ("-sorted" if interleaved else ""), tile=tile,
-                                 interleaved=interleaved, device=device))
+    out: list[Backend] = [b for fam in families(device) for b in fam.preset_backends()]
     out.append(Wavefront("opencl-intra-naive", "intra-task", tile=1, device=device))
     out.append(Wavefront("opencl-intra-tile2", "intra-task", tile=2, device=device))
     out.append(Wavefront("opencl-warp", "warp", exchange="shuffle", device=device))
