@@ -56,6 +56,11 @@ class Workload:
         """rich Tables for ``hmmbench list`` / ``datasets list``."""
         return []
 
+    def length_point(self, dataset: str) -> Optional[tuple]:
+        """(series, L) when ``dataset`` is one of a series of generated sets whose items all
+        have one length L (the points of a peak curve: GCUPS over L), else None."""
+        return None
+
     def fetch(self, name: str):
         raise UserError(f"the {self.name} workload has no downloadable datasets")
 

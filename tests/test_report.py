@@ -151,3 +151,39 @@ def test_stage_spread_min_median_max():
     row = report.row_cells(r.to_dict())
     assert row[1:6] == ["1 ms", "200 µs", "5 ms (4.9–7.5)", "10 µs", "7 ms (6.5–11)"]
     assert "5 ms (4.9–7.5)" in report.markdown([r])
+
+
+def _curve_runs():
+    """Runs of two backends on three equal-L sets (a peak curve) and a real set."""
+    runs = []
+    for L, g in ((64, 10.0), (128, 20.0), (256, 30.0)):
+        for b, f in (("cuda-a", 1.0), ("opencl-a", 0.5)):
+            rec = record(b, chunking="merged")
+            rec.dataset = f"equal-{L}@1e4"
+            rec.gcups_kernel, rec.gcups_total, rec.api = g * f, g * f / 3, b.split("-")[0]
+            runs.append(rec.to_dict())
+    runs.append(dict(record("cuda-a").to_dict(), dataset="1m"))
+    return runs
+
+
+def test_peak_curve_and_stage_data():
+    from hmmbench import figures
+    curves = figures.peak_curves(_curve_runs())
+    assert list(curves) == ["equal@1e4 [merged]"]
+    line = curves["equal@1e4 [merged]"]["cuda-a"]
+    assert [p[0] for p in line] == [64, 128, 256] and [p[1] for p in line] == [10.0, 20.0, 30.0]
+    stages = figures.stage_groups(_curve_runs())
+    (name, st), _ = stages["equal-64@1e4 [merged]"]
+    assert name == "cuda-a" and set(st) == {"prep", "h2d", "kernel", "d2h", "other"}
+    ratios = figures.api_ratios(_curve_runs())
+    assert len(ratios) == 3 and ratios[0][1] == "a" and ratios[0][2] == {"cuda": 10.0,
+                                                                          "opencl": 5.0}
+
+
+def test_plot_writes_bars_peak_and_stages(tmp_path):
+    import pytest
+    pytest.importorskip("matplotlib")
+    from hmmbench import plots
+    written = plots.plot_all(_curve_runs(), tmp_path / "g.png")
+    assert [p.name for p in written] == ["g.png", "g-peak.png", "g-stages.png"]
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in written)

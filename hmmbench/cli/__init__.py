@@ -6,8 +6,10 @@ the workload package (:class:`hmmbench.workload.Workload`).
                  [--max-time S] [--json PATH] [--workload pairhmm]
     hmmbench run --workload profile [-d DATABASE]... [--model M]... [--kind ssv,msv,vf,...]
     hmmbench score --dataset D --backend B --output PATH
-    hmmbench report RESULTS.json... [--plot PNG]
+    hmmbench run ... -b FAMILY --axis NAME=V1,V2 (sweep a parameter axis)
+    hmmbench report RESULTS.json... [--plot PNG] [--html PAGE] [--pivot METRIC --by AXIS]
     hmmbench compare BASELINE.json CANDIDATE.json [--max-slowdown PCT]
+    hmmbench history [RESULTS...] [--plot PNG]
     hmmbench datasets list [--workload profile] | fetch NAME
     hmmbench suite list | run NAME... [--out DIR] [--dry-run]
 
@@ -22,7 +24,8 @@ from typing import Optional
 
 from .. import __version__
 from ..errors import UserError
-from . import compare_cmd, datasets_cmd, list_cmd, report_cmd, run_cmd, score_cmd, suite_cmd
+from . import (compare_cmd, datasets_cmd, history_cmd, list_cmd, report_cmd, run_cmd,
+               score_cmd, suite_cmd)
 from .common import select_opencl_device
 
 
@@ -39,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     score_cmd.add_parser(sub, workloads)
     report_cmd.add_parser(sub)
     compare_cmd.add_parser(sub)
+    history_cmd.add_parser(sub)
     datasets_cmd.add_parser(sub)
     suite_cmd.add_parser(sub)
     return p

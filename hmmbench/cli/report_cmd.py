@@ -13,7 +13,10 @@ def add_parser(sub) -> None:
     sp.add_argument("--summary", metavar="DIR", help="markdown tables of every result file "
                     "under DIR/<device>/*.json (hmmbench report --summary results/ > "
                     "results/SUMMARY.md)")
-    sp.add_argument("--plot", metavar="PNG", help="also write a GCUPS bar chart (matplotlib)")
+    sp.add_argument("--plot", metavar="PNG",
+                    help="also write a GCUPS bar chart (matplotlib), and beside it PNG-peak "
+                         "(GCUPS over L), PNG-stages (stage breakdown) and PNG-model-size where "
+                         "the runs hold such data")
     sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
                     help="table (rich, default), markdown (for results/README.md) or csv")
     sp.add_argument("--pivot", metavar="METRIC",
@@ -33,7 +36,7 @@ def run(args, workload) -> int:
         return 0
     if not args.results:
         raise UserError("report needs result files (or --summary DIR)")
-    from ..report import csv_text, markdown, plot_gcups, render
+    from ..report import csv_text, markdown, render
     docs = [results.load(p) for p in args.results]
     runs = [r for doc in docs for r in doc["runs"]]
     if args.pivot:
@@ -53,6 +56,7 @@ def run(args, workload) -> int:
             out.print(f"[bold]{path}[/bold]")
             render(doc, out)
     if args.plot:
-        plot_gcups(runs, args.plot)
-        print(f"plot: {args.plot}", file=sys.stderr)
+        from ..plots import plot_all
+        for path in plot_all(runs, args.plot):
+            print(f"plot: {path}", file=sys.stderr)
     return 0

@@ -46,6 +46,31 @@ class PairHMM(Workload):
         from .datasets.chunking import parse_mode
         parse_mode(mode)
 
+    def length_point(self, dataset: str):
+        """Generated sets whose pairs all share one shape: ``equal-L`` (the peak runs), Ren et
+        al.'s tables, ``shape-RxH``. The series keeps the size suffix (``equal@1e6``); L is the
+        haplotype length, which grows along each series; grids (ren18-t3, shape-R x H) get one
+        series per read length."""
+        import re
+        from .datasets.synthetic import TABLES, shape_of, split_name
+        base, _, _ = split_name(dataset)
+        try:
+            shape = shape_of(base)
+        except UserError:
+            return None
+        if shape is None:
+            return None
+        read, hap, _ = shape
+        suffix = dataset[len(base):]
+        table = base.rsplit(".", 1)[0]
+        if table in TABLES:
+            haps = [h for _, h in TABLES[table][1]]
+            grid = len(set(haps)) < len(haps)
+            return f"{table}{suffix}" + (f" (read {read})" if grid else ""), hap
+        if re.fullmatch(r"equal-\d+", base):
+            return f"equal{suffix}", hap
+        return f"shape{suffix} (read {read})", hap
+
     def fetch(self, name: str):
         from . import datasets
         return datasets.fetch(name)

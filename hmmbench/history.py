@@ -1,0 +1,229 @@
+"""History: how each cell's speed moved across result files, in the order they were made.
+
+Result files carry their provenance: when they were created, the sha256 of the sources that ran
+(``source_sha256``), the git commit when the run had a checkout (``source_commit``, newer files)
+and the hmmbench version. :func:`load_history` orders the files by creation time (the device
+copies of the tree have no git history, so time is the order every file has) and follows each
+cell (dataset, backend, chunking and cell axes) through them: its kernel and total GCUPS per
+file, marking the points where the sources (S) or the device (D) changed since the cell's
+previous point, so a jump can be told from a code change or from other hardware.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from . import results
+from .compare import match_key
+from .errors import UserError
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+@dataclass
+class Snapshot:
+    """One result file: where and when it was made, from which sources."""
+    index: int
+    path: str
+    created: str
+    sources: str             # the git commit when recorded, else the sources' sha256 ("" unknown)
+    version: str
+    devices: list
+
+
+@dataclass
+class Point:
+    snapshot: int            # index into History.snapshots
+    device: str
+    gcups_kernel: Optional[float]
+    gcups_total: Optional[float]
+    status: str
+    marks: str = ""          # "S": sources changed since the previous point, "D": device changed
+
+
+@dataclass
+class History:
+    snapshots: list = field(default_factory=list)
+    cells: dict = field(default_factory=dict)     # match key -> [Point], in snapshot order
+    skipped: list = field(default_factory=list)   # (path, why) of JSON files that are no results
+
+
+def result_files(paths: list) -> list:
+    """The JSON files named, directories searched recursively; missing paths are user errors."""
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(p.rglob("*.json")))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise UserError(f"{p}: no such file or directory")
+    return out
+
+
+def _created(doc: dict) -> _dt.datetime:
+    try:
+        t = _dt.datetime.fromisoformat(doc["created"])
+    except ValueError:
+        return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
+
+
+def load_history(paths: list, backend: Optional[str] = None,
+                 dataset: Optional[str] = None) -> History:
+    """Every cell's points across the result files under ``paths``, oldest file first.
+
+    Files named explicitly must be result files; inside a directory, other JSON files are
+    skipped (and listed). ``backend``/``dataset``: glob filters on the cells.
+    """
+    explicit = {Path(p) for p in paths if not Path(p).is_dir()}
+    docs = []
+    hist = History()
+    for f in result_files(paths):
+        try:
+            docs.append((str(f), results.load(f)))
+        except UserError as exc:
+            if f in explicit:
+                raise
+            hist.skipped.append((str(f), str(exc)))
+        except json.JSONDecodeError as exc:  # pragma: no cover - load() turns these into UserError
+            hist.skipped.append((str(f), str(exc)))
+    docs.sort(key=lambda pd: (_created(pd[1]), pd[0]))
+    for i, (path, doc) in enumerate(docs):
+        hist.snapshots.append(Snapshot(
+            i, path, doc["created"], doc.get("source_commit") or doc.get("source_sha256") or "",
+            str(doc.get("hmmbench_version", "")),
+            sorted({d.get("name", "") for d in doc.get("devices", [])})))
+        for r in doc["runs"]:
+            if backend and not fnmatch.fnmatchcase(r["backend"], backend):
+                continue
+            if dataset and not fnmatch.fnmatchcase(r["dataset"], dataset):
+                continue
+            points = hist.cells.setdefault(match_key(r), [])
+            point = Point(i, r.get("device") or "", r.get("gcups_kernel"), r.get("gcups_total"),
+                          r["status"])
+            if points and points[-1].snapshot == i:
+                points[-1] = point          # one point per file: its last run of the cell
+            else:
+                points.append(point)
+    for points in hist.cells.values():
+        _mark(points, hist.snapshots)
+    return hist
+
+
+def _mark(points: list, snapshots: list) -> None:
+    for prev, cur in zip(points, points[1:]):
+        a, b = snapshots[prev.snapshot].sources, snapshots[cur.snapshot].sources
+        cur.marks = ("S" if a and b and a != b else "") + ("D" if prev.device != cur.device else "")
+
+
+def sparkline(values: list) -> str:
+    """One character per value, scaled to the values' own range; '·' for a missing one."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return "·" * len(values)
+    lo, hi = min(known), max(known)
+    span = (hi - lo) or 1.0
+    return "".join("·" if v is None else SPARKS[min(len(SPARKS) - 1,
+                                                     int((v - lo) / span * len(SPARKS)))]
+                   for v in values)
+
+
+def trend_rows(hist: History, min_points: int = 1) -> list:
+    """Plain rows, one per cell with at least ``min_points`` points: key, points, first, last,
+    change (%) of kernel GCUPS, last total GCUPS, the marks with their file numbers."""
+    rows = []
+    for key, points in hist.cells.items():
+        if len(points) < min_points:
+            continue
+        kern = [p.gcups_kernel for p in points]
+        known = [v for v in kern if v is not None]
+        first, last = (known[0], known[-1]) if known else (None, None)
+        change = (last / first - 1.0) * 100.0 if first and last else None
+        marks = ", ".join(f"{p.marks}@{p.snapshot + 1}" for p in points if p.marks)
+        rows.append({"key": key, "points": points, "first": first, "last": last, "change": change,
+                     "total_last": points[-1].gcups_total, "spark_kernel": sparkline(kern),
+                     "spark_total": sparkline([p.gcups_total for p in points]), "marks": marks})
+    return rows
+
+
+def render(hist: History, console=None, min_points: int = 2) -> None:
+    """The files in order (with what changed), then the trend of every cell seen in several."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from .report import fmt_number
+    console = console or Console()
+    ft = Table(title="result files, oldest first (S: sources changed, D: devices changed)",
+               title_justify="left")
+    for col in ("#", "created", "file", "sources", "version", "devices", "changed"):
+        ft.add_column(col, no_wrap=col not in ("devices", "file"))
+    prev = None
+    for s in hist.snapshots:
+        changed = "" if prev is None else (("S" if s.sources and prev.sources and
+                                            s.sources != prev.sources else "")
+                                           + ("D" if s.devices != prev.devices else ""))
+        ft.add_row(str(s.index + 1), s.created, escape(s.path), s.sources[:10] or "?", s.version,
+                   escape(", ".join(s.devices)), changed)
+        prev = s
+    console.print(ft)
+    rows = trend_rows(hist, min_points)
+    t = Table(title=f"per cell: GCUPS across the files (cells in {min_points}+ files; "
+                    "marks: S/D@file)", title_justify="left")
+    with_axes = any(r["key"][3] for r in rows)
+    for col in ("dataset", "backend", "chunking") + (("cell",) if with_axes else ()) + (
+            "files", "kernel trend", "first", "last", "change", "total trend", "total last",
+            "marks"):
+        t.add_column(col, no_wrap=True, justify="right" if col in ("first", "last", "change",
+                                                                   "total last") else "left")
+    for r in rows:
+        t.add_row(*(escape(str(k)) for k in (r["key"] if with_axes else r["key"][:3])),
+                  ",".join(str(p.snapshot + 1) for p in r["points"]), r["spark_kernel"],
+                  fmt_number(r["first"], 4), fmt_number(r["last"], 4),
+                  "-" if r["change"] is None else f"{r['change']:+.1f} %", r["spark_total"],
+                  fmt_number(r["total_last"], 4), r["marks"])
+    console.print(t)
+    if not rows:
+        console.print(f"no cell appears in {min_points} or more files")
+    for path, why in hist.skipped:
+        console.print(f"[dim]skipped {escape(path)}: {escape(why)}[/dim]")
+
+
+def plot(hist: History, path, min_points: int = 2, max_cells: int = 12) -> int:
+    """Kernel (solid) and total (dashed) GCUPS per cell over the ordered files, vertical lines
+    where the sources (grey) or a device (red) changed; the cells with most points first.
+    Returns how many cells were drawn."""
+    from .plots import pyplot
+    plt = pyplot()
+    rows = sorted(trend_rows(hist, min_points), key=lambda r: -len(r["points"]))[:max_cells]
+    if not rows:
+        raise UserError(f"nothing to plot: no cell appears in {min_points} or more result files")
+    fig, ax = plt.subplots(figsize=(11, 6))
+    for i, r in enumerate(rows):
+        xs = [p.snapshot + 1 for p in r["points"]]
+        colour = f"C{i % 10}"
+        label = " / ".join(str(k) for k in r["key"] if k)
+        ax.plot(xs, [p.gcups_kernel or float("nan") for p in r["points"]], "o-", color=colour,
+                label=label)
+        ax.plot(xs, [p.gcups_total or float("nan") for p in r["points"]], "s--", color=colour,
+                alpha=0.6)
+        for p in r["points"]:
+            if "S" in p.marks:
+                ax.axvline(p.snapshot + 0.5, color="grey", ls=":", lw=0.8)
+            if "D" in p.marks:
+                ax.axvline(p.snapshot + 0.5, color="red", ls=":", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_xlabel("result file (oldest first, numbers as in the table)")
+    ax.set_ylabel("GCUPS (solid: kernel, dashed: end-to-end)")
+    ax.set_title("history: GCUPS per cell; dotted lines: sources (grey) or device (red) changed")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="x-small", ncol=2)
+    fig.tight_layout()
+    from .plots import save
+    save(fig, path)
+    return len(rows)

@@ -1,0 +1,67 @@
+"""History: result files ordered by time, per-cell trends, source/device change marks; the
+committed results/ files read as they are."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hmmbench import cli, history
+
+from test_compare import document, run
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write(path: Path, created: str, sources: str, gcups: float, device: str = "cpu") -> str:
+    r = run("10s", "cuda-a", 1.0)
+    r.update(gcups_kernel=gcups, gcups_total=gcups / 2, device=device)
+    doc = document([r])
+    doc.update(created=created, source_sha256=sources)
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_files_are_ordered_by_time_and_changes_marked(tmp_path):
+    # written out of order: history sorts by the created time inside the files
+    write(tmp_path / "c.json", "2026-01-03T00:00:00+00:00", "bbb", 30.0, device="gpu")
+    write(tmp_path / "a.json", "2026-01-01T00:00:00+00:00", "aaa", 10.0)
+    write(tmp_path / "b.json", "2026-01-02T00:00:00+00:00", "bbb", 20.0)
+    (tmp_path / "notes.json").write_text("{}")          # not a result file: skipped, listed
+    hist = history.load_history([str(tmp_path)])
+    assert [Path(s.path).name for s in hist.snapshots] == ["a.json", "b.json", "c.json"]
+    (points,) = hist.cells.values()
+    assert [p.gcups_kernel for p in points] == [10.0, 20.0, 30.0]
+    assert [p.marks for p in points] == ["", "S", "D"]
+    (row,) = history.trend_rows(hist)
+    assert row["change"] == pytest.approx(200.0) and row["marks"] == "S@2, D@3"
+    assert row["spark_kernel"][0] == "▁" and row["spark_kernel"][-1] == "█"
+    assert [Path(p).name for p, _ in hist.skipped] == ["notes.json"]
+
+
+def test_explicit_bad_file_is_a_user_error(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert cli.main(["history", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.json" in err[0]
+    assert cli.main(["history", str(tmp_path / "missing")]) == 2
+
+
+def test_committed_results_read_and_plot(tmp_path, capsys):
+    dirs = [str(REPO / "results" / d) for d in ("h100", "h200", "cpu-2core")]
+    dirs = [d for d in dirs if Path(d).is_dir()]
+    if not dirs:
+        pytest.skip("no committed results/ here")
+    png = tmp_path / "hist.png"
+    assert cli.main(["history", *dirs, "-b", "cuda-inter-tile8", "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "results/h200/tiles.json" in out.replace("\n", "") or "tiles.json" in out
+    assert "cuda-inter-tile8" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    hist = history.load_history(dirs)
+    assert not hist.skipped and len(hist.snapshots) >= 20
+    # the 1m cell crosses H200 -> H100 -> H200 -> H100 files: device marks appear
+    marks = {p.marks for points in hist.cells.values() for p in points}
+    assert any("D" in m for m in marks) and any("S" in m for m in marks)
