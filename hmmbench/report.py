@@ -302,9 +302,10 @@ def pivot(runs: Iterable[dict], metric: str, by: str = "backend") -> tuple:
                            f"{fmt(r)} (peer)" if r["status"] == "peer" else r["status"])
     if by != "backend":
         cols.sort(key=lambda c: _sort_value(c.split("=", 1)[1]))
-    # columns that ran nowhere (no driver here) only widen the table
-    cols = [c for c in cols if any(cells.get((row, c), "unavailable") != "unavailable"
-                                   for row in rows)] or cols
+    if any(set(cell_axes(r)) - set(DATA_AXES) for r in runs):
+        # backend x method columns that ran nowhere (no driver here) only widen the curve
+        cols = [c for c in cols if any(cells.get((row, c), "unavailable") != "unavailable"
+                                       for row in rows)] or cols
     if CELL_SIZE[1] in heads:
         first: dict = {}
         for i, row in enumerate(rows):
