@@ -9,7 +9,7 @@ export HMMBENCH_DATA_PATH
 # Extra `hmmbench run` arguments for `make bench`, e.g. BENCH_ARGS="--dataset 1m --backend 'cuda-*'".
 BENCH_ARGS ?=
 
-.PHONY: test bench venv opencl-cpu clean
+.PHONY: test bench venv opencl-cpu clean results-index
 
 venv: $(VENV)/.installed
 
@@ -30,6 +30,10 @@ test: venv opencl-cpu
 
 bench: venv opencl-cpu
 	HMMBENCH_VENV=$(VENV) . scripts/opencl_env.sh && $(BIN)/hmmbench run $(BENCH_ARGS)
+
+# results/index.html: one self-contained page of every committed result file.
+results-index: venv
+	$(BIN)/hmmbench report results/*/*.json --html results/index.html --quiet
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -17,6 +17,12 @@ def add_parser(sub) -> None:
                     help="also write a GCUPS bar chart (matplotlib), and beside it PNG-peak "
                          "(GCUPS over L), PNG-stages (stage breakdown) and PNG-model-size where "
                          "the runs hold such data")
+    sp.add_argument("--html", metavar="PAGE",
+                    help="also write one self-contained HTML page (no network needed to open "
+                         "it): tables, GCUPS and stage charts, peak and model-size curves, "
+                         "CUDA-vs-OpenCL ratios, cross-check status, provenance")
+    sp.add_argument("--quiet", "-q", action="store_true",
+                    help="print nothing; only write the --html / --plot files")
     sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
                     help="table (rich, default), markdown (for results/README.md) or csv")
     sp.add_argument("--pivot", metavar="METRIC",
@@ -39,7 +45,9 @@ def run(args, workload) -> int:
     from ..report import csv_text, markdown, render
     docs = [results.load(p) for p in args.results]
     runs = [r for doc in docs for r in doc["runs"]]
-    if args.pivot:
+    if args.quiet:
+        pass
+    elif args.pivot:
         from ..report import pivot_markdown, pivot_table
         if args.format == "markdown":
             sys.stdout.write(pivot_markdown(runs, args.pivot, args.by))
@@ -55,6 +63,10 @@ def run(args, workload) -> int:
         for path, doc in zip(args.results, docs):
             out.print(f"[bold]{path}[/bold]")
             render(doc, out)
+    if args.html:
+        from ..html_report import write_html
+        write_html(list(zip(args.results, docs)), args.html)
+        print(f"html: {args.html}", file=sys.stderr)
     if args.plot:
         from ..plots import plot_all
         for path in plot_all(runs, args.plot):
