@@ -71,11 +71,10 @@ LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPP
 
 
 def busy_seconds(start, spans) -> float:
-    """Seconds covered by consecutive (ready, done) event spans, each clipped to start no earlier
-    than the previous span's end (consecutive chunks' kernels run one after the other)."""
+    """Seconds covered by the union of (begin, end) event spans, in any order: overlapping spans
+    (bins on parallel streams, consecutive chunks) count once, gaps between them not at all."""
     total, prev_end = 0.0, 0.0
-    for ready, done in spans:
-        t0, t1 = ready.time_since(start), done.time_since(start)
+    for t0, t1 in sorted((a.time_since(start), b.time_since(start)) for a, b in spans):
         total += max(0.0, t1 - max(t0, prev_end))
         prev_end = max(prev_end, t1)
     return total / 1e3
@@ -186,6 +185,10 @@ class SubwarpBackend(Backend):
         self._buffers = None
         self._streams: list = []
         self._kernels: dict = {}
+        self._plans: dict = {}
+        self._events: list = []   # reused by every run (see _mark)
+        self._n_events = 0
+        self._results: tuple = (None, None)   # page-locked result and queue-head buffers
         self._staging = StagingSlots(lambda n: glue.driver().pagelocked_empty(n, np.uint8),
                                      "subwarp-prep")
         # Off: H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces; H100 (GPU layout) 1.36 vs
@@ -279,29 +282,76 @@ class SubwarpBackend(Backend):
         return self._streams[:n]
 
 
+    def _mark(self, stream):
+        """An event recorded on ``stream``, from a pool: every event of a run has completed when
+        run() returns, so the next run records them again instead of creating new ones."""
+        if self._n_events == len(self._events):
+            self._events.append(glue.driver().Event())
+        ev = self._events[self._n_events]
+        self._n_events += 1
+        ev.record(stream)
+        return ev
+
+    def _plan(self, pairs: PairSet) -> tuple:
+        """(bins, recompute queue bins, queue of each bin, meta) for inputs of this size class
+        and longest read, with their kernels compiled: worked out once, not on every call."""
+        key = (pairs.n_pairs < SMALL_INPUT_PAIRS, pairs.max_read_length, self.double_k,
+               self.recompute_all)
+        if key not in self._plans:
+            bins = self.bins_for(pairs)
+            queue_bins, queue_of = recompute_queues(bins, self.double_k)
+            for b in bins:  # compile outside the timed stages
+                self.kernel(b)
+            for q in queue_bins:
+                self.kernel(q, double=True)
+            meta = np.array([len(bins), *(min(b.hi, 2**31 - 1) for b in bins), *queue_of],
+                            np.int32)
+            self._plans[key] = (bins, queue_bins, queue_of, meta)
+        return self._plans[key]
+
+    def _scratch(self, b: Bin, double: bool, max_hap_len: int) -> tuple:
+        """(multi-tile boundary-row scratch buffer, row stride) for bin ``b``: sized for the
+        largest grid, grown before a run's first event (a reallocation frees device memory,
+        which synchronizes the device)."""
+        if not b.multi_tile:
+            return 0, 0
+        cap = glue.device_attributes()["sm_count"] * 16
+        stride = max_hap_len + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
+        quad = 32 if double else 16
+        buf = self._bufs().get("scratch_d" if double else "scratch",
+                               headroom(cap * (THREADS_PER_BLOCK // b.p) * stride * quad))
+        return buf, stride
+
+    def _result_buffers(self, n_out: int, n_heads: int) -> tuple:
+        """Grow-only page-locked buffers for the results and the queue heads: the D2H copies
+        are then plain DMA, not staged through the driver's pageable bounce buffer."""
+        out, heads = self._results
+        drv = glue.driver()
+        if out is None or len(out) < n_out:
+            out = drv.pagelocked_empty(headroom(n_out * 8) // 8, np.float64)
+        if heads is None or len(heads) < n_heads:
+            heads = drv.pagelocked_empty(max(n_heads, 1024), np.int32)
+        self._results = (out, heads)
+        return out[:n_out], heads[:n_heads]
+
     def _launch(self, b: Bin, double: bool, items_ptr, range_ptr, n_max: int, dev: dict,
                 out_dev, fb_queue_ptr, fb_items_ptr, stream, max_hap_len: int, blocks: int):
         """One bin's kernel over items ``range_ptr[0] ..`` (count ``range_ptr[1]``, at most
-        ``n_max``; both read on the device); grid-stride over ``blocks`` blocks."""
+        ``n_max``; both read on the device); grid-stride over ``blocks`` blocks. Returns the
+        (begin, end) events recorded on ``stream`` right around the launch."""
         fn, smem = self.kernel(b, double)
-        groups = THREADS_PER_BLOCK // b.p
-        scratch, stride = 0, 0
+        # Multi-tile: a bounded grid, one boundary-row scratch per resident group.
+        scratch, stride = self._scratch(b, double, max_hap_len)
         if b.multi_tile:
-            # A bounded grid, one boundary-row scratch per resident group; the buffer is sized
-            # for the largest grid, so it never grows (is never reallocated) within a run.
-            cap = glue.device_attributes()["sm_count"] * 16
-            blocks = min(blocks, cap)
-            stride = max_hap_len + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
-            quad = 32 if double else 16
-            scratch = self._bufs().get("scratch_d" if double else "scratch",
-                                       headroom(cap * groups * stride * quad))
+            blocks = min(blocks, glue.device_attributes()["sm_count"] * 16)
         ptr = lambda x: np.uintp(int(x))  # noqa: E731
-        fn.prepared_async_call(
-            (max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream,
-            ptr(items_ptr), ptr(range_ptr), np.int32(n_max),
-            *(ptr(dev[name]) for name in KERNEL_ARRAYS),
-            ptr(out_dev), ptr(fb_queue_ptr), ptr(fb_items_ptr), ptr(scratch), np.int32(stride),
-            shared_size=smem)
+        args = (ptr(items_ptr), ptr(range_ptr), np.int32(n_max),
+                *(ptr(dev[name]) for name in KERNEL_ARRAYS),
+                ptr(out_dev), ptr(fb_queue_ptr), ptr(fb_items_ptr), ptr(scratch), np.int32(stride))
+        begin = self._mark(stream)
+        fn.prepared_async_call((max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream, *args,
+                               shared_size=smem)
+        return begin, self._mark(stream)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
         """Batch ranges of about ``chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""
@@ -312,22 +362,16 @@ class SubwarpBackend(Backend):
         if reason:
             raise ValueError(f"{self.name} refuses this input: {reason}")
         drv = glue.driver()
-        info: dict = {"gpu": glue.gpu_name()}
+        info: dict = {"gpu": glue.device_attributes()["name"]}
         timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
         if pairs.n_pairs == 0:
             return Execution(np.zeros(0), timing, 0, info)
         if pairs.n_pairs >= 2**31 - 1:
             raise ValueError("cuda-subwarp indexes pairs with int32: split the input")
-        bins = self.bins_for(pairs)
-        queue_bins, queue_of = recompute_queues(bins, self.double_k)
-        for b in bins:  # compile outside the timed stages (cached after the first run)
-            self.kernel(b)
-        for q in queue_bins:
-            self.kernel(q, double=True)
+        bins, queue_bins, queue_of, meta = self._plan(pairs)
         lk = self.layout_kernels()
         nb, nq = len(bins), len(queue_bins)
         n_keys = nb * SW_LEVELS
-        meta = np.array([nb, *(min(b.hi, 2**31 - 1) for b in bins), *queue_of], np.int32)
 
         t_run = time.perf_counter()
         br, bh, bp = pairs.batch_reads, pairs.batch_haps, pairs.batch_pairs
@@ -359,8 +403,13 @@ class SubwarpBackend(Backend):
         bin_lut = np.minimum(np.searchsorted([b.hi for b in bins],
                                              np.arange(pairs.max_read_length + 1)), nb - 1)
         sms = glue.device_attributes()["sm_count"]
-        start = drv.Event()
-        start.record(main)
+        for b in bins:  # multi-tile scratch sized before the first event
+            self._scratch(b, False, max_hap_len)
+        for q in queue_bins:
+            self._scratch(q, True, max_hap_len)
+        host_out, queue_heads = self._result_buffers(pairs.n_pairs, n_chunks * nb * 2)
+        self._n_events = 0
+        start = self._mark(main)
         copy.wait_for_event(start)
         lay_stream.wait_for_event(start)
 
@@ -383,7 +432,10 @@ class SubwarpBackend(Backend):
                 np.diff(bh[b0:b1 + 1]), np.diff(br[b0:b1 + 1])) if per_pair[c] else None)
             return 0, time.perf_counter() - t0, est
 
-        h2d_spans, kernel_spans, float_spans, kernels_done, staged_done = [], [], [], [], []
+        h2d_spans, kernel_spans, kernels_done, staged_done = [], [], [], []
+        # Each launch group's own (begin, end) events: their union is the kernel time, without
+        # the gaps where the GPU waited for the host to enqueue work (kernel_spans keep those).
+        float_launches, double_launches = [], []
         bin_events: list = []
         bin_counts: Counter = Counter()
         futures: dict = {}
@@ -417,10 +469,9 @@ class SubwarpBackend(Backend):
             sources.pop(c)
             if c >= n_slots:  # device slot free once chunk c-n_slots's kernels are done
                 copy.wait_for_event(kernels_done[c - n_slots])
-            e0, e1 = drv.Event(), drv.Event()
-            e0.record(copy)
+            e0 = self._mark(copy)
             drv.memcpy_htod_async(dev_slots[slot], pinned[slot][:used], copy)
-            e1.record(copy)
+            e1 = self._mark(copy)
             staged_done.append(e1)
             h2d_spans.append((e0, e1))
             base = int(dev_slots[slot])
@@ -431,6 +482,7 @@ class SubwarpBackend(Backend):
             queues = int(queues_dev) + 8 * nb * c
             # Work items on the GPU: count + key, scan, scatter (sorted by bin, descending work).
             lay_stream.wait_for_event(e1)
+            g0 = self._mark(lay_stream)
             drv.memset_d32_async(w["counters"], 0, n_keys + nb, lay_stream)
             grid = (max(1, -(-units[c] // 256)), 1)
             lk["sw_layout_count"].prepared_async_call(
@@ -444,8 +496,8 @@ class SubwarpBackend(Backend):
             lk["sw_layout_scatter"].prepared_async_call(
                 grid, (256, 1, 1), lay_stream, np.int32(units[c]), ptr(w["raw"]),
                 ptr(w["key_rank"]), ptr(hist), ptr(w["items"]))
-            laid = drv.Event()
-            laid.record(lay_stream)
+            laid = self._mark(lay_stream)
+            float_launches.append((g0, laid))
             if self.profile_bins:  # cells per bin from the host's reference layout
                 ref = host_layout(pairs, bins, b0, b1, per_pair=per_pair[c])
                 cells_of = {b.label: bin_cells(pairs, bounds[c], ref, lo, hi)
@@ -461,14 +513,10 @@ class SubwarpBackend(Backend):
                 # scratch never overlap.
                 s = main if self.profile_bins else bin_streams[i]
                 s.wait_for_event(laid)
-                if self.profile_bins:
-                    pb0 = drv.Event()
-                    pb0.record(s)
-                self._launch(b, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev,
-                             out_dev, queues + 8 * queue_of[i], w["fb_items"], s, max_hap_len,
-                             -(-n // (THREADS_PER_BLOCK // b.p)))
-                ev = drv.Event()
-                ev.record(s)
+                pb0, ev = self._launch(b, False, w["items"], int(w["bin_range"]) + 8 * i, n,
+                                       dev, out_dev, queues + 8 * queue_of[i], w["fb_items"], s,
+                                       max_hap_len, -(-n // (THREADS_PER_BLOCK // b.p)))
+                float_launches.append((pb0, ev))
                 fed[queue_of[i]].append(ev)
                 bin_counts[b.label] += n
                 if self.profile_bins:
@@ -477,9 +525,6 @@ class SubwarpBackend(Backend):
             for evs in fed:
                 for ev in evs:
                     main.wait_for_event(ev)
-            f1 = drv.Event()
-            f1.record(main)
-            float_spans.append((e1, f1))
             for q, qb in enumerate(queue_bins):
                 if not fed[q]:
                     continue
@@ -487,38 +532,36 @@ class SubwarpBackend(Backend):
                 for ev in fed[q]:
                     s.wait_for_event(ev)
                 blocks = min(-(-chunk_pairs[c] // (THREADS_PER_BLOCK // qb.p)), sms * 4)
-                self._launch(qb, True, w["fb_items"], queues + 8 * q, chunk_pairs[c], dev,
-                             out_dev, 0, 0, s, max_hap_len, blocks)
-                ev = drv.Event()
-                ev.record(s)
+                q0, ev = self._launch(qb, True, w["fb_items"], queues + 8 * q, chunk_pairs[c],
+                                      dev, out_dev, 0, 0, s, max_hap_len, blocks)
+                double_launches.append((q0, ev))
                 main.wait_for_event(ev)
-            k1 = drv.Event()
-            k1.record(main)
+            k1 = self._mark(main)
             kernels_done.append(k1)
             kernel_spans.append((e1, k1))
             submit(c + n_slots)
-        out = np.empty(pairs.n_pairs, np.float64)
-        queue_heads = np.zeros(n_chunks * nb * 2, np.int32)
-        d0, d1 = drv.Event(), drv.Event()
-        d0.record(main)
-        drv.memcpy_dtoh_async(out, out_dev, main)
+        d0 = self._mark(main)
+        drv.memcpy_dtoh_async(host_out, out_dev, main)
         drv.memcpy_dtoh_async(queue_heads, queues_dev, main)
-        d1.record(main)
+        d1 = self._mark(main)
         d1.synchronize()
+        out = host_out.copy()  # the page-locked buffer is the next run's
         n_fb = int(queue_heads[1::2].sum())
         # prep: host staging work of every chunk (worker threads; it overlaps the uploads and
         # kernels of earlier chunks -- info has the part the launches waited for).
         timing["prep"] = prep_work
         timing["h2d"] = sum(b.time_since(a) for a, b in h2d_spans) / 1e3
-        # Kernel time without double counting overlap: chunk c's kernels (layout, bins,
-        # recompute) start when its upload is done *and* chunk c-1's kernels are.
-        timing["kernel"] = busy_seconds(start, kernel_spans)
+        # Kernel time: the GPU running a layout, bin or recompute launch (overlap counted once).
+        timing["kernel"] = busy_seconds(start, float_launches + double_launches)
         timing["d2h"] = d1.time_since(d0) / 1e3
         info["prep_wait_s"] = prep_wait
         info["run_wall_s"] = time.perf_counter() - t_run
         info["gpu_span_s"] = d1.time_since(start) / 1e3
         # kernel = layout + float32 bins + the float64 recompute of their underflows
-        info["float32_kernel_s"] = busy_seconds(start, float_spans)
+        info["float32_kernel_s"] = busy_seconds(start, float_launches)
+        # The former measure: each chunk from its upload's end to its last kernel's end (host
+        # enqueue gaps included); far above "kernel" = the GPU waited for the host.
+        info["kernel_span_s"] = busy_seconds(start, kernel_spans)
         if bin_events:
             prof: dict = {}
             for label, a, b, cells in bin_events:
@@ -539,6 +582,9 @@ class SubwarpBackend(Backend):
             self._buffers = None
         self._streams = []
         self._kernels = {}
+        self._plans = {}
+        self._events = []
+        self._results = (None, None)
         self._staging.close()
 
 
