@@ -1,0 +1,42 @@
+"""The per-thread power-of-two exponent scheme for the sub-warp kernel (issue 13, point 2), proven
+on the NumPy float32 emulation of the kernel's wavefront (tests/subwarp_scaling.py): long pairs
+that today's float32 kernel hands to the float64 recompute come out exact in float32 with
+exponents, down past 1e-300."""
+from __future__ import annotations
+
+import numpy as np
+
+import subwarp_scaling as emu
+from cpu_reference.pairhmm import forward_log10
+from hmmbench.pairhmm.datasets.synthetic import generate_fixed
+from pairgen import deep_pairs
+
+TOL = 1e-4
+
+
+def test_power_of_two_factors_and_binades_come_from_the_float_bits():
+    k = np.array([-126, -1, 0, 64, 127])
+    assert np.array_equal(emu.pow2(k), (2.0 ** k).astype(np.float32))
+    x = np.array([1.0, 1.5, 2.0 ** -100, 3.0 * 2.0 ** 90, 2.0 ** -140], np.float32)
+    assert np.array_equal(emu.binade(x), [0, 0, -100, 91, -127])
+
+
+def test_exponents_keep_long_pairs_exact_that_float32_alone_hands_to_float64():
+    ps = generate_fixed(1024, 1024, 12, seed=2)
+    ref = forward_log10(ps, "float64")
+    today = emu.emulate(ps, None)[1]
+    assert today.sum() >= 3                      # today: recomputed in float64
+    got, redo = emu.emulate(ps, emu.Scheme())
+    assert not redo.any()
+    assert np.max(np.abs(got - ref)) <= TOL
+    assert np.min(ref) < -38
+
+
+def test_checking_every_step_reaches_below_1e300_with_gatks_gap_penalty():
+    ps = deep_pairs(1, 64, gcp_q=(10, 11))     # GATK's constant gap continuation, Phred 10
+    ref = forward_log10(ps, "float64")
+    got, redo = emu.emulate(ps, emu.Scheme(every=1))
+    fin = np.isfinite(ref)
+    assert not redo[fin].any()
+    assert np.max(np.abs(got[fin] - ref[fin])) <= TOL
+    assert np.sum(ref[fin] < -300) >= 5 and np.sum((ref > -38) & (ref < -28)) >= 1
