@@ -20,7 +20,7 @@ def colour(i: int) -> str:
 
 
 def _num(x: float) -> str:
-    return f"{x:.3g}"
+    return str(int(x)) if abs(x) >= 1000 and x == int(x) else f"{x:.3g}"
 
 
 def _log_ticks(lo: float, hi: float) -> list:
@@ -87,7 +87,7 @@ def hbars(labels: list, series: dict, xlabel: str, title: str = "", log: bool = 
     bar, gap = 9, 8
     group = bar * len(names) + gap
     height = top + group * len(labels) + 40
-    width = 720
+    width = 660
     sx = Scale(min(vals), max(vals), left, width - right, log)
     body = [f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}</text>']
     for t in sx.ticks():
@@ -120,7 +120,7 @@ def stacked_hbars(rows: list, parts: dict, xlabel: str, title: str = "") -> str:
     if total <= 0:
         return ""
     left, right, top, bar = 190, 110, 26, 14
-    width, height = 720, top + bar * len(rows) + 44
+    width, height = 660, top + bar * len(rows) + 44
     sx = Scale(0.0, total, left, width - right)
     body = [f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}</text>']
     for t in sx.ticks():
@@ -159,7 +159,7 @@ def lines(series: dict, xlabel: str, ylabel: str, title: str = "", log_y: bool =
     if not pts:
         return ""
     left, right, top, bottom = 64, 200, 26, 44
-    width, height = 720, 330
+    width, height = 660, 330
     sx = Scale(min(x for x, _ in pts), max(x for x, _ in pts), left, width - right)
     sy = Scale(min(y for _, y in pts), max(y for _, y in pts), height - bottom, top, log_y)
     body = [f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}</text>']
