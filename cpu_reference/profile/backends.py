@@ -24,7 +24,7 @@ from typing import Optional
 import numpy as np
 
 from hmmbench.backend import Backend, Execution, StageClock
-from hmmbench.profile.job import refuse_kind
+from hmmbench.profile.job import pipeline_refusal, refuse_kind
 
 
 class ProfileBackend(Backend):
@@ -36,22 +36,35 @@ class ProfileBackend(Backend):
 
 
 class NumpyProfile(ProfileBackend):
+    """The reference of every kind; ``pipeline``: HMMER's pipeline on the references
+    (hmmbench.profile.pipeline.run_stages), one outcome per sequence (stage reached, Forward
+    nats) that the device pipelines are checked against."""
     name = "profile-numpy"
     api = "numpy"
     family = "reference"
     precision = "int8/int16 exact; float64"
-    kinds = ("ssv", "msv", "vf", "viterbi", "forward", "gmsv")
+    kinds = ("ssv", "msv", "vf", "viterbi", "forward", "gmsv", "pipeline")
+
+    def refuse_reason(self, job) -> Optional[str]:
+        return super().refuse_reason(job) or pipeline_refusal(job)
 
     def run(self, job) -> Execution:
         from cpu_reference.profile import filters as pf
         from cpu_reference.profile import generic as pg
-        fn = {"ssv": pf.ssv_filter, "msv": pf.msv_filter, "vf": pf.viterbi_filter,
-              "viterbi": pg.generic_viterbi, "forward": pg.generic_forward,
-              "gmsv": pg.generic_msv}[job.kind]
+        from hmmbench.profile import pipeline as pl
         clock = StageClock()
+        info = {"unit": "nats"}
         with clock("kernel"):
-            out = np.asarray(fn(job.model, job.seqs), dtype=np.float64)
-        return Execution(log10=out, timing=clock.timing, info={"unit": "nats"})
+            if job.kind == "pipeline":
+                counts, stage, fwd = pl.run_stages(job.model, job.seqs)
+                out = pl.outcome(stage, fwd)
+                info["pass_counts"] = counts.as_dict()
+            else:
+                fn = {"ssv": pf.ssv_filter, "msv": pf.msv_filter, "vf": pf.viterbi_filter,
+                      "viterbi": pg.generic_viterbi, "forward": pg.generic_forward,
+                      "gmsv": pg.generic_msv}[job.kind]
+                out = np.asarray(fn(job.model, job.seqs), dtype=np.float64)
+        return Execution(log10=out, timing=clock.timing, info=info)
 
 
 class PyhmmerPeer(ProfileBackend):
@@ -105,16 +118,6 @@ class _UntimedFiles:
         return self._value
 
 
-def _calibration_refusal(job) -> Optional[str]:
-    from hmmbench.profile.datasets import is_calibrated
-    if job.hmm is None:
-        return "the job carries no pyhmmer HMM"
-    if not is_calibrated(job.hmm):
-        return ("the model has no E-value calibration (a sampled random-M model): the "
-                "pipeline's P-value thresholds are undefined (query-M models are calibrated)")
-    return None
-
-
 class _PipelinePeer(ProfileBackend):
     """A whole-pipeline CPU peer: timed on the same data, never cross-checked."""
     family = "peer (whole pipeline)"
@@ -123,7 +126,7 @@ class _PipelinePeer(ProfileBackend):
     scores = False
 
     def refuse_reason(self, job) -> Optional[str]:
-        return super().refuse_reason(job) or _calibration_refusal(job)
+        return super().refuse_reason(job) or pipeline_refusal(job)
 
 
 class PyhmmerPipelinePeer(_PipelinePeer):

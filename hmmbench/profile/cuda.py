@@ -25,11 +25,17 @@ import numpy as np
 from ..backend import Backend, Execution, StageClock
 from . import layout
 from .host import FILTER_KINDS, filter_scores
-from .job import refuse_kind
+from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, load_info
 
 SOURCE = "profile/filters.cu"
 BLOCK = 128
+#: the pipeline's stage kernels (kernels_common/profile/stages.h): work-group size and items
+#: per work-item of the compaction
+STAGES_SOURCE = "profile/stages.cu"
+STAGE_GROUP, STAGE_ITEMS = 256, 16
+STAGE_CHUNK = STAGE_GROUP * STAGE_ITEMS
+STAGE_DEFINES = {"GROUP_SIZE": STAGE_GROUP, "ITEMS": STAGE_ITEMS}
 #: bytes per asynchronous copy of the resident database (copies queue back to back on a stream)
 UPLOAD_CHUNK = 64 << 20
 
@@ -64,16 +70,16 @@ def resident_blocks(fn, block: int, smem_bytes: int, sm_count: int) -> int:
     return max(1, per_sm) * sm_count
 
 
-def upload_database(seqs, order) -> tuple:
-    """Residues, offsets and launch order staged in page-locked memory and copied in chunks on
-    a stream (asynchronous copies from pinned memory run at the link's speed; pageable ones at
-    a fraction of it). Returns ({name: device allocation}, {"prep": s, "h2d": s})."""
+def upload_database(arrays: dict) -> tuple:
+    """The resident database's arrays staged in page-locked memory and copied in chunks on a
+    stream (asynchronous copies from pinned memory run at the link's speed; pageable ones at a
+    fraction of it). Returns ({name: device allocation}, {"prep": s, "h2d": s})."""
     from ..apis import cuda
     drv = cuda.driver()
     clock, stream = StageClock(), drv.Stream()
     timer = cuda.EventTimer(stream)
     staged, bufs = [], {}
-    for name, arr in (("residues", seqs.residues), ("offsets", seqs.offsets), ("order", order)):
+    for name, arr in arrays.items():
         with clock("prep"):
             host = drv.pagelocked_empty(max(arr.size, 1), arr.dtype)
             host[:arr.size] = arr
@@ -174,15 +180,23 @@ class _CudaDevice:
             self.drv.memcpy_dtoh(host[:n], out)
         return host[:n].copy()
 
-    def _filter(self, model, seqs, idx, name, kind, profile, scalars, extra, task_rows):
+    def _filter(self, model, seqs, idx, name, kind, profile, scalars, extra, task_rows,
+                on_device=None):
         """One filter kernel over sequences ``idx`` of ``seqs``: arguments ``profile`` (device
         arrays), residues, offsets, order, count, ``scalars``, ``extra`` (device arrays, uploaded
         after the profile), the task kernels' row buffers (``task_rows``: one per entry, bytes
-        per model position and sequence), the output. Returns the raw int32 per sequence."""
-        if len(idx) == 0:                             # nothing to launch (empty set)
-            return np.zeros(len(seqs), np.int32)
-        n, m = len(seqs), len(idx)
-        res, offs, order = self._seq_arrays(seqs, idx)
+        per model position and sequence), the output. Returns the raw int32 per sequence; with
+        ``on_device`` = (device launch list, count) it runs that list of the resident database
+        and returns the device output instead (the pipeline's stages)."""
+        n = len(seqs)
+        if on_device is None:
+            if len(idx) == 0:                         # nothing to launch (empty set)
+                return np.zeros(n, np.int32)
+            res, offs, order = self._seq_arrays(seqs, idx)
+            m = len(idx)
+        else:
+            order, m = on_device
+            res, offs = self.db.buffers["residues"], self.db.buffers["offsets"]
         Q, nwords = 0, 0
         if self.warp:
             Q, words = self._profile(model, kind)
@@ -190,28 +204,80 @@ class _CudaDevice:
         with self.timer("h2d"):
             prof = [self._up(words)] if self.warp else [self._up(a) for a in profile]
             extra = [self._up(a) for a in extra]
-        out = self.buffers.get("out", 4 * n)
+        out = self.buffers.get("out_" + kind, 4 * n)
         args = prof + [res, offs, order, np.int32(m), *map(np.int32, scalars), *extra]
         if not self.warp:
             args += [self.buffers.get(f"rows{i}", b * m * model.M)
                      for i, b in enumerate(task_rows)]
         self._launch(model, name, kind, m, args + [out], Q, nwords)
-        return self._download(out, n)
+        return out if on_device is not None else self._download(out, n)
 
-    def ssv_xe(self, model, seqs, idx):
+    def ssv_xe(self, model, seqs, idx, on_device=None):
         return self._filter(model, seqs, idx, "ssv_xe", "ssv", [model.byte.cost],
-                            [model.byte.bias], [], task_rows=[1])
+                            [model.byte.bias], [], task_rows=[1], on_device=on_device)
 
-    def msv_xj(self, model, seqs, idx, tjbm):
+    def msv_xj(self, model, seqs, idx, tjbm, on_device=None):
         bp = model.byte
         return self._filter(model, seqs, idx, "msv_xj", "msv", [bp.cost],
-                            [bp.bias, bp.base, bp.tec], [tjbm], task_rows=[1])
+                            [bp.bias, bp.base, bp.tec], [tjbm], task_rows=[1],
+                            on_device=on_device)
 
-    def vf_xc(self, model, seqs, idx, move):
+    def vf_xc(self, model, seqs, idx, move, on_device=None):
         wp = model.word
         return self._filter(model, seqs, idx, "vf_xc", "vf", [wp.match, wp.tsc],
                             [wp.base, wp.e_loop, wp.e_move, wp.ddbound], [move],
-                            task_rows=[2, 2, 2])
+                            task_rows=[2, 2, 2], on_device=on_device)
+
+    # --- the pipeline's stages on the device (hmmbench.profile.device_pipeline) ------------
+    def use_clock(self, timer) -> None:
+        self.timer = timer
+
+    def _stage_fn(self, name: str):
+        return self.cuda.compile(STAGES_SOURCE, STAGE_DEFINES).get_function(name)
+
+    def classify(self, order, m, raw, table=None, width=0, offset=0, thr=None, hi=0, lo=0):
+        """Codes of the ``m`` sequences of ``order`` from their raw scores ``raw``."""
+        if m == 0:
+            return
+        none = self.buffers.get("stage_none", 4)
+        with self.timer("h2d"):
+            tb = self._up(table) if table is not None else none
+            th = self._up(thr) if thr is not None else none
+        codes = self.buffers.get("codes", self.db.n)
+        fn = self._stage_fn("stage_classify")
+        with self.timer("kernel"):
+            fn(order, np.int32(m), raw, self.db.buffers["classes"], tb, np.int32(width),
+               np.int32(offset), th, np.int32(hi), np.int32(lo), codes,
+               block=(STAGE_GROUP, 1, 1), grid=(-(-m // STAGE_GROUP), 1))
+
+    def compact(self, order, m, want: int, name: str) -> tuple:
+        """(device list, count) of the entries of ``order[:m]`` whose code is ``want``."""
+        out = self.buffers.get(name, 4 * max(m, 1))
+        if m == 0:
+            return out, 0
+        groups = -(-m // STAGE_CHUNK)
+        counts = self.buffers.get("stage_counts", 4 * groups)
+        total = self.buffers.get("stage_total", 4)
+        codes = self.buffers.get("codes", self.db.n)
+        block = (STAGE_GROUP, 1, 1)
+        with self.timer("kernel"):
+            self._stage_fn("stage_count")(order, np.int32(m), codes, np.int32(want), counts,
+                                          block=block, grid=(groups, 1))
+            self._stage_fn("stage_scan")(counts, np.int32(groups), total, block=(1, 1, 1),
+                                         grid=(1, 1))
+            self._stage_fn("stage_scatter")(order, np.int32(m), codes, np.int32(want), counts,
+                                            out, block=block, grid=(groups, 1))
+        return out, int(self._download(total, 1)[0])
+
+    def whole_order(self) -> tuple:
+        return self.db.buffers["order"], self.db.n
+
+    def codes(self) -> np.ndarray:
+        return self._download(self.buffers.get("codes", self.db.n), self.db.n, np.uint8)
+
+    def forward(self, model, order, m, clock) -> np.ndarray:
+        return generic_scores(self.db, model, order, m, True, self.timer, clock,
+                              scratch=self.buffers)
 
 
 def fn_name(name: str, warp: bool) -> str:
@@ -237,8 +303,14 @@ class _CudaProfileBackend(Backend):
 
 
 class CudaProfile(_CudaProfileBackend):
+    """The filter kernels per kind, and the whole pipeline on the device (kind ``pipeline``:
+    these filters, stage decisions and compaction, the generic Forward kernel of
+    profile-cuda-ganesan; :mod:`hmmbench.profile.device_pipeline`)."""
     precision = "int8/int16 exact"
-    kinds = FILTER_KINDS
+    kinds = FILTER_KINDS + (PIPELINE,)
+
+    def refuse_reason(self, job) -> Optional[str]:
+        return super().refuse_reason(job) or pipeline_refusal(job)
 
     def __init__(self, name: str, family: str, warp: bool, variant: Optional[dict] = None):
         super().__init__(warp=warp, **(variant or {}))
@@ -259,8 +331,14 @@ class CudaProfile(_CudaProfileBackend):
         host = StageClock()                        # host "prep" spans; device stages: events
         dev.begin(timer)
         dev.db, load = dev.resident.get(job)
+        extra = {}
         try:
-            out = filter_scores(dev, job.model, job.seqs, job.kind, host, dev.db.order)
+            if job.kind == PIPELINE:
+                from .device_pipeline import run_pipeline
+                out, extra = run_pipeline(dev, job.model, dev.db, host, timer, cuda.EventTimer,
+                                          lambda t: t.seconds())
+            else:
+                out = filter_scores(dev, job.model, job.seqs, job.kind, host, dev.db.order)
         finally:
             dev.db = None
         timing = dict(host.timing)
@@ -269,7 +347,8 @@ class CudaProfile(_CudaProfileBackend):
         info = load_info(job, load, timing)
         return Execution(log10=np.asarray(out, np.float64), timing=timing,
                          info={"unit": "nats", "wall": time.perf_counter() - t0,
-                               "family": self.family, "launches": dev.launches, **info})
+                               "family": self.family, "launches": dev.launches, **extra,
+                               **info})
 
     def close(self) -> None:
         if self._device is not None:

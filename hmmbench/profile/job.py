@@ -13,16 +13,21 @@ SCORE_KINDS = ("ssv", "msv", "vf", "viterbi", "forward", "gmsv")
 #: HMMER computes it in float32; the float64 reference is <= 6.0e-4 nats off p7_GMSV on every
 #: shipped model x the whole proteome (L <= 4,560), the float32 rounding of the N/C ``+ tloop``
 #: chains growing with L (docs/profile-notes.md; past L = 10,000 HMMER's own drift reaches a few 1e-3)
-TOLERANCE = {"ssv": 0.0, "msv": 0.0, "vf": 0.0, "viterbi": 1e-3, "forward": 1e-2, "gmsv": 1e-3}
-#: the whole HMMER pipeline (MSV -> Viterbi -> Forward, no bias filter): what the CPU peers
-#: (pyhmmer's Pipeline, the hmmsearch binary) time; no per-sequence scores of one kind
+TOLERANCE = {"ssv": 0.0, "msv": 0.0, "vf": 0.0, "viterbi": 1e-3, "forward": 1e-2, "gmsv": 1e-3,
+             "pipeline": 1e-2}
+#: the whole HMMER pipeline (MSV -> Viterbi -> Forward, no bias filter): the device pipelines
+#: and the NumPy reference give one outcome per sequence (hmmbench.profile.pipeline.outcome:
+#: stage reached x 1e6 + Forward nats, cross-checked within the Forward tolerance, so a
+#: different stage is a mismatch); the CPU peers (pyhmmer's Pipeline, the hmmsearch binary)
+#: are timed only
 PIPELINE = "pipeline"
 JOB_KINDS = SCORE_KINDS + (PIPELINE,)
 #: DP cells the NumPy reference checks in full per job; above, a deterministic sample of
 #: sequences of about this many cells (reference speed on one core: ~1 GCUPS SSV/MSV,
 #: ~0.1 VF, ~0.06 generic Viterbi, ~0.006 Forward, ~0.5 generic MSV: about 2-5 s per check)
 REFERENCE_CHECK_CELLS = {"ssv": 2_000_000_000, "msv": 2_000_000_000, "vf": 500_000_000,
-                         "viterbi": 200_000_000, "forward": 30_000_000, "gmsv": 1_000_000_000}
+                         "viterbi": 200_000_000, "forward": 30_000_000, "gmsv": 1_000_000_000,
+                         "pipeline": 1_000_000_000}
 
 
 @dataclass
@@ -65,4 +70,17 @@ def refuse_kind(name: str, kinds, job) -> Optional[str]:
                 f"not {type(job).__name__}; the runner's profile integration is pending")
     if job.kind not in kinds:
         return f"{name} does not compute '{job.kind}' (it does: {', '.join(kinds)})"
+    return None
+
+
+def pipeline_refusal(job) -> Optional[str]:
+    """Why a ``pipeline`` job cannot run (its P-value thresholds need the HMM's calibration)."""
+    from .datasets import is_calibrated
+    if job.kind != PIPELINE:
+        return None
+    if job.hmm is None:
+        return "the job carries no pyhmmer HMM (the pipeline needs its E-value calibration)"
+    if not is_calibrated(job.hmm):
+        return ("the model has no E-value calibration (a sampled random-M model): the "
+                "pipeline's P-value thresholds are undefined (query-M models are calibrated)")
     return None

@@ -15,11 +15,14 @@ import numpy as np
 
 from ..backend import Backend, Execution, StageClock
 from .model import ProfileModel, SequenceSet
-from .job import refuse_kind
+from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, load_info
 from ..apis.opencl import device_kit
 
 SOURCE = "profile/filters.cl"
+#: the pipeline's stage decisions and compaction (kernels_common/profile/stages.h)
+STAGES_SOURCE = "profile/stages.cl"
+STAGE_DEFINES = {"GROUP_SIZE": 64, "ITEMS": 16}
 
 
 class ProfileFiltersOpenCL:
@@ -32,15 +35,14 @@ class ProfileFiltersOpenCL:
         self.resident = ResidentCache(self._upload_database)
         self._db = None                       # the ResidentDatabase of the current search
 
-    def _upload_database(self, seqs, order) -> tuple:
-        """Residues, offsets and launch order as device buffers (blocking copies, timed)."""
+    def _upload_database(self, arrays: dict) -> tuple:
+        """The resident database's arrays as device buffers (blocking copies, timed)."""
         import pyopencl as cl
         flags = cl.mem_flags.READ_ONLY
         clock = StageClock()
         bufs = {}
         with clock("h2d"):
-            for name, arr in (("residues", seqs.residues), ("offsets", seqs.offsets),
-                              ("order", order)):
+            for name, arr in arrays.items():
                 arr = arr if arr.size else np.zeros(1, arr.dtype)
                 bufs[name] = cl.Buffer(self.kit.context, flags, arr.nbytes)
                 cl.enqueue_copy(self.kit.queue, bufs[name], arr)
@@ -69,60 +71,135 @@ class ProfileFiltersOpenCL:
             ev.wait()
         return ev
 
-    def _common(self, seqs, idx, clock):
+    def _common(self, seqs, idx, clock, on_device=None):
+        """(residues, offsets, launch list, its length): ``on_device`` = (device list, count)
+        of the resident database (the pipeline's stages), else the list ``idx``."""
         db = self._db
+        if on_device is not None:
+            return (db.buffers["residues"], db.buffers["offsets"]) + tuple(on_device)
         if db is not None and db.seqs is seqs:
             b = db.buffers
             if db.is_whole_order(idx):
-                return b["residues"], b["offsets"], b["order"]
+                return b["residues"], b["offsets"], b["order"], len(idx)
             with clock("h2d"):
-                return b["residues"], b["offsets"], self._buf(idx)
+                return b["residues"], b["offsets"], self._buf(idx), len(idx)
         with clock("h2d"):
-            return self._buf(seqs.residues), self._buf(seqs.offsets), self._buf(idx)
+            return self._buf(seqs.residues), self._buf(seqs.offsets), self._buf(idx), len(idx)
 
-    def _download(self, out, n, clock):
+    def _download(self, out, n, clock, dtype=np.int32):
         import pyopencl as cl
-        host = np.empty(n, np.int32)
+        host = np.empty(n, dtype)
         with clock("d2h"):
             cl.enqueue_copy(self.kit.queue, host, out)
         return host
 
-    # the device protocol of hmmbench.profile.host
-    def ssv_xe(self, model, seqs, idx):
+    def _output(self, kind, n, on_device):
+        """The raw-score buffer: its own per kind on the device path (the pipeline reads it
+        after the next stage ran), a fresh one otherwise."""
+        if on_device is not None:
+            return self.kit.scratch("profile_out_" + kind, 4 * n)
+        return self._out(n)
+
+    def _finish(self, out, n, clock, on_device):
+        return out if on_device is not None else self._download(out, n, clock)
+
+    # the device protocol of hmmbench.profile.host (and, with on_device, of device_pipeline)
+    def ssv_xe(self, model, seqs, idx, on_device=None):
         n, clock = len(seqs), self._clock
-        res, offs, ordb = self._common(seqs, idx, clock)
+        res, offs, ordb, m = self._common(seqs, idx, clock, on_device)
         with clock("h2d"):
             cost = self._buf(model.byte.cost)
-        out = self._out(n)
-        row = self.kit.scratch("profile_row8", len(idx) * model.M)
-        self._launch("ssv_xe", model, len(idx), (cost, res, offs, ordb, np.int32(len(idx)),
-                                                 np.int32(model.byte.bias), row, out), clock)
-        return self._download(out, n, clock)
+        out = self._output("ssv", n, on_device)
+        row = self.kit.scratch("profile_row8", m * model.M)
+        self._launch("ssv_xe", model, m, (cost, res, offs, ordb, np.int32(m),
+                                          np.int32(model.byte.bias), row, out), clock)
+        return self._finish(out, n, clock, on_device)
 
-    def msv_xj(self, model, seqs, idx, tjbm):
+    def msv_xj(self, model, seqs, idx, tjbm, on_device=None):
         n, clock, bp = len(seqs), self._clock, model.byte
-        res, offs, ordb = self._common(seqs, idx, clock)
+        res, offs, ordb, m = self._common(seqs, idx, clock, on_device)
         with clock("h2d"):
             cost, tjbmb = self._buf(bp.cost), self._buf(tjbm)
-        out = self._out(n)
-        row = self.kit.scratch("profile_row8", len(idx) * model.M)
-        self._launch("msv_xj", model, len(idx),
-                     (cost, res, offs, ordb, np.int32(len(idx)), np.int32(bp.bias),
+        out = self._output("msv", n, on_device)
+        row = self.kit.scratch("profile_row8", m * model.M)
+        self._launch("msv_xj", model, m,
+                     (cost, res, offs, ordb, np.int32(m), np.int32(bp.bias),
                       np.int32(bp.base), np.int32(bp.tec), tjbmb, row, out), clock)
-        return self._download(out, n, clock)
+        return self._finish(out, n, clock, on_device)
 
-    def vf_xc(self, model, seqs, idx, move):
+    def vf_xc(self, model, seqs, idx, move, on_device=None):
         n, clock, wp = len(seqs), self._clock, model.word
-        res, offs, ordb = self._common(seqs, idx, clock)
+        res, offs, ordb, m = self._common(seqs, idx, clock, on_device)
         with clock("h2d"):
             match, tsc, moveb = self._buf(wp.match), self._buf(wp.tsc), self._buf(move)
-        out = self._out(n)
-        rows = [self.kit.scratch(f"profile_row16_{r}", len(idx) * model.M * 2) for r in "mid"]
-        self._launch("vf_xc", model, len(idx),
-                     (match, tsc, res, offs, ordb, np.int32(len(idx)), np.int32(wp.base),
+        out = self._output("vf", n, on_device)
+        rows = [self.kit.scratch(f"profile_row16_{r}", m * model.M * 2) for r in "mid"]
+        self._launch("vf_xc", model, m,
+                     (match, tsc, res, offs, ordb, np.int32(m), np.int32(wp.base),
                       np.int32(wp.e_loop), np.int32(wp.e_move), np.int32(wp.ddbound),
                       moveb, *rows, out), clock)
-        return self._download(out, n, clock)
+        return self._finish(out, n, clock, on_device)
+
+    # --- the pipeline's stages (hmmbench.profile.device_pipeline) ------------------------
+    def use_clock(self, clock) -> None:
+        self._clock = clock
+
+    def _stage(self, name, n_items, args, groups=None):
+        kern = self.kit.kernel(STAGES_SOURCE, name, STAGE_DEFINES)
+        size = STAGE_DEFINES["GROUP_SIZE"]
+        gsize = (groups * size) if groups is not None else -(-n_items // size) * size
+        with self._clock("kernel"):
+            kern(self.kit.queue, (gsize,), (size,), *args).wait()
+
+    def classify(self, order, m, raw, table=None, width=0, offset=0, thr=None, hi=0, lo=0):
+        if m == 0:
+            return
+        none = self.kit.scratch("stage_none", 16)
+        with self._clock("h2d"):
+            tb = self._buf(table) if table is not None else none
+            th = self._buf(thr) if thr is not None else none
+        self._stage("stage_classify", m,
+                    (order, np.int32(m), raw, self._db.buffers["classes"], tb, np.int32(width),
+                     np.int32(offset), th, np.int32(hi), np.int32(lo), self._codes()))
+
+    def _codes(self):
+        return self.kit.scratch("stage_codes", self._db.n)
+
+    def compact(self, order, m, want, name) -> tuple:
+        out = self.kit.scratch("stage_" + name, 4 * max(m, 1))
+        if m == 0:
+            return out, 0
+        chunk = STAGE_DEFINES["GROUP_SIZE"] * STAGE_DEFINES["ITEMS"]
+        groups = -(-m // chunk)
+        counts = self.kit.scratch("stage_counts", 4 * groups)
+        total = self.kit.scratch("stage_total", 4)
+        codes = self._codes()
+        self._stage("stage_count", m, (order, np.int32(m), codes, np.int32(want), counts),
+                    groups)
+        kern = self.kit.kernel(STAGES_SOURCE, "stage_scan", STAGE_DEFINES)
+        with self._clock("kernel"):
+            kern(self.kit.queue, (1,), (1,), counts, np.int32(groups), total).wait()
+        self._stage("stage_scatter", m,
+                    (order, np.int32(m), codes, np.int32(want), counts, out), groups)
+        return out, int(self._download(total, 1, self._clock)[0])
+
+    def whole_order(self) -> tuple:
+        return self._db.buffers["order"], self._db.n
+
+    def codes(self) -> np.ndarray:
+        return self._download(self._codes(), self._db.n, self._clock, np.uint8)
+
+    def forward(self, model, order, m, host) -> np.ndarray:
+        """Forward of the listed sequences on the host (no OpenCL Forward kernel: the list comes
+        back, the NumPy reference scores it)."""
+        from cpu_reference.profile.generic import generic_forward
+        out = np.full(self._db.n, np.nan, np.float32)
+        if m == 0:
+            return out
+        idx = self._download(order, m, self._clock)
+        with host("kernel"):
+            out[idx] = generic_forward(model, self._db.seqs.subset(idx))
+        return out
 
     def scores(self, model: ProfileModel, seqs: SequenceSet, which: str, clock=None):
         """One filter's scores for every sequence, float32 nats as HMMER/pyhmmer report."""
@@ -132,11 +209,20 @@ class ProfileFiltersOpenCL:
         return filter_scores(self, model, seqs, which, self._clock, order)
 
     def search(self, job, clock) -> tuple:
-        """(scores, info) of a ProfileSearch on its resident database."""
+        """(scores, info) of a ProfileSearch on its resident database; kind ``pipeline``: the
+        outcome per sequence (hmmbench.profile.device_pipeline)."""
         db, load = self.resident.get(job)
         info = load_info(job, load, clock.timing)
         self._db = db
         try:
+            if job.kind == PIPELINE:
+                from .device_pipeline import run_pipeline
+                self._clock = clock
+                out, extra = run_pipeline(self, job.model, db, clock, clock, StageClock,
+                                          lambda c: dict(c.timing))
+                extra["host_stages"] = {"forward": "no OpenCL Forward kernel: the survivors' "
+                                                   "Forward runs on the NumPy reference"}
+                return out, {**extra, **info}
             return self.scores(job.model, job.seqs, job.kind, clock), info
         finally:
             self._db = None
@@ -149,7 +235,7 @@ class OpenCLProfile(Backend):
     api = "opencl"
     family = "inter-task"
     precision = "int8/int16 exact"
-    kinds = ("ssv", "msv", "vf")
+    kinds = ("ssv", "msv", "vf", PIPELINE)
 
     def __init__(self, device: Optional[str] = None, **params):
         super().__init__(device=device, **params)
@@ -175,7 +261,7 @@ class OpenCLProfile(Backend):
         return self.runner().kit.label
 
     def refuse_reason(self, job) -> Optional[str]:
-        return refuse_kind(self.name, self.kinds, job)
+        return refuse_kind(self.name, self.kinds, job) or pipeline_refusal(job)
 
     def run(self, job) -> Execution:
         clock = StageClock()

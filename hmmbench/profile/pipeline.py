@@ -55,6 +55,14 @@ def pass_counts(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None
                 fwd_fn=None, F1: float = F1, F2: float = F2, F3: float = F3):
     """(PassCounts, per-sequence stage reached 0..3) using the given score functions
     (defaults: the NumPy references); each is called only on the sequences that reach it."""
+    counts, stage, _ = run_stages(model, seqs, msv_fn, vit_fn, fwd_fn, F1, F2, F3)
+    return counts, stage
+
+
+def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None, fwd_fn=None,
+               F1: float = F1, F2: float = F2, F3: float = F3):
+    """(PassCounts, stage reached 0..3, Forward nats of the sequences that reached Forward,
+    NaN elsewhere)."""
     from cpu_reference.profile import filters as pf
     from cpu_reference.profile import generic as pg
     msv_fn = msv_fn or pf.msv_filter
@@ -80,15 +88,114 @@ def pass_counts(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None
     stage[past_vit] = 2
 
     idx = np.flatnonzero(past_vit)
-    past_fwd = np.zeros(len(seqs), dtype=bool)
+    fwd = np.full(len(seqs), np.nan)
     if idx.size:
-        fw = fwd_fn(model, seqs.subset(idx))
-        Pf = exp_surv(seq_bits(fw, nullsc[idx]), ev["f_tau"], ev["f_lambda"])
-        past_fwd[idx[Pf <= F3]] = True
-    stage[past_fwd] = 3
+        fwd[idx] = fwd_fn(model, seqs.subset(idx))
+        stage[idx[forward_passes(model, fwd[idx], L[idx], F3)]] = 3
     n_msv = int(past_msv.sum())
     return PassCounts(searched=len(seqs), msv=n_msv, bias=n_msv, vit=int(past_vit.sum()),
-                      fwd=int(past_fwd.sum())), stage
+                      fwd=int((stage == 3).sum())), stage, fwd
+
+
+def forward_passes(model: ProfileModel, fwd_nats, L, F3: float = F3) -> np.ndarray:
+    """Forward P <= F3 (exponential tail), per sequence."""
+    from cpu_reference.profile.generic import null_score
+    ev = model.evalue
+    return exp_surv(seq_bits(fwd_nats, null_score(L)), ev["f_tau"], ev["f_lambda"]) <= F3
+
+
+# --- the pipeline as a per-sequence result (the `pipeline` kind's cross-checked values) -------
+
+#: outcome = STAGE_STEP x stage reached (0: failed MSV, 1: failed Viterbi, 2: failed Forward,
+#: 3: passed) + the Forward nats of sequences that reached Forward: a different stage is off by
+#: about 1e6, a Forward score by its own error (the kind's tolerance, 0.01 nats)
+STAGE_STEP = 1e6
+
+
+def outcome(stage, fwd) -> np.ndarray:
+    stage = np.asarray(stage, np.float64)
+    return STAGE_STEP * stage + np.where(stage >= 2, np.nan_to_num(np.asarray(fwd, np.float64)),
+                                         0.0)
+
+
+def stages_of(values) -> np.ndarray:
+    """The stage reached, back from outcome values."""
+    return np.floor((np.asarray(values) + STAGE_STEP / 2) / STAGE_STEP).astype(np.int8)
+
+
+def counts_of(stage) -> dict:
+    """Per-stage pass counts (as pyhmmer's Pipeline: no bias filter, so bias = msv)."""
+    stage = np.asarray(stage)
+    n_msv = int((stage >= 1).sum())
+    return dict(searched=int(stage.size), msv=n_msv, bias=n_msv, vit=int((stage >= 2).sum()),
+                fwd=int((stage == 3).sum()))
+
+
+# --- stage decisions as device tables: exact, per target length ------------------------------
+
+#: codes a device writes per sequence between stages: FAIL_* / TO_FORWARD are stages reached
+#: (as above); PENDING_* wait for the full MSV or the Viterbi filter
+FAIL_MSV, FAIL_VIT, TO_FORWARD, PASSED, PENDING_MSV, PENDING_VIT = 0, 1, 2, 3, 4, 5
+#: raw values a table covers: SSV xE 0..255 (larger = 255, an overflow either way), MSV xJ
+#: -1 (overflow) .. 255
+SSV_VALUES, MSV_VALUES, MSV_OFFSET = 256, 257, 1
+
+
+def length_classes(lengths) -> tuple:
+    """(distinct lengths, class of each sequence): the tables are per distinct length."""
+    uniq, cls = np.unique(np.asarray(lengths), return_inverse=True)
+    return uniq, cls.astype(np.int32)
+
+
+def _msv_codes(model: ProfileModel, score, L, F1: float, F2: float) -> np.ndarray:
+    from cpu_reference.profile.generic import null_score
+    ev = model.evalue
+    P = gumbel_surv(seq_bits(score, null_score(L)), ev["m_mu"], ev["m_lambda"])
+    code = np.where(P <= F2, TO_FORWARD, np.where(P <= F1, PENDING_VIT, FAIL_MSV))
+    return np.where(L > 0, code, FAIL_MSV).astype(np.uint8)
+
+
+def msv_tables(model: ProfileModel, lengths, F1: float = F1, F2: float = F2) -> tuple:
+    """(SSV table [C, 256], MSV table [C, 257]) of codes per length class and raw value: what
+    HMMER's MSV filter decides from SSV's xE (PENDING_MSV where SSV cannot decide) and from the
+    full MSV's xJ (index xJ + 1), with the reference's own finishing rules."""
+    from cpu_reference.profile import filters as pf
+    C = len(lengths)
+    L = np.repeat(np.asarray(lengths, np.int64), SSV_VALUES)
+    xe = np.tile(np.arange(SSV_VALUES, dtype=np.int64), C)
+    score, redo = pf.ssv_from_xe(model, xe, L)
+    ssv = np.where(redo, PENDING_MSV, _msv_codes(model, np.where(redo, 0, score), L, F1, F2))
+    L = np.repeat(np.asarray(lengths, np.int64), MSV_VALUES)
+    xj = np.tile(np.arange(MSV_VALUES, dtype=np.int64) - MSV_OFFSET, C)
+    score = pf.msv_from_xj(model, np.maximum(xj, 0), xj < 0, L)
+    msv = _msv_codes(model, score, L, F1, F2)
+    return (ssv.astype(np.uint8).reshape(C, SSV_VALUES), msv.reshape(C, MSV_VALUES))
+
+
+#: Viterbi-filter raw xC range: -32768 (C never reached) .. 32768 (overflow)
+VF_LOW, VF_HIGH = -32768, 32768
+
+
+def vf_thresholds(model: ProfileModel, lengths, F2: float = F2) -> np.ndarray:
+    """Per length class the least raw xC the Viterbi filter passes (P <= F2): its score only
+    grows with xC (an overflow, 32768, always passes), so a threshold decides exactly."""
+    from cpu_reference.profile import filters as pf
+    from cpu_reference.profile.generic import null_score
+    ev = model.evalue
+    L = np.asarray(lengths, np.int64)
+
+    def passes(xc):
+        score = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
+        return gumbel_surv(seq_bits(score, null_score(L)), ev["v_mu"], ev["v_lambda"]) <= F2
+
+    lo = np.full(L.size, VF_LOW - 1, np.int64)        # fails (below every raw value)
+    hi = np.full(L.size, VF_HIGH, np.int64)           # passes
+    while (hi - lo > 1).any():
+        mid = (lo + hi) // 2
+        ok = passes(mid)
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid)
+    return hi.astype(np.int32)
 
 
 def pyhmmer_pass_counts(hmm, block) -> PassCounts:

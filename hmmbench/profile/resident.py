@@ -28,7 +28,9 @@ class ResidentDatabase:
     key: Optional[str]
     seqs: SequenceSet
     order: np.ndarray                     # int32 length-sorted launch order of every sequence
-    buffers: dict                         # "residues", "offsets", "order": device handles
+    lengths: np.ndarray                   # the distinct lengths (the pipeline's table rows)
+    buffers: dict                         # "residues", "offsets", "order", "classes" (the
+    #                                       distinct-length index of each sequence): device
     load_s: dict = field(default_factory=dict)    # {"prep": s, "h2d": s} of the one-off load
 
     @property
@@ -41,9 +43,9 @@ class ResidentDatabase:
 
 
 class ResidentCache:
-    """A backend's resident database. ``upload(seqs, order)`` puts residues, offsets and the
-    launch order on the device and returns (buffers, {"prep": s, "h2d": s}); ``loads`` counts
-    how often it ran (the tests count uploads)."""
+    """A backend's resident database. ``upload(arrays)`` puts named host arrays (residues,
+    offsets, launch order, length classes) on the device and returns (buffers, {"prep": s,
+    "h2d": s}); ``loads`` counts how often it ran (the tests count uploads)."""
 
     def __init__(self, upload: Callable):
         self._upload = upload
@@ -62,13 +64,16 @@ class ResidentCache:
             return cur, None
         self.current = None                   # free the previous database first
         import time
+        from .pipeline import length_classes
         t0 = time.perf_counter()
         order = launch_order(seqs)
+        lengths, classes = length_classes(seqs.lengths)
         layout_s = time.perf_counter() - t0
-        buffers, seconds = self._upload(seqs, order)
+        buffers, seconds = self._upload({"residues": seqs.residues, "offsets": seqs.offsets,
+                                         "order": order, "classes": classes})
         self.loads += 1
         load = {"prep": layout_s + seconds.get("prep", 0.0), "h2d": seconds.get("h2d", 0.0)}
-        db = ResidentDatabase(key, seqs, order, buffers, load)
+        db = ResidentDatabase(key, seqs, order, lengths, buffers, load)
         if key is not None:
             self.current = db
         return db, load

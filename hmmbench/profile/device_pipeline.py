@@ -1,0 +1,90 @@
+"""The whole HMMER pipeline on a device (kind ``pipeline``): MSV filter (P <= F1), Viterbi filter
+on its survivors (F2), Forward on theirs (F3), no bias filter, thresholds and statistics as
+hmmsearch (:mod:`.pipeline`).
+
+Every stage runs on the resident database: SSV over the whole launch order, the stage decision
+per sequence on the device (a code per sequence, looked up in exact per-length tables the host
+builds from HMMER's rules, :func:`.pipeline.msv_tables` / :func:`.pipeline.vf_thresholds`), then
+an order-preserving compaction of the survivors into the next stage's launch list
+(kernels_common/profile/stages.h); only the survivor counts (4 bytes per stage), the codes and
+the Forward scores come back. Forward's own threshold is the last decision, taken on the host
+from the downloaded scores.
+
+A device implements: ``use_clock(clock)``, ``whole_order()`` -> (list, n), ``ssv_xe`` /
+``msv_xj`` / ``vf_xc`` with ``on_device=(list, m)`` -> raw device output, ``classify``,
+``compact(list, m, want, name)`` -> (list, count), ``codes()``, ``forward(model, list, m,
+host)`` -> float32 nats per sequence (entries of the listed sequences).
+
+The per-sequence result is :func:`.pipeline.outcome` (stage reached x 1e6 + Forward nats), the
+same values the NumPy reference gives, so the runner cross-checks it like any kind; per-stage
+pass counts and times go to the record's info.
+"""
+from __future__ import annotations
+
+from contextlib import ExitStack, contextmanager
+
+import numpy as np
+
+from . import pipeline as pl
+
+
+class _Tee:
+    """A stage clock that also times into a second one (the pipeline stage's own)."""
+
+    def __init__(self, *clocks):
+        self.clocks = clocks
+
+    @contextmanager
+    def __call__(self, stage: str):
+        with ExitStack() as stack:
+            for clock in self.clocks:
+                stack.enter_context(clock(stage))
+            yield
+
+
+def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
+    """(outcome per sequence, info) of ``model`` against the resident database ``db`` on
+    ``dev``. ``host``: the run's clock of host work (prep), ``device``: of the device's stages
+    (the same clock on OpenCL, CUDA events on CUDA); ``new_clock()`` a fresh device clock per
+    pipeline stage, ``seconds_of(clock)`` its {stage: seconds}."""
+    seqs, n = db.seqs, db.n
+    L = seqs.lengths
+    per_stage = {name: new_clock() for name in ("msv", "vit", "fwd")}
+    with host("prep"):
+        ssv_table, msv_table = pl.msv_tables(model, db.lengths)
+        vf_thr = pl.vf_thresholds(model, db.lengths)
+        bp = model.byte
+        tjbm = ((bp.tjb(L) + bp.tbm) & 0xFF).astype(np.uint8)      # HMMER's set1_epi8 wraps
+        move = model.word.move(L).astype(np.int16)
+    whole = dev.whole_order()
+    survivors = {}
+
+    dev.use_clock(_Tee(device, per_stage["msv"]))
+    xe = dev.ssv_xe(model, seqs, None, on_device=whole)
+    dev.classify(*whole, xe, table=ssv_table, width=pl.SSV_VALUES)
+    redo = dev.compact(*whole, pl.PENDING_MSV, "list_msv")
+    survivors["msv_recomputed"] = redo[1]
+    if redo[1]:
+        xj = dev.msv_xj(model, seqs, None, tjbm, on_device=redo)
+        dev.classify(*redo, xj, table=msv_table, width=pl.MSV_VALUES, offset=pl.MSV_OFFSET)
+
+    dev.use_clock(_Tee(device, per_stage["vit"]))
+    vit = dev.compact(*whole, pl.PENDING_VIT, "list_vit")
+    survivors["vit_launched"] = vit[1]
+    if vit[1]:
+        xc = dev.vf_xc(model, seqs, None, move, on_device=vit)
+        dev.classify(*vit, xc, thr=vf_thr, hi=pl.TO_FORWARD, lo=pl.FAIL_VIT)
+
+    dev.use_clock(_Tee(device, per_stage["fwd"]))
+    fwd_list = dev.compact(*whole, pl.TO_FORWARD, "list_fwd")
+    survivors["fwd_launched"] = fwd_list[1]
+    fwd = dev.forward(model, *fwd_list, host).astype(np.float64)
+    stage = dev.codes().astype(np.int8)
+    dev.use_clock(device)
+    with host("prep"):
+        reached = np.flatnonzero(stage == pl.TO_FORWARD)
+        stage[reached[pl.forward_passes(model, fwd[reached], L[reached])]] = pl.PASSED
+        values = pl.outcome(stage, fwd)
+    info = {"pass_counts": pl.counts_of(stage), "stage_launches": survivors,
+            "pipeline_stage_s": {name: seconds_of(c) for name, c in per_stage.items()}}
+    return values, info

@@ -1,0 +1,15 @@
+// The pipeline's stage decisions and survivor compaction (kernels_common/profile/stages.h) in
+// CUDA's spelling. Defines: GROUP_SIZE, ITEMS (see the header).
+#include <stdint.h>
+
+#define STAGE_KERNEL(name) extern "C" __global__ void __launch_bounds__(GROUP_SIZE) name
+#define IN(T) const T *__restrict__
+#define OUT(T) T *
+#define LOCAL_ID ((int)threadIdx.x)
+#define GROUP_ID ((int)blockIdx.x)
+#define GLOBAL_ID ((int)(blockIdx.x * blockDim.x + threadIdx.x))
+#define BARRIER __syncthreads()
+#define SHARED __shared__
+typedef uint8_t u8;
+
+#include "profile/stages.h"
