@@ -245,3 +245,45 @@ def test_every_warp_variant_on_gpu_matches_reference(M):
             ok = (got == want) | (np.isnan(got) & np.isnan(want))
             assert ok.all(), (variant, kind, np.flatnonzero(~ok)[:10])
             assert backend.run(ProfileSearch(model, empty, kind, hmm)).log10.size == 0
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
+def test_stage_kernels_compile_sm90(tmp_path):
+    """The pipeline's stage decisions and compaction (kernels_common/profile/stages.h) at the
+    backends' defines."""
+    from hmmbench.profile.cuda import STAGE_DEFINES
+    src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "stages.cu")
+    out = tmp_path / "s.cubin"
+    flags = [f"-D{k}={v}" for k, v in STAGE_DEFINES.items()]
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), *flags, *INCLUDES,
+                           src], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    blob = out.read_bytes()
+    for name in ("stage_classify", "stage_count", "stage_scan", "stage_scatter"):
+        assert name.encode() in blob
+
+
+def test_cuda_pipeline_on_gpu_matches_reference_and_pyhmmer():
+    """Kind pipeline on the GPU (skips without one): per-stage pass counts identical to pyhmmer's
+    Pipeline(bias_filter=False) on every shipped protein model x the proteome, the outcome per
+    sequence (stage reached, Forward nats) within 0.01 of the NumPy reference pipeline."""
+    from hmmbench import registry
+    from hmmbench.profile import pipeline as pl
+    from hmmbench.profile.job import ProfileSearch
+    every = {b.name: b for b in registry.discover("profile")}
+    if every["profile-cuda-warp"].unavailable_reason():
+        pytest.skip(every["profile-cuda-warp"].unavailable_reason())
+    seqs = datasets.load_proteome()
+    block = seqs.to_pyhmmer()
+    for spec in datasets.shipped_models():
+        model, hmm = spec.load()
+        theirs = pl.pyhmmer_pass_counts(hmm, block).as_dict()
+        counts, stage, fwd = pl.run_stages(model, seqs)
+        assert counts.as_dict() == theirs, spec.name
+        want = pl.outcome(stage, fwd)
+        names = ("profile-cuda-warp",) if spec.name.startswith("RREFam/") else (
+            "profile-cuda-warp", "profile-cuda-task", "profile-cuda-cudampf")
+        for name in names:
+            ex = every[name].run(ProfileSearch(model, seqs, "pipeline", hmm, database="proteome"))
+            assert ex.info["pass_counts"] == theirs, (name, spec.name)
+            assert np.max(np.abs(ex.log10 - want)) < 1e-2, (name, spec.name)

@@ -191,13 +191,13 @@ class ProfileFiltersOpenCL:
 
     def forward(self, model, order, m, host) -> np.ndarray:
         """Forward of the listed sequences on the host (no OpenCL Forward kernel: the list comes
-        back, the NumPy reference scores it)."""
+        back, the NumPy reference scores it; timed as this stage's kernel)."""
         from cpu_reference.profile.generic import generic_forward
         out = np.full(self._db.n, np.nan, np.float32)
         if m == 0:
             return out
         idx = self._download(order, m, self._clock)
-        with host("kernel"):
+        with self._clock("kernel"):
             out[idx] = generic_forward(model, self._db.seqs.subset(idx))
         return out
 
