@@ -59,21 +59,24 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
     whole = dev.whole_order()
     survivors = {}
 
+    def rescore(want: int, name: str, run_filter, **decide) -> int:
+        """The sequences coded ``want``, compacted in launch order, through one more filter
+        and its decision; how many there were."""
+        todo = dev.compact(*whole, want, name)
+        if todo[1]:
+            dev.classify(*todo, run_filter(todo), **decide)
+        return todo[1]
+
     dev.use_clock(_Tee(device, per_stage["msv"]))
     xe = dev.ssv_xe(model, seqs, None, on_device=whole)
     dev.classify(*whole, xe, table=ssv_table, width=pl.SSV_VALUES)
-    redo = dev.compact(*whole, pl.PENDING_MSV, "list_msv")
-    survivors["msv_recomputed"] = redo[1]
-    if redo[1]:
-        xj = dev.msv_xj(model, seqs, None, tjbm, on_device=redo)
-        dev.classify(*redo, xj, table=msv_table, width=pl.MSV_VALUES, offset=pl.MSV_OFFSET)
-
+    survivors["msv_recomputed"] = rescore(
+        pl.PENDING_MSV, "list_msv", lambda todo: dev.msv_xj(model, seqs, None, tjbm, todo),
+        table=msv_table, width=pl.MSV_VALUES, offset=pl.MSV_OFFSET)
     dev.use_clock(_Tee(device, per_stage["vit"]))
-    vit = dev.compact(*whole, pl.PENDING_VIT, "list_vit")
-    survivors["vit_launched"] = vit[1]
-    if vit[1]:
-        xc = dev.vf_xc(model, seqs, None, move, on_device=vit)
-        dev.classify(*vit, xc, thr=vf_thr, hi=pl.TO_FORWARD, lo=pl.FAIL_VIT)
+    survivors["vit_launched"] = rescore(
+        pl.PENDING_VIT, "list_vit", lambda todo: dev.vf_xc(model, seqs, None, move, todo),
+        thr=vf_thr, hi=pl.TO_FORWARD, lo=pl.FAIL_VIT)
 
     dev.use_clock(_Tee(device, per_stage["fwd"]))
     fwd_list = dev.compact(*whole, pl.TO_FORWARD, "list_fwd")
