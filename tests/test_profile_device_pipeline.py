@@ -87,8 +87,8 @@ def test_classify_and_compaction_kernels(backend):
         runner._db = None
 
 
-def test_pipeline_cells_cross_checked_in_the_runner(monkeypatch, tmp_path, backend):
-    class OffByAStage(NumpyProfile):
+def test_pipeline_cells_cross_checked_in_the_runner(monkeypatch, tmp_path, backend, proteome):
+    class OffByAStage(OpenCLProfile):
         """Deliberately wrong: every sequence one stage further."""
         name, family = "profile-wrong-stage", "fake"
 
@@ -101,19 +101,24 @@ def test_pipeline_cells_cross_checked_in_the_runner(monkeypatch, tmp_path, backe
     monkeypatch.setattr(registry, "discover", lambda workload="pairhmm": real(workload) + (
         [OffByAStage()] if workload == "profile" else []))
     monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    fasta = tmp_path / "part.faa"                          # every 4th proteome protein
+    with open(fasta, "wb") as fh:
+        for seq in proteome.subset(range(0, len(proteome), 4)).to_pyhmmer():
+            seq.textize().write(fh)
     out = tmp_path / "p.json"
-    code = cli.main(["run", "--workload", "profile", "-d", "proteins-2e4", "--model", "query-M90",
-                     "--kind", "pipeline", "-b", "profile-numpy", "-b", "profile-opencl-task",
-                     "-b", "profile-wrong-stage", "-b", "profile-hmmsearch", "--repeat", "1",
-                     "--quiet", "--json", str(out)])
+    code = cli.main(["run", "--workload", "profile", "-d", str(fasta), "--model", "PF02826",
+                     "--kind", "pipeline", "-b", "profile-opencl-task", "-b", "profile-wrong-stage",
+                     "-b", "profile-hmmsearch", "--repeat", "1", "--quiet", "--json", str(out)])
     assert code == 0
     runs = {r["backend"]: r for r in results.load(out)["runs"]}
-    assert runs["profile-opencl-task"]["status"] == "ok"
-    assert runs["profile-opencl-task"]["n_checked"] == runs["profile-opencl-task"]["pairs"]
-    assert runs["profile-opencl-task"]["info"]["pass_counts"] == \
-        runs["profile-numpy"]["info"]["pass_counts"]
+    ours = runs["profile-opencl-task"]
+    assert ours["status"] == "ok" and ours["n_checked"] == ours["pairs"] == 525
+    assert ours["info"]["pass_counts"]["fwd"] > 0
     assert runs["profile-wrong-stage"]["status"] == "mismatch"
-    assert runs["profile-hmmsearch"]["status"] in ("peer", "unavailable")
+    hmmsearch = runs["profile-hmmsearch"]
+    assert hmmsearch["status"] in ("peer", "unavailable")
+    if hmmsearch["status"] == "peer":                      # its own summary, parsed
+        assert hmmsearch["info"]["pass_counts"] == ours["info"]["pass_counts"]
 
 
 def test_outcome_encoding_round_trips():

@@ -162,7 +162,7 @@ class HmmsearchPeer(_PipelinePeer):
     def __init__(self, cpus: Optional[int] = None):
         super().__init__(cpus=cpus or os.cpu_count() or 1)
         self.cpus = self.params["cpus"]
-        self._files = _UntimedFiles()
+        self._files, self._hmm = _UntimedFiles(), _UntimedFiles()
         self._tmp: Optional[tempfile.TemporaryDirectory] = None
         self.peer_note = (f"hmmsearch --nobias --cpu {self.cpus}, the whole pipeline including "
                           "its FASTA parsing (the file is written untimed); GCUPS = model length "
@@ -194,36 +194,60 @@ class HmmsearchPeer(_PipelinePeer):
     def device_name(self) -> str:
         return f"{super().device_name()} ({self.cpus} threads)"
 
-    def _write_inputs(self, job) -> tuple:
+    def _tmpdir(self) -> str:
         if self._tmp is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="hmmbench-hmmsearch-")
-        hmm_path = os.path.join(self._tmp.name, "model.hmm")
-        fasta = os.path.join(self._tmp.name, "db.faa")
-        with open(hmm_path, "wb") as fh:
-            job.hmm.write(fh)
+        return self._tmp.name
+
+    def _write_fasta(self, seqs) -> str:
+        fasta = os.path.join(self._tmpdir(), "db.faa")
         with open(fasta, "wb") as fh:
-            for seq in job.seqs.to_pyhmmer():
+            for seq in seqs.to_pyhmmer():
                 seq.textize().write(fh)
-        return hmm_path, fasta
+        return fasta
+
+    def _write_hmm(self, hmm) -> str:
+        path = os.path.join(self._tmpdir(), "model.hmm")
+        with open(path, "wb") as fh:
+            hmm.write(fh)
+        return path
 
     def run(self, job) -> Execution:
         clock = StageClock()
-        hmm_path, fasta = self._files.get((job.seqs, len(job.seqs), id(job.hmm)),
-                                          lambda: self._write_inputs(job))
+        # the database file once per sequence set (a model sweep reuses it), the model per HMM
+        fasta = self._files.get((job.seqs, len(job.seqs)), lambda: self._write_fasta(job.seqs))
+        hmm_path = self._hmm.get((job.hmm,), lambda: self._write_hmm(job.hmm))
+        report = os.path.join(self._tmpdir(), "hmmsearch.out")
         cmd = [self.executable(), "--nobias", "--cpu", str(self.cpus), "--noali",
-               "-o", os.devnull, hmm_path, fasta]
+               "-o", report, hmm_path, fasta]
         with clock("kernel"):
             done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"hmmsearch exited {done.returncode}: "
                                f"{(done.stderr or done.stdout).strip()[-300:]}")
-        return Execution(log10=np.zeros(0), timing=clock.timing, info={"unit": "none"})
+        with open(report) as fh:
+            counts = hmmsearch_pass_counts(fh.read())
+        return Execution(log10=np.zeros(0), timing=clock.timing,
+                         info={"unit": "none", "pass_counts": counts})
 
     def close(self) -> None:
-        self._files = _UntimedFiles()
+        self._files, self._hmm = _UntimedFiles(), _UntimedFiles()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+
+def hmmsearch_pass_counts(report: str) -> dict:
+    """The pass counts of hmmsearch's "Internal pipeline statistics summary" in the keys of
+    hmmbench.profile.pipeline.PassCounts (empty when the summary is missing)."""
+    import re
+    keys = {"MSV": "msv", "bias": "bias", "Vit": "vit", "Fwd": "fwd"}
+    out = {keys[k]: int(v) for k, v in re.findall(r"^Passed (MSV|bias|Vit|Fwd) filter:\s+(\d+)",
+                                                    report, re.M)}
+    searched = re.search(r"^Target sequences:\s+(\d+)", report, re.M)
+    if searched and out:
+        out = {"searched": int(searched.group(1)), **out}
+    return out
 
 
 def backends() -> list:
