@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Issue 14 on the GPU machine: the profile workload end to end. Usage, from the repo root there
+# (with .device and .whl carried; .whl holds the pyhmmer and hmmer cp312 wheels):
+#   bash scripts/device_profile_e2e.sh [STEP,...]        (default: tests,e2e,sweep,sweep-peer)
+# Steps, each its own result file under $OUT (a step cut short by a time limit loses only itself):
+#   tests       the CUDA profile tests on the GPU, the pipeline among them (pass counts identical
+#               to pyhmmer on every shipped model x the proteome, outcome within 0.01 nats)
+#   e2e         proteins-2e8 x calibrated query-M100/400/1200 x ssv,msv,vf,pipeline on
+#               profile-cuda-warp and profile-hmmsearch (--cpu = every host core: the peer takes
+#               os.cpu_count()) in one run: the database is laid out and uploaded once
+#   sweep       every RREFam model (10) x the same kinds on proteins-2e8, profile-cuda-warp
+#   sweep-peer  hmmsearch on the same sweep (one timed pass per model)
+# Then scripts/profile_e2e_summary.py prints the first-search / further-search / hmmsearch table
+# and the per-cell total/kernel shares into $OUT/summary.md.
+set -uo pipefail
+source .device/env.sh || exit 1
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site2 .whl/pyhmmer-*.whl \
+    .whl/hmmer-*.whl && export PYTHONPATH=$PYTHONPATH:/tmp/site2 PATH=$PATH:/tmp/site2/bin
+chmod +x /tmp/site2/hmmer/data/bin/* 2>/dev/null
+export PYTHONUNBUFFERED=1 HMMBENCH_CACHE_DIR=/tmp/hmmbench-cache
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+log="$OUT/e2e.log"
+{ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.total --format=csv; nproc;
+  python3 -c "from cpu_reference.profile.backends import HmmsearchPeer as H; print(H.executable(), H().cpus)"; } \
+    | tee "$OUT/host.txt"
+
+hb() {  # hb NAME ARGS...: one hmmbench run, its JSON in $OUT/NAME.json, its report in the log
+    local name=$1; shift
+    echo "=== $name: hmmbench run $* ($(date -u +%T))" | tee -a "$log"
+    python3 -m hmmbench run --workload profile "$@" --json "$OUT/$name.json" >>"$log" 2>&1
+    echo "=== $name: exit $? ($(date -u +%T))" | tee -a "$log"
+}
+
+KINDS=ssv,msv,vf,pipeline
+steps=${1:-tests,e2e,sweep,sweep-peer}
+for step in ${steps//,/ }; do
+    case $step in
+    tests)
+        timeout 300 python3 -m pytest -q -x tests/test_profile_cuda.py 2>&1 | tail -15 \
+            | tee "$OUT/pytest.log" ;;
+    e2e)
+        hb e2e -d proteins-2e8 --model query-M100 --model query-M400 --model query-M1200 \
+            --kind $KINDS -b profile-cuda-warp -b profile-hmmsearch --max-time 2 ;;
+    sweep)
+        hb sweep -d proteins-2e8 --model RREFam --kind $KINDS -b profile-cuda-warp --max-time 1 ;;
+    sweep-peer)
+        hb sweep-peer -d proteins-2e8 --model RREFam --kind pipeline -b profile-hmmsearch \
+            --repeat 1 ;;
+    *) echo "unknown step $step" | tee -a "$log" ;;
+    esac
+done
+ls "$OUT"/*.json >/dev/null 2>&1 && python3 scripts/profile_e2e_summary.py "$OUT"/*.json \
+    | tee "$OUT/summary.md"
