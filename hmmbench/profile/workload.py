@@ -49,7 +49,8 @@ class Profile(Workload):
             parser.add_argument("--kind", action="append", default=[],
                                 help="profile workload: score kinds, comma-separated or repeated, "
                                      "of ssv,msv,vf,viterbi,forward,gmsv,pipeline (default: "
-                                     "ssv,msv,vf, plus pipeline for the whole-pipeline peers)")
+                                     "ssv,msv,vf, plus pipeline where a selected backend runs "
+                                     "it: the device pipelines, the reference, the CPU peers)")
         elif command == "score":
             parser.add_argument("--model", action="append", default=[],
                                 help="profile workload: the model (default: PF02826)")
@@ -65,7 +66,7 @@ class Profile(Workload):
         dbs = [pds.resolve_database(n) for n in (args.dataset or pds.DEFAULT_DATABASES)]
         models = [s for n in (args.model or pds.DEFAULT_MODELS) for s in pds.resolve_models(n)]
         kinds = parse_kinds(args.kind) or list(DEFAULT_KINDS)
-        # The whole-pipeline peers get a "pipeline" cell per database x model when selected.
+        # A "pipeline" cell per database x model when a selected backend runs the pipeline.
         if PIPELINE not in kinds and not args.kind and any(
                 PIPELINE in getattr(b, "kinds", ()) for b in backends):
             kinds.append(PIPELINE)
