@@ -52,7 +52,8 @@ from .model import PairSet
 from .subwarp_layout import (  # noqa: F401
     DEFAULT_BINS, DEFAULT_LONG, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE,
     SMALL_BINS, SMALL_INPUT_PAIRS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin,
-    HostLayout, bin_cells, chunk_bounds, host_layout, make_bins, read_items, table_bytes)
+    HostLayout, PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds, host_layout, make_bins,
+    read_items, table_bytes)
 from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
 from .subwarp_staging import (  # noqa: F401
     PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, StagingSlots, chunk_sources, headroom,
@@ -167,7 +168,7 @@ class SubwarpBackend(Backend):
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
                  scaled: bool = True, streams: bool = True, description: str = "",
                  chunk_pairs: int = 3 << 17, min_blocks: int = 1,
-                 per_pair_below: int = 1 << 16, small_bins: Optional[Sequence[tuple]] = None):
+                 per_pair_below: int = PER_PAIR_BELOW, small_bins: Optional[Sequence[tuple]] = None):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams,
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
@@ -227,10 +228,7 @@ class SubwarpBackend(Backend):
         return super().refuse_reason(pairs)
 
     def bins_for(self, pairs: PairSet) -> list[Bin]:
-        table = self._bins_table
-        if self._small_table is not None and pairs.n_pairs < SMALL_INPUT_PAIRS:
-            table = self._small_table  # few launches beat tight tiles when the GPU is not full
-        return make_bins(table, self._long, pairs.max_read_length)
+        return choose_bins(pairs, self._bins_table, self._long, self._small_table)
 
     # --- kernels ------------------------------------------------------------------------------
     def defines(self, b: Bin, double: bool = False) -> dict:

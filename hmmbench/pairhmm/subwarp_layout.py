@@ -51,6 +51,9 @@ NOTABLE_BINS: tuple = (
 #: form needs more registers).
 GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
 
+#: Inputs (chunks) of at most this many pairs get one work item per pair instead of one per read:
+#: more parallelism when the device would otherwise idle.
+PER_PAIR_BELOW = 1 << 16
 #: Work-items per block (work-group) of the bin kernels.
 THREADS_PER_BLOCK = 128
 #: Sort levels per bin (SW_LEVELS in the kernel's header).
@@ -84,6 +87,15 @@ def make_bins(table: Sequence[tuple], long_config: Optional[tuple], max_len: int
         bins.append(Bin(lo, max(max_len, lo), p, k, multi_tile=True))
     return bins
 
+
+
+def choose_bins(pairs: PairSet, table: Sequence[tuple], long_config: Optional[tuple],
+                small_table: Optional[Sequence[tuple]] = None) -> list[Bin]:
+    """The bins of a run: ``small_table`` for inputs under SMALL_INPUT_PAIRS pairs (few launches
+    beat tight tiles when the device is not full), else ``table``."""
+    if small_table is not None and pairs.n_pairs < SMALL_INPUT_PAIRS:
+        table = small_table
+    return make_bins(table, long_config, pairs.max_read_length)
 
 
 def table_bytes(p: int, k: int, groups: int, double: bool = False, table: bool = True) -> int:

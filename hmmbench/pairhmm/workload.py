@@ -25,6 +25,7 @@ class PairHMM(Workload):
         "hmmbench.pairhmm.cuda:backends",
         "hmmbench.pairhmm.cuda_subwarp:backends",
         "hmmbench.pairhmm.opencl:backends",
+        "hmmbench.pairhmm.opencl_subwarp:backends",
         "hmmbench.pairhmm.peers:backends",
     )
 

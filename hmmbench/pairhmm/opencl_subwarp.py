@@ -1,0 +1,189 @@
+"""``opencl-subwarp``: the OpenCL twin of ``cuda-subwarp`` (sub-warp groups, shuffles, bins).
+
+Kernel: ``kernels_opencl/pairhmm/subwarp.cl``, OpenCL's spelling of the body it shares with the
+CUDA twin (``kernels_common/pairhmm/subwarp.h``): a group of ``p`` work-items aligns one read to
+every haplotype of its batch, ``k`` read rows per work-item in registers, the emission table in
+local memory. Bins, their (p, k) and the work items come from the same host layout step as the
+CUDA twin (``subwarp_layout.py``: ``choose_bins``, ``host_layout``); each bin runs the kernel
+specialized for it with defines (PyOpenCL's program cache through ``DeviceKit``).
+
+How a group hands its last row on (``params["path"]``), per device:
+- NVIDIA's OpenCL: inline PTX ``shfl.sync.up`` under the group's lane mask, 128 work-items per
+  work-group as in CUDA;
+- devices with sub-group shuffles (Intel's CPU runtime): a group is one sub-group of exactly
+  ``p`` lanes (``intel_reqd_sub_group_size``; the compiled size is checked, else the local path);
+- elsewhere (PoCL): local memory with one barrier per step, one group per work-group.
+Work-groups shrink (halving) where the emission table would not fit the device's local memory
+(NVIDIA's OpenCL has 48 KiB where CUDA opts in to more).
+
+Differences from the CUDA host, all outside the kernel: the layout runs on the host (prep),
+the whole input goes in one upload (no chunk pipeline), and the float64 rescue follows the other
+OpenCL backends: the host applies ``cpu_reference.pairhmm.finish_float32``'s 1e-28 rule to the
+raw float sums and recomputes the pairs below it with a double build of the same kernel (the
+configurations of ``subwarp_rescue.recompute_queues``), or on the CPU where the device has no fp64.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
+from ..apis.opencl import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
+from ..backend import Backend
+from .model import PairSet
+from .opencl import Layout, OpenCLBackend
+from .subwarp_layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_BINS,
+                             THREADS_PER_BLOCK, Bin, choose_bins, host_layout, table_bytes)
+from .subwarp_rescue import recompute_queues
+
+SOURCE = "pairhmm/subwarp.cl"
+#: The kernel's global arrays after (items, range, n_max), as the layout names them.
+KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", "read_off",
+                 "hap_bases", "hap_off")
+#: Multi-tile launches: at most this many work-groups per compute unit (grid-stride), as CUDA's
+#: 16 blocks per SM; bounds the boundary-row scratch.
+MT_GROUPS_PER_CU = 16
+
+
+@dataclass
+class BinnedLayout(Layout):
+    ranges: list = field(default_factory=list)   # [(Bin, first item, stop)], non-empty bins
+
+
+class SubwarpOpenCL(OpenCLBackend):
+    """Float32 bins, then the float64 rescue of the pairs under 1e-28 (``OpenCLBackend.run``)."""
+
+    source = SOURCE
+
+    def __init__(self, name: str, *, bins: Sequence[tuple] = DEFAULT_BINS,
+                 long_config: Optional[tuple] = DEFAULT_LONG,
+                 small_bins: Optional[Sequence[tuple]] = SMALL_BINS, exchange: str = "auto",
+                 per_pair_below: int = PER_PAIR_BELOW, device: Optional[str] = None,
+                 description: str = ""):
+        super().__init__(name, "subwarp", device=device, bins=[list(b) for b in bins],
+                         long_config=long_config, exchange=exchange,
+                         small_bins=[list(b) for b in small_bins] if small_bins else None)
+        self.description = description
+        self._bins_table = tuple(tuple(b) for b in bins)
+        self._small_table = tuple(tuple(b) for b in small_bins) if small_bins else None
+        self._long = long_config
+        self._exchange = exchange   # "auto": the device's shuffle where it works, or "local"
+        self.per_pair_below = per_pair_below
+        self._paths: dict = {}
+
+    # --- device paths -------------------------------------------------------------------------
+    def path(self, kit: DeviceKit, p: int) -> str:
+        """The exchange of a group of ``p``: the device's shuffle kind, or 'local'."""
+        if self._exchange == "local" or kit.shuffle is None:
+            return "local"
+        if kit.shuffle == "ptx":
+            return "ptx"
+        if p not in self._paths:  # a probe build: is a group exactly one sub-group?
+            defines = self._defines(Bin(1, p * 4, p, 4), kit.shuffle, THREADS_PER_BLOCK, False)
+            try:
+                kernel = kit.kernel(SOURCE, "subwarp_forward", defines)
+                size = kernel.get_sub_group_info(
+                    kit.device, cl_module().kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                    [THREADS_PER_BLOCK])
+                self._paths[p] = kit.shuffle if int(size) == p else "local"
+            except Exception:  # noqa: BLE001 - a failed build or query: no shuffle path
+                self._paths[p] = "local"
+        return self._paths[p]
+
+    def device_params(self, kit: DeviceKit) -> dict:
+        paths = {self.path(kit, p) for p in (4, 8, 16, 32)}
+        return {"path": " + ".join(PATH_NAMES[x] for x in sorted(paths))}
+
+    def block(self, kit: DeviceKit, b: Bin, path: str, double: bool) -> int:
+        """Work-items per work-group: one group on the local path; else 128, halved while the
+        emission table exceeds the device's local memory."""
+        if path == "local":
+            return b.p
+        block = THREADS_PER_BLOCK
+        while block > b.p and table_bytes(b.p, b.k, block // b.p, double) > \
+                kit.device.local_mem_size:
+            block //= 2
+        return block
+
+    @staticmethod
+    def _defines(b: Bin, path: str, block: int, double: bool) -> dict:
+        return {"SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double), "SW_EMIS_TABLE": 1,
+                "SW_SCALED": 1, "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
+                "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30, "SW_BLOCK": block,
+                "EXCHANGE": EXCHANGE[path]}
+
+    # --- input --------------------------------------------------------------------------------
+    def refuse_reason(self, pairs: PairSet) -> Optional[str]:
+        if pairs.n_pairs >= 2**31 - 1:
+            return "pairs are indexed with int32: split the input"
+        if self._long is None and pairs.n_pairs and \
+                pairs.max_read_length > self._bins_table[-1][0]:
+            return f"reads longer than {self._bins_table[-1][0]} need the multi-tile bin"
+        return super().refuse_reason(pairs)
+
+    def bins_for(self, pairs: PairSet) -> list[Bin]:
+        return choose_bins(pairs, self._bins_table, self._long, self._small_table)
+
+    # --- OpenCLBackend hooks ------------------------------------------------------------------
+    def layout(self, pairs: PairSet) -> Layout:
+        """The raw PairSet arrays and the float bins' work items (``host_layout``); each bin's
+        item range [first, count] as its own small array (a kernel argument)."""
+        bins = self.bins_for(pairs)
+        lay = host_layout(pairs, bins, per_pair=pairs.n_pairs <= self.per_pair_below)
+        arrays = {name: getattr(pairs, name)
+                  for name in ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual",
+                               "hap_bases")}
+        arrays.update(read_off=pairs.read_offsets, hap_off=pairs.hap_offsets, items=lay.items)
+        for i, (_, lo, hi) in enumerate(lay.bin_ranges):
+            arrays[f"range{i}"] = np.array([lo, hi - lo], np.int32)
+        return BinnedLayout(arrays=arrays, n_slots=pairs.n_pairs,
+                            loop_n_max=int(pairs.hap_lengths.max(initial=1)),
+                            meta={"bins": {b.label: hi - lo for b, lo, hi in lay.bin_ranges}},
+                            ranges=lay.bin_ranges)
+
+    def launch(self, kit, lay, dev, sums, real_dtype, events):
+        double = np.dtype(real_dtype) == np.float64
+        ranges = [(b, lo, hi, dev[f"range{i}"]) for i, (b, lo, hi) in enumerate(lay.ranges)]
+        if double:
+            ranges = self._queue_ranges(kit, ranges)
+        for b, lo, hi, rng in ranges:
+            self._launch_bin(kit, b, double, dev, rng, hi - lo, lay.loop_n_max, sums, events)
+
+    def _queue_ranges(self, kit, ranges: list) -> list:
+        """The float64 rescue: bins feeding one double configuration are contiguous in the
+        layout, so each queue covers one merged item range."""
+        queue_bins, queue_of = recompute_queues([b for b, _, _, _ in ranges])
+        merged: dict = {}
+        for (b, lo, hi, _), q in zip(ranges, queue_of):
+            a, z = merged.get(q, (lo, hi))
+            merged[q] = (min(a, lo), max(z, hi))
+        cl = cl_module()
+        out = []
+        for q, (lo, hi) in merged.items():
+            rng = cl.Buffer(kit.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                            hostbuf=np.array([lo, hi - lo], np.int32))
+            out.append((queue_bins[q], lo, hi, rng))
+        return out
+
+    def _launch_bin(self, kit, b: Bin, double: bool, dev: dict, rng, n_items: int,
+                    max_hap: int, sums, events) -> None:
+        path = self.path(kit, b.p)
+        block = self.block(kit, b, path, double)
+        groups = block // b.p
+        kernel = kit.kernel(SOURCE, "subwarp_forward", self._defines(b, path, block, double))
+        blocks = -(-n_items // groups)
+        stride, quad = 0, 32 if double else 16
+        if b.multi_tile:  # a bounded grid-stride grid: one boundary-row scratch per group
+            blocks = min(blocks, kit.device.max_compute_units * MT_GROUPS_PER_CU)
+            stride = max_hap + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
+        scratch = kit.scratch(f"subwarp_scratch{quad}", max(blocks * groups * stride * quad, 16))
+        events.add("kernel", kernel(
+            kit.queue, (blocks * block,), (block,), dev["items"], rng, np.int32(n_items),
+            *(dev[name] for name in KERNEL_ARRAYS), sums, scratch, np.int32(stride)))
+
+
+def backends(device: Optional[str] = None) -> list[Backend]:
+    return [SubwarpOpenCL("opencl-subwarp", device=device,
+                          description="auto (p,k) per length bin, as cuda-subwarp")]

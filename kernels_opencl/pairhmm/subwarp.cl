@@ -1,0 +1,132 @@
+/* Sub-warp Pair-HMM forward kernel, OpenCL's spelling of kernels_common/pairhmm/subwarp.h (the
+ * recurrence and its header comment live there, shared with kernels_cuda/pairhmm/subwarp.cu).
+ *
+ * Defines: the SW_* configuration (pairhmm/subwarp_defs.h) and EXCHANGE, how a group of SW_P
+ * work-items hands its last row to the next work-item (values as in wavefront.cl):
+ *   EXCHANGE_PTX          inline PTX shfl.sync.up under the group's lane mask (NVIDIA's OpenCL:
+ *                         groups of a warp run independently, as in CUDA)
+ *   EXCHANGE_KHR / _INTEL / _KHR_INDEXED   sub-group shuffles; the group is exactly one sub-group
+ *                         (the host checks the compiled sub-group size: SW_P lanes)
+ *   EXCHANGE_LOCAL        local memory, one work-group barrier per step; one group per work-group
+ *                         (SW_BLOCK = SW_P), so every barrier is reached by the whole work-group
+ * Results: the raw float sum (with C) of each pair; the host applies the 1e-28 rule and runs the
+ * float64 recompute (a SW_DOUBLE=1 build of this file) on the pairs below it.
+ */
+#define EXCHANGE_LOCAL 0
+#define EXCHANGE_KHR 1
+#define EXCHANGE_INTEL 2
+#define EXCHANGE_PTX 3
+#define EXCHANGE_KHR_INDEXED 4
+
+#if SW_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define SW_FN inline
+#define SW_IN(T) __global const T* restrict
+#define SW_OUT(T) __global T* restrict
+#define SW_GLOBAL __global
+#define SW_TABLE_MEM __local
+#define SW_TABLE_DECL(name) __local RealQuad name[SW_GROUPS * SW_GROUP_STRIDE]
+#define SW_ALIGNED(n) __attribute__((aligned(n)))
+#define SW_I64 long
+#define SW_LOCAL_ID ((int)get_local_id(0))
+#define SW_GROUP_ID ((int)get_group_id(0))
+#define SW_NUM_GROUPS ((int)get_num_groups(0))
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_assume)
+#define SW_ASSUME(cond) __builtin_assume(cond)
+#endif
+#endif
+#ifndef SW_ASSUME
+#define SW_ASSUME(cond)
+#endif
+#define SW_EXP10F(x) exp10(x)
+#define SW_EXP10D(x) exp10(x)
+#define SW_RESULT_PARAMS SW_OUT(real_t) out
+#define SW_STORE(o, sum) (out[(o)] = (sum))
+
+#if EXCHANGE == EXCHANGE_PTX
+/* __shfl_up_sync(mask, x, 1, SW_P): c = (32 - width) << 8 keeps the shuffle inside the group */
+#define SW_SHFL_C ((32 - SW_P) << 8)
+inline uint sw_shfl_up_u32(uint x, uint mask)
+{
+    uint r;
+    asm volatile("shfl.sync.up.b32 %0, %1, 1, %2, %3;" : "=r"(r) : "r"(x), "r"(SW_SHFL_C), "r"(mask));
+    return r;
+}
+inline float sw_shfl_up(float x, uint mask) { return as_float(sw_shfl_up_u32(as_uint(x), mask)); }
+inline int sw_shfl_up_int(int x, uint mask) { return (int)sw_shfl_up_u32((uint)x, mask); }
+#if SW_DOUBLE
+inline double sw_shfl_up_f64(double x, uint mask)
+{
+    const uint2 h = as_uint2(x);
+    return as_double((uint2)(sw_shfl_up_u32(h.x, mask), sw_shfl_up_u32(h.y, mask)));
+}
+#define SW_SHFL_REAL(x) sw_shfl_up_f64((x), group_mask)
+#else
+#define SW_SHFL_REAL(x) sw_shfl_up((x), group_mask)
+#endif
+#define SW_SHFL_INT(x) sw_shfl_up_int((x), group_mask)
+#define SW_GROUP_SYNC() asm volatile("bar.warp.sync %0;" :: "r"(group_mask) : "memory")
+#define SW_REQD_SUBGROUP 0
+
+#elif EXCHANGE == EXCHANGE_KHR || EXCHANGE == EXCHANGE_INTEL || EXCHANGE == EXCHANGE_KHR_INDEXED
+#ifdef cl_khr_subgroups
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#endif
+#if EXCHANGE == EXCHANGE_KHR
+#define SW_SHFL_REAL(x) sub_group_shuffle_up((x), 1u)
+#elif EXCHANGE == EXCHANGE_INTEL
+#pragma OPENCL EXTENSION cl_intel_subgroups : enable
+#define SW_SHFL_REAL(x) intel_sub_group_shuffle_up((x), (x), 1u)
+#else
+/* cl_khr_subgroup_shuffle only: lane 0's value is replaced by the boundary row anyway */
+#define SW_SHFL_REAL(x) sub_group_shuffle((x), (uint)max((int)get_sub_group_local_id() - 1, 0))
+#endif
+#define SW_SHFL_INT(x) SW_SHFL_REAL(x)
+#define SW_GROUP_SYNC() sub_group_barrier(CLK_LOCAL_MEM_FENCE)
+#define SW_REQD_SUBGROUP 1
+
+#else /* EXCHANGE_LOCAL */
+#if SW_BLOCK != SW_P
+#error "the local-memory exchange synchronizes the whole work-group: one group per work-group"
+#endif
+#define SW_GROUP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#define SW_REQD_SUBGROUP 0
+#endif
+
+#if EXCHANGE == EXCHANGE_LOCAL
+/* Double-buffered by step parity: one barrier per step (a buffer is rewritten two steps later,
+ * after every reader has passed the barrier in between). */
+#define SW_KERNEL_PROLOGUE __local real_t sw_xchg[2][3][SW_BLOCK]; __local int sw_xcode[2][SW_BLOCK];
+#define SW_SHIFT_UP(ux, ui, ud, c, x, i, d)                                   \
+    do {                                                                      \
+        const int b_ = step & 1, t_ = SW_LOCAL_ID;                            \
+        sw_xchg[b_][0][t_] = (x); sw_xchg[b_][1][t_] = (i);                   \
+        sw_xchg[b_][2][t_] = (d); sw_xcode[b_][t_] = (c);                     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                         \
+        if (lane > 0) {                                                       \
+            ux = sw_xchg[b_][0][t_ - 1]; ui = sw_xchg[b_][1][t_ - 1];         \
+            ud = sw_xchg[b_][2][t_ - 1]; c = sw_xcode[b_][t_ - 1];            \
+        }                                                                     \
+    } while (0)
+#else
+#define SW_KERNEL_PROLOGUE
+#define SW_SHIFT_UP(ux, ui, ud, c, x, i, d)                                   \
+    do {                                                                      \
+        ux = SW_SHFL_REAL(x); ui = SW_SHFL_REAL(i); ud = SW_SHFL_REAL(d);     \
+        c = SW_SHFL_INT(c);                                                   \
+    } while (0)
+#endif
+
+/* Intel's compilers pick a sub-group size per kernel; a group must be exactly one sub-group. */
+#if SW_REQD_SUBGROUP && defined(cl_intel_required_subgroup_size)
+#define SW_SUBGROUP_ATTR __attribute__((intel_reqd_sub_group_size(SW_P)))
+#else
+#define SW_SUBGROUP_ATTR
+#endif
+#define SW_KERNEL(name) \
+    __kernel SW_SUBGROUP_ATTR __attribute__((reqd_work_group_size(SW_BLOCK, 1, 1))) void name
+
+#include "pairhmm/subwarp.h"
