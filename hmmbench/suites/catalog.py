@@ -22,6 +22,13 @@ def _peak_sets(lengths=(32, 64, 128, 192, 256, 384, 448, 512, 768, 896, 1024)) -
             for L in lengths]
 
 
+
+def _twin_peak_sets() -> list:
+    """The peak curve's sets at L = 64, 128, 256, 512, 1024 (the twins' head to head)."""
+    return [s for s in _peak_sets() if int(s.split("-")[1].split("@")[0]) in (64, 128, 256, 512,
+                                                                               1024)]
+
+
 #: every family that exists in both APIs (issue 4), on NVIDIA's OpenCL beside CUDA
 _TWINS = ["cuda-inter-*", "opencl-inter-*", "cuda-intra-*", "opencl-intra-*", "cuda-warp",
           "opencl-warp", "cuda-multiwarp", "opencl-multiwarp"]
@@ -112,6 +119,17 @@ SUITES = {
              "options": {"chunking": "original", "opencl-device": "NVIDIA", "max-time": 1}},
             {"name": "apis-128x256", "datasets": ["ren16-t1.8@1e6"], "backends": _TWINS,
              "options": {"opencl-device": "NVIDIA", "repeat": 3}}]},
+    "twins": {
+        "about": "the peak kernels' CUDA and OpenCL twins on one GPU: opencl-subwarp vs "
+                 "cuda-subwarp on equal-length sets 64..1024 and 1m merged [issue 16]; the ratio "
+                 "table: scripts/device_twins.sh",
+        "steps": [
+            {"name": "twins-peak", "datasets": _twin_peak_sets(),
+             "backends": ["cuda-subwarp", "opencl-subwarp"],
+             "options": {"opencl-device": "NVIDIA", "repeat": 3, "sample-pairs": 200}},
+            {"name": "twins-1m", "datasets": ["1m"],
+             "backends": ["cuda-subwarp", "opencl-subwarp"],
+             "options": {"chunking": "merged", "opencl-device": "NVIDIA", "max-time": 2}}]},
     "peak": {
         # The float64 reference of 1024^2-cell pairs is slow: 200 sampled pairs per set.
         "about": "cuda-subwarp (auto) kernel-only curve on equal-length sets 32..1024 [issue 5]",
