@@ -249,8 +249,8 @@ def test_every_warp_variant_on_gpu_matches_reference(M):
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
 def test_stage_kernels_compile_sm90(tmp_path):
-    """The pipeline's stage decisions and compaction (kernels_common/profile/stages.h) at the
-    backends' defines."""
+    """The pipeline's stage decisions and compaction (kernels_common/profile/stages.h) and the
+    scores finished on the device (finish.h) at the backends' defines."""
     from hmmbench.profile.cuda import STAGE_DEFINES
     src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "stages.cu")
     out = tmp_path / "s.cubin"
@@ -259,7 +259,8 @@ def test_stage_kernels_compile_sm90(tmp_path):
                            src], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     blob = out.read_bytes()
-    for name in ("stage_classify", "stage_count", "stage_scan", "stage_scatter"):
+    for name in ("stage_classify", "stage_count", "stage_scan", "stage_scatter", "finish_ssv",
+                 "finish_msv", "finish_vf", "gather_u8", "gather_i16"):
         assert name.encode() in blob
 
 

@@ -3,6 +3,7 @@ once and every model and kind reuses it (uploads counted), the one-off load is r
 from the cells' stages, and --model takes a whole HMM file (a sweep, summed in the report)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hmmbench import cli, registry, report, results
@@ -106,3 +107,40 @@ def test_a_load_goes_to_info_or_to_the_stages():
     assert load_info(SimpleNamespace(database=None), load, timing) == {}
     assert timing == {"prep": 1.5, "h2d": 2.0}              # a one-off set pays it in its stages
     assert load_info(SimpleNamespace(database="sha"), None, timing) == {}
+
+
+def edge_sequences(model):
+    """Every 30th proteome protein plus length 1, degenerate residues (codes 21..27), a long
+    random one and the model's consensus three times over (SSV overflows where it cannot
+    decide: NaN; the full MSV's overflow: inf), as one set."""
+    from hmmbench.profile.model import SequenceSet
+    rng = np.random.default_rng(11)
+    prot = pds.load_proteome()
+    consensus = np.argmax(model.match_scores[:20, 1:], axis=0).astype(np.uint8)
+    parts = [prot.codes(i) for i in range(0, len(prot), 30)]
+    parts += [np.array([3], np.uint8), np.array([27], np.uint8),
+              rng.integers(21, 28, 60).astype(np.uint8),
+              rng.integers(0, 20, 3000).astype(np.uint8), np.tile(consensus, 3)]
+    offs = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum([p.size for p in parts], out=offs[1:])
+    return SequenceSet([f"s{i}" for i in range(len(parts))], np.concatenate(parts), offs)
+
+
+@pytest.mark.parametrize("spec", pds.shipped_models() if pds.pyhmmer_data_dir() else [],
+                         ids=lambda s: s.name)
+def test_scores_finished_on_the_device_are_the_references(opencl, spec):
+    """The filter scores finished on the device (kernels_common/profile/finish.h) identical to
+    the reference's, NaN (SSV cannot decide) and inf (overflow) included."""
+    from cpu_reference.profile import filters as pf
+    from hmmbench.profile.job import ProfileSearch
+    model, hmm = spec.load()
+    seqs = edge_sequences(model)
+    ssv = pf.ssv_filter(model, seqs)
+    want = {"ssv": ssv, "msv": pf.msv_filter(model, seqs, ssv),
+            "vf": pf.viterbi_filter(model, seqs)}
+    for kind in ("ssv", "msv", "vf"):
+        got = opencl.run(ProfileSearch(model, seqs, kind, hmm, database="edge")).log10
+        ref = want[kind].astype(np.float64)
+        assert ((got == ref) | (np.isnan(got) & np.isnan(ref))).all(), kind
+    # the consensus overflows: SSV inf (a sure overflow) or NaN (recompute), the others inf
+    assert not np.isfinite(ssv[-1]) and np.isinf(want["msv"][-1]) and np.isinf(want["vf"][-1])

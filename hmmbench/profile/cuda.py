@@ -24,7 +24,7 @@ import numpy as np
 
 from ..backend import Backend, Execution, StageClock
 from . import layout
-from .host import FILTER_KINDS, filter_scores
+from .host import FILTER_KINDS
 from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, load_info
 
@@ -126,6 +126,9 @@ class _CudaDevice:
         return self.variant["group"] or auto_group(M, kind)
 
     def _up(self, arr):
+        """A host array's device copy (a device array, gathered there already, passes)."""
+        if not isinstance(arr, np.ndarray):
+            return arr
         return self.drv.to_device(np.ascontiguousarray(arr))
 
     def _seq_arrays(self, seqs, idx):
@@ -247,8 +250,7 @@ class _CudaDevice:
         fn = self._stage_fn("stage_classify")
         with self.timer("kernel"):
             fn(order, np.int32(m), raw, self.db.buffers["classes"], tb, np.int32(width),
-               np.int32(offset), th, np.int32(hi), np.int32(lo), codes,
-               block=(STAGE_GROUP, 1, 1), grid=(-(-m // STAGE_GROUP), 1))
+               np.int32(offset), th, np.int32(hi), np.int32(lo), codes, **self._grid(m))
 
     def compact(self, order, m, want: int, name: str) -> tuple:
         """(device list, count) of the entries of ``order[:m]`` whose code is ``want``."""
@@ -268,6 +270,37 @@ class _CudaDevice:
             self._stage_fn("stage_scatter")(order, np.int32(m), codes, np.int32(want), counts,
                                             out, block=block, grid=(groups, 1))
         return out, int(self._download(total, 1)[0])
+
+    def _grid(self, n: int) -> dict:
+        return {"block": (STAGE_GROUP, 1, 1), "grid": (max(1, -(-n // STAGE_GROUP)), 1)}
+
+    def gather(self, table, name: str):
+        """table[length class] per sequence, on the device (int8 or int16 tables)."""
+        table = np.ascontiguousarray(table)
+        n = self.db.n
+        out = self.buffers.get(name, table.itemsize * n)
+        with self.timer("h2d"):
+            t = self._up(table)
+        fn = self._stage_fn("gather_u8" if table.itemsize == 1 else "gather_i16")
+        with self.timer("kernel"):
+            fn(self.db.buffers["classes"], np.int32(n), t, out, **self._grid(n))
+        return out
+
+    def finish(self, kind, order, m, raw, per_class, bias, base, tbm, tec, scale) -> None:
+        """Scores (and SSV's recompute flags, in the codes) of the listed sequences."""
+        if m == 0:
+            return
+        with self.timer("h2d"):
+            pc = self._up(np.asarray(per_class, np.int32))
+        fn = self._stage_fn("finish_" + kind)
+        with self.timer("kernel"):
+            fn(order, np.int32(m), raw, self.db.buffers["classes"], pc,
+               *map(np.int32, (bias, base, tbm, tec)), np.float32(scale),
+               self.buffers.get("scores", 4 * self.db.n), self.buffers.get("codes", self.db.n),
+               **self._grid(m))
+
+    def finished_scores(self) -> np.ndarray:
+        return self._download(self.buffers.get("scores", 4 * self.db.n), self.db.n, np.float32)
 
     def whole_order(self) -> tuple:
         return self.db.buffers["order"], self.db.n
@@ -338,7 +371,8 @@ class CudaProfile(_CudaProfileBackend):
                 out, extra = run_pipeline(dev, job.model, dev.db, host, timer, cuda.EventTimer,
                                           lambda t: t.seconds())
             else:
-                out = filter_scores(dev, job.model, job.seqs, job.kind, host, dev.db.order)
+                from .device_pipeline import device_scores
+                out = device_scores(dev, job.model, dev.db, job.kind, host)
         finally:
             dev.db = None
         timing = dict(host.timing)

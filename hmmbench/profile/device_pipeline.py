@@ -28,6 +28,36 @@ import numpy as np
 from . import pipeline as pl
 
 
+def device_scores(dev, model, db, kind: str, host) -> np.ndarray:
+    """Scores of ``kind`` (ssv, msv, vf) of every sequence of the resident database ``db``,
+    finished on the device (float32 nats, exactly as pyhmmer reports them): HMMER's control
+    flow (the full MSV only where SSV cannot decide, those compacted on the device), the
+    length-dependent terms per distinct length; one download of the scores."""
+    from .host import FILTER_KINDS
+    if kind not in FILTER_KINDS:
+        raise ValueError(f"unknown score {kind!r} (one of {FILTER_KINDS})")
+    if db.n == 0:
+        return np.zeros(0, np.float32)
+    seqs, whole, bp, wp = db.seqs, dev.whole_order(), model.byte, model.word
+    if kind == "vf":
+        with host("prep"):
+            move = wp.move(db.lengths).astype(np.int16)
+        xc = dev.vf_xc(model, seqs, None, dev.gather(move, "move"), on_device=whole)
+        dev.finish("vf", *whole, xc, move, 0, wp.base, 0, 0, wp.scale)
+        return dev.finished_scores()
+    with host("prep"):
+        tjb = bp.tjb(db.lengths).astype(np.int32)
+    xe = dev.ssv_xe(model, seqs, None, on_device=whole)
+    dev.finish("ssv", *whole, xe, tjb, bp.bias, bp.base, bp.tbm, bp.tec, bp.scale)
+    if kind == "msv":
+        redo = dev.compact(*whole, 1, "list_redo")
+        if redo[1]:
+            tjbm = dev.gather(((tjb + bp.tbm) & 0xFF).astype(np.uint8), "tjbm")
+            xj = dev.msv_xj(model, seqs, None, tjbm, on_device=redo)
+            dev.finish("msv", *redo, xj, tjb, 0, bp.base, 0, 0, bp.scale)
+    return dev.finished_scores()
+
+
 class _Tee:
     """A stage clock that also times into a second one (the pipeline stage's own)."""
 
@@ -54,9 +84,10 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
         ssv_table, msv_table = pl.msv_tables(model, db.lengths)
         vf_thr = pl.vf_thresholds(model, db.lengths)
         bp = model.byte
-        tjbm = ((bp.tjb(L) + bp.tbm) & 0xFF).astype(np.uint8)      # HMMER's set1_epi8 wraps
-        move = model.word.move(L).astype(np.int16)
+        tjbm = ((bp.tjb(db.lengths) + bp.tbm) & 0xFF).astype(np.uint8)   # set1_epi8 wraps
+        move = model.word.move(db.lengths).astype(np.int16)
     whole = dev.whole_order()
+    tjbm, move = dev.gather(tjbm, "tjbm"), dev.gather(move, "move")
     survivors = {}
 
     def rescore(want: int, name: str, run_filter, **decide) -> int:

@@ -53,7 +53,10 @@ class ProfileFiltersOpenCL:
         return {"MODEL_M": model.M, "INTERLEAVED": int(self.kit.is_gpu)}
 
     def _buf(self, arr):
+        """A host array's device copy (a device buffer, gathered there already, passes)."""
         import pyopencl as cl
+        if isinstance(arr, cl.MemoryObject):
+            return arr
         arr = np.ascontiguousarray(arr)
         return cl.Buffer(self.kit.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                          hostbuf=arr if arr.size else np.zeros(1, arr.dtype))
@@ -183,6 +186,34 @@ class ProfileFiltersOpenCL:
                     (order, np.int32(m), codes, np.int32(want), counts, out), groups)
         return out, int(self._download(total, 1, self._clock)[0])
 
+    def gather(self, table, name: str):
+        """table[length class] per sequence, on the device (int8 or int16 tables)."""
+        table = np.ascontiguousarray(table)
+        n = self._db.n
+        out = self.kit.scratch("gathered_" + name, table.itemsize * n)
+        with self._clock("h2d"):
+            t = self._buf(table)
+        self._stage("gather_u8" if table.itemsize == 1 else "gather_i16", n,
+                    (self._db.buffers["classes"], np.int32(n), t, out))
+        return out
+
+    def finish(self, kind, order, m, raw, per_class, bias, base, tbm, tec, scale) -> None:
+        """Scores (and SSV's recompute flags, in the codes) of the listed sequences."""
+        if m == 0:
+            return
+        with self._clock("h2d"):
+            pc = self._buf(np.asarray(per_class, np.int32))
+        self._stage("finish_" + kind, m,
+                    (order, np.int32(m), raw, self._db.buffers["classes"], pc,
+                     *map(np.int32, (bias, base, tbm, tec)), np.float32(scale),
+                     self._scores(), self._codes()))
+
+    def _scores(self):
+        return self.kit.scratch("stage_scores", 4 * self._db.n)
+
+    def finished_scores(self) -> np.ndarray:
+        return self._download(self._scores(), self._db.n, self._clock, np.float32)
+
     def whole_order(self) -> tuple:
         return self._db.buffers["order"], self._db.n
 
@@ -213,17 +244,17 @@ class ProfileFiltersOpenCL:
         outcome per sequence (hmmbench.profile.device_pipeline)."""
         db, load = self.resident.get(job)
         info = load_info(job, load, clock.timing)
-        self._db = db
+        self._db, self._clock = db, clock
         try:
             if job.kind == PIPELINE:
                 from .device_pipeline import run_pipeline
-                self._clock = clock
                 out, extra = run_pipeline(self, job.model, db, clock, clock, StageClock,
                                           lambda c: dict(c.timing))
                 extra["host_stages"] = {"forward": "no OpenCL Forward kernel: the survivors' "
                                                    "Forward runs on the NumPy reference"}
                 return out, {**extra, **info}
-            return self.scores(job.model, job.seqs, job.kind, clock), info
+            from .device_pipeline import device_scores
+            return device_scores(self, job.model, db, job.kind, clock), info
         finally:
             self._db = None
 
