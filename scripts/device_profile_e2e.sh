@@ -2,7 +2,8 @@
 # Issue 14 on the GPU machine: the profile workload end to end. Usage, from the repo root there
 # (with .device and .whl carried; .whl holds the pyhmmer and hmmer cp312 wheels):
 #   bash scripts/device_profile_e2e.sh [STEP,...]        (default: tests,e2e,sweep,sweep-peer)
-# Steps, each its own result file under $OUT (a step cut short by a time limit loses only itself):
+# Steps (the runs are the steps of `hmmbench suite run profile-e2e`, hmmbench/suites/catalog.py),
+# each its own result file under $OUT (a step cut short by a time limit loses only itself):
 #   tests       the CUDA profile tests on the GPU, the pipeline among them (pass counts identical
 #               to pyhmmer on every shipped model x the proteome, outcome within 0.01 nats)
 #   e2e         proteins-2e8 x calibrated query-M100/400/1200 x ssv,msv,vf,pipeline on
@@ -24,28 +25,21 @@ log="$OUT/e2e.log"
   python3 -c "from cpu_reference.profile.backends import HmmsearchPeer as H; print(H.executable(), H().cpus)"; } \
     | tee "$OUT/host.txt"
 
-hb() {  # hb NAME ARGS...: one hmmbench run, its JSON in $OUT/NAME.json, its report in the log
-    local name=$1; shift
-    echo "=== $name: hmmbench run $* ($(date -u +%T))" | tee -a "$log"
-    python3 -m hmmbench run --workload profile "$@" --json "$OUT/$name.json" >>"$log" 2>&1
-    echo "=== $name: exit $? ($(date -u +%T))" | tee -a "$log"
+step_command() {  # the hmmbench run command of one step of the profile-e2e suite
+    python3 -m hmmbench suite run profile-e2e --dry-run --out "$OUT" | grep -- "/$1.json\$"
 }
 
-KINDS=ssv,msv,vf,pipeline
 steps=${1:-tests,e2e,sweep,sweep-peer}
 for step in ${steps//,/ }; do
     case $step in
     tests)
         timeout 300 python3 -m pytest -q -x tests/test_profile_cuda.py 2>&1 | tail -15 \
             | tee "$OUT/pytest.log" ;;
-    e2e)
-        hb e2e -d proteins-2e8 --model query-M100 --model query-M400 --model query-M1200 \
-            --kind $KINDS -b profile-cuda-warp -b profile-hmmsearch --max-time 2 ;;
-    sweep)
-        hb sweep -d proteins-2e8 --model RREFam --kind $KINDS -b profile-cuda-warp --max-time 1 ;;
-    sweep-peer)
-        hb sweep-peer -d proteins-2e8 --model RREFam --kind pipeline -b profile-hmmsearch \
-            --repeat 1 ;;
+    e2e|sweep|sweep-peer)
+        cmd=$(step_command "$step")
+        echo "=== $step: $cmd ($(date -u +%T))" | tee -a "$log"
+        python3 -m $cmd >>"$log" 2>&1
+        echo "=== $step: exit $? ($(date -u +%T))" | tee -a "$log" ;;
     *) echo "unknown step $step" | tee -a "$log" ;;
     esac
 done

@@ -75,6 +75,25 @@ _PROFILE = {
                    "options": {"model": _RANDOM, "kind": "ssv,msv,vf", "max-time": 2}}]},
 }
 
+#: issue 14: the profile workload end to end on the GPU (scripts/device_profile_e2e.sh runs the
+#: same steps after the CUDA tests): one run per step, the database resident across its cells
+_PROFILE_E2E_KINDS = "ssv,msv,vf,pipeline"
+_PROFILE_E2E = {
+    "about": "HMMER3 search end to end: resident proteins-2e8, calibrated query-M100/400/1200 x "
+             "ssv,msv,vf,pipeline on profile-cuda-warp beside hmmsearch (every host core), and "
+             "the RREFam sweep [issue 14]",
+    "steps": [
+        {"name": "e2e", "workload": "profile", "datasets": ["proteins-2e8"],
+         "backends": ["profile-cuda-warp", "profile-hmmsearch"],
+         "options": {"model": ["query-M100", "query-M400", "query-M1200"],
+                     "kind": _PROFILE_E2E_KINDS, "max-time": 2}},
+        {"name": "sweep", "workload": "profile", "datasets": ["proteins-2e8"],
+         "backends": ["profile-cuda-warp"],
+         "options": {"model": "RREFam", "kind": _PROFILE_E2E_KINDS, "max-time": 1}},
+        {"name": "sweep-peer", "workload": "profile", "datasets": ["proteins-2e8"],
+         "backends": ["profile-hmmsearch"],
+         "options": {"model": "RREFam", "kind": "pipeline", "repeat": 1}}]}
+
 SUITES = {
     "tiles": {
         "about": "inter-task tile sweep on Ren 2018 Table 1 (6 equal-length sets, 10^6 pairs) "
@@ -183,6 +202,7 @@ SUITES = {
     "profile": {
         "about": "HMMER3 filters, every part in order: " + ", ".join(_PROFILE) + " [issue 6]",
         "steps": [step for part in _PROFILE.values() for step in part["steps"]]},
+    "profile-e2e": _PROFILE_E2E,
     "cpu-opencl": {
         "about": "the NumPy references and every OpenCL backend on a CPU: Intel's runtime and "
                  "PoCL, 1m and 10s, both chunkings (results/cpu-2core/)",
