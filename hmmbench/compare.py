@@ -74,9 +74,10 @@ def hardware(doc: dict, run: dict) -> dict:
 
 
 def hardware_difference(base: dict, cand: dict) -> str:
-    """'' when the hardware is the same, else what differs ("device A -> B; ...")."""
-    return "; ".join(f"{k} {base.get(k, '?')} -> {cand.get(k, '?')}"
-                     for k in sorted(set(base) | set(cand)) if base.get(k) != cand.get(k))
+    """'' when the hardware is the same, else what differs ("device A -> B; ..."). What only one
+    file recorded (a driver version older files lack) is unknown, not a difference."""
+    return "; ".join(f"{k} {base[k]} -> {cand[k]}" for k in sorted(set(base) & set(cand))
+                     if base[k] != cand[k])
 
 
 def noise_verdict(b: dict, c: dict, change: float, max_slowdown: float) -> tuple:

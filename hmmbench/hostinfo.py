@@ -131,7 +131,9 @@ def enrich_devices(devices: list, workload: str = "pairhmm") -> None:
     known = [d for _, devs in module_devices(workload) if isinstance(devs, list) for d in devs]
     for d in used:
         for k in known:
-            if str(k.get("name", "")).strip() == str(d.get("name", "")).strip() and \
+            # OpenCL entries name the device as "platform / device", as its backends do
+            name = k.get("name") or f"{k.get('platform', '')} / {k.get('device', '')}"
+            if str(name).strip() == str(d.get("name", "")).strip() and \
                     k.get("api", d["api"]) == d["api"]:
                 for key, value in k.items():
                     d.setdefault(key, value)

@@ -185,7 +185,11 @@ def test_other_hardware_is_a_comparison_not_a_regression(tmp_path, capsys):
     cand["runs"][0]["device"] = "cpu"
     cand["devices"] = [{"api": "numpy", "name": "cpu", "backends": ["cuda-a"],
                         "driver_version": "2"}]
-    assert compare.compare(base, cand).rows[0].verdict == compare.HARDWARE
+    # a driver only the candidate recorded is unknown in the baseline: not a difference
+    assert compare.compare(base, cand).rows[0].verdict == "slower"
+    base["devices"] = [dict(cand["devices"][0], driver_version="1")]
+    (row,) = compare.compare(base, cand).rows
+    assert row.verdict == compare.HARDWARE and "driver_version 1 -> 2" in row.note
     cand["runs"][0]["status"] = "mismatch"
     assert compare.compare(base, cand).exit_code == 1
     cand["runs"][0]["status"] = "ok"

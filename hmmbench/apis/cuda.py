@@ -107,12 +107,14 @@ def devices() -> list[dict]:
         return [{"api": "cuda", "available": False, "reason": reason}]
     drv = driver()
     out = []
+    version = drv.get_driver_version()      # e.g. 12040: the compare gate tells drivers apart
     for i in range(drv.Device.count()):
         d = drv.Device(i)
         cc = d.compute_capability()
         out.append({"api": "cuda", "index": i, "name": d.name(), "available": True,
                     "compute_capability": f"{cc[0]}.{cc[1]}",
-                    "memory_gib": round(d.total_memory() / 2**30, 1)})
+                    "memory_gib": round(d.total_memory() / 2**30, 1),
+                    "driver_version": f"{version // 1000}.{version % 1000 // 10}"})
     return out
 
 

@@ -291,7 +291,8 @@ def devices() -> list[dict]:
         out.append({"api": "opencl", "platform": p.name.strip(), "device": d.name.strip(),
                     "type": "GPU" if _is_gpu(d) else "CPU" if d.type & cl_module().device_type.CPU
                     else "other",
-                    "version": d.version.strip(), "fp64": bool(d.double_fp_config),
+                    "version": d.version.strip(), "driver_version": d.driver_version.strip(),
+                    "fp64": bool(d.double_fp_config),
                     "warp path": PATH_NAMES[shuffle or "local"],
                     "builds": build_error(p, d) or "yes",
                     "selected": _label(p, d) == chosen})
