@@ -129,7 +129,7 @@ def compare(baseline: dict, candidate: dict, max_slowdown: float = 10.0) -> Comp
             out.rows.append(Row(key, bt, ct, None, f"not-compared ({c['status']})", False, note))
         elif hw:
             out.rows.append(Row(key, bt, ct, change, HARDWARE, False,
-                                f"ratio {bt / ct:.3g}x; {hw}"))
+                                f"speed ratio {bt / ct:.3g}x (candidate / baseline); {hw}"))
         else:
             verdict, note = noise_verdict(b, c, change, max_slowdown)
             out.rows.append(Row(key, bt, ct, change, verdict, verdict == "slower", note))

@@ -180,7 +180,7 @@ def test_other_hardware_is_a_comparison_not_a_regression(tmp_path, capsys):
     cand["runs"][0]["device"] = "NVIDIA H200"
     (row,) = compare.compare(base, cand).rows
     assert row.verdict == compare.HARDWARE and not row.failed
-    assert "0.5x" in row.note and "device cpu -> NVIDIA H200" in row.note
+    assert "speed ratio 0.5x" in row.note and "device cpu -> NVIDIA H200" in row.note
     # a different driver on the same device counts too; a mismatch still fails
     cand["runs"][0]["device"] = "cpu"
     cand["devices"] = [{"api": "numpy", "name": "cpu", "backends": ["cuda-a"],
