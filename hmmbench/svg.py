@@ -86,7 +86,7 @@ def hbars(labels: list, series: dict, xlabel: str, title: str = "", log: bool = 
     left, right, top = 190, 150, 26
     bar, gap = 9, 8
     group = bar * len(names) + gap
-    height = top + group * len(labels) + 40
+    height = top + max(group * len(labels), 14 * len(names)) + 40
     width = 660
     sx = Scale(min(vals), max(vals), left, width - right, log)
     body = [f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}</text>']
@@ -120,7 +120,8 @@ def stacked_hbars(rows: list, parts: dict, xlabel: str, title: str = "") -> str:
     if total <= 0:
         return ""
     left, right, top, bar = 190, 110, 26, 14
-    width, height = 660, top + bar * len(rows) + 44
+    width = 660
+    height = top + max(bar * len(rows), 14 * len(parts)) + 44    # room for the legend
     sx = Scale(0.0, total, left, width - right)
     body = [f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}</text>']
     for t in sx.ticks():
