@@ -2,8 +2,9 @@
 
 Result files carry their provenance: when they were created, the sha256 of the sources that ran
 (``source_sha256``), the git commit when the run had a checkout (``source_commit``, newer files)
-and the hmmbench version. :func:`load_history` orders the files by creation time (the device
-copies of the tree have no git history, so time is the order every file has) and follows each
+and the hmmbench version. :func:`load_history` orders the files by their commit's time where the
+commit is recorded and this checkout's git knows it, else by creation time (the device copies of
+the tree have no git history, so time is the order every file has), and follows each
 cell (dataset, backend, chunking and cell axes) through them: its kernel and total GCUPS per
 file, marking the points where the sources (S) or the device (D) changed since the cell's
 previous point, so a jump can be told from a code change or from other hardware.
@@ -65,12 +66,34 @@ def result_files(paths: list) -> list:
     return out
 
 
-def _created(doc: dict) -> _dt.datetime:
+def _when(text: str) -> _dt.datetime:
     try:
-        t = _dt.datetime.fromisoformat(doc["created"])
-    except ValueError:
+        t = _dt.datetime.fromisoformat(text)
+    except (TypeError, ValueError):
         return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
     return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
+
+
+def commit_time(commit: str, cache: dict) -> Optional[str]:
+    """The committer time of ``commit`` in the checkout hmmbench runs from (None: unknown)."""
+    if commit not in cache:
+        import subprocess
+        root = Path(__file__).resolve().parent.parent
+        try:
+            out = subprocess.run(["git", "-C", str(root), "show", "-s", "--format=%cI", commit],
+                                 capture_output=True, text=True, timeout=10)
+            cache[commit] = out.stdout.strip() if out.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError):
+            cache[commit] = None
+    return cache[commit]
+
+
+def _order(doc: dict, cache: dict) -> tuple:
+    """Commit time first (a file made later from older sources sorts before newer sources),
+    then creation time."""
+    when = commit_time(doc["source_commit"], cache) if doc.get("source_commit") else None
+    created = _when(doc["created"])
+    return (_when(when) if when else created, created)
 
 
 def load_history(paths: list, backend: Optional[str] = None,
@@ -92,7 +115,8 @@ def load_history(paths: list, backend: Optional[str] = None,
             hist.skipped.append((str(f), str(exc)))
         except json.JSONDecodeError as exc:  # pragma: no cover - load() turns these into UserError
             hist.skipped.append((str(f), str(exc)))
-    docs.sort(key=lambda pd: (_created(pd[1]), pd[0]))
+    cache: dict = {}
+    docs.sort(key=lambda pd: (*_order(pd[1], cache), pd[0]))
     for i, (path, doc) in enumerate(docs):
         hist.snapshots.append(Snapshot(
             i, path, doc["created"], doc.get("source_commit") or doc.get("source_sha256") or "",

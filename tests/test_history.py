@@ -40,6 +40,28 @@ def test_files_are_ordered_by_time_and_changes_marked(tmp_path):
     assert [Path(p).name for p, _ in hist.skipped] == ["notes.json"]
 
 
+def test_recorded_commits_order_before_creation_time(tmp_path):
+    import subprocess
+    git = ["git", "-C", str(REPO)]
+    try:
+        root = subprocess.run(git + ["rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                              text=True, timeout=10).stdout.split()[0]
+        head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, IndexError):
+        pytest.skip("no git history here")
+    # the newer sources ran first, the oldest commit's file was made a day later
+    for name, created, commit in (("new.json", "2026-01-01T00:00:00+00:00", head),
+                                  ("old.json", "2026-01-02T00:00:00+00:00", root)):
+        write(tmp_path / name, created, commit, 1.0)
+        doc = json.loads((tmp_path / name).read_text())
+        doc["source_commit"] = commit
+        (tmp_path / name).write_text(json.dumps(doc))
+    hist = history.load_history([str(tmp_path)])
+    assert [Path(s.path).name for s in hist.snapshots] == ["old.json", "new.json"]
+    assert hist.snapshots[0].sources == root
+
+
 def test_explicit_bad_file_is_a_user_error(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
