@@ -228,11 +228,30 @@ def axis_value(r: dict, axis: str):
     return (r.get("params") or {}).get(axis)
 
 
-def _series(r: dict, by: str, varying: list) -> str:
-    """What a run's backend is without the pivot axis: its API and family, and the other
-    parameters that vary among the runs."""
-    rest = ", ".join(f"{k}={axis_value(r, k)}" for k in varying if k != by)
-    return f"{r.get('api')} {r.get('family')}" + (f" ({rest})" if rest else "")
+def _series_namer(runs: list, by: str):
+    """A function naming a run's backend without the pivot axis ``by``: for a backend parameter
+    (``tile``), its API and family and the other parameters that vary within that family; for a
+    record field (``device``, ``kind``), the backend's name. The method axes other than ``by``
+    (profile: the score kind) follow."""
+    is_field = any(r.get(by) is not None and not isinstance(r.get(by), (dict, list)) for r in runs)
+    varying: dict = {}
+    for r in runs:
+        varying.setdefault((r.get("api"), r.get("family")), []).append(r.get("params") or {})
+    for fam, plist in varying.items():
+        keys = dict.fromkeys(k for p in plist for k in p if k != by)
+        varying[fam] = [k for k in keys if len({str(p.get(k)) for p in plist}) > 1]
+
+    def name(r: dict) -> str:
+        if is_field:
+            base = r["backend"]
+        else:
+            params = r.get("params") or {}
+            rest = ", ".join(f"{k}={params.get(k)}" for k in varying[r.get("api"), r.get("family")]
+                             if params.get(k) is not None)
+            base = f"{r.get('api')} {r.get('family')}" + (f" ({rest})" if rest else "")
+        method = [str(v) for k, v in cell_axes(r).items() if k not in DATA_AXES and k != by]
+        return " ".join([base] + method)
+    return name
 
 
 def pivot_layout(runs: list, by: str = "backend") -> list:
@@ -269,8 +288,7 @@ def pivot(runs: Iterable[dict], metric: str, by: str = "backend") -> tuple:
     devices: dict = {}
     for r in runs:
         devices.setdefault(r["backend"], set()).add(r.get("device"))
-    params = list(dict.fromkeys(k for r in runs for k in (r.get("params") or {})))
-    varying = [k for k in params if len({str(axis_value(r, k)) for r in runs}) > 1]
+    series = _series_namer(runs, by)
     size_field = CELL_SIZE[0]
     heads = pivot_layout(runs, by)
 
@@ -286,9 +304,7 @@ def pivot(runs: Iterable[dict], metric: str, by: str = "backend") -> tuple:
         if CELL_SIZE[1] in heads:
             key.append(r.get(size_field))
         if by != "backend":
-            key.append(_series(r, by, varying) + " " + " ".join(
-                str(v) for k, v in cell_axes(r).items() if k not in DATA_AXES))
-            key[-1] = key[-1].strip()
+            key.append(series(r))
         return tuple(key)
 
     rows, cols, cells = [], [], {}

@@ -122,3 +122,15 @@ def test_axis_option_syntax_errors_exit_2(capsys):
     assert cli.main(["run", "-b", "numpy", "--axis", "tile"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "expected NAME=VALUE" in err[0]
+
+
+def test_pivot_by_a_record_field_keeps_backend_names():
+    def run(backend, kind, g):
+        return {"dataset": "db", "chunking": "whole", "backend": backend, "api": "cuda",
+                "family": "warp-group", "params": {"lanes": 32}, "model": "m", "kind": kind,
+                "model_length": 100, "status": "ok", "gcups_kernel": g}
+    runs = [run("p-a", "ssv", 1.0), run("p-a", "msv", 2.0), run("p-b", "ssv", 3.0)]
+    rows, cols, cells = report.pivot(runs, "gcups_kernel", by="kind")
+    assert cols == ["kind=msv", "kind=ssv"]
+    assert rows == [("db", "whole", "m", 100, "p-a"), ("db", "whole", "m", 100, "p-b")]
+    assert cells[rows[0], "kind=msv"] == "2" and (rows[1], "kind=msv") not in cells
