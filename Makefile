@@ -9,7 +9,7 @@ export HMMBENCH_DATA_PATH
 # Extra `hmmbench run` arguments for `make bench`, e.g. BENCH_ARGS="--dataset 1m --backend 'cuda-*'".
 BENCH_ARGS ?=
 
-.PHONY: test bench venv opencl-cpu clean results-index
+.PHONY: test bench venv opencl-cpu clean results-index results-summary
 
 venv: $(VENV)/.installed
 
@@ -34,6 +34,11 @@ bench: venv opencl-cpu
 # results/index.html: one self-contained page of every committed result file.
 results-index: venv
 	$(BIN)/hmmbench report results/*/*.json --html results/index.html --quiet
+
+# results/SUMMARY.md, the tables of every committed result file (tests/test_summary.py checks it)
+results-summary: venv
+	$(BIN)/hmmbench report --summary results/ > results/SUMMARY.md.tmp
+	mv results/SUMMARY.md.tmp results/SUMMARY.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -19,11 +19,13 @@ METRICS = (("gcups_kernel", "Kernel GCUPS"), ("gcups_total", "End-to-end (total)
 
 
 def result_files(root) -> list:
-    """``<root>/<folder>/*.json``, folders and files in name order."""
+    """``<root>/<folder>/*.json``, folders and files in name order; ``runs/`` (where ``hmmbench
+    run`` writes by default, never committed) is left out."""
     root = Path(root)
     if not root.is_dir():
         raise UserError(f"{root}: --summary needs a results folder (<folder>/<device>/*.json)")
-    files = sorted(p for p in root.glob("*/*.json") if p.is_file())
+    files = sorted(p for p in root.glob("*/*.json")
+                   if p.is_file() and p.parent.name != results.DEFAULT_DIR.name)
     if not files:
         raise UserError(f"{root}: no result files (<device folder>/*.json) under it")
     return files

@@ -52,6 +52,15 @@ def test_api_ratios_pair_twins_by_family():
         "| profile-task | 0.50 |"
 
 
+def test_local_runs_are_left_out(tmp_path):
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "runs").mkdir()
+    for where in ("gpu/a.json", "runs/hmmbench-1.json"):
+        (tmp_path / where).write_text("{}")
+    assert [p.relative_to(tmp_path).as_posix() for p in summary.result_files(tmp_path)] == \
+        ["gpu/a.json"]
+
+
 def test_summary_usage_errors_exit_2(tmp_path, capsys):
     assert cli.main(["report", "--summary", str(tmp_path / "none")]) == 2
     assert "needs a results folder" in capsys.readouterr().err
