@@ -140,3 +140,28 @@ def test_suites_reproduce_the_committed_studies(path, where):
     step = next(s for s in suites.get(suite).steps if s.name == step_name)
     recorded = results.load(Path(__file__).resolve().parents[1] / "results" / path)["command"]
     assert command_options(step.argv("out")) == command_options(recorded)
+
+
+def test_steps_run_in_order_and_do_not_leak_settings(tmp_path, monkeypatch, capsys):
+    """Each step is one cli.main call; what a step sets in the environment (--opencl-device
+    does) is gone before the next; a failing or crashing step does not stop the others."""
+    import os
+    seen = []
+
+    def fake_main(argv):
+        seen.append((argv[argv.index("--json") + 1], os.environ.get("HMMBENCH_TEST_LEAK")))
+        os.environ["HMMBENCH_TEST_LEAK"] = "set by a step"
+        if len(seen) == 1:
+            raise RuntimeError("step crashed")
+        return 0
+    monkeypatch.setattr(cli, "main", fake_main)
+    monkeypatch.delenv("HMMBENCH_TEST_LEAK", raising=False)
+    from hmmbench.cli import suite_cmd
+    suite = suites.get("smoke")
+    code = suite_cmd._run_steps([(suite, step, tmp_path) for step in suite.steps])
+    assert code == 1
+    assert seen == [(str(tmp_path / "smoke-pairhmm.json"), None),
+                    (str(tmp_path / "smoke-profile.json"), None)]
+    assert "HMMBENCH_TEST_LEAK" not in os.environ
+    err = capsys.readouterr().err
+    assert "RuntimeError: step crashed" in err and "steps failed: smoke-pairhmm (exit 1)" in err

@@ -73,7 +73,11 @@ def run(args, workload) -> int:
     out_path = None if to_stdout else Path(args.json) if args.json else results.default_path()
     if out_path is not None and out_path.exists() and out_path.is_dir():
         raise UserError(f"{out_path}: is a directory")
-    bench = run_benchmark(datasets, backends, cfg, progress=make_progress(sys.stderr), **plan)
+    try:
+        bench = run_benchmark(datasets, backends, cfg, progress=make_progress(sys.stderr), **plan)
+    finally:  # device memory back now, not at exit: `suite run` runs many of these in one process
+        for b in backends:
+            b.close()
     enrich_devices(bench.devices, workload.name)
     doc = results.make_document(bench, ["hmmbench"] + list(args.argv))
     if to_stdout:

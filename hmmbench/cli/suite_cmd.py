@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
+import os
 import shlex
 import sys
 import time
@@ -78,11 +80,16 @@ def _run_steps(plan: list) -> int:
         argv = step.argv(out_dir)
         print(f"=== [{i}/{len(plan)}] {suite.name}/{step.name}: {shlex.join(['hmmbench'] + argv)} "
               f"({time.strftime('%H:%M:%S', time.gmtime())} UTC)", file=sys.stderr, flush=True)
+        environ = dict(os.environ)    # --opencl-device sets a variable: one step's only
         try:
             code = main(argv)
         except Exception:  # noqa: BLE001 - a crashed step must not lose the steps after it
             traceback.print_exc()
             code = 1
+        finally:
+            os.environ.clear()
+            os.environ.update(environ)
+            gc.collect()
         print(f"=== {suite.name}/{step.name}: exit {code}", file=sys.stderr, flush=True)
         if code:
             failed.append(f"{step.name} (exit {code})")
