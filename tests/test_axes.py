@@ -134,3 +134,10 @@ def test_pivot_by_a_record_field_keeps_backend_names():
     assert cols == ["kind=msv", "kind=ssv"]
     assert rows == [("db", "whole", "m", 100, "p-a"), ("db", "whole", "m", 100, "p-b")]
     assert cells[rows[0], "kind=msv"] == "2" and (rows[1], "kind=msv") not in cells
+
+
+def test_list_shows_the_families_and_their_axes(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "backend families" in out and "cuda-subwarp-fixed" in out
+    assert "tile=1,2,4,6,8 (default 8)" in out
