@@ -174,6 +174,8 @@ def test_original_chunking_is_refused(fake):
 
 
 def test_cli_report_shows_the_timing_note(fake, capsys, monkeypatch):
+    from hmmbench import hostinfo
+    monkeypatch.setattr(hostinfo, "enrich_devices", lambda *a, **k: None)  # no OpenCL probing
     monkeypatch.chdir(fake)
     out = fake / "r.json"
     assert cli.main(["run", "-d", DATASET, "-b", "numpy", "-b", "peer-gpupairhmm",
@@ -253,3 +255,19 @@ def test_failed_build_is_the_unavailable_reason(build_world, monkeypatch):
     log = Path(reason.split("log ", 1)[1].split("):", 1)[0])
     assert "GPUARCH=90" in log.read_text()
     assert not list((build_world / "cache" / "peers").glob("gpuPairHMM-*-sm90"))
+
+
+def test_gpu_arch_from_nvidia_smi(tmp_path, monkeypatch):
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho \"$@\" > " + str(tmp_path / "args") +
+                   "\necho '9.0, NVIDIA H100 80GB HBM3'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HMMBENCH_CUDA_DEVICE", "1")
+    assert peers.gpu_arch() == ("90", None, "NVIDIA H100 80GB HBM3")
+    assert (tmp_path / "args").read_text().split()[0] == "--id=1"
+    # nvidia-smi that finds no GPU, and no usable PyCUDA: the reason names both
+    smi.write_text("#!/bin/sh\necho 'No devices were found'\nexit 6\n")
+    from hmmbench.apis import cuda as glue
+    monkeypatch.setattr(glue, "unavailable_reason", lambda: "no CUDA device")
+    assert peers.gpu_arch() == (None, "no NVIDIA GPU (nvidia-smi lists none; no CUDA device)", "")
