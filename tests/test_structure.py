@@ -136,3 +136,15 @@ def test_the_checks_catch_what_they_claim(tmp_path):
     strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
                and isinstance(n.value, str) and id(n) not in skip]
     assert "cpu_reference.x" in strings and not any(s.startswith("doc:") for s in strings)
+
+
+def test_every_source_folder_is_a_package():
+    """setuptools' find_packages (setup.cfg) skips a folder without __init__.py and everything
+    below it: a wheel would lack that code while an editable install still works."""
+    from setuptools import find_packages
+    found = set(find_packages(str(ROOT), include=["hmmbench", "hmmbench.*", "cpu_reference",
+                                                  "cpu_reference.*"]))
+    folders = {".".join(p.parent.relative_to(ROOT).parts)
+               for top in ("hmmbench", "cpu_reference") for p in (ROOT / top).rglob("*.py")
+               if "__pycache__" not in p.parts}
+    assert folders <= found, f"folders without __init__.py: {sorted(folders - found)}"
