@@ -202,7 +202,10 @@ def test_warp_path_is_reported(device, edge):
     ex = b.run(edge[0])
     kit = b.kit()
     expected = opencl_api.PATH_NAMES[kit.working_shuffle() or "local"]
-    if kit.shuffle in ("khr", "intel") and kit.required_sub_group:
+    # Intel's runtime only: PoCL 5 on the GPU machine's Xeon announces cl_intel_subgroups but the
+    # probe finds its sub-groups are not one team wide, so it rightly takes the local path there.
+    if kit.shuffle in ("khr", "intel") and kit.required_sub_group \
+            and "Intel" in kit.platform.name:
         assert kit.working_shuffle() == kit.shuffle  # Intel's runtime: the shuffle path runs
     assert ex.info["path"] == expected == b.params["path"]
     assert b.params["threads"] == kit.warp_width

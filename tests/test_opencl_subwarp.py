@@ -175,7 +175,10 @@ def test_the_registered_bins_match_the_reference_on_10s(real):
 def test_the_shuffle_path_runs_where_the_device_has_sub_groups(device):
     b = _backend(device, "auto")
     kit = b.kit()
-    if kit.shuffle in ("khr", "intel") and kit.required_sub_group:
+    # Intel's runtime only: PoCL 5 on the GPU machine's Xeon announces cl_intel_subgroups but the
+    # probe finds its sub-groups are not one team wide, so it rightly takes the local path there.
+    if kit.shuffle in ("khr", "intel") and kit.required_sub_group \
+            and "Intel" in kit.platform.name:
         assert all(b.path(kit, p) == kit.shuffle for p in (4, 8, 16, 32))
         assert b.params["path"] == opencl_api.PATH_NAMES[kit.shuffle]
 
