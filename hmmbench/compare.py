@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import stats
-from .results import SAMPLES_FIELD, cell_axes
+from .results import SAMPLES_FIELD, cell_axes, run_label
 
 FAILING_STATUSES = ("mismatch", "error")
 HARDWARE = "hardware comparison"
@@ -56,7 +56,8 @@ class Comparison:
 
 def match_key(run: dict) -> tuple:
     axes = " × ".join(str(v) for v in cell_axes(run).values())
-    return (run["dataset"], run["backend"], run.get("chunking", ""), axes)
+    # run_label: a cluster run's worker count or fleet worker tells its rows apart
+    return (run["dataset"], run_label(run), run.get("chunking", ""), axes)
 
 
 def _total(run: dict) -> Optional[float]:

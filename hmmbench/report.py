@@ -11,7 +11,7 @@ from collections import OrderedDict
 from typing import Iterable
 
 from .errors import UserError
-from .results import CELL_SIZE, DATA_AXES, cell_axes
+from .results import CELL_SIZE, DATA_AXES, cell_axes, run_label
 from .runner import Progress, RunRecord
 
 STATUS_STYLE = {"ok": "green", "mismatch": "bold red", "error": "red",
@@ -135,7 +135,7 @@ def row_cells(r: dict) -> list:
     speed_s = fmt_number(speed) if speed is not None else "-"
     if speed is not None and r.get("speedup_basis") == "reference_s":
         speed_s += "*"
-    return [r["backend"],
+    return [run_label(r),
             *(stage(s) for s in ("prep", "h2d", "kernel", "d2h")),
             total,
             fmt_number(r.get("gcups_kernel")), fmt_number(r.get("gcups_total")),
@@ -287,7 +287,7 @@ def pivot(runs: Iterable[dict], metric: str, by: str = "backend") -> tuple:
     # Result files from several devices may share backend names: then the column names the device.
     devices: dict = {}
     for r in runs:
-        devices.setdefault(r["backend"], set()).add(r.get("device"))
+        devices.setdefault(run_label(r), set()).add(r.get("device"))
     series = _series_namer(runs, by)
     size_field = CELL_SIZE[0]
     heads = pivot_layout(runs, by)
@@ -295,7 +295,9 @@ def pivot(runs: Iterable[dict], metric: str, by: str = "backend") -> tuple:
     def column(r):
         if by != "backend":
             return f"{by}={axis_value(r, by)}"
-        name = r["backend"] if len(devices[r["backend"]]) == 1 else f"{r['backend']} ({r.get('device')})"
+        name = run_label(r)
+        if len(devices[name]) > 1 or r.get("worker") is not None:
+            name = f"{name} ({r.get('device')})"
         method = [str(v) for k, v in cell_axes(r).items() if k not in DATA_AXES]
         return " ".join([name] + method)
 

@@ -55,6 +55,10 @@ CELL_SIZE = ("model_length", "M")
 #: Optional per-stage lists of every timed pass (seconds), kept since schema 2 for the compare
 #: gate's noise model; older files have none.
 SAMPLES_FIELD = "samples_s"
+#: Optional per-run fields of cluster runs (hmmbench.cluster): ``workers`` (how many a sharded
+#: run used), ``worker`` and ``host`` (the Dask worker and host of a fleet run's row); the
+#: document's optional ``cluster`` key holds the cluster and the scaling study.
+CLUSTER_FIELDS = ("workers", "worker", "host")
 #: Float fields that may hold non-finite values.
 _FLOAT_FIELDS = ("max_abs_err", "max_abs_err_expected", "gcups_kernel", "gcups_total",
                  "speedup_vs_reference")
@@ -92,6 +96,17 @@ def cell_axes(run) -> dict:
     return {k: get(k) for k in CELL_AXES if get(k) is not None}
 
 
+def run_label(r: dict) -> str:
+    """A run's backend as rows and columns name it: with the worker count of a sharded cluster
+    run ("cuda-subwarp x2") or the worker of a fleet run ("cuda-subwarp @0/host")."""
+    label = r["backend"]
+    if r.get("workers"):
+        label += f" x{r['workers']}"
+    if r.get("worker") is not None:
+        label += f" @{r['worker']}/{r.get('host')}"
+    return label
+
+
 def _unstring_float(v):
     return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v) \
         if isinstance(v, str) else v
@@ -100,6 +115,7 @@ def _unstring_float(v):
 def make_document(bench, command: Optional[list] = None) -> dict:
     """The result document of a :class:`hmmbench.runner.Benchmark`."""
     from .hostinfo import host_info, source_commit, source_digest
+    cluster = {"cluster": bench.cluster} if getattr(bench, "cluster", None) else {}
     return jsonable({
         "hmmbench_version": __version__,
         "source_sha256": source_digest(),
@@ -112,6 +128,7 @@ def make_document(bench, command: Optional[list] = None) -> dict:
         "chunking": bench.chunking,
         "config": bench.config,
         "runs": [r.to_dict() for r in bench.records],
+        **cluster,
     })
 
 

@@ -73,6 +73,17 @@ class Workload:
     def check_chunking(self, mode: str) -> None:
         """Raise UserError for a chunking mode this workload cannot cut by."""
 
+    # --- sharding (hmmbench.cluster) ------------------------------------------------------------
+    def shard_costs(self, unit):
+        """The DP cells of each indivisible atom of a unit, in order (pair-HMM: a batch, i.e. an
+        active region; profile: a sequence): shards are contiguous runs of atoms."""
+        raise UserError(f"the {self.name} workload cannot be sharded over a cluster")
+
+    def shard(self, unit, start: int, stop: int):
+        """Atoms ``start:stop`` of a unit as a unit of its own; the shards' results, joined in
+        order, are the unit's results."""
+        raise UserError(f"the {self.name} workload cannot be sharded over a cluster")
+
     def run_defaults(self) -> dict:
         """RunConfig fields this workload sets (its reference, its name)."""
         return {"reference": self.reference, "workload": self.name}

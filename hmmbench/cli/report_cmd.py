@@ -42,6 +42,7 @@ def run(args, workload) -> int:
         return 0
     if not args.results:
         raise UserError("report needs result files (or --summary DIR)")
+    from ..cluster.scaling import render_cluster
     from ..report import csv_text, markdown, render
     docs = [results.load(p) for p in args.results]
     runs = [r for doc in docs for r in doc["runs"]]
@@ -63,6 +64,7 @@ def run(args, workload) -> int:
         for path, doc in zip(args.results, docs):
             out.print(f"[bold]{path}[/bold]")
             render(doc, out)
+            render_cluster(doc, out)
     if args.html:
         from ..html_report import write_html
         write_html(list(zip(args.results, docs)), args.html)

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
+from ..cluster import options as cluster_options
 from .common import add_workload_options, console, run_config
 
 
@@ -43,6 +44,7 @@ def add_parser(sub, workloads) -> None:
                          "'-' for stdout, the report then goes to stderr)")
     sp.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
     add_workload_options(sp)
+    cluster_options.add_arguments(sp)
     sp.set_defaults(func=run)
 
 
@@ -64,8 +66,9 @@ def run(args, workload) -> int:
     from .. import results
     from ..hostinfo import enrich_devices
     from ..registry import select
-    from ..report import make_progress, render
+    from ..report import make_progress
     from ..runner import run_benchmark
+    cluster_options.check(args)
     cfg = run_config(args, workload)
     backends = select(args.backend, workload.name, axes=parse_axes(args.axis))
     datasets, plan = workload.plan(args, backends)
@@ -73,8 +76,13 @@ def run(args, workload) -> int:
     out_path = None if to_stdout else Path(args.json) if args.json else results.default_path()
     if out_path is not None and out_path.exists() and out_path.is_dir():
         raise UserError(f"{out_path}: is a directory")
+    progress = make_progress(sys.stderr)
     try:
-        bench = run_benchmark(datasets, backends, cfg, progress=make_progress(sys.stderr), **plan)
+        if args.cluster:
+            from ..cluster.command import run_cluster
+            bench = run_cluster(args, workload, cfg, backends, datasets, plan, progress)
+        else:
+            bench = run_benchmark(datasets, backends, cfg, progress=progress, **plan)
     finally:  # device memory back now, not at exit: `suite run` runs many of these in one process
         for b in backends:
             b.close()
@@ -84,10 +92,18 @@ def run(args, workload) -> int:
         import json
         results.validate(doc, "<stdout>")
         sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
-        render(doc, console(stderr=True))
+        show(doc, console(stderr=True))
     else:
         results.write(doc, out_path)
         if not args.quiet:
-            render(doc, console())
+            show(doc, console())
         print(f"results: {out_path}", file=sys.stderr)
     return 0
+
+
+def show(doc: dict, out) -> None:
+    """The report, and a cluster run's scaling table."""
+    from ..cluster.scaling import render_cluster
+    from ..report import render
+    render(doc, out)
+    render_cluster(doc, out)

@@ -72,6 +72,19 @@ class PairHMM(Workload):
             return f"equal{suffix}", hap
         return f"shape{suffix} (read {read})", hap
 
+    def shard_costs(self, unit):
+        """Cells per batch: every read of a batch meets every haplotype of it."""
+        import numpy as np
+
+        def per_batch(lengths, bounds):
+            cum = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+            return cum[bounds[1:]] - cum[bounds[:-1]]
+        return per_batch(unit.read_lengths, unit.batch_reads) * \
+            per_batch(unit.hap_lengths, unit.batch_haps)
+
+    def shard(self, unit, start: int, stop: int):
+        return unit.select_batches(start, stop)
+
     def fetch(self, name: str):
         from . import datasets
         return datasets.fetch(name)

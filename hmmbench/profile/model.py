@@ -80,6 +80,12 @@ class SequenceSet:
                else np.zeros(0, np.uint8))
         return SequenceSet([self.names[int(i)] for i in idx], res, offs, self.alphabet)
 
+    def slice(self, start: int, stop: int) -> "SequenceSet":
+        """Sequences ``start:stop`` (a view of the residues, no copy)."""
+        o = self.offsets
+        return SequenceSet(self.names[start:stop], self.residues[o[start]:o[stop]],
+                           o[start:stop + 1] - o[start], self.alphabet)
+
     def padded(self, idx: Sequence[int], fill: int = 0) -> np.ndarray:
         """(len(idx), max length) uint8 matrix of codes, padded with ``fill``."""
         idx = np.asarray(idx, dtype=np.int64)

@@ -39,6 +39,8 @@ class Profile(Workload):
         "hmmbench.profile.cuda:backends",
     )
     own_options = {"model": "--model", "kind": "--kind"}
+    #: (the database being sharded, its slices by (start, stop)): see shard
+    _sliced: tuple = (None, {})
 
     def add_arguments(self, command: str, parser) -> None:
         if command == "run":
@@ -92,6 +94,22 @@ class Profile(Workload):
     def check_chunking(self, mode: str) -> None:
         if mode != "whole":
             self.launches(None, mode)
+
+    def shard_costs(self, unit):
+        """Cells per sequence: the model length times the sequence length."""
+        return unit.seqs.lengths * unit.model.M
+
+    def shard(self, unit, start: int, stop: int):
+        """Sequences ``start:stop``; the same slice object for every model and kind of a database,
+        so that a GPU backend keeps it resident (its uploads are keyed by the object)."""
+        from .job import ProfileSearch
+        seqs, slices = self._sliced
+        if seqs is not unit.seqs:                   # another database: drop the old slices
+            seqs, slices = unit.seqs, {}
+            self._sliced = (seqs, slices)
+        if (start, stop) not in slices:
+            slices[start, stop] = seqs.slice(start, stop)
+        return ProfileSearch(unit.model, slices[start, stop], unit.kind, unit.hmm)
 
     def catalog_tables(self) -> list:
         """The sequence databases and models."""

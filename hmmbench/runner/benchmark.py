@@ -58,6 +58,8 @@ class Benchmark:
     devices: list
     chunking: str
     config: dict
+    #: hmmbench.cluster: the cluster, and the scaling study of a sharded run (None: one process)
+    cluster: Optional[dict] = None
 
 
 def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
@@ -115,6 +117,13 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
             _safe(refs.backend.close, None)
     fill_speedups(records, cfg.reference, ref_seconds)
     flag_throttling(records)
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()}
+    used = dict.fromkeys(m for ds in datasets for m in modes_of[id(ds)])
+    return Benchmark(records, devices_of(records), ",".join(used), config)
+
+
+def devices_of(records: list) -> list:
+    """The devices the records ran on, each with its backends (in order of first use)."""
     devices: dict = {}
     for r in records:
         if r.status != "unavailable":
@@ -122,9 +131,7 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
                                                        "backends": []})
             if r.backend not in d["backends"]:
                 d["backends"].append(r.backend)
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()}
-    used = dict.fromkeys(m for ds in datasets for m in modes_of[id(ds)])
-    return Benchmark(records, list(devices.values()), ",".join(used), config)
+    return list(devices.values())
 
 
 def chunking_modes(chunking: str) -> list:

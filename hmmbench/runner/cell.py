@@ -28,6 +28,33 @@ class Pass:
     n_launches: int
 
 
+def run_launches(backend: Backend, launches: list) -> tuple:
+    """(the Executions, wall seconds) of one backend over a unit's launches, in order; the wall
+    time leaves out what the backend reports as untimed (``Execution.untimed_s``)."""
+    t0 = time.perf_counter()
+    outs = [backend.run(launch) for launch in launches]
+    return outs, time.perf_counter() - t0 - sum(ex.untimed_s for ex in outs)
+
+
+def add_stages(timing: dict, outs: list, infos: list) -> int:
+    """Add the launches' stage times into ``timing`` and their infos to ``infos``; returns how
+    many items fell back to float64."""
+    n_fallback = 0
+    for ex in outs:
+        for s in STAGES:
+            timing[s] = timing.get(s, 0.0) + float(ex.timing.get(s, 0.0) or 0.0)
+        n_fallback += int(ex.n_fallback or 0)
+        if ex.info:
+            infos.append(ex.info)
+    return n_fallback
+
+
+def joined_values(outs: list) -> np.ndarray:
+    """The launches' results joined in order, as float64."""
+    return np.concatenate([np.asarray(ex.log10, dtype=np.float64) for ex in outs]) \
+        if outs else np.zeros(0)
+
+
 def _default_launches(cfg: RunConfig) -> Callable:
     """The workload's own way of cutting a unit into launches by a chunking mode."""
     from ..workload import get
@@ -62,22 +89,12 @@ class _CellRunner:
                 refusal = self.b.refuse_reason(chunk)
                 if refusal:
                     raise _Refused(refusal)
-            outs = []
-            t0 = time.perf_counter()
-            for launch in launches:
-                outs.append(self.b.run(launch))
-            wall = time.perf_counter() - t0 - sum(ex.untimed_s for ex in outs)
+            outs, wall = run_launches(self.b, launches)
             timing["total"] += wall
             n_launches += len(launches)
-            for ex in outs:
-                for s in STAGES:
-                    timing[s] += float(ex.timing.get(s, 0.0) or 0.0)
-                n_fallback += int(ex.n_fallback or 0)
-                if ex.info:
-                    infos.append(ex.info)
+            n_fallback += add_stages(timing, outs, infos)
             if on_chunk is not None:
-                got = np.concatenate([np.asarray(ex.log10, dtype=np.float64) for ex in outs]) \
-                    if outs else np.zeros(0)
+                got = joined_values(outs)
                 if len(got) != n_items(chunk):
                     raise RuntimeError(f"backend returned {len(got)} values for "
                                        f"{n_items(chunk)} items")

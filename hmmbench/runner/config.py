@@ -73,6 +73,11 @@ class RunRecord:
     model_length: Optional[int] = None
     kind: Optional[str] = None
     residues: Optional[int] = None
+    # hmmbench.cluster (None in single-process runs): the workers a sharded run used; the Dask
+    # worker and host of a fleet run's row
+    workers: Optional[int] = None
+    worker: Optional[str] = None
+    host: Optional[str] = None
 
     def to_dict(self) -> dict:
         return asdict(self)

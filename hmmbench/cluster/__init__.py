@@ -1,0 +1,19 @@
+"""Scaling out on Dask (``hmmbench run --cluster``): one benchmark over every GPU of a host or
+over many hosts, on Dask ``distributed`` (with ``dask-cuda``'s ``LocalCUDACluster`` for one worker
+per GPU) -- never a scheduler, queue or protocol of our own.
+
+Workload-free, like the runner: the workload supplies the atoms a unit is cut at and their cost
+(:meth:`hmmbench.workload.Workload.shard_costs` / ``shard``).
+
+:mod:`.options`   the ``run`` options (imports no Dask: without ``--cluster`` nothing of Dask is
+                  imported or started)
+:mod:`.connect`   a client for ``local`` (a cluster started here, closed on the way out, Ctrl-C
+                  included) or a scheduler address, within a timeout
+:mod:`.shards`    cost-balanced contiguous shards of whole atoms (batches, sequences)
+:mod:`.worker`    what runs on a worker: probe, load or rebuild its shard, run a piece, fleet runs
+:mod:`.sharded`   shard mode on the client: datasets and backends as stand-ins the ordinary runner
+                  drives (warm-up and cross-check, repeats, records), data resident on workers
+:mod:`.scaling`   the scaling study's efficiency and table
+:mod:`.fleet`     fleet mode: the same matrix on every worker
+:mod:`.command`   ``hmmbench run --cluster`` end to end
+"""

@@ -1,0 +1,101 @@
+"""``hmmbench run --cluster ...``: connect, then shard mode (with its scaling study) or fleet
+mode; returns a :class:`hmmbench.runner.Benchmark` whose ``cluster`` holds the cluster's
+description (workers, hosts, devices, versions) and the scaling rows."""
+from __future__ import annotations
+
+import sys
+
+from ..errors import UserError
+from ..runner import run_benchmark
+from ..runner.benchmark import Benchmark, devices_of
+from .connect import DEFAULT_TIMEOUT, connect, versions, wait_for_workers
+from .scaling import fill_efficiency, parse_counts
+
+#: options that only the client uses (not passed to the workers' rebuilt plans)
+CLIENT_ONLY = ("func", "argv", "json", "quiet", "cluster", "fleet", "workers", "cluster_timeout")
+
+
+def worker_args(args) -> dict:
+    """The run's options as plain data for the workers (they rebuild datasets from them)."""
+    return {k: v for k, v in vars(args).items() if k not in CLIENT_ONLY}
+
+
+def say(text: str) -> None:
+    print(f"cluster: {text}", file=sys.stderr, flush=True)
+
+
+def run_cluster(args, workload, cfg, backends: list, datasets: list, plan: dict,
+                progress) -> Benchmark:
+    timeout = args.cluster_timeout or DEFAULT_TIMEOUT
+    counts = parse_counts(args.workers) if args.workers else None
+    if args.fleet and counts and len(counts) > 1:
+        raise UserError("--fleet takes one worker count (--workers N), not a scaling study")
+    start = max(counts) if counts else None
+    with connect(args.cluster, start if args.cluster == "local" else None, timeout) as (client,
+                                                                                        kind):
+        workers = wait_for_workers(client, start or 1, timeout)
+        info = {"address": args.cluster, "kind": kind, "client_versions": versions()}
+        if args.fleet:
+            from .fleet import run_fleet
+            chosen = workers[:start] if start else workers
+            say(f"fleet ({args.fleet}) over {len(chosen)} workers")
+            bench = run_fleet(client, chosen, workload, worker_args(args),
+                              args.fleet == "in-turn", say)
+            bench.cluster.update(info)
+            return bench
+        return _shard(client, workers, counts, info, args, workload, cfg, backends, datasets,
+                      plan, progress)
+
+
+def _shard(client, workers, counts, info, args, workload, cfg, backends, datasets, plan,
+           progress) -> Benchmark:
+    from .sharded import (ClusterDataset, LocalReferences, Session, ShardedBackend,
+                          single_launch, worker_stages)
+    session = Session(client, workload, worker_args(args), plan.get("launches_fn"))
+    session.probe(workers, [b.name for b in backends])
+    for w, why in session.excluded.items():
+        say(f"worker {session.label(w)} gets no shards: {why}")
+    counts = counts or [len(session.capable)]
+    if not session.capable:
+        counts = [len(workers)]       # every backend then records why it cannot run
+    elif counts[-1] > len(session.capable):
+        raise UserError(f"--workers {counts[-1]}: only {len(session.capable)} workers of the "
+                        "cluster can run the backends asked for")
+    refs = LocalReferences.for_config(cfg)
+    records, chunkings = [], []
+    pick = plan.get("backends_for")
+    try:
+        for n in counts:
+            session.use(n)
+            say(f"sharding over {len(session.active)} workers: "
+                + ", ".join(session.label(w) for w in session.active))
+            sharded = {b.name: ShardedBackend(b, session) for b in backends}
+            wrapped = [ClusterDataset(ds, session) for ds in datasets]
+            backends_for = ((lambda cds: [sharded[b.name] for b in pick(cds.inner)])
+                            if pick else None)
+            bench = run_benchmark(wrapped, list(sharded.values()), cfg, progress,
+                                  launches_fn=single_launch, refs=refs,
+                                  backends_for=backends_for)
+            session.release()
+            for r in bench.records:
+                r.workers = len(session.active)
+                stages = worker_stages(session, r)
+                if stages:
+                    r.info["worker_stages"] = stages
+                moved = [x for x in session.retried if (x["sha256"], x["chunking"],
+                                                        x["backend"]) ==
+                         (r.dataset_sha256, r.chunking, r.backend)]
+                if moved:
+                    r.info["shards_retried"] = moved
+            records += bench.records
+            chunkings += bench.chunking.split(",")
+    finally:
+        session.release()
+    info.update(mode="shard", worker_counts=counts,
+                workers=[{**{k: p[k] for k in ("worker", "name", "host", "pid",
+                                               "cuda_visible_devices", "versions")},
+                          "backends": p["backends"]} for p in session.probes.values()],
+                excluded={session.label(w): why for w, why in session.excluded.items()},
+                shards_retried=session.retried, scaling=fill_efficiency(records))
+    return Benchmark(records, devices_of(records), ",".join(dict.fromkeys(chunkings)),
+                     bench.config, cluster=info)

@@ -1,0 +1,150 @@
+"""Getting a Dask client: a local cluster started here (one worker per GPU with dask-cuda, else
+worker processes for the CPU backends) or an existing scheduler by address; every failure to
+connect is one UserError, within the user's timeout."""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+import subprocess
+from typing import Iterator, Optional
+
+from ..errors import UserError
+
+#: Schemes a Dask scheduler address may use.
+SCHEMES = ("tcp", "tls", "ucx", "inproc")
+ADDRESS = re.compile(r"^(?P<scheme>[a-z]+)://(?P<host>\[[0-9a-fA-F:]+\]|[^\s:/]+):(?P<port>\d+)$")
+#: Variables that keep NVLink multicast off on shared GPU hosts: passed explicitly to every
+#: worker process we start (they inherit them anyway; this keeps them if a launcher does not).
+KEEP_ENV = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
+DEFAULT_TIMEOUT = 30.0
+
+
+def check_address(spec: str) -> None:
+    """'local' or scheme://host:port; anything else is a usage error."""
+    if spec == "local":
+        return
+    m = ADDRESS.match(spec)
+    if not m or m["scheme"] not in SCHEMES or not 0 < int(m["port"]) < 65536:
+        raise UserError(f"--cluster '{spec}': expected 'local' or a scheduler address such as "
+                        "tcp://HOST:8786")
+
+
+def import_distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise UserError("--cluster needs Dask (pip install 'hmmbench[dask]')") from None
+    return distributed
+
+
+def gpu_count() -> int:
+    """GPUs on this host as nvidia-smi lists them (0 when there is no driver)."""
+    if not shutil.which("nvidia-smi"):
+        return 0
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    n = sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+    if visible is not None and visible.strip():
+        n = min(n, len([v for v in visible.split(",") if v.strip()]))
+    return n if out.returncode == 0 else 0
+
+
+def worker_env() -> dict:
+    return {k: os.environ[k] for k in KEEP_ENV if k in os.environ}
+
+
+def start_local(n_workers: Optional[int], timeout: float):
+    """(cluster, kind): dask-cuda's LocalCUDACluster, one worker per GPU, where GPUs and dask-cuda
+    exist; else a LocalCluster of single-threaded worker processes (the CPU backends)."""
+    import_distributed()
+    gpus = gpu_count()
+    quiet = {"silence_logs": logging.ERROR, "dashboard_address": None}
+    if gpus:
+        try:
+            from dask_cuda import LocalCUDACluster
+        except ImportError:
+            LocalCUDACluster = None
+        if LocalCUDACluster is not None:
+            if n_workers and n_workers > gpus:
+                raise UserError(f"--workers {n_workers}: this host has {gpus} GPUs "
+                                "(dask-cuda runs one worker per GPU)")
+            visible = list(range(gpus))[:n_workers or gpus]
+            # The workers inherit this process's environment (KEEP_ENV included: dask-cuda
+            # replaces a worker's env option with its CUDA_VISIBLE_DEVICES). No memory limits:
+            # the shards stay resident, never paused, spilled or restarted for size; the host's
+            # memory may also read small at start (it grows as used) and "auto" would size by it.
+            return LocalCUDACluster(CUDA_VISIBLE_DEVICES=visible, threads_per_worker=1,
+                                    memory_limit=0, device_memory_limit=0,
+                                    death_timeout=timeout, **quiet), "dask-cuda"
+    from distributed import LocalCluster
+    n = n_workers or os.cpu_count() or 1
+    # memory_limit=0: a benchmark holds its shards resident; Dask must not pause or spill them
+    return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=0,
+                        env=worker_env(), death_timeout=timeout, **quiet), "processes"
+
+
+@contextlib.contextmanager
+def connect(spec: str, n_workers: Optional[int] = None,
+            timeout: float = DEFAULT_TIMEOUT) -> Iterator[tuple]:
+    """(client, kind) for ``--cluster SPEC``; the local cluster is closed on the way out, also on
+    Ctrl-C. A scheduler that does not answer within ``timeout`` is a UserError."""
+    check_address(spec)
+    distributed = import_distributed()
+    cluster = None
+    try:
+        if spec == "local":
+            cluster, kind = start_local(n_workers, timeout)
+            address = cluster
+        else:
+            address, kind = spec, "scheduler"
+        try:
+            client = distributed.Client(address, timeout=timeout, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise UserError(f"--cluster {spec}: cannot reach the Dask scheduler within "
+                            f"{timeout:g} s ({type(exc).__name__}: {exc})".replace("\n", " ")) \
+                from None
+        try:
+            yield client, kind
+        finally:
+            with contextlib.suppress(Exception):
+                client.close(timeout=timeout)
+    finally:
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close(timeout=timeout)
+
+
+def wait_for_workers(client, n: int, timeout: float) -> list:
+    """The addresses of the scheduler's workers, in a stable order, once at least n are up."""
+    try:
+        client.wait_for_workers(n, timeout=timeout)
+    except (TimeoutError, OSError):
+        have = len(client.scheduler_info(n_workers=-1)["workers"])
+        raise UserError(f"the Dask cluster has {have} workers, {n} needed (waited "
+                        f"{timeout:g} s)") from None
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    return sorted(workers, key=lambda a: (workers[a].get("host", ""),
+                                          _by_number(workers[a].get("name", a))))
+
+
+def _by_number(name) -> tuple:
+    """Worker names in natural order: dask-cuda and LocalCluster name them 0, 1, 2, ..."""
+    name = str(name)
+    return (0, int(name), "") if name.isdigit() else (1, 0, name)
+
+
+def versions() -> dict:
+    """Dask, distributed and dask-cuda versions on the client."""
+    out = {}
+    for mod in ("dask", "distributed", "dask_cuda"):
+        try:
+            out[mod.replace("_", "-")] = __import__(mod).__version__
+        except ImportError:
+            out[mod.replace("_", "-")] = None
+    return out

@@ -1,0 +1,33 @@
+"""``hmmbench run``'s cluster options (no Dask import: the default run stays embedded)."""
+from __future__ import annotations
+
+from ..errors import UserError
+
+FLEET_ORDERS = ("at-once", "in-turn")
+
+
+def add_arguments(parser) -> None:
+    g = parser.add_argument_group("cluster (Dask; pip install 'hmmbench[dask]')")
+    g.add_argument("--cluster", metavar="local|tcp://HOST:PORT", default=None,
+                   help="run on a Dask cluster: 'local' starts one worker per GPU (dask-cuda), "
+                        "else worker processes for the CPU backends; an address uses a running "
+                        "scheduler (several hosts). Default: shard each dataset over the workers")
+    g.add_argument("--fleet", nargs="?", const="at-once", choices=FLEET_ORDERS, default=None,
+                   help="fleet mode: the same benchmark on every worker (at-once, the default, "
+                        "or in-turn), one row per worker per cell")
+    g.add_argument("--workers", metavar="N[,N...]", default=None,
+                   help="shard mode: worker counts of a scaling study, e.g. 1,2,4 (default: all "
+                        "workers); fleet mode: how many workers (one count)")
+    g.add_argument("--cluster-timeout", type=float, default=None, metavar="S",
+                   help="seconds to wait for the scheduler and its workers (default 30)")
+
+
+def check(args) -> None:
+    """Cluster options without --cluster, or a bad timeout, are usage errors."""
+    if args.cluster is None:
+        for flag, value in (("--fleet", args.fleet), ("--workers", args.workers),
+                            ("--cluster-timeout", args.cluster_timeout)):
+            if value is not None:
+                raise UserError(f"{flag} needs --cluster local or --cluster tcp://HOST:PORT")
+    if args.cluster_timeout is not None and not args.cluster_timeout > 0:
+        raise UserError("--cluster-timeout must be positive")

@@ -1,0 +1,82 @@
+"""The scaling study: the same sharded benchmark on 1, 2, ... workers, and its table.
+
+Per worker count N and cell (dataset, chunking, backend; profile: model and kind): the wall time
+of the whole sharded call (``total``), aggregate GCUPS end to end (cells / total) and kernel-only
+(cells / the slowest worker's kernel time), and the parallel efficiency T1 / (N x TN) of both,
+T1 being the 1-worker time (or, without a 1-worker run, the smallest count's, scaled: Tm x m).
+"""
+from __future__ import annotations
+
+#: what identifies one cell across worker counts
+CELL_KEYS = ("dataset_sha256", "chunking", "backend", "model", "kind")
+
+
+def parse_counts(text: str) -> list:
+    """--workers '1,2,4' -> [1, 2, 4] (sorted, unique); a bad list is a usage error."""
+    from ..errors import UserError
+    try:
+        counts = sorted({int(t) for t in str(text).split(",") if t.strip()})
+    except ValueError:
+        counts = []
+    if not counts or counts[0] < 1:
+        raise UserError(f"--workers '{text}': expected worker counts such as 1,2,4")
+    return counts
+
+
+def fill_efficiency(records: list) -> list:
+    """Set ``parallel_efficiency`` (end to end) and ``parallel_efficiency_kernel`` in each sharded
+    record's info; returns the scaling rows (plain dicts, JSON-ready)."""
+    groups: dict = {}
+    for r in records:
+        if r.workers and r.status in ("ok", "unchecked", "mismatch") and r.timing_s.get("total"):
+            groups.setdefault(tuple(getattr(r, k) for k in CELL_KEYS), []).append(r)
+    rows = []
+    for runs in groups.values():
+        runs.sort(key=lambda r: r.workers)
+        base = runs[0]
+        for r in runs:
+            row = {"dataset": r.dataset, "chunking": r.chunking, "backend": r.backend,
+                   "model": r.model, "kind": r.kind, "workers": r.workers, "device": r.device,
+                   "total_s": r.timing_s["total"], "kernel_s": r.timing_s.get("kernel"),
+                   "gcups_total": r.gcups_total, "gcups_kernel": r.gcups_kernel,
+                   "baseline_workers": base.workers}
+            for key, stage in (("parallel_efficiency", "total"),
+                               ("parallel_efficiency_kernel", "kernel")):
+                t1 = (base.timing_s.get(stage) or 0.0) * base.workers
+                tn = r.timing_s.get(stage) or 0.0
+                row[key] = r.info[key] = t1 / (r.workers * tn) if t1 and tn else None
+            r.info["parallel_efficiency_basis"] = f"{base.workers} worker(s)"
+            row["per_worker"] = r.info.get("worker_stages", [])
+            rows.append(row)
+    return rows
+
+
+def scaling_table(rows: list, title: str = "scaling"):
+    """A rich Table of the scaling rows."""
+    from rich.table import Table
+    from ..report import fmt_number, fmt_seconds
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for col in ("dataset", "backend", "workers", "total", "GCUPS total", "GCUPS kernel",
+                "efficiency", "eff. kernel", "worker kernels"):
+        t.add_column(col, justify="left" if col in ("dataset", "backend") else "right")
+    for row in rows:
+        what = row["dataset"] + (f" × {row['model']} × {row['kind']}" if row.get("kind") else "")
+        kernels = [w.get("kernel") for w in row.get("per_worker", [])]
+        spread = (f"{fmt_seconds(min(kernels))} .. {fmt_seconds(max(kernels))}"
+                  if kernels else "-")
+        t.add_row(what, row["backend"], str(row["workers"]), fmt_seconds(row["total_s"]),
+                  fmt_number(row["gcups_total"]), fmt_number(row["gcups_kernel"]),
+                  fmt_number(row["parallel_efficiency"]),
+                  fmt_number(row["parallel_efficiency_kernel"]), spread)
+    return t
+
+
+def render_cluster(doc: dict, out) -> None:
+    """A cluster run's scaling table and retried shards, when the document has them."""
+    cluster = doc.get("cluster") or {}
+    if cluster.get("scaling"):
+        out.print(scaling_table(cluster["scaling"], "scaling (parallel efficiency = "
+                                                    "T1 / (N x TN))"))
+    for x in cluster.get("shards_retried") or []:
+        out.print(f"shard {x['shard']} of piece {x['piece']} ({x['dataset']}, {x['backend']}) "
+                  f"re-ran on {x['ran_on']} ({x['host']}), planned on {x['planned']}")

@@ -1,0 +1,293 @@
+"""Shard mode on the client: every dataset's pieces cut into one shard per worker and kept resident
+there, every backend run on all shards at once, the results gathered in dataset order.
+
+The ordinary runner (:func:`hmmbench.runner.run_benchmark`) drives everything -- warm-up and
+cross-check, timed repeats, stopping, records -- over stand-ins:
+
+* :class:`ClusterDataset` wraps a dataset. Its pieces (the runner's chunks) are
+  :class:`ShardProxy` objects that hold no data: the data lives on the workers, loaded once per
+  dataset (:class:`Placement`): generated sets are rebuilt there from their name (the sha256 is
+  checked against the client's), files are read here once and each worker is sent its shard as
+  packed arrays. Nothing is sent again per repeat; results come back as arrays.
+* :class:`ShardedBackend` wraps a backend: one call runs one piece on every worker (each runs
+  the piece's launches in the chunking mode, as a single process would) and joins the results.
+  Its ``total`` is the wall time of the whole sharded call (submit, compute, gather); its stage
+  times are the slowest worker's, so kernel GCUPS is the aggregate rate of the critical path.
+* The cross-check needs the data on the client: a proxy materialises its piece here on demand
+  (the warm-up pass only), exactly the piece a single-process run would check.
+
+Faults: shards are Dask futures with lineage, so a killed worker's shards are rebuilt (or re-sent
+by the scheduler, which holds the task) on a live worker and its running pieces re-run there;
+each such move is recorded (:attr:`Session.retried`).
+"""
+from __future__ import annotations
+
+import statistics
+import warnings
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from ..backend import STAGES, Backend, Execution
+from ..runner.cell import merge_infos
+from ..runner.reference import ReferenceStore
+from . import worker as remote
+from .shards import shard_bounds
+
+
+class Session:
+    """The client, the workers a sharded run uses, what each can run, and what happened."""
+
+    def __init__(self, client, workload, args: dict, launches_fn=None):
+        self.client, self.workload, self.args = client, workload, args
+        self.launches_fn = launches_fn
+        self.env = remote.passed_env()
+        self.probes: dict = {}            # worker address -> probe result
+        self.capable: list = []           # workers that can run at least one backend, in order
+        self.excluded: dict = {}          # worker address -> why it gets no shards
+        self.active: list = []            # the workers of the current worker count
+        self.stats: dict = {}             # (sha256, chunking, backend) -> passes of per-shard stats
+        self.retried: list = []           # shards that ran elsewhere than planned
+        self.current: Optional["Placement"] = None
+
+    def probe(self, workers: list, names: list) -> None:
+        """Ask every worker which backends it can run; keep those that can run one (in the
+        order given)."""
+        futures = [self.client.submit(remote.probe, self.workload.name, names, self.env,
+                                      workers=[w], allow_other_workers=False, pure=False)
+                   for w in workers]
+        for w, res in zip(workers, self.client.gather(futures)):
+            self.probes[w] = res
+        for w in workers:
+            reasons = [p["reason"] for p in self.probes[w]["backends"].values()]
+            if any(r is None for r in reasons):
+                self.capable.append(w)
+            else:
+                self.excluded[w] = "; ".join(dict.fromkeys(reasons))
+
+    def use(self, n: int) -> None:
+        self.active = self.capable[:n]
+
+    def label(self, w: str) -> str:
+        p = self.probes[w]
+        return f"{p['name']}@{p['host']}"
+
+    def place(self, ds: "ClusterDataset") -> "Placement":
+        if self.current is not None and self.current.ds is not ds:
+            self.current.release()
+        self.current = Placement(self, ds)
+        return self.current
+
+    def release(self) -> None:
+        if self.current is not None:
+            self.current.release()
+            self.current = None
+
+
+@dataclass
+class ShardProxy:
+    """One piece of a sharded dataset as the runner sees it: sizes only; the data are on the
+    workers, and here on demand (:meth:`local`) for the cross-check."""
+    owner: "ClusterDataset"
+    piece: int
+    n_items: int
+    cells: int
+    mode: str = ""
+
+    def local(self):
+        return self.owner.local_piece(self.piece)
+
+    @property
+    def expected(self):
+        return self.local().expected
+
+    def subset(self, idx):
+        return self.local().subset(idx)
+
+    def with_mode(self, mode: str) -> "ShardProxy":
+        return replace(self, mode=mode)
+
+
+class ClusterDataset:
+    """A dataset whose pieces run sharded; every other attribute (name, sha256, runner hints)
+    is the wrapped dataset's."""
+
+    def __init__(self, inner, session: Session):
+        self.inner, self.session = inner, session
+        self._placement: Optional[Placement] = None
+        self._local = (None, None, None)           # (iterator, index, unit) of local pieces
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def placement(self) -> "Placement":
+        if self._placement is None or self._placement.released:
+            self._placement = self.session.place(self)
+        return self._placement
+
+    def proxies(self) -> list:
+        return [ShardProxy(self, k, n, c) for k, (n, c) in enumerate(self.placement().sizes)]
+
+    def load(self):
+        return self.proxies()[0]
+
+    def chunks(self):
+        yield from self.proxies()
+
+    def local_piece(self, k: int):
+        """Piece k with its data, here: the whole set, or lazy pieces generated in order."""
+        if not self.inner.lazy:
+            return self.inner.load()
+        it, index, unit = self._local
+        if it is None or index > k:
+            it, index, unit = iter(self.inner.chunks()), -1, None
+        while index < k:
+            unit, index = next(it), index + 1
+        self._local = (it, index, unit)
+        return unit
+
+    def forget_local(self) -> None:
+        self._local = (None, None, None)
+        self.inner._cache = None
+
+
+class Placement:
+    """One dataset's shards resident on the active workers, as Dask futures."""
+
+    def __init__(self, session: Session, ds: ClusterDataset):
+        self.session, self.ds = session, ds
+        self.released = False
+        client, wl, inner = session.client, session.workload, ds.inner
+        n = len(session.active)
+        if inner.path is not None and not inner.lazy:
+            # a file: read here once, each worker sent its shard as packed arrays
+            unit = inner.load()
+            specs = [{"units": [wl.shard(unit, a, b)]} for a, b in shard_bounds(wl, unit, n)]
+        else:
+            specs = [{"workload": wl.name, "name": inner.name, "sha256": inner.sha256,
+                      "args": session.args}] * n
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
+            self.futures = [client.submit(remote.load_part, spec, i, n, session.env,
+                                          workers=[w], allow_other_workers=True, pure=False)
+                            for i, (spec, w) in enumerate(zip(specs, session.active))]
+        shards = client.gather([client.submit(remote.describe, f, pure=False)
+                                for f in self.futures])
+        #: per shard, per piece: (items, cells)
+        self.shard_sizes = shards
+        n_pieces = len(shards[0])
+        self.sizes = [(sum(s[k][0] for s in shards), sum(s[k][1] for s in shards))
+                      for k in range(n_pieces)]
+        self.holders = list(session.active)
+
+    def release(self) -> None:
+        self.futures = []
+        self.released = True
+        self.ds.forget_local()
+
+    def run(self, backend: "ShardedBackend", proxy: ShardProxy) -> Execution:
+        s, k = self.session, proxy.piece
+        futures = [s.client.submit(remote.run_piece, f, k, s.workload.name, backend.name,
+                                   proxy.mode, s.launches_fn, s.env, workers=[w],
+                                   allow_other_workers=True, pure=False)
+                   for f, w in zip(self.futures, self.holders)]
+        results = s.client.gather(futures)
+        for i, r in enumerate(results):
+            if "refused" in r:
+                raise RuntimeError(f"refused on worker {r['name']}@{r['host']}: {r['refused']}")
+            if r["worker"] != self.holders[i]:
+                s.retried.append({"dataset": self.ds.inner.name, "sha256": self.ds.inner.sha256,
+                                  "chunking": proxy.mode, "backend": backend.name, "piece": k,
+                                  "shard": i, "planned": self.holders[i], "ran_on": r["worker"],
+                                  "host": r["host"]})
+                self.holders[i] = r["worker"]
+        self._tally(backend.name, proxy, results)
+        return Execution(
+            log10=np.concatenate([np.asarray(r["log10"], np.float64) for r in results]),
+            timing={st: max(float(r["timing"].get(st, 0.0)) for r in results) for st in STAGES},
+            n_fallback=sum(int(r["n_fallback"]) for r in results),
+            info=merge_infos([i for r in results for i in r["infos"]]))
+
+    def _tally(self, name: str, proxy: ShardProxy, results: list) -> None:
+        """Per-worker stage sums of each pass (a pass starts at piece 0)."""
+        passes = self.session.stats.setdefault((self.ds.inner.sha256, proxy.mode, name), [])
+        if proxy.piece == 0 or not passes:
+            passes.append({})
+        for i, r in enumerate(results):
+            items, cells = self.shard_sizes[i][proxy.piece]
+            row = passes[-1].setdefault(i, {"shard": i, "worker": r["name"], "host": r["host"],
+                                            "device": r.get("device"), "items": 0, "cells": 0,
+                                            "wall": 0.0, **{st: 0.0 for st in STAGES}})
+            row.update(worker=r["name"], host=r["host"], device=r.get("device") or row["device"])
+            row["items"] += items
+            row["cells"] += cells
+            row["wall"] += float(r["wall"])
+            for st in STAGES:
+                row[st] += float(r["timing"].get(st, 0.0))
+
+
+class ShardedBackend(Backend):
+    """A backend run on every active worker at once, each on its shard."""
+
+    def __init__(self, inner: Backend, session: Session):
+        super().__init__(**inner.params)
+        self.inner, self.session = inner, session
+        for attr in ("name", "api", "family", "precision", "limits", "workload"):
+            setattr(self, attr, getattr(inner, attr))
+        self.scores = getattr(inner, "scores", True)
+        self.peer_note = getattr(inner, "peer_note", "")
+
+    def _probes(self) -> list:
+        return [(w, self.session.probes[w]["backends"][self.name]) for w in self.session.active]
+
+    def unavailable_reason(self) -> Optional[str]:
+        if not self.session.active:
+            return "no worker of the cluster can run it"
+        for w, p in self._probes():
+            if p["reason"] is not None:
+                return f"worker {self.session.label(w)} cannot run it: {p['reason']}"
+        return None
+
+    def device_name(self) -> str:
+        counts = Counter(p["device"] for _, p in self._probes())
+        return " + ".join(f"{n} x {d}" for d, n in counts.items())
+
+    def refuse_reason(self, unit) -> Optional[str]:
+        return self.inner.refuse_reason(unit.local() if isinstance(unit, ShardProxy) else unit)
+
+    def run(self, unit: ShardProxy) -> Execution:
+        return unit.owner.placement().run(self, unit)
+
+    def describe(self) -> dict:
+        return {**self.inner.describe(), "workers": len(self.session.active)}
+
+
+class LocalReferences(ReferenceStore):
+    """The reference store, computing on the client's copy of a sharded piece."""
+
+    def compute(self, sha: str, what: str, pairs, force: bool = False) -> tuple:
+        return super().compute(sha, what, pairs.local() if isinstance(pairs, ShardProxy)
+                               else pairs, force)
+
+
+def single_launch(unit, mode: str) -> list:
+    """The runner's chunking of a sharded piece: one call, the mode applied on the workers."""
+    return [unit.with_mode(mode)]
+
+
+def worker_stages(session: Session, record) -> list:
+    """Each shard's median per-pass stages, wall, items and cells (the warm-up pass left out)."""
+    passes = session.stats.get((record.dataset_sha256, record.chunking, record.backend)) or []
+    timed = passes[1:] or passes
+    if not timed:
+        return []
+    out = []
+    for i in sorted(timed[-1]):
+        rows = [p[i] for p in timed if i in p]
+        last = rows[-1]
+        out.append({**{k: last[k] for k in ("shard", "worker", "host", "device", "items",
+                                             "cells")},
+                    **{k: statistics.median(r[k] for r in rows) for k in ("wall",) + STAGES}})
+    return out

@@ -1,0 +1,160 @@
+"""What runs on a Dask worker: the backend by name, this worker's shards of a dataset (rebuilt
+from its name, or received from the client), one piece's launches, and fleet mode's whole
+benchmark.
+
+Module-level functions, so that tasks pickle by reference; per-process state (backend objects,
+with their device contexts and compiled kernels, and the last rebuilt plan) lives in module
+globals and persists between tasks: a worker runs one task at a time on its device.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import time
+import numpy as np
+
+#: Environment variables the client passes to every task (the user's device choices).
+PASSED_ENV = ("HMMBENCH_OPENCL_DEVICE",)
+
+_BACKENDS: dict = {}
+_PLAN: dict = {}          # one entry: (workload, dataset name, args) -> the plan's datasets
+
+
+def passed_env() -> dict:
+    return {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+
+
+def _apply(env: dict) -> None:
+    os.environ.update(env or {})
+
+
+def whoami() -> dict:
+    """This worker's address, name, host and process."""
+    try:
+        from distributed import get_worker
+        w = get_worker()
+        addr, name = w.address, str(w.name)
+    except (ImportError, ValueError):
+        addr, name = "local", "local"
+    return {"worker": addr, "name": name, "host": socket.gethostname(), "pid": os.getpid(),
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+
+
+def backend(workload: str, name: str):
+    """The worker's own Backend object by name, kept for every later task."""
+    if (workload, name) not in _BACKENDS:
+        from ..registry import select
+        _BACKENDS[workload, name] = select([name], workload)[0]
+    return _BACKENDS[workload, name]
+
+
+def probe(workload: str, names: list, env: dict) -> dict:
+    """Whether this worker can run each backend (None) or why not, and on which device."""
+    from ..registry import probe as availability
+    _apply(env)
+    out = {}
+    for name in names:
+        b = backend(workload, name)
+        reason = availability(b).reason
+        device = None
+        if reason is None:
+            try:
+                device = str(b.device_name())
+            except Exception as exc:  # noqa: BLE001 - a device that cannot name itself
+                device = f"unknown ({exc})"
+        out[name] = {"reason": reason, "device": device}
+    from .connect import versions
+    return {**whoami(), "backends": out, "versions": versions()}
+
+
+def namespace(args: dict) -> argparse.Namespace:
+    return argparse.Namespace(**args)
+
+
+def rebuild(spec: dict):
+    """A generated dataset rebuilt from its name by the workload's own plan, checked against the
+    client's sha256 (same name, same parameters, same generator version)."""
+    from ..registry import select
+    from ..workload import get
+    wl = get(spec["workload"])
+    key = (wl.name, spec["name"], repr(sorted(spec["args"].items())))
+    if key not in _PLAN:
+        _PLAN.clear()                              # one plan at a time: it may hold a database
+        args = namespace(spec["args"])
+        args.dataset = [spec["name"]]
+        _PLAN[key] = wl.plan(args, select(args.backend, wl.name))[0]
+    for ds in _PLAN[key]:
+        if ds.sha256 == spec["sha256"]:
+            return ds
+    raise RuntimeError(f"dataset '{spec['name']}' rebuilt on {socket.gethostname()} does not "
+                       f"match the client's (sha256 {spec['sha256'][:16]}...): different "
+                       "hmmbench versions?")
+
+
+def load_part(spec: dict, index: int, n_shards: int, env: dict) -> list:
+    """This worker's shard of every piece of a dataset, one unit per piece: received from the
+    client (``spec["units"]``, files read there once) or rebuilt here (generated sets)."""
+    from ..workload import get
+    from .shards import shard_of
+    _apply(env)
+    if "units" in spec:
+        return list(spec["units"])
+    wl = get(spec["workload"])
+    ds = rebuild(spec)
+    pieces = ds.chunks() if ds.lazy else [ds.load()]
+    part = [shard_of(wl, unit, n_shards, index) for unit in pieces]
+    ds._cache = None                               # keep the shard, not the whole set
+    return part
+
+
+def describe(part: list) -> list:
+    """(items, cells) of each piece of a worker's shard."""
+    return [(int(u.n_items), int(u.cells)) for u in part]
+
+
+def run_piece(part: list, piece: int, workload: str, name: str, mode: str, launches_fn,
+              env: dict) -> dict:
+    """One piece of this worker's shard through the backend, as the single-process runner runs a
+    chunk: the launches of the chunking mode, their stage times summed, results as an array."""
+    from ..runner.cell import add_stages, joined_values, run_launches
+    from ..workload import get
+    _apply(env)
+    unit = part[piece]
+    me = whoami()
+    timing: dict = {}
+    infos: list = []
+    if unit.n_items == 0:
+        return {**me, "log10": np.zeros(0), "timing": timing, "wall": 0.0, "n_fallback": 0,
+                "infos": infos, "launches": 0}
+    b = backend(workload, name)
+    refusal = b.refuse_reason(unit)
+    if refusal:
+        return {**me, "refused": refusal}
+    launches = list((launches_fn or get(workload).launches)(unit, mode))
+    outs, wall = run_launches(b, launches)
+    n_fallback = add_stages(timing, outs, infos)
+    return {**me, "log10": joined_values(outs), "timing": timing, "wall": wall,
+            "n_fallback": n_fallback, "infos": infos, "launches": len(launches),
+            "device": str(b.device_name())}
+
+
+def fleet_run(args: dict, workload: str, env: dict) -> dict:
+    """Fleet mode: the whole benchmark matrix on this worker, as ``hmmbench run`` would run it
+    here; the records come back as plain dicts."""
+    from ..cli.common import run_config
+    from ..hostinfo import enrich_devices, host_info
+    from ..registry import select
+    from ..runner import run_benchmark
+    from ..workload import get
+    _apply(env)
+    wl = get(workload)
+    ns = namespace(args)
+    backends = select(ns.backend, wl.name)
+    datasets, plan = wl.plan(ns, backends)
+    t0 = time.perf_counter()
+    bench = run_benchmark(datasets, backends, run_config(ns, wl), **plan)
+    enrich_devices(bench.devices, wl.name)
+    return {**whoami(), "records": [r.to_dict() for r in bench.records],
+            "devices": bench.devices, "chunking": bench.chunking, "config": bench.config,
+            "host_info": host_info(), "seconds": time.perf_counter() - t0}
