@@ -111,6 +111,11 @@ def connect(spec: str, n_workers: Optional[int] = None,
                 from None
         try:
             yield client, kind
+        except KeyboardInterrupt:
+            # closing the client fails its pending gather: asyncio would print that as a
+            # "Task exception was never retrieved" traceback on the way out
+            logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+            raise
         finally:
             with contextlib.suppress(Exception):
                 client.close(timeout=timeout)

@@ -1,0 +1,287 @@
+"""hmmbench.cluster on a Dask LocalCluster of 2 worker processes (no GPU): sharded results identical
+to a single-process run, fleet rows per worker, a killed worker's shards re-run elsewhere, fast
+usage errors, and no Dask at all without --cluster."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hmmbench import cli, results, workload
+from hmmbench.cluster.shards import balance, shard_bounds
+from hmmbench.pairhmm import datasets as pairhmm_datasets
+from hmmbench.registry import select
+
+REPO = Path(__file__).resolve().parents[1]
+distributed = pytest.importorskip("distributed", reason="pip install 'hmmbench[dask]'")
+PAIRHMM = workload.get("pairhmm")
+#: Intel's OpenCL CPU runtime (scripts/install_opencl_cpu.sh); PoCL's CPU target fails here
+OPENCL_CPU = "Intel"
+
+
+def _dataset(name: str):
+    try:
+        return pairhmm_datasets.resolve(name)
+    except Exception as exc:  # noqa: BLE001 - the real sets need HMMBENCH_DATA_PATH
+        pytest.skip(f"dataset {name}: {exc}")
+
+
+def _backend(name: str):
+    b = select([name])[0]
+    reason = b.unavailable_reason()
+    if reason:
+        pytest.skip(f"{name}: {reason}")
+    return b
+
+
+def _local_cluster():
+    import logging
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                    memory_limit=0, dashboard_address=None,
+                                    silence_logs=logging.ERROR)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    os.environ.setdefault("HMMBENCH_OPENCL_DEVICE", OPENCL_CPU)
+    with _local_cluster() as c, distributed.Client(c) as client:
+        yield c, client
+
+
+_SINGLE: dict = {}
+
+
+def _single_values(backend: str, name: str) -> np.ndarray:
+    """The single-process results, launch by launch as the runner runs them (computed once)."""
+    if (backend, name) not in _SINGLE:
+        b, ds = _backend(backend), _dataset(name)
+        _SINGLE[backend, name] = np.concatenate(
+            [b.run(u).log10 for u in PAIRHMM.launches(ds.load(), "original")])
+    return _SINGLE[backend, name]
+
+
+def _sharded_values(client, backend: str, ds, n: int = 2) -> tuple:
+    """Every piece of ``ds`` run through the sharded backend: (values, session)."""
+    from hmmbench.cluster.connect import wait_for_workers
+    from hmmbench.cluster.sharded import ClusterDataset, Session, ShardedBackend
+    session = Session(client, PAIRHMM, {"dataset": [ds.name], "backend": [backend]})
+    session.probe(wait_for_workers(client, n, 30), [backend])
+    session.use(n)
+    sb = ShardedBackend(select([backend])[0], session)
+    assert sb.unavailable_reason() is None
+    cds = ClusterDataset(ds, session)
+    values = np.concatenate([sb.run(p.with_mode("original")).log10 for p in cds.chunks()])
+    return values, session, sb, cds
+
+
+# --- shard planning --------------------------------------------------------------------------
+def test_balance_cuts_whole_atoms_near_equal_cost():
+    costs = np.random.default_rng(1).integers(1, 1000, 5000)
+    bounds = balance(costs, 3)
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(costs)
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+    sums = [int(costs[a:b].sum()) for a, b in bounds]
+    assert max(sums) - min(sums) <= 2 * costs.max()
+    assert balance([5, 1, 1, 1, 1, 1], 2) == [(0, 1), (1, 6)]      # a big atom is never split
+    assert balance([1, 2], 4)[-1] == (2, 2)                         # more shards than atoms
+
+
+def test_pairhmm_shards_keep_batches_and_cells():
+    ds = _dataset("chunks@3000")
+    unit = ds.load()
+    costs = PAIRHMM.shard_costs(unit)
+    assert len(costs) == unit.n_batches and int(costs.sum()) == unit.cells
+    shards = [PAIRHMM.shard(unit, a, b) for a, b in shard_bounds(PAIRHMM, unit, 3)]
+    assert sum(s.n_pairs for s in shards) == unit.n_pairs
+    assert sum(s.cells for s in shards) == unit.cells
+
+
+# --- shard mode: identical to one process ----------------------------------------------------
+@pytest.mark.parametrize("backend", ["numpy-f32", "opencl-inter-tile8"])
+def test_sharded_1m_identical_to_single_process(cluster, backend, monkeypatch):
+    monkeypatch.setenv("HMMBENCH_OPENCL_DEVICE", OPENCL_CPU)
+    _, client = cluster
+    single = _single_values(backend, "1m")
+    got, session, _, cds = _sharded_values(client, backend, _dataset("1m"))
+    assert np.array_equal(got, single)
+    shards = session.current.shard_sizes
+    assert len(shards) == 2 and all(s[0][0] > 0 for s in shards)   # both workers had work
+    assert not session.retried
+    session.release()
+
+
+def test_sharded_generated_set_is_rebuilt_on_workers(cluster):
+    _, client = cluster
+    ds = _dataset("chunks@6000")
+    b = _backend("numpy-f32")
+    single = b.run(ds.load()).log10
+    got, session, _, _ = _sharded_values(client, "numpy-f32", ds)
+    assert np.array_equal(got, single)
+    session.release()
+
+
+def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):
+    monkeypatch.setenv("HMMBENCH_OPENCL_DEVICE", OPENCL_CPU)
+    c, _ = cluster
+    _dataset("1m")
+    _backend("opencl-inter-tile8")
+    out = tmp_path / "s.json"
+    code = cli.main(["run", "-d", "1m", "-b", "opencl-inter-tile8", "--repeat", "1",
+                     "--cluster", c.scheduler_address, "--workers", "1,2", "--json", str(out),
+                     "-q"])
+    assert code == 0
+    doc = results.load(out)
+    runs = doc["runs"]
+    assert [(r["workers"], r["status"]) for r in runs] == [(1, "ok"), (2, "ok")]
+    assert all(r["n_checked"] == r["pairs"] == 29307 for r in runs)
+    two = runs[1]
+    assert len(two["info"]["worker_stages"]) == 2
+    assert sum(w["items"] for w in two["info"]["worker_stages"]) == 29307
+    scaling = doc["cluster"]["scaling"]
+    assert [row["workers"] for row in scaling] == [1, 2]
+    assert scaling[0]["parallel_efficiency"] == pytest.approx(1.0)
+    assert scaling[1]["parallel_efficiency"] == pytest.approx(
+        runs[0]["timing_s"]["total"] / (2 * runs[1]["timing_s"]["total"]))
+    assert {w["host"] for w in doc["cluster"]["workers"]} and doc["cluster"]["client_versions"][
+        "distributed"] == distributed.__version__
+
+
+def test_cli_profile_shards_the_database(cluster, tmp_path):
+    pytest.importorskip("pyhmmer")
+    c, _ = cluster
+    out = tmp_path / "p.json"
+    code = cli.main(["run", "--workload", "profile", "-d", "proteins-2e5", "--model", "PF02826",
+                     "--kind", "ssv,msv", "-b", "profile-numpy", "--repeat", "1",
+                     "--cluster", c.scheduler_address, "--json", str(out), "-q"])
+    assert code == 0
+    runs = results.load(out)["runs"]
+    assert [(r["kind"], r["status"], r["workers"]) for r in runs] == [("ssv", "ok", 2),
+                                                                      ("msv", "ok", 2)]
+    stages = runs[0]["info"]["worker_stages"]
+    assert sum(w["items"] for w in stages) == runs[0]["pairs"]
+
+
+# --- fleet mode ------------------------------------------------------------------------------
+def test_fleet_one_row_per_worker_per_cell(cluster, tmp_path, capsys):
+    c, _ = cluster
+    out = tmp_path / "f.json"
+    code = cli.main(["run", "-d", "equal-32@64", "-d", "equal-64@32", "-b", "numpy-f32",
+                     "--repeat", "1", "--cluster", c.scheduler_address, "--fleet",
+                     "--json", str(out), "-q"])
+    assert code == 0
+    doc = results.load(out)
+    rows = [(r["dataset"], r["worker"]) for r in doc["runs"]]
+    assert sorted(rows) == sorted((d, w) for d in ("equal-32@64", "equal-64@32")
+                                  for w in ("0", "1"))
+    assert all(r["status"] == "ok" and r["host"] for r in doc["runs"])
+    capsys.readouterr()
+    assert cli.main(["report", str(out), "--pivot", "gcups_kernel"]) == 0
+    pivot = capsys.readouterr().out
+    assert "numpy-f32 @0/" in pivot and "numpy-f32 @1/" in pivot
+
+
+# --- faults ----------------------------------------------------------------------------------
+def test_killed_worker_shards_rerun_elsewhere_with_identical_results(monkeypatch):
+    ds = _dataset("1m")
+    single = _single_values("numpy-f32", "1m")
+    with _local_cluster() as c, distributed.Client(c) as client:
+        got, session, sb, cds = _sharded_values(client, "numpy-f32", ds)
+        assert np.array_equal(got, single)
+        victim = session.active[1]
+        pid = session.probes[victim]["pid"]
+        # kill the worker while the next sharded call is computing on it
+        timer = threading.Timer(0.5, os.kill, (pid, signal.SIGKILL))
+        timer.start()
+        again = np.concatenate([sb.run(p.with_mode("original")).log10 for p in cds.chunks()])
+        timer.join()
+        assert np.array_equal(again, single)
+        moved = session.retried
+        assert [(x["shard"], x["planned"]) for x in moved] == [(1, victim)]
+        assert moved[0]["ran_on"] != victim
+        session.release()
+
+
+# --- usage errors and the embedded default -----------------------------------------------------
+def test_unreachable_scheduler_fails_fast(capsys):
+    t0 = time.perf_counter()
+    code = cli.main(["run", "-d", "equal-32@8", "-b", "numpy-f32", "--cluster",
+                     "tcp://127.0.0.1:9", "--cluster-timeout", "2"])
+    assert code == 2 and time.perf_counter() - t0 < 15
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("hmmbench: error: --cluster tcp://127.0.0.1:9")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--cluster", "nowhere"], "expected 'local' or a scheduler address"),
+    (["--fleet"], "--fleet needs --cluster"),
+    (["--workers", "1,2"], "--workers needs --cluster"),
+    (["--cluster", "local", "--workers", "0,2"], "--workers '0,2'"),
+])
+def test_bad_cluster_options_exit_2(argv, message, capsys, tmp_path):
+    out = tmp_path / "x.json"
+    code = cli.main(["run", "-d", "equal-32@8", "-b", "numpy-f32", "--json", str(out), *argv])
+    assert code == 2 and not out.exists()
+    assert message in capsys.readouterr().err
+
+
+def test_without_cluster_nothing_of_dask_is_imported(tmp_path):
+    script = ("import sys\nfrom hmmbench import cli\n"
+              f"code = cli.main(['run', '-d', 'equal-32@16', '-b', 'numpy-f32', '--repeat', '1', "
+              f"'-q', '--json', {str(tmp_path / 'r.json')!r}])\n"
+              "assert code == 0, code\n"
+              "bad = [m for m in ('dask', 'distributed', 'dask_cuda') if m in sys.modules]\n"
+              "assert not bad, bad\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_ctrl_c_stops_the_local_cluster_and_writes_nothing(tmp_path):
+    out = tmp_path / "never.json"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "hmmbench", "run", "-d", "chunks@20000",
+                             "-b", "numpy", "--max-time", "60", "--cluster", "local",
+                             "--workers", "2", "--json", str(out)], cwd=REPO, env=env,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for line in proc.stderr:                   # wait until the shards are being computed
+            if line.startswith("cluster: sharding over"):
+                break
+        time.sleep(1.0)
+        children = _children(proc.pid)
+        assert children, "no worker processes found"
+        os.killpg(proc.pid, signal.SIGINT)             # what a terminal's Ctrl-C does
+        rest = proc.communicate(timeout=60)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, rest
+    assert "hmmbench: interrupted" in rest and "Traceback" not in rest
+    assert not out.exists()
+    deadline = time.time() + 20
+    while time.time() < deadline and any(_alive(p) for p in children):
+        time.sleep(0.2)
+    assert not any(_alive(p) for p in children)
+
+
+def _children(pid: int) -> list:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
+                         text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat")
+    return status.exists() and status.read_text().split()[2] != "Z"
