@@ -16,10 +16,11 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,opencl,plot]'
+	$(BIN)/python -m pip install -q -e '.[test,opencl,plot,dask]'
 	@# PyCUDA only where a CUDA toolkit and driver exist; its absence is reported by `hmmbench list`.
 	@if command -v nvidia-smi >/dev/null 2>&1 && command -v nvcc >/dev/null 2>&1; then \
-	    $(BIN)/python -m pip install -q -e '.[cuda]' || echo "make: pycuda not installed; cuda backends will say why"; fi
+	    $(BIN)/python -m pip install -q -e '.[cuda]' || echo "make: pycuda not installed; cuda backends will say why"; \
+	    $(BIN)/python -m pip install -q -e '.[dask-cuda]' || echo "make: dask-cuda not installed; --cluster local starts CPU worker processes"; fi
 	touch $@
 
 opencl-cpu: venv

@@ -142,6 +142,7 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):
     runs = doc["runs"]
     assert [(r["workers"], r["status"]) for r in runs] == [(1, "ok"), (2, "ok")]
     assert all(r["n_checked"] == r["pairs"] == 29307 for r in runs)
+    assert all(r["launches"] == 110 for r in runs)        # one per active region, as one process
     two = runs[1]
     assert len(two["info"]["worker_stages"]) == 2
     assert sum(w["items"] for w in two["info"]["worker_stages"]) == 29307

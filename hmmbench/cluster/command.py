@@ -82,6 +82,7 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
                 stages = worker_stages(session, r)
                 if stages:
                     r.info["worker_stages"] = stages
+                    r.launches = sum(w["launches"] for w in stages)   # the workers' launches
                 moved = [x for x in session.retried if (x["sha256"], x["chunking"],
                                                         x["backend"]) ==
                          (r.dataset_sha256, r.chunking, r.backend)]

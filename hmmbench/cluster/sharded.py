@@ -13,8 +13,9 @@ cross-check, timed repeats, stopping, records -- over stand-ins:
   the piece's launches in the chunking mode, as a single process would) and joins the results.
   Its ``total`` is the wall time of the whole sharded call (submit, compute, gather); its stage
   times are the slowest worker's, so kernel GCUPS is the aggregate rate of the critical path.
-* The cross-check needs the data on the client: a proxy materialises its piece here on demand
-  (the warm-up pass only), exactly the piece a single-process run would check.
+* The cross-check (warm-up pass only) checks exactly what a single-process run checks: a set that
+  fits in memory is loaded here as well (files are read here anyway); the samples of a lazy set
+  (generated piece by piece, too large for memory) are fetched from the workers' shards.
 
 Faults: shards are Dask futures with lineage, so a killed worker's shards are rebuilt (or re-sent
 by the scheduler, which holds the task) on a live worker and its running pieces re-run there;
@@ -88,23 +89,27 @@ class Session:
 
 @dataclass
 class ShardProxy:
-    """One piece of a sharded dataset as the runner sees it: sizes only; the data are on the
-    workers, and here on demand (:meth:`local`) for the cross-check."""
+    """One piece of a sharded dataset as the runner sees it: sizes only. The data are on the
+    workers; the cross-check gets a set that fits in memory here (:meth:`local`), and a sample
+    of a lazy set's piece from the workers (:meth:`subset`)."""
     owner: "ClusterDataset"
     piece: int
     n_items: int
     cells: int
+    has_expected: bool = False
     mode: str = ""
 
     def local(self):
-        return self.owner.local_piece(self.piece)
+        return self.owner.inner.load()
 
     @property
     def expected(self):
-        return self.local().expected
+        return self.local().expected if self.has_expected else None
 
     def subset(self, idx):
-        return self.local().subset(idx)
+        if not self.owner.inner.lazy:
+            return self.local().subset(idx)
+        return self.owner.placement().subset(self.piece, np.asarray(idx, dtype=np.int64))
 
     def with_mode(self, mode: str) -> "ShardProxy":
         return replace(self, mode=mode)
@@ -117,7 +122,6 @@ class ClusterDataset:
     def __init__(self, inner, session: Session):
         self.inner, self.session = inner, session
         self._placement: Optional[Placement] = None
-        self._local = (None, None, None)           # (iterator, index, unit) of local pieces
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -128,7 +132,7 @@ class ClusterDataset:
         return self._placement
 
     def proxies(self) -> list:
-        return [ShardProxy(self, k, n, c) for k, (n, c) in enumerate(self.placement().sizes)]
+        return [ShardProxy(self, k, *size) for k, size in enumerate(self.placement().sizes)]
 
     def load(self):
         return self.proxies()[0]
@@ -136,20 +140,7 @@ class ClusterDataset:
     def chunks(self):
         yield from self.proxies()
 
-    def local_piece(self, k: int):
-        """Piece k with its data, here: the whole set, or lazy pieces generated in order."""
-        if not self.inner.lazy:
-            return self.inner.load()
-        it, index, unit = self._local
-        if it is None or index > k:
-            it, index, unit = iter(self.inner.chunks()), -1, None
-        while index < k:
-            unit, index = next(it), index + 1
-        self._local = (it, index, unit)
-        return unit
-
     def forget_local(self) -> None:
-        self._local = (None, None, None)
         self.inner._cache = None
 
 
@@ -175,17 +166,41 @@ class Placement:
                             for i, (spec, w) in enumerate(zip(specs, session.active))]
         shards = client.gather([client.submit(remote.describe, f, pure=False)
                                 for f in self.futures])
-        #: per shard, per piece: (items, cells)
+        #: per shard, per piece: (items, cells, has expected values)
         self.shard_sizes = shards
-        n_pieces = len(shards[0])
-        self.sizes = [(sum(s[k][0] for s in shards), sum(s[k][1] for s in shards))
-                      for k in range(n_pieces)]
+        self.sizes = [(sum(s[k][0] for s in shards), sum(s[k][1] for s in shards),
+                       all(s[k][2] for s in shards)) for k in range(len(shards[0]))]
         self.holders = list(session.active)
 
     def release(self) -> None:
         self.futures = []
         self.released = True
         self.ds.forget_local()
+
+    def refusal(self, name: str, piece: int) -> Optional[str]:
+        """The first worker's reason to refuse its shard of a piece, else None."""
+        s = self.session
+        reasons = s.client.gather([s.client.submit(remote.refusal, f, piece, s.workload.name,
+                                                   name, s.env, pure=False)
+                                   for f in self.futures])
+        return next((r for r in reasons if r), None)
+
+    def subset(self, piece: int, idx: np.ndarray):
+        """Items ``idx`` of a piece, gathered from the shards that hold them, in idx's order."""
+        s = self.session
+        order = np.argsort(idx, kind="stable")
+        ordered = idx[order]
+        starts = np.cumsum([0] + [sizes[piece][0] for sizes in self.shard_sizes])
+        futures = []
+        for i, f in enumerate(self.futures):
+            lo, hi = np.searchsorted(ordered, starts[i:i + 2])
+            if hi > lo:
+                futures.append(s.client.submit(remote.subset, f, piece,
+                                               ordered[lo:hi] - starts[i], pure=False))
+        parts = s.client.gather(futures)
+        joined = type(parts[0]).concatenate(parts)
+        return joined if np.array_equal(order, np.arange(len(idx))) else \
+            joined.subset(np.argsort(order))
 
     def run(self, backend: "ShardedBackend", proxy: ShardProxy) -> Execution:
         s, k = self.session, proxy.piece
@@ -216,13 +231,15 @@ class Placement:
         if proxy.piece == 0 or not passes:
             passes.append({})
         for i, r in enumerate(results):
-            items, cells = self.shard_sizes[i][proxy.piece]
+            items, cells, _ = self.shard_sizes[i][proxy.piece]
             row = passes[-1].setdefault(i, {"shard": i, "worker": r["name"], "host": r["host"],
                                             "device": r.get("device"), "items": 0, "cells": 0,
-                                            "wall": 0.0, **{st: 0.0 for st in STAGES}})
+                                            "launches": 0, "wall": 0.0,
+                                            **{st: 0.0 for st in STAGES}})
             row.update(worker=r["name"], host=r["host"], device=r.get("device") or row["device"])
             row["items"] += items
             row["cells"] += cells
+            row["launches"] += int(r.get("launches", 0))
             row["wall"] += float(r["wall"])
             for st in STAGES:
                 row[st] += float(r["timing"].get(st, 0.0))
@@ -255,7 +272,10 @@ class ShardedBackend(Backend):
         return " + ".join(f"{n} x {d}" for d, n in counts.items())
 
     def refuse_reason(self, unit) -> Optional[str]:
-        return self.inner.refuse_reason(unit.local() if isinstance(unit, ShardProxy) else unit)
+        """Asked of the workers' shards: a piece is refused when one of its shards is."""
+        if not isinstance(unit, ShardProxy):
+            return self.inner.refuse_reason(unit)
+        return unit.owner.placement().refusal(self.name, unit.piece)
 
     def run(self, unit: ShardProxy) -> Execution:
         return unit.owner.placement().run(self, unit)
@@ -288,6 +308,6 @@ def worker_stages(session: Session, record) -> list:
         rows = [p[i] for p in timed if i in p]
         last = rows[-1]
         out.append({**{k: last[k] for k in ("shard", "worker", "host", "device", "items",
-                                             "cells")},
+                                             "cells", "launches")},
                     **{k: statistics.median(r[k] for r in rows) for k in ("wall",) + STAGES}})
     return out

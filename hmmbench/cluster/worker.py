@@ -109,8 +109,20 @@ def load_part(spec: dict, index: int, n_shards: int, env: dict) -> list:
 
 
 def describe(part: list) -> list:
-    """(items, cells) of each piece of a worker's shard."""
-    return [(int(u.n_items), int(u.cells)) for u in part]
+    """(items, cells, has expected values) of each piece of a worker's shard."""
+    return [(int(u.n_items), int(u.cells), u.expected is not None) for u in part]
+
+
+def refusal(part: list, piece: int, workload: str, name: str, env: dict) -> Optional[str]:
+    """Why the backend refuses this worker's shard of a piece (None: it does not)."""
+    _apply(env)
+    unit = part[piece]
+    return backend(workload, name).refuse_reason(unit) if unit.n_items else None
+
+
+def subset(part: list, piece: int, idx: np.ndarray):
+    """Items ``idx`` (shard-local) of this worker's shard of a piece (sampled cross-checks)."""
+    return part[piece].subset(idx)
 
 
 def run_piece(part: list, piece: int, workload: str, name: str, mode: str, launches_fn,
