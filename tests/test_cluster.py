@@ -69,17 +69,8 @@ def _single_values(backend: str, name: str) -> np.ndarray:
 
 
 def _sharded_values(client, backend: str, ds, n: int = 2) -> tuple:
-    """Every piece of ``ds`` run through the sharded backend: (values, session)."""
-    from hmmbench.cluster.connect import wait_for_workers
-    from hmmbench.cluster.sharded import ClusterDataset, Session, ShardedBackend
-    session = Session(client, PAIRHMM, {"dataset": [ds.name], "backend": [backend]})
-    session.probe(wait_for_workers(client, n, 30), [backend])
-    session.use(n)
-    sb = ShardedBackend(select([backend])[0], session)
-    assert sb.unavailable_reason() is None
-    cds = ClusterDataset(ds, session)
-    values = np.concatenate([sb.run(p.with_mode("original")).log10 for p in cds.chunks()])
-    return values, session, sb, cds
+    from hmmbench.cluster.sharded import sharded_values
+    return sharded_values(client, PAIRHMM, backend, ds, n)
 
 
 # --- shard planning --------------------------------------------------------------------------

@@ -311,3 +311,23 @@ def worker_stages(session: Session, record) -> list:
                                              "cells", "launches")},
                     **{k: statistics.median(r[k] for r in rows) for k in ("wall",) + STAGES}})
     return out
+
+
+def sharded_values(client, workload, backend_name: str, ds, n_workers: int,
+                   mode: str = "original", args: Optional[dict] = None) -> tuple:
+    """Every piece of ``ds`` through one backend sharded over ``n_workers`` of the client's
+    workers, outside the runner (identity checks): (values in dataset order, session, the
+    sharded backend, the wrapped dataset)."""
+    from .connect import wait_for_workers
+    session = Session(client, workload, args or {"dataset": [ds.name],
+                                                 "backend": [backend_name]})
+    session.probe(wait_for_workers(client, n_workers, 60), [backend_name])
+    session.use(n_workers)
+    from ..registry import select
+    sb = ShardedBackend(select([backend_name], workload.name)[0], session)
+    reason = sb.unavailable_reason()
+    if reason:
+        raise RuntimeError(f"{backend_name}: {reason}")
+    cds = ClusterDataset(ds, session)
+    values = np.concatenate([sb.run(p.with_mode(mode)).log10 for p in cds.chunks()])
+    return values, session, sb, cds

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Issue 15 on the 2-GPU machine (kind nvidia-h200-x2): hmmbench sharded over 1 and 2 GPUs with
+# dask-cuda's LocalCUDACluster (one worker per GPU). Logs and result JSON under $OUT.
+#
+#   bash scripts/device_dask.sh [check] [subwarp-2e7] [subwarp-na12878] [profile]
+#
+# (no arguments: all parts; each part is one hmmbench command, so the parts can also be spread
+# over several device calls). Needs, carried into the checkout: .device/ (the PyCUDA kit,
+# ../shared/device) and .whl/ (dask, distributed, dask-cuda and what the machine lacks of their
+# dependencies: partd, locket, tblib, tornado, zict; everything else is in the image).
+# The machine's NCCL_NVLS_ENABLE=0 / TORCH_SYMM_MEM_DISABLE_MULTICAST=1 / NVSHMEM_DISABLE_NVLS=1
+# stay set: the Dask worker processes inherit this environment.
+set -u
+OUT="${OUT:-/tmp/dask-out}"
+mkdir -p "$OUT"
+PARTS="${*:-check subwarp-2e7 subwarp-na12878 profile}"
+export PYTHONUNBUFFERED=1
+export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/shared/data/pairhmm:$PWD/../shared/data/pairhmm}"
+# the reference cache and PyCUDA's kernel cache shared by the client and both workers
+export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/hmmbench-cache}"
+LOG="$OUT/dask.log"
+
+source .device/env.sh || { echo "no .device/ kit (PyCUDA)"; exit 1; }
+python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl \
+  || { echo "installing .whl/ failed"; exit 1; }
+export PYTHONPATH="/tmp/site:$PWD"
+for v in NCCL_NVLS_ENABLE TORCH_SYMM_MEM_DISABLE_MULTICAST NVSHMEM_DISABLE_NVLS; do
+  echo "$v=${!v-<unset>}"
+done | tee "$LOG"
+nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv \
+  | tee -a "$LOG"
+
+# A fresh machine has an empty PyCUDA cache: compile cuda-subwarp's kernels once, here, before
+# two workers would compile them at the same time.
+python3 - <<'PY' 2>&1 | tee -a "$LOG"
+import time
+import dask, distributed, dask_cuda
+print("dask", dask.__version__, "distributed", distributed.__version__, "dask-cuda",
+      dask_cuda.__version__)
+from hmmbench.pairhmm import cuda_subwarp as sw
+t = time.time()
+print("precompiled", sw.precompile([b for b in sw.backends() if b.name == "cuda-subwarp"]),
+      "kernels in", round(time.time() - t, 1), "s")
+PY
+
+run() {  # one hmmbench command, its exit status and wall time in the log
+  local t0=$SECONDS
+  echo "+ hmmbench $*" | tee -a "$LOG"
+  python3 -m hmmbench "$@" 2>&1 | tee -a "$LOG"
+  echo "exit ${PIPESTATUS[0]} after $((SECONDS - t0)) s" | tee -a "$LOG"
+}
+
+if [[ " $PARTS " == *" check "* ]]; then
+  # results identical to one process on one GPU: every value, not a sample
+  python3 - "$OUT" <<'PY' 2>&1 | tee -a "$LOG"
+import json, sys, time
+import numpy as np
+from hmmbench import workload
+from hmmbench.cluster.connect import connect
+from hmmbench.cluster.sharded import sharded_values
+from hmmbench.registry import select
+out = {}
+pairhmm, profile = workload.get("pairhmm"), workload.get("profile")
+with connect("local", 2, 120) as (client, kind):
+    print("cluster:", kind, sorted(client.scheduler_info(n_workers=-1)["workers"]))
+    t = time.time()
+    b = select(["cuda-subwarp"])[0]
+    for name in ("chunks@6e6", "equal-128@100000"):       # a lazy set (3 pieces), an eager one
+        ds = pairhmm.resolve([name])[0]
+        single = np.concatenate([b.run(u).log10 for u in ds.chunks()])
+        for n in (1, 2):
+            got = sharded_values(client, pairhmm, "cuda-subwarp", ds, n, mode="merged")[0]
+            out[f"cuda-subwarp {name} x{n}"] = bool(np.array_equal(got, single))
+    import argparse
+    args = argparse.Namespace(dataset=["proteins-2e7"], model=["PF02826"], kind=["ssv", "msv", "vf"],
+                              backend=["profile-cuda-warp"])
+    cells, _ = profile.plan(args, select(args.backend, "profile"))
+    pb = select(["profile-cuda-warp"], "profile")[0]
+    for cell in cells:
+        single = pb.run(cell.load()).log10
+        for n in (1, 2):
+            got = sharded_values(client, profile, "profile-cuda-warp", cell, n, mode="whole",
+                                 args=vars(args))[0]
+            key = f"profile-cuda-warp {cell.description} x{n}"
+            out[key] = bool(np.array_equal(got, single, equal_nan=True))
+    out["seconds"] = round(time.time() - t, 1)
+print(json.dumps(out, indent=1))
+json.dump(out, open(f"{sys.argv[1]}/identical.json", "w"), indent=1)
+PY
+fi
+
+if [[ " $PARTS " == *" subwarp-2e7 "* ]]; then
+  run run -d chunks@2e7 --chunking merged -b cuda-subwarp --cluster local --workers 1,2 --repeat 5 \
+      --json "$OUT/subwarp-chunks2e7.json"
+fi
+if [[ " $PARTS " == *" subwarp-na12878 "* ]]; then
+  run run -d chunks-na12878 --chunking merged -b cuda-subwarp --cluster local --workers 1,2 \
+      --repeat 5 \
+      --json "$OUT/subwarp-na12878.json"
+fi
+if [[ " $PARTS " == *" profile "* ]]; then
+  run run --workload profile -d proteins-2e8 --model PF02826 --model Thioesterase --model KR \
+      --model LuxC --kind ssv,msv,vf -b profile-cuda-warp --cluster local --workers 1,2 \
+      --repeat 5 --json "$OUT/profile-warp-2e8.json"
+fi
+ls -la "$OUT"
