@@ -109,13 +109,57 @@ def test_sharded_1m_identical_to_single_process(cluster, backend, monkeypatch):
     session.release()
 
 
-def test_sharded_generated_set_is_rebuilt_on_workers(cluster):
+def test_sharded_generated_set_is_rebuilt_on_workers(cluster, per_worker=3):
+    from hmmbench.cluster.sharded import sharded_values
     _, client = cluster
     ds = _dataset("chunks@6000")
-    b = _backend("numpy-f32")
-    single = b.run(ds.load()).log10
-    got, session, _, _ = _sharded_values(client, "numpy-f32", ds)
+    single = _backend("numpy-f32").run(ds.load()).log10
+    got, session, _, _ = sharded_values(client, PAIRHMM, "numpy-f32", ds, 2, "merged",
+                                        per_worker=per_worker)
     assert np.array_equal(got, single)
+    assert len(session.current.shard_sizes) == 2 * per_worker
+    session.release()
+
+
+def _small_pieces(piece_pairs):
+    """Generated chunk sets lazy from 4,000 pairs on, in pieces of ``piece_pairs`` (None: the
+    real sizes back); run here and on every worker."""
+    from hmmbench.pairhmm.datasets import chunks
+    saved = _small_pieces.__dict__.setdefault("saved", (chunks.EAGER_LIMIT, chunks.PIECE_PAIRS))
+    limit, size = (4000, piece_pairs) if piece_pairs else saved
+    chunks.EAGER_LIMIT, chunks.PIECE_PAIRS = limit, size
+    chunks.iter_pieces.__defaults__ = (size,)
+
+
+@pytest.fixture
+def small_pieces(cluster):
+    _, client = cluster
+    for fn in (_small_pieces, lambda size: client.run(_small_pieces, size)):
+        fn(2500)
+    yield
+    for fn in (_small_pieces, lambda size: client.run(_small_pieces, size)):
+        fn(None)
+
+
+def test_lazy_set_runs_and_samples_from_the_shards(cluster, small_pieces):
+    from hmmbench.cluster.sharded import sharded_values
+    _, client = cluster
+    ds = _dataset("chunks@9000")
+    assert ds.lazy
+    pieces = list(ds.chunks())
+    assert len(pieces) >= 3
+    b = _backend("numpy-f32")
+    single = np.concatenate([b.run(u).log10 for u in pieces])
+    got, session, _, cds = sharded_values(client, PAIRHMM, "numpy-f32", ds, 2, "merged",
+                                          per_worker=2)
+    assert np.array_equal(got, single)
+    proxies = list(cds.chunks())
+    assert [p.n_items for p in proxies] == [u.n_pairs for u in pieces]
+    idx = np.array([7, 0, pieces[1].n_pairs - 1, 300, 299])
+    sample, want = proxies[1].subset(idx), pieces[1].subset(idx)
+    assert np.array_equal(sample.read_bases, want.read_bases)
+    assert np.array_equal(sample.hap_bases, want.hap_bases)
+    assert proxies[1].expected is None
     session.release()
 
 
@@ -181,24 +225,32 @@ def test_fleet_one_row_per_worker_per_cell(cluster, tmp_path, capsys):
 
 
 # --- faults ----------------------------------------------------------------------------------
-def test_killed_worker_shards_rerun_elsewhere_with_identical_results(monkeypatch):
-    ds = _dataset("1m")
+def test_killed_worker_shards_rerun_elsewhere_with_identical_results(cluster):
+    """(Last of the tests on the shared cluster: it leaves a restarted worker behind.)"""
+    _, client = cluster
     single = _single_values("numpy-f32", "1m")
-    with _local_cluster() as c, distributed.Client(c) as client:
-        got, session, sb, cds = _sharded_values(client, "numpy-f32", ds)
-        assert np.array_equal(got, single)
-        victim = session.active[1]
-        pid = session.probes[victim]["pid"]
-        # kill the worker while the next sharded call is computing on it
-        timer = threading.Timer(0.5, os.kill, (pid, signal.SIGKILL))
-        timer.start()
-        again = np.concatenate([sb.run(p.with_mode("original")).log10 for p in cds.chunks()])
-        timer.join()
-        assert np.array_equal(again, single)
-        moved = session.retried
-        assert [(x["shard"], x["planned"]) for x in moved] == [(1, victim)]
-        assert moved[0]["ran_on"] != victim
-        session.release()
+    got, session, sb, cds = _sharded_values(client, "numpy-f32", _dataset("1m"))
+    assert np.array_equal(got, single)
+    victim = session.active[1]
+    pid = session.probes[victim]["pid"]
+
+    def kill_when_busy():                  # the moment the victim is computing its shard
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if any("run_piece" in str(key) for key in client.processing([victim]).get(victim,
+                                                                                     ())):
+                os.kill(pid, signal.SIGKILL)
+                return
+            time.sleep(0.02)
+    killer = threading.Thread(target=kill_when_busy)
+    killer.start()
+    again = np.concatenate([sb.run(p.with_mode("original")).log10 for p in cds.chunks()])
+    killer.join()
+    assert np.array_equal(again, single)
+    moved = session.retried
+    assert [(x["shard"], x["planned"]) for x in moved] == [(1, victim)]
+    assert moved[0]["ran_on"] != victim
+    session.release()
 
 
 # --- usage errors and the embedded default -----------------------------------------------------

@@ -12,7 +12,8 @@ from .connect import DEFAULT_TIMEOUT, connect, versions, wait_for_workers
 from .scaling import fill_efficiency, parse_counts
 
 #: options that only the client uses (not passed to the workers' rebuilt plans)
-CLIENT_ONLY = ("func", "argv", "json", "quiet", "cluster", "fleet", "workers", "cluster_timeout")
+CLIENT_ONLY = ("func", "argv", "json", "quiet", "cluster", "fleet", "workers", "cluster_timeout",
+               "shards_per_worker")
 
 
 def worker_args(args) -> dict:
@@ -34,7 +35,8 @@ def run_cluster(args, workload, cfg, backends: list, datasets: list, plan: dict,
     with connect(args.cluster, start if args.cluster == "local" else None, timeout) as (client,
                                                                                         kind):
         workers = wait_for_workers(client, start or 1, timeout)
-        info = {"address": args.cluster, "kind": kind, "client_versions": versions()}
+        info = {"address": args.cluster, "kind": kind, "client_versions": versions(),
+                "shards_per_worker": args.shards_per_worker or 1}
         if args.fleet:
             from .fleet import run_fleet
             chosen = workers[:start] if start else workers
@@ -51,7 +53,8 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
            progress) -> Benchmark:
     from .sharded import (ClusterDataset, LocalReferences, Session, ShardedBackend,
                           single_launch, worker_stages)
-    session = Session(client, workload, worker_args(args), plan.get("launches_fn"))
+    session = Session(client, workload, worker_args(args), plan.get("launches_fn"),
+                      per_worker=args.shards_per_worker or 1)
     session.probe(workers, [b.name for b in backends])
     for w, why in session.excluded.items():
         say(f"worker {session.label(w)} gets no shards: {why}")

@@ -18,6 +18,10 @@ def add_arguments(parser) -> None:
     g.add_argument("--workers", metavar="N[,N...]", default=None,
                    help="shard mode: worker counts of a scaling study, e.g. 1,2,4 (default: all "
                         "workers); fleet mode: how many workers (one count)")
+    g.add_argument("--shards-per-worker", type=int, default=None, metavar="K",
+                   help="shard mode: cut each piece into K shards per worker, run as separate "
+                        "tasks, so that one shard's results travel back while the next one "
+                        "computes (default 1)")
     g.add_argument("--cluster-timeout", type=float, default=None, metavar="S",
                    help="seconds to wait for the scheduler and its workers (default 30)")
 
@@ -26,8 +30,13 @@ def check(args) -> None:
     """Cluster options without --cluster, or a bad timeout, are usage errors."""
     if args.cluster is None:
         for flag, value in (("--fleet", args.fleet), ("--workers", args.workers),
-                            ("--cluster-timeout", args.cluster_timeout)):
+                            ("--cluster-timeout", args.cluster_timeout),
+                            ("--shards-per-worker", args.shards_per_worker)):
             if value is not None:
                 raise UserError(f"{flag} needs --cluster local or --cluster tcp://HOST:PORT")
     if args.cluster_timeout is not None and not args.cluster_timeout > 0:
         raise UserError("--cluster-timeout must be positive")
+    if args.shards_per_worker is not None and args.shards_per_worker < 1:
+        raise UserError("--shards-per-worker must be at least 1")
+    if args.fleet and args.shards_per_worker is not None:
+        raise UserError("--shards-per-worker applies to shard mode, not --fleet")

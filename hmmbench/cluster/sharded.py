@@ -41,8 +41,11 @@ from .shards import shard_bounds
 class Session:
     """The client, the workers a sharded run uses, what each can run, and what happened."""
 
-    def __init__(self, client, workload, args: dict, launches_fn=None):
+    def __init__(self, client, workload, args: dict, launches_fn=None, per_worker: int = 1):
         self.client, self.workload, self.args = client, workload, args
+        #: shards per worker and piece: more than one overlaps a shard's result transfer with
+        #: the next shard's compute
+        self.per_worker = per_worker
         self.launches_fn = launches_fn
         self.env = remote.passed_env()
         self.probes: dict = {}            # worker address -> probe result
@@ -145,31 +148,38 @@ class ClusterDataset:
 
 
 class Placement:
-    """One dataset's shards resident on the active workers, as Dask futures."""
+    """One dataset's shards resident on the active workers, as Dask futures: one future per
+    worker holding, per piece, its ``per_worker`` consecutive shards (shard i = worker
+    i // per_worker), so that shard order is dataset order."""
 
     def __init__(self, session: Session, ds: ClusterDataset):
         self.session, self.ds = session, ds
         self.released = False
         client, wl, inner = session.client, session.workload, ds.inner
-        n = len(session.active)
+        n, k = len(session.active), session.per_worker
+        self.per_worker = k
         if inner.path is not None and not inner.lazy:
-            # a file: read here once, each worker sent its shard as packed arrays
+            # a file: read here once, each worker sent its shards as packed arrays
             unit = inner.load()
-            specs = [{"units": [wl.shard(unit, a, b)]} for a, b in shard_bounds(wl, unit, n)]
+            shards = [wl.shard(unit, a, b) for a, b in shard_bounds(wl, unit, n * k)]
+            specs = [{"units": [shards[w * k:(w + 1) * k]]} for w in range(n)]
         else:
             specs = [{"workload": wl.name, "name": inner.name, "sha256": inner.sha256,
                       "args": session.args}] * n
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
-            self.futures = [client.submit(remote.load_part, spec, i, n, session.env,
-                                          workers=[w], allow_other_workers=True, pure=False)
-                            for i, (spec, w) in enumerate(zip(specs, session.active))]
-        shards = client.gather([client.submit(remote.describe, f, pure=False)
-                                for f in self.futures])
+            self.futures = [client.submit(remote.load_part, spec, w, n, k, session.env,
+                                          workers=[addr], allow_other_workers=True, pure=False)
+                            for w, (spec, addr) in enumerate(zip(specs, session.active))]
+        described = client.gather([client.submit(remote.describe, f, pure=False)
+                                   for f in self.futures])
         #: per shard, per piece: (items, cells, has expected values)
-        self.shard_sizes = shards
-        self.sizes = [(sum(s[k][0] for s in shards), sum(s[k][1] for s in shards),
-                       all(s[k][2] for s in shards)) for k in range(len(shards[0]))]
+        self.shard_sizes = [[piece[j] for piece in per_worker] for per_worker in described
+                            for j in range(k)]
+        self.sizes = [(sum(s[p][0] for s in self.shard_sizes),
+                       sum(s[p][1] for s in self.shard_sizes),
+                       all(s[p][2] for s in self.shard_sizes))
+                      for p in range(len(self.shard_sizes[0]))]
         self.holders = list(session.active)
 
     def release(self) -> None:
@@ -177,47 +187,55 @@ class Placement:
         self.released = True
         self.ds.forget_local()
 
+    def _submit(self, fn, shard: int, *args, **kw):
+        """A task on the worker holding a shard (it may move there if that worker is gone)."""
+        w = shard // self.per_worker
+        return self.session.client.submit(fn, self.futures[w], *args, workers=[self.holders[w]],
+                                          allow_other_workers=True, pure=False, **kw)
+
     def refusal(self, name: str, piece: int) -> Optional[str]:
-        """The first worker's reason to refuse its shard of a piece, else None."""
+        """The first worker's reason to refuse its shards of a piece, else None."""
         s = self.session
-        reasons = s.client.gather([s.client.submit(remote.refusal, f, piece, s.workload.name,
-                                                   name, s.env, pure=False)
-                                   for f in self.futures])
+        reasons = s.client.gather([self._submit(remote.refusal, w * self.per_worker, piece,
+                                                s.workload.name, name, s.env)
+                                   for w in range(len(self.futures))])
         return next((r for r in reasons if r), None)
 
     def subset(self, piece: int, idx: np.ndarray):
         """Items ``idx`` of a piece, gathered from the shards that hold them, in idx's order."""
-        s = self.session
         order = np.argsort(idx, kind="stable")
         ordered = idx[order]
         starts = np.cumsum([0] + [sizes[piece][0] for sizes in self.shard_sizes])
         futures = []
-        for i, f in enumerate(self.futures):
+        for i in range(len(self.shard_sizes)):
             lo, hi = np.searchsorted(ordered, starts[i:i + 2])
             if hi > lo:
-                futures.append(s.client.submit(remote.subset, f, piece,
-                                               ordered[lo:hi] - starts[i], pure=False))
-        parts = s.client.gather(futures)
+                futures.append(self._submit(remote.subset, i, piece, i % self.per_worker,
+                                            ordered[lo:hi] - starts[i]))
+        parts = self.session.client.gather(futures)
         joined = type(parts[0]).concatenate(parts)
         return joined if np.array_equal(order, np.arange(len(idx))) else \
             joined.subset(np.argsort(order))
 
     def run(self, backend: "ShardedBackend", proxy: ShardProxy) -> Execution:
         s, k = self.session, proxy.piece
-        futures = [s.client.submit(remote.run_piece, f, k, s.workload.name, backend.name,
-                                   proxy.mode, s.launches_fn, s.env, workers=[w],
-                                   allow_other_workers=True, pure=False)
-                   for f, w in zip(self.futures, self.holders)]
+        futures = [self._submit(remote.run_piece, i, k, i % self.per_worker, s.workload.name,
+                                backend.name, proxy.mode, s.launches_fn, s.env)
+                   for i in range(len(self.shard_sizes))]
         results = s.client.gather(futures)
+        moved = {}
         for i, r in enumerate(results):
             if "refused" in r:
                 raise RuntimeError(f"refused on worker {r['name']}@{r['host']}: {r['refused']}")
-            if r["worker"] != self.holders[i]:
+            w = i // self.per_worker
+            if r["worker"] != self.holders[w]:
                 s.retried.append({"dataset": self.ds.inner.name, "sha256": self.ds.inner.sha256,
                                   "chunking": proxy.mode, "backend": backend.name, "piece": k,
-                                  "shard": i, "planned": self.holders[i], "ran_on": r["worker"],
+                                  "shard": i, "planned": self.holders[w], "ran_on": r["worker"],
                                   "host": r["host"]})
-                self.holders[i] = r["worker"]
+                moved[w] = r["worker"]
+        for w, addr in moved.items():
+            self.holders[w] = addr
         self._tally(backend.name, proxy, results)
         return Execution(
             log10=np.concatenate([np.asarray(r["log10"], np.float64) for r in results]),
@@ -231,8 +249,9 @@ class Placement:
         if proxy.piece == 0 or not passes:
             passes.append({})
         for i, r in enumerate(results):
+            w = i // self.per_worker
             items, cells, _ = self.shard_sizes[i][proxy.piece]
-            row = passes[-1].setdefault(i, {"shard": i, "worker": r["name"], "host": r["host"],
+            row = passes[-1].setdefault(w, {"index": w, "worker": r["name"], "host": r["host"],
                                             "device": r.get("device"), "items": 0, "cells": 0,
                                             "launches": 0, "wall": 0.0,
                                             **{st: 0.0 for st in STAGES}})
@@ -307,20 +326,22 @@ def worker_stages(session: Session, record) -> list:
     for i in sorted(timed[-1]):
         rows = [p[i] for p in timed if i in p]
         last = rows[-1]
-        out.append({**{k: last[k] for k in ("shard", "worker", "host", "device", "items",
+        out.append({**{k: last[k] for k in ("index", "worker", "host", "device", "items",
                                              "cells", "launches")},
                     **{k: statistics.median(r[k] for r in rows) for k in ("wall",) + STAGES}})
     return out
 
 
 def sharded_values(client, workload, backend_name: str, ds, n_workers: int,
-                   mode: str = "original", args: Optional[dict] = None) -> tuple:
+                   mode: str = "original", args: Optional[dict] = None,
+                   per_worker: int = 1) -> tuple:
     """Every piece of ``ds`` through one backend sharded over ``n_workers`` of the client's
     workers, outside the runner (identity checks): (values in dataset order, session, the
     sharded backend, the wrapped dataset)."""
     from .connect import wait_for_workers
     session = Session(client, workload, args or {"dataset": [ds.name],
-                                                 "backend": [backend_name]})
+                                                 "backend": [backend_name]},
+                      per_worker=per_worker)
     session.probe(wait_for_workers(client, n_workers, 60), [backend_name])
     session.use(n_workers)
     from ..registry import select

@@ -60,7 +60,7 @@ def probe(workload: str, names: list, env: dict) -> dict:
         device = None
         if reason is None:
             try:
-                device = str(b.device_name())
+                device = device_name(workload, name)
             except Exception as exc:  # noqa: BLE001 - a device that cannot name itself
                 device = f"unknown ({exc})"
         out[name] = {"reason": reason, "device": device}
@@ -92,47 +92,52 @@ def rebuild(spec: dict):
                        "hmmbench versions?")
 
 
-def load_part(spec: dict, index: int, n_shards: int, env: dict) -> list:
-    """This worker's shard of every piece of a dataset, one unit per piece: received from the
-    client (``spec["units"]``, files read there once) or rebuilt here (generated sets)."""
+def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict) -> list:
+    """This worker's shards of every piece of a dataset: per piece, a list of ``per_worker``
+    consecutive shards (of n_workers x per_worker). Received from the client (``spec["units"]``,
+    files read there once) or rebuilt here (generated sets)."""
     from ..workload import get
-    from .shards import shard_of
+    from .shards import shard_bounds
     _apply(env)
     if "units" in spec:
         return list(spec["units"])
     wl = get(spec["workload"])
     ds = rebuild(spec)
     pieces = ds.chunks() if ds.lazy else [ds.load()]
-    part = [shard_of(wl, unit, n_shards, index) for unit in pieces]
-    ds._cache = None                               # keep the shard, not the whole set
+    mine = slice(index * per_worker, (index + 1) * per_worker)
+    part = [[wl.shard(unit, a, b) for a, b in shard_bounds(wl, unit, n_workers * per_worker)[mine]]
+            for unit in pieces]
+    ds._cache = None                               # keep the shards, not the whole set
     return part
 
 
 def describe(part: list) -> list:
-    """(items, cells, has expected values) of each piece of a worker's shard."""
-    return [(int(u.n_items), int(u.cells), u.expected is not None) for u in part]
+    """Per piece, per shard of this worker: (items, cells, has expected values)."""
+    return [[(int(u.n_items), int(u.cells), u.expected is not None) for u in shards]
+            for shards in part]
 
 
 def refusal(part: list, piece: int, workload: str, name: str, env: dict) -> Optional[str]:
-    """Why the backend refuses this worker's shard of a piece (None: it does not)."""
+    """Why the backend refuses one of this worker's shards of a piece (None: it does not)."""
     _apply(env)
-    unit = part[piece]
-    return backend(workload, name).refuse_reason(unit) if unit.n_items else None
+    b = backend(workload, name)
+    return next((r for r in (b.refuse_reason(u) for u in part[piece] if u.n_items) if r), None)
 
 
-def subset(part: list, piece: int, idx: np.ndarray):
-    """Items ``idx`` (shard-local) of this worker's shard of a piece (sampled cross-checks)."""
-    return part[piece].subset(idx)
+def subset(part: list, piece: int, shard: int, idx: np.ndarray):
+    """Items ``idx`` (shard-local) of one of this worker's shards of a piece (sampled checks)."""
+    return part[piece][shard].subset(idx)
 
 
-def run_piece(part: list, piece: int, workload: str, name: str, mode: str, launches_fn,
-              env: dict) -> dict:
-    """One piece of this worker's shard through the backend, as the single-process runner runs a
-    chunk: the launches of the chunking mode, their stage times summed, results as an array."""
+def run_piece(part: list, piece: int, shard: int, workload: str, name: str, mode: str,
+              launches_fn, env: dict) -> dict:
+    """One of this worker's shards of a piece through the backend, as the single-process runner
+    runs a chunk: the launches of the chunking mode, their stage times summed, results as an
+    array."""
     from ..runner.cell import add_stages, joined_values, run_launches
     from ..workload import get
     _apply(env)
-    unit = part[piece]
+    unit = part[piece][shard]
     me = whoami()
     timing: dict = {}
     infos: list = []
@@ -148,7 +153,14 @@ def run_piece(part: list, piece: int, workload: str, name: str, mode: str, launc
     n_fallback = add_stages(timing, outs, infos)
     return {**me, "log10": joined_values(outs), "timing": timing, "wall": wall,
             "n_fallback": n_fallback, "infos": infos, "launches": len(launches),
-            "device": str(b.device_name())}
+            "device": device_name(workload, name)}
+
+
+def device_name(workload: str, name: str) -> str:
+    """The backend's device, asked once per process."""
+    if (workload, name, "device") not in _BACKENDS:
+        _BACKENDS[workload, name, "device"] = str(backend(workload, name).device_name())
+    return _BACKENDS[workload, name, "device"]
 
 
 def fleet_run(args: dict, workload: str, env: dict) -> dict:
