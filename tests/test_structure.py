@@ -1,6 +1,6 @@
 """The layering rule, checked on the source (AST): imports run core <- workloads <- cli.
 
-- The core (hmmbench/*.py, runner/, cli/, apis/, suites/) never imports a workload package
+- The core (hmmbench/*.py, runner/, cli/, apis/, suites/, cluster/) never imports a workload package
   (hmmbench.pairhmm, hmmbench.profile, cpu_reference) by name, at module level or inside a
   function, and names no workload module in a string: it reaches workloads only through
   :func:`hmmbench.workload.get` (whose BUILTIN_WORKLOADS table is the one allowed mention).
@@ -20,7 +20,7 @@ from hmmbench.workload import BUILTIN_WORKLOADS
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = sorted([*ROOT.glob("hmmbench/*.py"),
-               *(p for d in ("runner", "cli", "apis", "suites")
+               *(p for d in ("runner", "cli", "apis", "suites", "cluster")
                  for p in (ROOT / "hmmbench" / d).rglob("*.py"))])
 WORKLOAD_CODE = sorted([*(ROOT / "hmmbench" / "pairhmm").rglob("*.py"),
                         *(ROOT / "hmmbench" / "profile").rglob("*.py"),

@@ -41,7 +41,7 @@ def run_cluster(args, workload, cfg, backends: list, datasets: list, plan: dict,
             from .fleet import run_fleet
             chosen = workers[:start] if start else workers
             say(f"fleet ({args.fleet}) over {len(chosen)} workers")
-            bench = run_fleet(client, chosen, workload, worker_args(args),
+            bench = run_fleet(client, chosen, workload, worker_args(args), cfg, backends,
                               args.fleet == "in-turn", say)
             bench.cluster.update(info)
             return bench
@@ -55,7 +55,7 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
                           single_launch, worker_stages)
     session = Session(client, workload, worker_args(args), plan.get("launches_fn"),
                       per_worker=args.shards_per_worker or 1)
-    session.probe(workers, [b.name for b in backends])
+    session.probe(workers, backends)
     for w, why in session.excluded.items():
         say(f"worker {session.label(w)} gets no shards: {why}")
     counts = counts or [len(session.capable)]

@@ -64,7 +64,8 @@ def start_local(n_workers: Optional[int], timeout: float):
     exist; else a LocalCluster of single-threaded worker processes (the CPU backends)."""
     import_distributed()
     gpus = gpu_count()
-    quiet = {"silence_logs": logging.ERROR, "dashboard_address": None}
+    quiet = {"silence_logs": logging.ERROR, "dashboard_address": None,
+             "preload": ["hmmbench.cluster.worker"]}    # its dask_setup: Ctrl-C is the client's
     if gpus:
         try:
             from dask_cuda import LocalCUDACluster
@@ -112,9 +113,10 @@ def connect(spec: str, n_workers: Optional[int] = None,
         try:
             yield client, kind
         except KeyboardInterrupt:
-            # closing the client fails its pending gather: asyncio would print that as a
-            # "Task exception was never retrieved" traceback on the way out
-            logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+            # closing mid-computation cancels the pending gather and the nannies' work: asyncio
+            # and distributed would log those as tracebacks on the way out
+            for name in ("asyncio", "distributed"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
             raise
         finally:
             with contextlib.suppress(Exception):

@@ -7,14 +7,16 @@ from ..runner.benchmark import Benchmark
 from . import worker as remote
 
 
-def run_fleet(client, workers: list, workload, args: dict, in_turn: bool, say) -> Benchmark:
+def run_fleet(client, workers: list, workload, args: dict, cfg, backends: list,
+              in_turn: bool, say) -> Benchmark:
     """Every worker runs ``hmmbench run`` with the same arguments; their records are joined."""
     env = remote.passed_env()
 
     def submit(w):
         # loose restriction: a worker that dies has its matrix re-run on another one, and the
         # rows then name the worker that ran them
-        return client.submit(remote.fleet_run, args, workload.name, env, workers=[w],
+        return client.submit(remote.fleet_run, args, workload.name, cfg, backends, env,
+                             workers=[w],
                              allow_other_workers=True, pure=False)
 
     results = []

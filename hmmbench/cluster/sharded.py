@@ -56,10 +56,10 @@ class Session:
         self.retried: list = []           # shards that ran elsewhere than planned
         self.current: Optional["Placement"] = None
 
-    def probe(self, workers: list, names: list) -> None:
+    def probe(self, workers: list, backends: list) -> None:
         """Ask every worker which backends it can run; keep those that can run one (in the
         order given)."""
-        futures = [self.client.submit(remote.probe, self.workload.name, names, self.env,
+        futures = [self.client.submit(remote.probe, backends, self.env,
                                       workers=[w], allow_other_workers=False, pure=False)
                    for w in workers]
         for w, res in zip(workers, self.client.gather(futures)):
@@ -193,11 +193,11 @@ class Placement:
         return self.session.client.submit(fn, self.futures[w], *args, workers=[self.holders[w]],
                                           allow_other_workers=True, pure=False, **kw)
 
-    def refusal(self, name: str, piece: int) -> Optional[str]:
+    def refusal(self, backend: "ShardedBackend", piece: int) -> Optional[str]:
         """The first worker's reason to refuse its shards of a piece, else None."""
         s = self.session
         reasons = s.client.gather([self._submit(remote.refusal, w * self.per_worker, piece,
-                                                s.workload.name, name, s.env)
+                                                backend.inner, s.env)
                                    for w in range(len(self.futures))])
         return next((r for r in reasons if r), None)
 
@@ -219,8 +219,8 @@ class Placement:
 
     def run(self, backend: "ShardedBackend", proxy: ShardProxy) -> Execution:
         s, k = self.session, proxy.piece
-        futures = [self._submit(remote.run_piece, i, k, i % self.per_worker, s.workload.name,
-                                backend.name, proxy.mode, s.launches_fn, s.env)
+        futures = [self._submit(remote.run_piece, i, k, i % self.per_worker, backend.inner,
+                                proxy.mode, s.launches_fn, s.env)
                    for i in range(len(self.shard_sizes))]
         results = s.client.gather(futures)
         moved = {}
@@ -294,7 +294,7 @@ class ShardedBackend(Backend):
         """Asked of the workers' shards: a piece is refused when one of its shards is."""
         if not isinstance(unit, ShardProxy):
             return self.inner.refuse_reason(unit)
-        return unit.owner.placement().refusal(self.name, unit.piece)
+        return unit.owner.placement().refusal(self, unit.piece)
 
     def run(self, unit: ShardProxy) -> Execution:
         return unit.owner.placement().run(self, unit)
@@ -342,10 +342,11 @@ def sharded_values(client, workload, backend_name: str, ds, n_workers: int,
     session = Session(client, workload, args or {"dataset": [ds.name],
                                                  "backend": [backend_name]},
                       per_worker=per_worker)
-    session.probe(wait_for_workers(client, n_workers, 60), [backend_name])
-    session.use(n_workers)
     from ..registry import select
-    sb = ShardedBackend(select([backend_name], workload.name)[0], session)
+    inner = select([backend_name], workload.name)[0]
+    session.probe(wait_for_workers(client, n_workers, 60), [inner])
+    session.use(n_workers)
+    sb = ShardedBackend(inner, session)
     reason = sb.unavailable_reason()
     if reason:
         raise RuntimeError(f"{backend_name}: {reason}")

@@ -21,6 +21,16 @@ _BACKENDS: dict = {}
 _PLAN: dict = {}          # one entry: (workload, dataset name, args) -> the plan's datasets
 
 
+def dask_setup(worker) -> None:
+    """Preload hook of the worker processes a local cluster starts: a terminal's Ctrl-C reaches
+    the whole process group, but only the client acts on it (it closes the cluster); a worker
+    dying on it mid-task would log tracebacks."""
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def passed_env() -> dict:
     return {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
 
@@ -41,29 +51,39 @@ def whoami() -> dict:
             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
-def backend(workload: str, name: str):
-    """The worker's own Backend object by name, kept for every later task."""
-    if (workload, name) not in _BACKENDS:
-        from ..registry import select
-        _BACKENDS[workload, name] = select([name], workload)[0]
-    return _BACKENDS[workload, name]
+def backend(sent):
+    """This process's own instance of a backend the client sent (by value: variants made by
+    ``--axis`` exist only there), kept for every later task so that its device context and
+    compiled kernels live on."""
+    key = (sent.workload, sent.name)
+    if key not in _BACKENDS:
+        _BACKENDS[key] = sent
+    return _BACKENDS[key]
 
 
-def probe(workload: str, names: list, env: dict) -> dict:
+def device_name(b) -> str:
+    """A backend's device, asked once per process."""
+    key = (b.workload, b.name, "device")
+    if key not in _BACKENDS:
+        _BACKENDS[key] = str(backend(b).device_name())
+    return _BACKENDS[key]
+
+
+def probe(backends: list, env: dict) -> dict:
     """Whether this worker can run each backend (None) or why not, and on which device."""
     from ..registry import probe as availability
     _apply(env)
     out = {}
-    for name in names:
-        b = backend(workload, name)
+    for sent in backends:
+        b = backend(sent)
         reason = availability(b).reason
         device = None
         if reason is None:
             try:
-                device = device_name(workload, name)
+                device = device_name(b)
             except Exception as exc:  # noqa: BLE001 - a device that cannot name itself
                 device = f"unknown ({exc})"
-        out[name] = {"reason": reason, "device": device}
+        out[b.name] = {"reason": reason, "device": device}
     from .connect import versions
     return {**whoami(), "backends": out, "versions": versions()}
 
@@ -117,10 +137,10 @@ def describe(part: list) -> list:
             for shards in part]
 
 
-def refusal(part: list, piece: int, workload: str, name: str, env: dict) -> Optional[str]:
+def refusal(part: list, piece: int, sent, env: dict) -> Optional[str]:
     """Why the backend refuses one of this worker's shards of a piece (None: it does not)."""
     _apply(env)
-    b = backend(workload, name)
+    b = backend(sent)
     return next((r for r in (b.refuse_reason(u) for u in part[piece] if u.n_items) if r), None)
 
 
@@ -129,8 +149,8 @@ def subset(part: list, piece: int, shard: int, idx: np.ndarray):
     return part[piece][shard].subset(idx)
 
 
-def run_piece(part: list, piece: int, shard: int, workload: str, name: str, mode: str,
-              launches_fn, env: dict) -> dict:
+def run_piece(part: list, piece: int, shard: int, sent, mode: str, launches_fn,
+              env: dict) -> dict:
     """One of this worker's shards of a piece through the backend, as the single-process runner
     runs a chunk: the launches of the chunking mode, their stage times summed, results as an
     array."""
@@ -144,40 +164,31 @@ def run_piece(part: list, piece: int, shard: int, workload: str, name: str, mode
     if unit.n_items == 0:
         return {**me, "log10": np.zeros(0), "timing": timing, "wall": 0.0, "n_fallback": 0,
                 "infos": infos, "launches": 0}
-    b = backend(workload, name)
+    b = backend(sent)
     refusal = b.refuse_reason(unit)
     if refusal:
         return {**me, "refused": refusal}
-    launches = list((launches_fn or get(workload).launches)(unit, mode))
+    launches = list((launches_fn or get(b.workload).launches)(unit, mode))
     outs, wall = run_launches(b, launches)
     n_fallback = add_stages(timing, outs, infos)
     return {**me, "log10": joined_values(outs), "timing": timing, "wall": wall,
             "n_fallback": n_fallback, "infos": infos, "launches": len(launches),
-            "device": device_name(workload, name)}
+            "device": device_name(b)}
 
 
-def device_name(workload: str, name: str) -> str:
-    """The backend's device, asked once per process."""
-    if (workload, name, "device") not in _BACKENDS:
-        _BACKENDS[workload, name, "device"] = str(backend(workload, name).device_name())
-    return _BACKENDS[workload, name, "device"]
-
-
-def fleet_run(args: dict, workload: str, env: dict) -> dict:
+def fleet_run(args: dict, workload: str, cfg, backends: list, env: dict) -> dict:
     """Fleet mode: the whole benchmark matrix on this worker, as ``hmmbench run`` would run it
-    here; the records come back as plain dicts."""
-    from ..cli.common import run_config
+    here (``cfg`` and ``backends``: the client's); the records come back as plain dicts."""
     from ..hostinfo import enrich_devices, host_info
-    from ..registry import select
     from ..runner import run_benchmark
     from ..workload import get
     _apply(env)
     wl = get(workload)
     ns = namespace(args)
-    backends = select(ns.backend, wl.name)
+    # the sent instances themselves, not the shard mode's kept ones: run_benchmark closes them
     datasets, plan = wl.plan(ns, backends)
     t0 = time.perf_counter()
-    bench = run_benchmark(datasets, backends, run_config(ns, wl), **plan)
+    bench = run_benchmark(datasets, backends, cfg, **plan)
     enrich_devices(bench.devices, wl.name)
     return {**whoami(), "records": [r.to_dict() for r in bench.records],
             "devices": bench.devices, "chunking": bench.chunking, "config": bench.config,
