@@ -128,3 +128,11 @@ def test_outcome_encoding_round_trips():
     assert (pl.stages_of(values) == stage).all()
     assert values[2] == 2e6 - 12.5 and values[0] == 0.0
     assert pl.counts_of(stage) == dict(searched=5, msv=4, bias=4, vit=3, fwd=2)
+
+
+def test_an_empty_database(backend):
+    model, hmm = datasets.resolve_model("LuxC").load()
+    empty = datasets.load_proteome().subset([])
+    for kind in ("ssv", "msv", "vf", "pipeline"):
+        ex = backend.run(ProfileSearch(model, empty, kind, hmm))
+        assert ex.log10.size == 0, kind

@@ -80,6 +80,8 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
     seqs, n = db.seqs, db.n
     L = seqs.lengths
     per_stage = {name: new_clock() for name in ("msv", "vit", "fwd")}
+    if n == 0:                                   # nothing to launch
+        return np.zeros(0), {"pass_counts": pl.counts_of(np.zeros(0, np.int8))}
     with host("prep"):
         ssv_table, msv_table = pl.msv_tables(model, db.lengths)
         vf_thr = pl.vf_thresholds(model, db.lengths)
