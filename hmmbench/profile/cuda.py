@@ -27,6 +27,8 @@ from . import layout
 from .host import FILTER_KINDS
 from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, load_info
+from .warp import CUDAMPF_VARIANT, TUNED_VARIANT, auto_group  # noqa: F401 - re-exported
+from . import warp
 
 SOURCE = "profile/filters.cu"
 BLOCK = 128
@@ -40,24 +42,8 @@ STAGE_DEFINES = {"GROUP_SIZE": STAGE_GROUP, "ITEMS": STAGE_ITEMS}
 UPLOAD_CHUNK = 64 << 20
 
 
-#: defines of the warp kernels (kernels_cuda/profile/filters.cu); "group" None = by model size
-#: VF_NTSC_ALU stays off in the tuned set: with it a VF refactor compiled to wrong scores on the
-#: H100 (docs/profile-notes.md), so the exactness of that define rests on one code shape
-CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0,
-                   "vf_ntsc_alu": 0}
-TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1,
-                 "vf_ntsc_alu": 0}
 #: shared memory one block may hold (H100/H200 opt-in maximum is 227 KiB)
 SMEM_LIMIT = 227 * 1024
-
-
-def auto_group(M: int, kind: str = "ssv") -> int:
-    """Lanes per sequence of the SSV/MSV group kernels: narrow groups for small models, so the
-    striped vectors are mostly real cells; the full MSV (a vote per row) prefers 16 lanes up to
-    large models (H100 measurements, docs/profile-notes.md)."""
-    if kind == "msv":
-        return 8 if M <= 128 else 16 if M <= 3000 else 32
-    return 32 if M > 512 else 16 if M > 128 else 8
 
 
 def resident_blocks(fn, block: int, smem_bytes: int, sm_count: int) -> int:
@@ -112,18 +98,14 @@ class _CudaDevice:
         self.launches: list = []            # (kernel, defines, grid, registers) for info
 
     def _defines(self, model, kind: str, Q: int) -> dict:
-        M, v = model.M, self.variant
-        d = {"MODEL_M": M, "BLOCK": BLOCK, "KP": model.Kp, "QB": layout.n_vectors(M, 128),
-             "QW": layout.n_vectors(M, 64)}
         if self.warp:
-            d.update(GROUP=self.group(M, kind) if kind != "vf" else 32, SIMD16=v["simd16"],
-                     PREFETCH=v["prefetch"], LAZY_XE=v["lazy"], VF_DPX=v["vf_dpx"],
-                     VF_NTSC_ALU=v.get("vf_ntsc_alu", 0))
-            d["QW" if kind == "vf" else "QB"] = Q
-        return d
+            return warp.defines(model, kind, Q, self.variant, BLOCK)
+        M = model.M
+        return {"MODEL_M": M, "BLOCK": BLOCK, "KP": model.Kp, "QB": layout.n_vectors(M, 128),
+                "QW": layout.n_vectors(M, 64)}
 
     def group(self, M: int, kind: str) -> int:
-        return self.variant["group"] or auto_group(M, kind)
+        return warp.group(self.variant, M, kind)
 
     def _up(self, arr):
         """A host array's device copy (a device array, gathered there already, passes)."""
@@ -145,10 +127,7 @@ class _CudaDevice:
 
     def _profile(self, model, kind: str):
         """(Q, host uint32 words) of the warp kernels' profile for ``kind``."""
-        if kind == "vf":
-            return layout.warp_word_profile(model, bool(self.variant["vf_dpx"]))
-        return layout.warp_byte_profile(model, kind, self.group(model.M, kind),
-                                        bool(self.variant["simd16"]))
+        return warp.profile(model, kind, self.variant)
 
     def _launch(self, model, name, kind, n_items, args, Q=0, profile_words=0):
         defines = self._defines(model, kind, Q)

@@ -1,7 +1,11 @@
-"""OpenCL backends of workload "profile": HMMER3's SSV/MSV and Viterbi filters, task-parallel.
+"""OpenCL backends of workload "profile": HMMER3's SSV/MSV and Viterbi filters.
 
-One work-item per target sequence (kernels_opencl/profile/filters.cl, built per model length
-with ``-DMODEL_M``); the kernels return HMMER's raw integers (SSV xE, MSV xJ, VF xC, overflow
+``profile-opencl-task``: one work-item per target sequence (kernels_opencl/profile/filters.cl,
+built per model length with ``-DMODEL_M``). ``profile-opencl-warp``: the warp-group kernels of
+``profile-cuda-warp`` (kernels_common/profile/warp.h through kernels_opencl/profile/warp.cl,
+the same defines and profile layouts: :mod:`hmmbench.profile.warp`); a warp's exchanges are
+inline PTX on NVIDIA's OpenCL, sub-group functions where a 32-lane sub-group builds, else local
+memory with one warp per work-group (``info["path"]``). The kernels return HMMER's raw integers (SSV xE, MSV xJ, VF xC, overflow
 flags) and the host finishes them with the reference's own rules
 (:mod:`cpu_reference.profile.filters`), so the scores are identical to the NumPy reference and
 to HMMER. Device choice and program cache: the glue of :mod:`hmmbench.pairhmm.opencl`.
@@ -17,7 +21,8 @@ from ..backend import Backend, Execution, StageClock
 from .model import ProfileModel, SequenceSet
 from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, load_info
-from ..apis.opencl import device_kit
+from ..apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
+from . import warp
 
 SOURCE = "profile/filters.cl"
 #: the pipeline's stage decisions and compaction (kernels_common/profile/stages.h)
@@ -259,8 +264,77 @@ class ProfileFiltersOpenCL:
             self._db = None
 
 
+WARP_SOURCE = "profile/warp.cl"
+#: work-items per work-group of the warp kernels (4 warps, as CUDA's BLOCK); 32 on the local path
+WARP_BLOCK = 128
+#: persistent grid: at most this many work-groups per compute unit (grid-stride beyond)
+WARP_GROUPS_PER_CU = 16
+
+
+class ProfileWarpOpenCL(ProfileFiltersOpenCL):
+    """The warp-group kernels (one group of lanes per sequence, the model striped over it)."""
+
+    def __init__(self, device: Optional[str] = None, exchange: str = "auto"):
+        super().__init__(device)
+        self.variant = dict(warp.TUNED_VARIANT)
+        self.path = self._path(exchange)
+        self.block = 32 if self.path == "local" else WARP_BLOCK
+
+    def _path(self, exchange: str) -> str:
+        """'ptx', the device's sub-group kind when a 32-lane sub-group builds, else 'local'."""
+        kit = self.kit
+        if exchange == "local" or kit.shuffle is None:
+            return "local"
+        if kit.shuffle == "ptx":
+            return "ptx"
+        try:  # a probe build: is a warp exactly one sub-group?
+            d = {"MODEL_M": 4, "KP": 29, "QB": 1, "QW": 1, "GROUP": 32, "BLOCK": WARP_BLOCK,
+                 "EXCHANGE": EXCHANGE[kit.shuffle]}
+            k = kit.kernel(WARP_SOURCE, "ssv_xe_warp", d)
+            size = k.get_sub_group_info(
+                kit.device, cl_module().kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                [WARP_BLOCK])
+            return kit.shuffle if int(size) == 32 else "local"
+        except Exception:  # noqa: BLE001 - a failed build or query: the local path
+            return "local"
+
+    def _warp_launch(self, name, kind, model, extra_args, scalars, clock, on_device, seqs, idx):
+        n = len(seqs)
+        res, offs, ordb, m = self._common(seqs, idx, clock, on_device)
+        Q, words = warp.profile(model, kind, self.variant)
+        defines = warp.defines(model, kind, Q, self.variant, self.block)
+        defines["EXCHANGE"] = EXCHANGE[self.path]
+        with clock("h2d"):
+            prof = self._buf(words)
+            extra = [self._buf(a) for a in extra_args]
+        out = self._output(kind, n, on_device)
+        if m:
+            kern = self.kit.kernel(WARP_SOURCE, name, defines)
+            per_group = (self.block // 32) * (32 // defines["GROUP"])
+            groups = min(-(-m // per_group), self.kit.device.max_compute_units * WARP_GROUPS_PER_CU)
+            with clock("kernel"):
+                kern(self.kit.queue, (groups * self.block,), (self.block,), prof, res, offs,
+                     ordb, np.int32(m), *map(np.int32, scalars), *extra, out).wait()
+        return self._finish(out, n, clock, on_device)
+
+    def ssv_xe(self, model, seqs, idx, on_device=None):
+        return self._warp_launch("ssv_xe_warp", "ssv", model, [], [model.byte.bias], self._clock,
+                                 on_device, seqs, idx)
+
+    def msv_xj(self, model, seqs, idx, tjbm, on_device=None):
+        bp = model.byte
+        return self._warp_launch("msv_xj_warp", "msv", model, [tjbm],
+                                 [bp.bias, bp.base, bp.tec], self._clock, on_device, seqs, idx)
+
+    def vf_xc(self, model, seqs, idx, move, on_device=None):
+        wp = model.word
+        return self._warp_launch("vf_xc_warp", "vf", model, [move],
+                                 [wp.base, wp.e_loop, wp.e_move, wp.ddbound], self._clock,
+                                 on_device, seqs, idx)
+
+
 class OpenCLProfile(Backend):
-    """Registry backend: the task-parallel OpenCL filters."""
+    """Registry backend: the task-parallel OpenCL filters (``warp``: the warp-group ones)."""
     workload = "profile"
     name = "profile-opencl-task"
     api = "opencl"
@@ -268,9 +342,13 @@ class OpenCLProfile(Backend):
     precision = "int8/int16 exact"
     kinds = ("ssv", "msv", "vf", PIPELINE)
 
-    def __init__(self, device: Optional[str] = None, **params):
+    def __init__(self, device: Optional[str] = None, warp_kernels: bool = False,
+                 exchange: str = "auto", **params):
         super().__init__(device=device, **params)
         self._runner = None
+        self._warp, self._exchange = warp_kernels, exchange
+        if warp_kernels:
+            self.name, self.family = "profile-opencl-warp", "warp-group"
 
     def unavailable_reason(self) -> Optional[str]:
         try:
@@ -285,7 +363,11 @@ class OpenCLProfile(Backend):
 
     def runner(self) -> ProfileFiltersOpenCL:
         if self._runner is None:
-            self._runner = ProfileFiltersOpenCL(self.params.get("device"))
+            device = self.params.get("device")
+            self._runner = (ProfileWarpOpenCL(device, self._exchange) if self._warp
+                            else ProfileFiltersOpenCL(device))
+            if self._warp:
+                self.params["path"] = PATH_NAMES[self._runner.path]
         return self._runner
 
     def device_name(self) -> str:
@@ -298,6 +380,8 @@ class OpenCLProfile(Backend):
         clock = StageClock()
         t0 = time.perf_counter()
         out, info = self.runner().search(job, clock)
+        if self._warp:
+            info["path"] = PATH_NAMES[self.runner().path]
         return Execution(log10=np.asarray(out, np.float64), timing=clock.timing,
                          info={"unit": "nats", "device": self.runner().kit.label,
                                "wall": time.perf_counter() - t0, **info})
@@ -308,7 +392,7 @@ class OpenCLProfile(Backend):
 
 
 def backends() -> list:
-    return [OpenCLProfile()]
+    return [OpenCLProfile(), OpenCLProfile(warp_kernels=True)]
 
 
 def devices() -> list:

@@ -1,0 +1,50 @@
+"""The warp-group filter kernels' variants and defines (kernels_common/profile/warp.h), shared by
+``profile-cuda-warp`` / ``profile-cuda-cudampf`` (:mod:`hmmbench.profile.cuda`) and
+``profile-opencl-warp`` (:mod:`hmmbench.profile.opencl`): the same kernels, the same defines,
+the same profile layouts (:mod:`hmmbench.profile.layout`)."""
+from __future__ import annotations
+
+from . import layout
+
+#: defines of the warp kernels; "group" None = by model size (``auto_group``).
+#: VF_NTSC_ALU stays off in the tuned set: with it a VF refactor compiled to wrong scores on the
+#: H100 (docs/profile-notes.md), so the exactness of that define rests on one code shape
+CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0,
+                   "vf_ntsc_alu": 0}
+TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1,
+                 "vf_ntsc_alu": 0}
+
+
+def auto_group(M: int, kind: str = "ssv") -> int:
+    """Lanes per sequence of the SSV/MSV group kernels: narrow groups for small models, so the
+    striped vectors are mostly real cells; the full MSV (a vote per row) prefers 16 lanes up to
+    large models (H100 measurements, docs/profile-notes.md)."""
+    if kind == "msv":
+        return 8 if M <= 128 else 16 if M <= 3000 else 32
+    return 32 if M > 512 else 16 if M > 128 else 8
+
+
+def group(variant: dict, M: int, kind: str) -> int:
+    """Lanes per sequence of ``kind``'s kernel (the Viterbi filter: always a whole warp)."""
+    if kind == "vf":
+        return 32
+    return variant["group"] or auto_group(M, kind)
+
+
+def profile(model, kind: str, variant: dict) -> tuple:
+    """(Q, host uint32 words) of the warp kernels' profile for ``kind``."""
+    if kind == "vf":
+        return layout.warp_word_profile(model, bool(variant["vf_dpx"]))
+    return layout.warp_byte_profile(model, kind, group(variant, model.M, kind),
+                                    bool(variant["simd16"]))
+
+
+def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
+    """-D defines of ``kind``'s warp kernel for ``model`` (Q: its profile's vectors)."""
+    M = model.M
+    d = {"MODEL_M": M, "BLOCK": block, "KP": model.Kp, "QB": layout.n_vectors(M, 128),
+         "QW": layout.n_vectors(M, 64), "GROUP": group(variant, M, kind),
+         "SIMD16": variant["simd16"], "PREFETCH": variant["prefetch"], "LAZY_XE": variant["lazy"],
+         "VF_DPX": variant["vf_dpx"], "VF_NTSC_ALU": variant.get("vf_ntsc_alu", 0)}
+    d["QW" if kind == "vf" else "QB"] = Q
+    return d
