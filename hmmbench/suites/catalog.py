@@ -140,15 +140,20 @@ SUITES = {
              "options": {"opencl-device": "NVIDIA", "repeat": 3}}]},
     "twins": {
         "about": "the peak kernels' CUDA and OpenCL twins on one GPU: opencl-subwarp vs "
-                 "cuda-subwarp on equal-length sets 64..1024 and 1m merged [issue 16]; the ratio "
-                 "table: scripts/device_twins.sh",
+                 "cuda-subwarp on equal-length sets 64..1024 and 1m merged, profile-opencl-warp "
+                 "vs profile-cuda-warp on proteins-2e8 (M = 400, 1200) [issue 16]; the ratio "
+                 "table and the compiler evidence: scripts/device_twins.sh",
         "steps": [
             {"name": "twins-peak", "datasets": _twin_peak_sets(),
              "backends": ["cuda-subwarp", "opencl-subwarp"],
              "options": {"opencl-device": "NVIDIA", "repeat": 3, "sample-pairs": 200}},
             {"name": "twins-1m", "datasets": ["1m"],
              "backends": ["cuda-subwarp", "opencl-subwarp"],
-             "options": {"chunking": "merged", "opencl-device": "NVIDIA", "max-time": 2}}]},
+             "options": {"chunking": "merged", "opencl-device": "NVIDIA", "max-time": 2}},
+            {"name": "twins-profile", "workload": "profile", "datasets": ["proteins-2e8"],
+             "backends": ["profile-cuda-warp", "profile-opencl-warp"],
+             "options": {"model": ["random-M400", "random-M1200"], "kind": "ssv,msv,vf",
+                         "opencl-device": "NVIDIA", "max-time": 2}}]},
     "peak": {
         # The float64 reference of 1024^2-cell pairs is slow: 200 sampled pairs per set.
         "about": "cuda-subwarp (auto) kernel-only curve on equal-length sets 32..1024 [issue 5]",
