@@ -31,17 +31,19 @@ from hmmbench.pairhmm.model import LOG10_C32, PairSet  # noqa: E402
 F32, F64 = np.float32, np.float64
 PAD, N_CODE = 5, 4
 LOG10_2 = float(np.log10(2.0))
+#: Largest exponent gap to the sender a thread may have (the kernel's SW_EXP_MAX_GAP).
+MAX_GAP = 150
 
 
 @dataclass(frozen=True)
 class Scheme:
-    """The rescaling policy."""
-    every: int = 4          # steps between checks (one unrolled iteration of the kernel)
-    low: int = -20          # binade window of a thread's largest value ...
-    high: int = 60
+    """The rescaling policy (the kernel's SW_EXP_* defines)."""
+    every: int = 16         # steps between checks (four unrolled iterations of the kernel)
+    low: int = 10           # binade window of a thread's largest value ...
+    high: int = 30
     target: int = 20        # ... and where a rescale puts it
-    check: str = "I"        # "all": X, I, Dp of every row; "I": I of every row + last X + up
-    flag_gap: bool = False  # exponent gaps over 126 between neighbours send the pair to float64
+    prior: bool = True      # threads start at the insertion prior (else at their sender's scale)
+    stride: int = 4         # the check reads I of every stride-th row (and the last)
 
 
 def fma(a, b, c):
@@ -52,6 +54,15 @@ def fma(a, b, c):
 def pow2(k):
     """2^k as float32 for integer arrays k in [-126, 127] (the kernel builds it from bits)."""
     return ((k.astype(np.int32) + 127) << 23).astype(np.int32).view(F32)
+
+
+def factor(d):
+    """The conversion 2^d of what a thread receives, as two float32 factors applied one after
+    the other: exact for d <= 252 (gaps over MAX_GAP mark the pair for the float64 kernel), 0
+    below -126 (what comes in is then below anything the receiver holds)."""
+    d = np.asarray(d)
+    f1 = np.where(d < -126, F32(0), pow2(np.clip(d, -126, 126))).astype(F32)
+    return f1, pow2(np.clip(d - 126, 0, 126))
 
 
 def binade(x):
@@ -91,7 +102,9 @@ def row_coefficients(ps: PairSet, pairs: np.ndarray, rows: int):
     z = lambda x, fill: np.where(inside, x, F32(fill)).astype(F32)  # noqa: E731
     tab[~inside] = 0
     gm_first = F32(1) - _p(ps.gcp_qual[start])
-    return z(A, 0), z(gm, 0), z(gap, 1), z(Cd, 0), tab, gm_first
+    # binades an insertion loses per row: -log2(gap) = q log2(10) / 10 (0 on padding rows)
+    ins_decay = np.where(inside, ps.gcp_qual[at].astype(F32) * F32(np.log2(10) / 10), F32(0))
+    return z(A, 0), z(gm, 0), z(gap, 1), z(Cd, 0), tab, gm_first, ins_decay.astype(F32)
 
 
 def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme | None,
@@ -102,7 +115,7 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
     m = ps.read_lengths[ps.pair_read[pairs]]
     n = ps.hap_lengths[ps.pair_hap[pairs]]
     n_tiles = int(-(-m.max() // tile))
-    A, gm, gap, Cd, tab, gm_first = row_coefficients(ps, pairs, n_tiles * tile)
+    A, gm, gap, Cd, tab, gm_first, decay = row_coefficients(ps, pairs, n_tiles * tile)
     steps = -(-(int(n.max()) + p - 1) // 4) * 4
     hap = np.full((G, steps + 1), PAD, np.int64)
     for g, h in enumerate(ps.pair_hap[pairs]):
@@ -122,16 +135,23 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
         X, I, Dp = (np.zeros((k, G, p), F32) for _ in range(3))
         up = np.zeros((3, G, p), F32)
         dg = np.zeros((3, G, p), F32)
-        if first:
-            dg[2, :, 0] = d_init
         code = np.full((G, p), PAD, np.int64)
         total = np.zeros((G, p), F32)
+        # Prior exponents: the first columns a thread sees are insertions straight down from the
+        # tile's top, smaller by the product of the gap probabilities of the rows above it (an
+        # exclusive sum over the threads of each thread's own rows, once per read and tile)
+        block = decay[:, rows].reshape(G, p, k).sum(axis=2)
+        prior = np.rint(np.cumsum(block, axis=1) - block).astype(np.int32)
+        if not scheme or not scheme.prior:
+            prior[:] = 0
+        if first:  # lane 0's injected top row C/n at the target binade from the start
+            e = prior + (scheme.target - binade(d_init))[:, None] if scheme else prior
+        else:  # in the scale of the boundary row's first column
+            e = scratch[3][:, :1].astype(np.int32) + prior
+        d_src = (d_init * pow2(np.clip(e[:, 0], -126, 127))).astype(F32) if first else None
         if first:
-            e = np.zeros((G, p), np.int32)
-        else:  # every thread starts in the scale of the boundary row's first column
-            e = np.repeat(scratch[3][:, 0].astype(np.int32)[:, None], p, axis=1)
-        f = np.ones((G, p), F32)
-        d_src = d_init.copy()
+            dg[2, :, 0] = d_src
+        f, f2 = factor(e - np.concatenate([e[:, :1], e[:, :-1]], axis=1))
         new_scratch = np.zeros((4, G, steps + 8), F32) if not last else None
         for s in range(steps):
             code[:, 0] = hap[:, s]
@@ -142,11 +162,11 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
                 inside = s < n
                 b = scratch[:, :, s]
                 d0 = e[:, 0] - b[3].astype(np.int32)
-                if scheme is not None and scheme.flag_gap:
-                    flagged |= inside & (np.abs(d0) > 126)
-                f0 = np.ones(G, F32) if scheme is None else pow2(np.clip(d0, -126, 127))
+                if scheme is not None:
+                    flagged |= inside & (d0 > MAX_GAP)
+                f0, f02 = (np.ones(G, F32),) * 2 if scheme is None else factor(d0)
                 for v in range(3):
-                    up[v, :, 0] = np.where(inside, b[v] * f0, F32(0))
+                    up[v, :, 0] = np.where(inside, b[v] * f0 * f02, F32(0))
             E = ctab[gi, ti, :, code].transpose(2, 0, 1)  # (k, G, p)
             dx = np.concatenate([dg[0][None], X[:-1]])
             di = np.concatenate([dg[1][None], I[:-1]])
@@ -173,16 +193,15 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             if scheme is None:
                 continue
             up *= f[None]
+            up *= f2[None]
             if (s + 1) % scheme.every:
                 continue
-            # --- the check: largest value of the thread, rescale out-of-window threads -------
-            if scheme.check == "all":
-                mx = np.maximum(np.maximum(X.max(0), I.max(0)), Dp.max(0))
-                mx = np.maximum(mx, np.maximum(up.max(0), dg.max(0)))
-            else:  # I of every row bounds X of the rows above it; the last X; what came in
-                mx = np.maximum(I.max(0), X[k - 1])
-                mx = np.maximum(mx, up.max(0))
-            if last:  # the reporting thread keeps its running sum in range too
+            # --- the check: each thread's largest value; out-of-window threads rescale -------
+            # I of every row bounds X of the row above it (I = gap I + X); the last X; what
+            # came in; the reporting thread's running sum
+            mx = np.maximum(np.maximum(I[scheme.stride - 1::scheme.stride].max(0), X[k - 1]),
+                            np.maximum(I[k - 1], up.max(0)))
+            if last:
                 mx[:, p - 1] = np.maximum(mx[:, p - 1], total[:, p - 1])
             live = mx > 0
             ex = binade(mx)
@@ -190,37 +209,33 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             # keeps its scale: nothing it computes there is read
             done = (s - np.arange(p))[None, :] >= n[:, None]
             want = np.where(live & ~done & ((ex < scheme.low) | (ex > scheme.high)),
-                            e + np.clip(scheme.target - ex, -126, 127), e)
-            # dead threads (all zero so far: the wavefront has not reached them) take the scale
-            # of the last live thread above them (the kernel: ballot + one shuffle); then no
-            # thread goes more than 126 binades from what its sender wants (one float32 factor
-            # converts exactly)
+                            e + np.clip(scheme.target - ex, -126, 126), e)
+            # dead threads (all zero: the wavefront has not reached them) take the scale of the
+            # last live thread above them, moved by their prior difference (ballot + shuffle)
             on = live | done
             src = np.maximum.accumulate(np.where(on, np.arange(p)[None, :], 0), axis=1)
-            want = np.where(on, want, np.take_along_axis(want, src, axis=1))
-            w_above = np.concatenate([want[:, :1], want[:, :-1]], axis=1)
-            want = np.clip(want, w_above - 126, w_above + 126)
-            sh = want - e
-            if (sh != 0).any():
-                fac = pow2(np.clip(sh, -126, 127))
-                big = np.abs(sh) > 126  # a dead thread's jump: nothing to rescale but zeros
-                fac = np.where(big, F32(1), fac)
-                X = X * fac; I = I * fac; Dp = Dp * fac  # noqa: E702
-                up = up * fac; dg = dg * fac  # noqa: E702
-                with np.errstate(over="ignore"):  # other threads' sums are never read
-                    total = total * fac
+            want = np.where(on, want, np.take_along_axis(want - prior, src, axis=1) + prior)
+            sh = np.where(on, want - e, 0)
+            if stats is not None:  # how often a group has a thread rescaling (of the checks)
+                stats["checks"] = stats.get("checks", 0) + G
+                stats["rescaling_checks"] = stats.get("rescaling_checks", 0) + int(
+                    (sh != 0).any(axis=1).sum())
+            fac = pow2(sh)
+            X = X * fac; I = I * fac; Dp = Dp * fac  # noqa: E702
+            up = up * fac; dg = dg * fac  # noqa: E702
+            with np.errstate(over="ignore"):  # other threads' sums are never read
+                total = total * fac
+            if first:
                 d_src = d_src * fac[:, 0]
             e = want
-            e_above = np.concatenate([e[:, :1], e[:, :-1]], axis=1)
-            d = e - e_above
-            worst_gap = max(worst_gap, int(np.abs(d).max()))
-            bad = (np.abs(d) > 126) & ~done
-            if scheme.flag_gap:  # a gap one float32 factor cannot express: float64 recompute
-                flagged |= bad.any(axis=1)
-            f = pow2(np.clip(d, -126, 127))
+            d = e - np.concatenate([e[:, :1], e[:, :-1]], axis=1)
+            worst_gap = max(worst_gap, int(d[~done].max(initial=0)))
+            # over MAX_GAP the sender's values the receiver needs lie in the sender's denormals
+            flagged |= ((d > MAX_GAP) & ~done).any(axis=1)
+            f, f2 = factor(d)
         scratch = new_scratch
     if stats is not None:
-        stats["worst_exponent_gap"] = max(stats.get("worst_exponent_gap", 0), worst_gap)
+        stats["widest_gap_up"] = max(stats.get("widest_gap_up", 0), worst_gap)
     final = total[:, p - 1]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log10(final.astype(F64)) - LOG10_C32
@@ -245,7 +260,9 @@ def emulate(ps: PairSet, scheme: Scheme | None = Scheme(), batch: int = 1024,
         idx = idx[np.argsort(ps.pair_hap_lengths[idx], kind="stable")]
         for c in range(0, len(idx), batch):
             sel = idx[c:c + batch]
-            out[sel], redo[sel] = emulate_group(ps, sel, b.p, b.k, scheme, stats)
+            # overflows and their NaNs stay inside pairs that end up flagged for float64
+            with np.errstate(over="ignore", invalid="ignore"):
+                out[sel], redo[sel] = emulate_group(ps, sel, b.p, b.k, scheme, stats)
     return out, redo
 
 

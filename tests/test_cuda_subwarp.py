@@ -17,7 +17,7 @@ from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
-from pairgen import ragged_pairs
+from pairgen import deep_pairs, ragged_pairs
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels_cuda"
 INCLUDES = [f"-I{d}" for d in glue.include_dirs(sw.SOURCE)]
@@ -204,8 +204,11 @@ def _check(backend, ps, tol=TOL):
     ex = backend.run(ps)
     ref = forward_log10(ps, "float64")
     assert ex.log10.shape == ref.shape
-    with np.errstate(invalid="ignore"):  # equal infinities (float64 underflow) agree
-        d = np.where(ex.log10 == ref, 0.0, np.abs(ex.log10 - ref))
+    # Equal infinities agree; so does a finite result below float64's reach (exponents go
+    # further than float64 with C = 2^1020, whose smallest result is ~1e-630).
+    below = np.isneginf(ref) & (ex.log10 < -600)
+    with np.errstate(invalid="ignore"):
+        d = np.where((ex.log10 == ref) | below, 0.0, np.abs(ex.log10 - ref))
     assert np.all(d <= tol), (backend.name, float(np.nanmax(d)), int(np.sum(~(d <= tol))))
     return ex
 
@@ -239,7 +242,33 @@ def test_float32_underflows_are_recomputed_in_double_on_the_gpu():
 
 
 @gpu
-@pytest.mark.parametrize("name", ["cuda-subwarp", "cuda-subwarp-gatkform"])
+def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
+    """GATK's gap penalty: every pair exact without the float64 recompute, down past 1e-300
+    (the emulation's proof, tests/test_subwarp_scaling.py, run by the kernel itself)."""
+    b = {x.name: x for x in sw.backends()}["cuda-subwarp-exp"]
+    ps = PairSet.concatenate([deep_pairs(1, 64, gcp_q=(10, 11)),
+                              deep_pairs(2, 24, length=(500, 1024), mismatch=(0, 0.5),
+                                         gcp_q=(10, 11)),
+                              deep_pairs(3, 6, length=(1030, 1500), mismatch=(0, 0.5),
+                                         gcp_q=(10, 11)),
+                              generate_fixed(1024, 1024, 32, seed=2)])
+    ref = forward_log10(ps, "float64")
+    assert np.sum(ref < -300) >= 5
+    ex = _check(b, ps)
+    assert ex.n_fallback == 0
+
+
+@gpu
+def test_exponent_pairs_they_cannot_hold_go_to_float64_and_every_pair_is_exact():
+    b = {x.name: x for x in sw.backends()}["cuda-subwarp-exp"]
+    ps = PairSet.concatenate([deep_pairs(4, 48, length=(150, 300), gcp_q=(10, 25)),
+                              ragged(seed=13, batches=10, max_read=300, max_hap=300)])
+    ex = _check(b, ps)
+    assert 0 < ex.n_fallback < ps.n_pairs
+
+
+@gpu
+@pytest.mark.parametrize("name", ["cuda-subwarp", "cuda-subwarp-gatkform", "cuda-subwarp-exp"])
 def test_every_recompute_kernel_matches_the_reference_when_every_pair_is_recomputed(name):
     b = {x.name: x for x in sw.backends()}[name]
     b.recompute_all = True  # every pair through the float64 kernels of every queue

@@ -1,7 +1,7 @@
-"""The per-thread power-of-two exponent scheme for the sub-warp kernel (issue 13, point 2), proven
+"""The per-thread power-of-two exponent scheme of the sub-warp kernel (issue 13, point 2), proven
 on the NumPy float32 emulation of the kernel's wavefront (tests/subwarp_scaling.py): long pairs
-that today's float32 kernel hands to the float64 recompute come out exact in float32 with
-exponents, down past 1e-300."""
+that the float32 kernel without exponents hands to the float64 recompute come out exact in
+float32, down past 1e-300; only pairs with gap penalties far from GATK's are handed on."""
 from __future__ import annotations
 
 import numpy as np
@@ -32,11 +32,27 @@ def test_exponents_keep_long_pairs_exact_that_float32_alone_hands_to_float64():
     assert np.min(ref) < -38
 
 
-def test_checking_every_step_reaches_below_1e300_with_gatks_gap_penalty():
+def test_pairs_below_1e300_stay_exact_in_float32_with_gatks_gap_penalty():
     ps = deep_pairs(1, 64, gcp_q=(10, 11))     # GATK's constant gap continuation, Phred 10
     ref = forward_log10(ps, "float64")
-    got, redo = emu.emulate(ps, emu.Scheme(every=1))
+    got, redo = emu.emulate(ps, emu.Scheme())
     fin = np.isfinite(ref)
     assert not redo[fin].any()
     assert np.max(np.abs(got[fin] - ref[fin])) <= TOL
     assert np.sum(ref[fin] < -300) >= 5 and np.sum((ref > -38) & (ref < -28)) >= 1
+
+
+def test_without_the_insertion_prior_deep_rows_lose_their_first_columns():
+    ps = deep_pairs(1, 64, gcp_q=(10, 11))
+    ref = forward_log10(ps, "float64")
+    got, redo = emu.emulate(ps, emu.Scheme(prior=False))
+    assert np.sum(~redo & ~(np.abs(got - ref) <= TOL)) >= 1
+
+
+def test_pairs_the_exponents_cannot_hold_are_handed_to_float64_and_the_rest_are_exact():
+    ps = deep_pairs(4, 48, length=(150, 300), gcp_q=(10, 25))  # gap penalties up to Phred 25
+    ref = forward_log10(ps, "float64")
+    got, redo = emu.emulate(ps, emu.Scheme())
+    keep = np.isfinite(ref) & ~redo
+    assert redo.sum() >= 5 and keep.sum() >= 5
+    assert np.max(np.abs(got[keep] - ref[keep])) <= TOL

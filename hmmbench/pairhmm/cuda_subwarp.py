@@ -34,7 +34,10 @@ Variants (each switches one design element off, so ``hmmbench run`` shows what i
 ``cuda-subwarp`` (auto bins), ``-noemistable`` (compare-and-select emissions), ``-gatkform``
 (GATK's 8-instruction recurrence instead of the scaled 6-instruction one), ``-nobins`` (one
 p32k16 kernel for every read, multi-tile beyond 512), ``-nostreams`` (bins serialized on one
-stream), ``-p8k16`` (one fixed configuration).
+stream), ``-p8k16`` (one fixed configuration). ``-exp`` adds an element: every thread carries a
+power-of-two exponent beside its float32 values (``SW_EXP_SCALE``), so pairs far below float32's
+range stay float32 instead of going to the float64 recompute; ``-f64rescue`` names today's path
+(the same as ``cuda-subwarp`` until -exp is measured exact on a GPU and becomes the default).
 """
 from __future__ import annotations
 
@@ -168,9 +171,10 @@ class SubwarpBackend(Backend):
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
                  scaled: bool = True, streams: bool = True, description: str = "",
                  chunk_pairs: int = 3 << 17, min_blocks: int = 1,
-                 per_pair_below: int = PER_PAIR_BELOW, small_bins: Optional[Sequence[tuple]] = None):
+                 per_pair_below: int = PER_PAIR_BELOW, small_bins: Optional[Sequence[tuple]] = None,
+                 exp_scale: bool = False):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
-                         emis_table=emis_table, scaled=scaled, streams=streams,
+                         emis_table=emis_table, scaled=scaled, streams=streams, exp_scale=exp_scale,
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
                          per_pair_below=per_pair_below,
                          small_bins=[list(b) for b in small_bins] if small_bins else None)
@@ -182,6 +186,9 @@ class SubwarpBackend(Backend):
         self._long = long_config
         self._table = emis_table
         self._scaled = scaled
+        # Power-of-two exponents per thread (SW_EXP_SCALE): no float64 recompute except for the
+        # pairs the exponents cannot hold (gap penalties far from GATK's; docs/subwarp-notes.md)
+        self._exp = exp_scale
         self._streams_on = streams
         self._buffers = None
         self._streams: list = []
@@ -237,7 +244,8 @@ class SubwarpBackend(Backend):
              "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
              "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30,
              "SW_BLOCK": THREADS_PER_BLOCK,
-             "SW_MIN_BLOCKS": 1 if double else (b.min_blocks or self.min_blocks)}
+             "SW_MIN_BLOCKS": 1 if double else (b.min_blocks or self.min_blocks),
+             "SW_EXP_SCALE": int(self._exp and not double and not self.recompute_all)}
         if self.recompute_all and not double:
             d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
         return d
@@ -590,6 +598,12 @@ def backends() -> list[Backend]:
     return [
         SubwarpBackend("cuda-subwarp", small_bins=SMALL_BINS,
                        description="auto (p,k) per length bin"),
+        SubwarpBackend("cuda-subwarp-exp", small_bins=SMALL_BINS, exp_scale=True,
+                       description="auto bins, float32 with per-thread power-of-two exponents "
+                                   "(no float64 recompute of underflowing pairs)"),
+        SubwarpBackend("cuda-subwarp-f64rescue", small_bins=SMALL_BINS,
+                       description="auto bins, float32 pairs under 1e-28 recomputed in float64 "
+                                   "(what -exp replaces; today's cuda-subwarp)"),
         SubwarpBackend("cuda-subwarp-noemistable", bins=NOTABLE_BINS, emis_table=False,
                        description="compare-and-select emissions instead of the shared table"),
         SubwarpBackend("cuda-subwarp-gatkform", bins=GATKFORM_BINS, scaled=False,

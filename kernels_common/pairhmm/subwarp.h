@@ -38,6 +38,29 @@
  *   SW_RESULT_PARAMS          the kernel's result parameters
  *   SW_STORE(o, sum)          stores pair o's float sum (item, h in scope)
  *   SW_KERNEL_PROLOGUE        declarations at the kernel's top (local exchange buffers)
+ * and, with SW_EXP_SCALE (exponents, below):
+ *   SW_SHFL_UP_BY(v, n)       lane l gets v of lane l - n (its own for l < n), any 32-bit type
+ *   SW_SHFL_FROM(v, src)      every lane gets v of group lane src
+ *   SW_GROUP_BALLOT(pred)     bit l set when pred holds on group lane l
+ *   SW_GROUP_ANY(pred)        pred holds on some lane of the group
+ *   SW_CLZ(x)                 leading zero bits of a 32-bit unsigned
+ *   SW_FLOAT_BITS(x), SW_BITS_FLOAT(i)   a float's bits as int and back
+ *   SW_STORE_SCALED(o, sum, e, bad)      stores pair o's result log10(sum) - e log10(2) - log10 C,
+ *                             or hands the pair to the double recompute when bad (or sum is 0,
+ *                             infinite or NaN)
+ *
+ * Exponents (SW_EXP_SCALE=1). A thread's values are the forward values x C x 2^e with its own int
+ * e; what it receives from its left neighbour (or the boundary row of the tile above) is
+ * multiplied by 2^(e - e_sender), exact as powers of two are. Every SW_EXP_EVERY unrolled
+ * iterations each thread takes its largest value (I of every SW_EXP_STRIDE-th row -- I[r+1] >=
+ * X[r] and >= gap I[r] -- the last X and I, what came in, and the reporting thread's running sum) and, when its binade lies outside
+ * [SW_EXP_LOW, SW_EXP_HIGH], multiplies its whole state by the power of two that brings it to
+ * SW_EXP_TARGET. Threads start at an insertion prior (the first columns they see are insertions
+ * straight down from the tile's top: binades lost = sum of the gap qualities above x log2(10)/10),
+ * threads the wavefront has not reached take the scale of the last live thread above them, and a
+ * gap over SW_EXP_MAX_GAP binades to the sender (values one float factor cannot convert) hands
+ * the pair to the double recompute. The NumPy emulation tests/subwarp_scaling.py mirrors this step
+ * for step (and is what proves it: docs/subwarp-notes.md).
  */
 #ifndef PAIRHMM_SUBWARP_H
 #define PAIRHMM_SUBWARP_H
@@ -64,6 +87,35 @@ typedef struct SW_ALIGNED(4 * sizeof(real_t)) RealQuad {
 SW_FN real_t phred_to_prob(int q) {
     return sw_exp10((real_t)(-0.1) * (real_t)q);
 }
+
+#if SW_EXP_SCALE
+/* floor(log2 x) of a positive float (denormals read -127), 2^k for k in [-126, 127], and the
+ * conversion 2^d of received values as two factors applied one after the other (the second is
+ * 1 up to d = 126; the first is 0 below -126: what comes in is then below anything held). */
+SW_FN int sw_binade(float x) { return ((SW_FLOAT_BITS(x) >> 23) & 0xFF) - 127; }
+SW_FN float sw_pow2(int k) { return SW_BITS_FLOAT((k + 127) << 23); }
+SW_FN float sw_factor(int d) { return d < -126 ? 0.0f : sw_pow2(min(d, 126)); }
+SW_FN float sw_factor2(int d) { return sw_pow2(max(0, min(d - 126, 126))); }
+
+/* The insertion prior of a thread whose rows start at row0 (an exclusive sum over the group's
+ * threads of their rows' gap qualities, in binades). */
+SW_FN int insertion_prior(SW_IN(unsigned char) gq, int row0, int m, int lane,
+                          unsigned group_mask) {
+    float own = 0.0f;
+#pragma unroll
+    for (int r = 0; r < SW_K; ++r)
+        if (row0 + r < m) own += (float)gq[row0 + r];
+    own *= 0.33219281f;  /* log2(10) / 10 */
+    float incl = own;
+#pragma unroll
+    for (int d = 1; d < SW_P; d *= 2) {
+        const float v = SW_SHFL_UP_BY(incl, d);
+        if (lane >= d) incl += v;
+    }
+    (void)group_mask;
+    return (int)rintf(incl - own);
+}
+#endif
 
 /* Per-row coefficients of one thread's rows (arrays indexed only by unrolled constants). */
 typedef struct Rows {
@@ -193,6 +245,9 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #endif
         /* gm of the read's first row, for the initial condition Dp[0][j] = gm_1 * C / n. */
         const real_t gm_first = SW_SCALED ? (real_t)1 - phred_to_prob(gq[0]) : (real_t)1;
+#if SW_EXP_SCALE && !SW_MULTI_TILE
+        const int prior = insertion_prior(gq, lane * SW_K, m, lane, group_mask);
+#endif
 
         for (int h = 0; h < item.n_hap; ++h) {
             const SW_I64 hs = hap_off[item.hap + h];
@@ -202,6 +257,10 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
             const int n_quads = (n + SW_P - 1 + 3) / 4;
             const real_t d_init = gm_first * (SW_INIT_C / (real_t)n);
             real_t sum = 0;
+#if SW_EXP_SCALE
+            int e = 0;              /* this thread's exponent */
+            bool inexact = false;   /* a gap one float factor could not convert */
+#endif
             for (int tile = 0; tile < n_tiles; ++tile) {
 #if SW_MULTI_TILE
                 SW_GROUP_SYNC();  /* previous tile's table reads and scratch writes done */
@@ -209,6 +268,10 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                 SW_GROUP_SYNC();
                 const bool first_tile = tile == 0;
                 const bool last_tile = tile == n_tiles - 1;
+#if SW_EXP_SCALE
+                const int prior = insertion_prior(gq, tile * SW_TILE + lane * SW_K, m, lane,
+                                                  group_mask);
+#endif
 #else
                 const bool first_tile = true;
 #endif
@@ -234,6 +297,23 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                     for (int u = 0; u < 4; ++u) ahead[u] = scratch_group[u];
                 }
 #endif
+                /* The injected top row D[0][j] = C/n (lane 0 of the first tile), in its scale. */
+                real_t d_top = d_init;
+#if SW_EXP_SCALE
+                /* Start at the prior: from C/n at the target binade (first tile) or from the
+                 * boundary row's first column (its exponent travels in the scratch's 4th word). */
+#if SW_MULTI_TILE
+                if (!first_tile) {
+                    const int e_b = lane == 0 ? SW_FLOAT_BITS(ahead[0].v[3]) : 0;
+                    e = SW_SHFL_FROM(e_b, 0) + prior;
+                } else
+#endif
+                    e = prior + SW_EXP_TARGET - sw_binade(d_init);
+                d_top = d_init * sw_pow2(max(-126, min(e, 126)));
+                if (lane == 0 && first_tile) dgD = d_top;
+                int gap = e - SW_SHFL_UP_BY(e, 1);
+                real_t f_in = sw_factor(gap), f_in2 = sw_factor2(gap);
+#endif
                 for (int w = 0; w < n_quads; ++w) {
 #if SW_MULTI_TILE
                     RealQuad above[4];
@@ -252,15 +332,24 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         if (lane == 0) {
                             code = code_here;
                             if (first_tile) {
-                                upX = 0; upI = 0; upD = d_init;
+                                upX = 0; upI = 0; upD = d_top;
                             }
 #if SW_MULTI_TILE
                             else {
                                 const RealQuad b = above[u];
                                 const bool inside = step < n;
-                                upX = inside ? b.v[0] : (real_t)0;
-                                upI = inside ? b.v[1] : (real_t)0;
-                                upD = inside ? b.v[2] : (real_t)0;
+#if SW_EXP_SCALE
+                                const int d0 = e - SW_FLOAT_BITS(b.v[3]);
+                                /* two factors, one after the other (their product can
+                                 * overflow) */
+                                const real_t f0 = sw_factor(d0), f02 = sw_factor2(d0);
+                                inexact |= inside && d0 > SW_EXP_MAX_GAP;
+#else
+                                const real_t f0 = 1, f02 = 1;
+#endif
+                                upX = inside ? b.v[0] * f0 * f02 : (real_t)0;
+                                upI = inside ? b.v[1] * f0 * f02 : (real_t)0;
+                                upD = inside ? b.v[2] * f0 * f02 : (real_t)0;
                             }
 #endif
                         }
@@ -319,17 +408,67 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         if (lane == SW_P - 1 && !last_tile && step >= SW_P - 1) {
                             RealQuad b;
                             b.v[0] = X[SW_K - 1]; b.v[1] = I[SW_K - 1]; b.v[2] = Dp[SW_K - 1];
+#if SW_EXP_SCALE
+                            b.v[3] = SW_BITS_FLOAT(e);
+#else
                             b.v[3] = 0;
+#endif
                             scratch_group[step - (SW_P - 1)] = b;
                         }
 #endif
                         /* Hand the last row and the code to the next thread (one column behind). */
                         dgX = upX; dgI = upI; dgD = upD;
                         SW_SHIFT_UP(upX, upI, upD, code, X[SW_K - 1], I[SW_K - 1], Dp[SW_K - 1]);
+#if SW_EXP_SCALE
+                        upX *= f_in; upI *= f_in; upD *= f_in;  /* into this thread's scale */
+                        if (gap > 126) { upX *= f_in2; upI *= f_in2; upD *= f_in2; }
+#endif
                     }
+#if SW_EXP_SCALE
+                    if (w % SW_EXP_EVERY == SW_EXP_EVERY - 1) {
+                        /* The check (see the header): largest value, window, dead threads. */
+                        real_t mx = max(max(X[SW_K - 1], I[SW_K - 1]), max(upX, max(upI, upD)));
+#pragma unroll
+                        for (int r = SW_EXP_STRIDE - 1; r < SW_K; r += SW_EXP_STRIDE)
+                            mx = max(mx, I[r]);
+#if SW_MULTI_TILE
+                        if (last_tile && lane == SW_P - 1) mx = max(mx, sum);
+#else
+                        if (lane == SW_P - 1) mx = max(mx, sum);
+#endif
+                        /* Past the haplotype's end a thread keeps its scale (nothing it
+                         * computes there is read). */
+                        const bool done = 4 * w + 3 - lane >= n;
+                        const bool on = mx > (real_t)0 || done;
+                        const int ex = sw_binade(mx);
+                        int want = e;
+                        if (mx > (real_t)0 && !done && (ex < SW_EXP_LOW || ex > SW_EXP_HIGH))
+                            want = e + max(-126, min(SW_EXP_TARGET - ex, 126));
+                        const unsigned above_on = SW_GROUP_BALLOT(on) & ((2u << lane) - 1u);
+                        const int src = above_on ? 31 - SW_CLZ(above_on) : 0;
+                        const int rel = SW_SHFL_FROM(want - prior, src);
+                        if (!on) want = rel + prior;  /* all zero: nothing to rescale */
+                        const real_t fac = sw_pow2(on ? want - e : 0);
+#pragma unroll
+                        for (int r = 0; r < SW_K; ++r) { X[r] *= fac; I[r] *= fac; Dp[r] *= fac; }
+                        upX *= fac; upI *= fac; upD *= fac;
+                        dgX *= fac; dgI *= fac; dgD *= fac;
+                        sum *= fac; d_top *= fac;
+                        e = want;
+                        gap = e - SW_SHFL_UP_BY(e, 1);
+                        inexact |= gap > SW_EXP_MAX_GAP && !done;
+                        f_in = sw_factor(gap);
+                        f_in2 = sw_factor2(gap);
+                    }
+#endif
                 }
             }
+#if SW_EXP_SCALE
+            const bool bad = SW_GROUP_ANY(inexact);
+            if (lane == SW_P - 1) SW_STORE_SCALED(item.out + h, sum, e, bad);
+#else
             if (lane == SW_P - 1) SW_STORE(item.out + h, sum);
+#endif
         }
     }
 }

@@ -13,6 +13,9 @@
  *   SW_SCALED      1: the 6-instruction scaled recurrence (see subwarp.h), 0: GATK's form
  *   SW_BLOCK       threads per block (work-group)
  *   SW_MIN_BLOCKS  CUDA __launch_bounds__ minimum resident blocks (caps registers: 3 -> 168)
+ *   SW_EXP_SCALE   1 (float only): every thread carries a power-of-two exponent beside its values,
+ *                  so pairs far below float32's range stay float32 (see subwarp.h); 0: pairs
+ *                  under SW_F32_MIN_ACCEPTED go to the double recompute
  */
 #ifndef PAIRHMM_SUBWARP_DEFS_H
 #define PAIRHMM_SUBWARP_DEFS_H
@@ -47,6 +50,28 @@
 #ifndef SW_MIN_BLOCKS
 #define SW_MIN_BLOCKS 1
 #endif
+
+#ifndef SW_EXP_SCALE
+#define SW_EXP_SCALE 0
+#endif
+#if SW_DOUBLE
+#undef SW_EXP_SCALE
+#define SW_EXP_SCALE 0
+#endif
+/* The exponent scheme (proven on tests/subwarp_scaling.py, whose Scheme mirrors these): every
+ * SW_EXP_EVERY unrolled iterations (4 steps each) a thread whose largest value lies outside
+ * binades [SW_EXP_LOW, SW_EXP_HIGH] brings it to SW_EXP_TARGET. */
+#ifndef SW_EXP_EVERY
+#define SW_EXP_EVERY 4
+#endif
+#define SW_EXP_LOW 10
+#define SW_EXP_HIGH 30
+#define SW_EXP_TARGET 20
+/* The check reads I of every SW_EXP_STRIDE-th row (and the last). */
+#define SW_EXP_STRIDE 4
+/* Over this gap to the sender's exponent the values a thread receives lie in the sender's
+ * denormals: the pair goes to the double recompute. */
+#define SW_EXP_MAX_GAP 150
 
 #define SW_TILE (SW_P * SW_K)
 #define SW_GROUPS (SW_BLOCK / SW_P)

@@ -23,6 +23,13 @@
         ud = __shfl_up_sync(group_mask, (d), 1, SW_P);   \
         c = __shfl_up_sync(group_mask, (c), 1, SW_P);    \
     } while (0)
+#define SW_SHFL_UP_BY(v, n) __shfl_up_sync(group_mask, (v), (n), SW_P)
+#define SW_SHFL_FROM(v, src) __shfl_sync(group_mask, (v), (src), SW_P)
+#define SW_GROUP_BALLOT(pred) (__ballot_sync(group_mask, (pred)) >> (threadIdx.x % 32 / SW_P * SW_P))
+#define SW_GROUP_ANY(pred) __any_sync(group_mask, (pred))
+#define SW_CLZ(x) __clz((int)(x))
+#define SW_FLOAT_BITS(x) __float_as_int(x)
+#define SW_BITS_FLOAT(i) __int_as_float(i)
 #define SW_ASSUME(cond) __builtin_assume(cond)
 #define SW_EXP10F(x) exp10f(x)
 #define SW_EXP10D(x) exp10(x)
@@ -52,5 +59,20 @@
         }                                                                         \
     } while (0)
 #endif
+
+// Exponents: log10(sum) - e log10(2) - log10 C, or the double recompute for a pair whose
+// exponents could not convert (bad) or whose sum came out 0, infinite or NaN.
+#define SW_STORE_SCALED(o, sum, e, bad)                                           \
+    do {                                                                          \
+        const int o_ = (o);                                                       \
+        if (!(bad) && (sum) > 0.0f && (sum) <= 3.4028235e38f) {                   \
+            out[o_] = log10((double)(sum)) - SW_LOG10_C - (e) * 0.30102999566398120; \
+        } else {                                                                  \
+            const int slot = atomicAdd(fb_queue + 1, 1);                          \
+            SwItem f;                                                             \
+            f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o_;    \
+            fb_items[fb_queue[0] + slot] = f;                                     \
+        }                                                                         \
+    } while (0)
 
 #include "pairhmm/subwarp.h"
