@@ -144,3 +144,93 @@ def test_scores_finished_on_the_device_are_the_references(opencl, spec):
         assert ((got == ref) | (np.isnan(got) & np.isnan(ref))).all(), kind
     # the consensus overflows: SSV inf (a sure overflow) or NaN (recompute), the others inf
     assert not np.isfinite(ssv[-1]) and np.isinf(want["msv"][-1]) and np.isinf(want["vf"][-1])
+
+
+class AsyncDriver:
+    """A stand-in for pycuda.driver whose host-to-device copies run late (when an event after
+    them, or the stream, is synchronized), reading their source only then: a staging buffer
+    overwritten too early would corrupt what arrives."""
+
+    SPAN = 1 << 32
+
+    def __init__(self):
+        self.memory, self.pending, self.pinned = {}, [], 0
+
+    def mem_alloc(self, nbytes):
+        base = (len(self.memory) + 1) * self.SPAN
+        self.memory[base] = bytearray(nbytes)
+        return base
+
+    def pagelocked_empty(self, n, dtype):
+        self.pinned += 1
+        return np.zeros(n, dtype)
+
+    def memcpy_htod_async(self, dst, src, stream):
+        self.pending.append((dst, src))
+
+    def _run(self, upto):
+        for dst, src in self.pending[:upto]:
+            base = dst - dst % self.SPAN
+            self.memory[base][dst - base:dst - base + src.nbytes] = src.tobytes()
+        del self.pending[:upto]
+
+    def Event(self):  # noqa: N802 - pycuda's name
+        drv = self
+
+        class _Event:
+            def record(self, stream=None):
+                self.mark = len(drv.pending)
+
+            def synchronize(self):
+                drv._run(self.mark)
+                self.mark = 0
+        return _Event()
+
+    def Stream(self):  # noqa: N802
+        drv = self
+
+        class _Stream:
+            def synchronize(self):
+                drv._run(len(drv.pending))
+        return _Stream()
+
+
+def test_staged_upload_delivers_every_byte(monkeypatch):
+    """The resident database's CUDA upload through two page-locked buffers (no GPU: a driver
+    stand-in with late copies): every array arrives whole, chunk after chunk, and the staging
+    buffers are allocated once for every later upload."""
+    from hmmbench.apis import cuda as glue
+    from hmmbench.profile import cuda as pcuda
+    drv = AsyncDriver()
+    monkeypatch.setattr(glue, "driver", lambda: drv)
+    monkeypatch.setattr(pcuda, "UPLOAD_CHUNK", 1000)
+    monkeypatch.setattr(pcuda, "_STAGING", [])
+    rng = np.random.default_rng(2)
+    arrays = {"residues": rng.integers(0, 29, 10_500).astype(np.uint8),
+              "offsets": np.cumsum(rng.integers(1, 9, 700)).astype(np.int64),
+              "order": rng.permutation(700).astype(np.int32), "empty": np.zeros(0, np.int32)}
+    for _ in range(2):
+        bufs, seconds = pcuda.upload_database(arrays)
+        assert set(seconds) == {"h2d"} and not drv.pending
+        for name, arr in arrays.items():
+            got = bytes(drv.memory[bufs[name]][:arr.nbytes])
+            assert got == arr.tobytes(), name
+    assert drv.pinned == 2
+
+
+def test_launch_order_and_length_classes_without_a_full_sort():
+    from hmmbench.profile.host import launch_order
+    from hmmbench.profile.model import SequenceSet
+    from hmmbench.profile.pipeline import length_classes
+    rng = np.random.default_rng(0)
+    for n, top in ((1000, 50), (1, 5), (500, 70_000)):        # 70,000: past 16-bit keys
+        L = rng.integers(0, top, n)
+        offs = np.zeros(n + 1, np.int64)
+        np.cumsum(L, out=offs[1:])
+        seqs = SequenceSet([str(i) for i in range(n)], np.zeros(offs[-1], np.uint8), offs)
+        order = launch_order(seqs)
+        assert (order == np.argsort(-L, kind="stable")).all()
+        sub = rng.choice(n, n // 2, replace=False)
+        assert (launch_order(seqs, sub) == sub[np.argsort(-L[sub], kind="stable")]).all()
+        (u1, c1), (u2, c2) = length_classes(L), length_classes(L, order)
+        assert (u1 == u2).all() and (c1 == c2).all()

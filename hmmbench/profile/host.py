@@ -21,8 +21,14 @@ FILTER_KINDS = ("ssv", "msv", "vf")
 
 
 def launch_order(seqs: SequenceSet, idx=None) -> np.ndarray:
+    """``idx`` (default: every sequence) by decreasing length, ties in ``idx`` order."""
     idx = np.arange(len(seqs)) if idx is None else np.asarray(idx)
-    return idx[np.argsort(-seqs.lengths[idx], kind="stable")].astype(np.int32)
+    L = seqs.lengths[idx]
+    if L.size and L.max() <= 0xFFFF:      # 16-bit keys: numpy's stable sort is a radix sort
+        key = (0xFFFF - L).astype(np.uint16)
+    else:
+        key = -L
+    return idx[np.argsort(key, kind="stable")].astype(np.int32)
 
 
 def filter_scores(device, model: ProfileModel, seqs: SequenceSet, which: str, clock,

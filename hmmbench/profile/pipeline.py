@@ -141,10 +141,24 @@ FAIL_MSV, FAIL_VIT, TO_FORWARD, PASSED, PENDING_MSV, PENDING_VIT = 0, 1, 2, 3, 4
 SSV_VALUES, MSV_VALUES, MSV_OFFSET = 256, 257, 1
 
 
-def length_classes(lengths) -> tuple:
-    """(distinct lengths, class of each sequence): the tables are per distinct length."""
-    uniq, cls = np.unique(np.asarray(lengths), return_inverse=True)
-    return uniq, cls.astype(np.int32)
+def length_classes(lengths, order=None) -> tuple:
+    """(distinct lengths ascending, class of each sequence = its length's index there): the
+    tables are per distinct length. ``order``: the sequences by decreasing length (the launch
+    order), which spares the sort."""
+    lengths = np.asarray(lengths)
+    if order is None:
+        uniq, cls = np.unique(lengths, return_inverse=True)
+        return uniq, cls.astype(np.int32)
+    if lengths.size == 0:
+        return lengths[:0], np.zeros(0, np.int32)
+    desc = lengths[order]
+    new = np.empty(desc.size, bool)
+    new[0] = True
+    np.not_equal(desc[1:], desc[:-1], out=new[1:])
+    rank = np.cumsum(new) - 1                     # 0 = the longest
+    cls = np.empty(lengths.size, np.int32)
+    cls[order] = rank[-1] - rank
+    return desc[new][::-1].copy(), cls
 
 
 def _msv_codes(model: ProfileModel, score, L, F1: float, F2: float) -> np.ndarray:

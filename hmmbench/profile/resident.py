@@ -67,7 +67,7 @@ class ResidentCache:
         from .pipeline import length_classes
         t0 = time.perf_counter()
         order = launch_order(seqs)
-        lengths, classes = length_classes(seqs.lengths)
+        lengths, classes = length_classes(seqs.lengths, order)
         layout_s = time.perf_counter() - t0
         buffers, seconds = self._upload({"residues": seqs.residues, "offsets": seqs.offsets,
                                          "order": order, "classes": classes})
