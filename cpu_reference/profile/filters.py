@@ -75,10 +75,11 @@ def _positions(idx, order):
     return np.array([where[int(v)] for v in order], dtype=np.int64)
 
 
-def ssv_from_xe(model: ProfileModel, xE: np.ndarray, L: np.ndarray):
-    """HMMER p7_SSVFilter's decision and score from xE; returns (score, needs_msv)."""
+def ssv_from_xe(model: ProfileModel, xE: np.ndarray, L: np.ndarray, tjb=None):
+    """HMMER p7_SSVFilter's decision and score from xE; returns (score, needs_msv).
+    ``tjb``: ``model.byte.tjb(L)`` when the caller has it already."""
     bp = model.byte
-    tjb = bp.tjb(L)
+    tjb = bp.tjb(L) if tjb is None else tjb
     score = np.full(xE.shape, np.nan, dtype=np.float32)
     noresult = np.zeros(xE.shape, dtype=bool)
     unsafe = (tjb + bp.tbm + bp.tec + bp.bias) >= 127
@@ -132,10 +133,12 @@ def msv_full(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
     return out
 
 
-def msv_from_xj(model: ProfileModel, xJ, overflow, L) -> np.ndarray:
-    """p7_MSVFilter's score from its final xJ (C->T, -3 nats for NN/CC/JJ); inf on overflow."""
+def msv_from_xj(model: ProfileModel, xJ, overflow, L, tjb=None) -> np.ndarray:
+    """p7_MSVFilter's score from its final xJ (C->T, -3 nats for NN/CC/JJ); inf on overflow.
+    ``tjb``: ``model.byte.tjb(L)`` when the caller has it already."""
     bp = model.byte
-    score = _finish_float(np.asarray(xJ, np.int64) - bp.tjb(L) - bp.base, bp.scale)
+    tjb = bp.tjb(L) if tjb is None else tjb
+    score = _finish_float(np.asarray(xJ, np.int64) - tjb - bp.base, bp.scale)
     score[np.asarray(overflow, bool)] = np.inf
     return score
 

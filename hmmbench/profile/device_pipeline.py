@@ -102,7 +102,7 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
 
     dev.use_clock(_Tee(device, per_stage["msv"]))
     xe = dev.ssv_xe(model, seqs, None, on_device=whole)
-    dev.classify(*whole, xe, table=ssv_table, width=pl.SSV_VALUES)
+    dev.classify(*whole, xe, table=ssv_table, width=pl.SSV_VALUES, offset=pl.SSV_OFFSET)
     survivors["msv_recomputed"] = rescore(
         pl.PENDING_MSV, "list_msv", lambda todo: dev.msv_xj(model, seqs, None, tjbm, todo),
         table=msv_table, width=pl.MSV_VALUES, offset=pl.MSV_OFFSET)

@@ -136,9 +136,9 @@ def counts_of(stage) -> dict:
 #: codes a device writes per sequence between stages: FAIL_* / TO_FORWARD are stages reached
 #: (as above); PENDING_* wait for the full MSV or the Viterbi filter
 FAIL_MSV, FAIL_VIT, TO_FORWARD, PASSED, PENDING_MSV, PENDING_VIT = 0, 1, 2, 3, 4, 5
-#: raw values a table covers: SSV xE 0..255 (larger = 255, an overflow either way), MSV xJ
-#: -1 (overflow) .. 255
-SSV_VALUES, MSV_VALUES, MSV_OFFSET = 256, 257, 1
+#: raw values a table covers: SSV xE = 128 + best diagonal, 128..255 (larger = 255, an
+#: overflow either way), MSV xJ -1 (overflow) .. 255; a table's column = raw value + offset
+SSV_VALUES, SSV_OFFSET, MSV_VALUES, MSV_OFFSET = 128, -128, 257, 1
 
 
 def length_classes(lengths, order=None) -> tuple:
@@ -161,29 +161,36 @@ def length_classes(lengths, order=None) -> tuple:
     return desc[new][::-1].copy(), cls
 
 
-def _msv_codes(model: ProfileModel, score, L, F1: float, F2: float) -> np.ndarray:
-    from cpu_reference.profile.generic import null_score
+def _msv_codes(model: ProfileModel, score, L, nullsc, F1: float, F2: float) -> np.ndarray:
     ev = model.evalue
-    P = gumbel_surv(seq_bits(score, null_score(L)), ev["m_mu"], ev["m_lambda"])
+    P = gumbel_surv(seq_bits(score, nullsc), ev["m_mu"], ev["m_lambda"])
     code = np.where(P <= F2, TO_FORWARD, np.where(P <= F1, PENDING_VIT, FAIL_MSV))
     return np.where(L > 0, code, FAIL_MSV).astype(np.uint8)
 
 
 def msv_tables(model: ProfileModel, lengths, F1: float = F1, F2: float = F2) -> tuple:
-    """(SSV table [C, 256], MSV table [C, 257]) of codes per length class and raw value: what
+    """(SSV table [C, 128], MSV table [C, 257]) of codes per length class and raw value: what
     HMMER's MSV filter decides from SSV's xE (PENDING_MSV where SSV cannot decide) and from the
-    full MSV's xJ (index xJ + 1), with the reference's own finishing rules."""
+    full MSV's xJ, with the reference's own finishing rules (the length terms computed once per
+    distinct length)."""
     from cpu_reference.profile import filters as pf
+    from cpu_reference.profile.generic import null_score
+    lengths = np.asarray(lengths, np.int64)
     C = len(lengths)
-    L = np.repeat(np.asarray(lengths, np.int64), SSV_VALUES)
-    xe = np.tile(np.arange(SSV_VALUES, dtype=np.int64), C)
-    score, redo = pf.ssv_from_xe(model, xe, L)
-    ssv = np.where(redo, PENDING_MSV, _msv_codes(model, np.where(redo, 0, score), L, F1, F2))
-    L = np.repeat(np.asarray(lengths, np.int64), MSV_VALUES)
-    xj = np.tile(np.arange(MSV_VALUES, dtype=np.int64) - MSV_OFFSET, C)
-    score = pf.msv_from_xj(model, np.maximum(xj, 0), xj < 0, L)
-    msv = _msv_codes(model, score, L, F1, F2)
-    return (ssv.astype(np.uint8).reshape(C, SSV_VALUES), msv.reshape(C, MSV_VALUES))
+    tjb, nullsc = model.byte.tjb(lengths), null_score(lengths)
+    tables = []
+    for width, offset in ((SSV_VALUES, SSV_OFFSET), (MSV_VALUES, MSV_OFFSET)):
+        L, cls_tjb, cls_null = (np.repeat(a, width) for a in (lengths, tjb, nullsc))
+        raw = np.tile(np.arange(width, dtype=np.int64) - offset, C)
+        if offset == SSV_OFFSET:
+            score, redo = pf.ssv_from_xe(model, raw, L, cls_tjb)
+            code = np.where(redo, PENDING_MSV,
+                            _msv_codes(model, np.where(redo, 0, score), L, cls_null, F1, F2))
+        else:
+            score = pf.msv_from_xj(model, np.maximum(raw, 0), raw < 0, L, cls_tjb)
+            code = _msv_codes(model, score, L, cls_null, F1, F2)
+        tables.append(code.astype(np.uint8).reshape(C, width))
+    return tables[0], tables[1]
 
 
 #: Viterbi-filter raw xC range: -32768 (C never reached) .. 32768 (overflow)
