@@ -69,7 +69,7 @@ def fmt_number(x, digits: int = 3) -> str:
 def fmt_error(x) -> str:
     if x is None:
         return "-"
-    if not math.isfinite(x):
+    if isinstance(x, str) or not math.isfinite(x):    # as stored: "Infinity", "NaN"
         return "NaN/inf"
     return "0" if x == 0 else f"{x:.1e}"
 

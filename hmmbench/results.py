@@ -211,6 +211,12 @@ def load(path) -> dict:
         raise UserError(f"{path}:{exc.lineno}: not a hmmbench result file: invalid JSON "
                         f"({exc.msg})") from None
     validate(doc, str(path))
+    return restore_floats(doc)
+
+
+def restore_floats(doc: dict) -> dict:
+    """The document with the stored strings of non-finite floats turned back into floats (in
+    place) and the defaults of older files filled in: what the report renders."""
     for run in doc["runs"]:
         for k in _FLOAT_FIELDS:
             if k in run:

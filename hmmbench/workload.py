@@ -39,6 +39,9 @@ class Workload:
     backend_specs: tuple = ()
     #: run/score options only this workload takes (argparse dest -> flag), added by add_arguments
     own_options: dict = {}
+    #: result values below this are past the number format's range, and a backend agrees with
+    #: the reference there when its value is below it too (see runner.check.CheckTally)
+    range_floor: Optional[float] = None
 
     # --- command-line ----------------------------------------------------------------------------
     def add_arguments(self, command: str, parser: argparse.ArgumentParser) -> None:

@@ -115,8 +115,15 @@ def test_score_errors_leave_no_file(fake_world, tmp_path, capsys):
     assert "no toy device" in capsys.readouterr().err
     assert cli.main(["score", "--dataset", "toy", "--backend", "*", "--output", str(out)]) == 2
     assert not out.exists()
-    with pytest.raises(RuntimeError, match="kernel exploded"):
-        cli.main(["score", "--dataset", "toy", "--backend", "boom", "--output", str(out)])
+    capsys.readouterr()
+    # A backend failing is no user mistake: exit 1, one line pointing at --debug ...
+    assert cli.main(["score", "--dataset", "toy", "--backend", "boom", "--output", str(out)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "kernel exploded" in err[0] and "--debug" in err[0]
+    # ... which shows the traceback (the exception goes up), before or after the subcommand.
+    for argv in (["--debug", "score"], ["score", "--debug"]):
+        with pytest.raises(RuntimeError, match="kernel exploded"):
+            cli.main(argv + ["--dataset", "toy", "--backend", "boom", "--output", str(out)])
     assert list(tmp_path.glob("*s.txt*")) == [] and not list(tmp_path.glob(".s.txt*"))
 
 

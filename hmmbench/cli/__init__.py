@@ -14,7 +14,8 @@ the workload package (:class:`hmmbench.workload.Workload`).
     hmmbench suite list | run NAME... [--out DIR] [--dry-run]
 
 Every user mistake (bad input file, unknown name, bad option value) ends as one line on stderr,
-``hmmbench: error: <message>``, exit status 2, and no output file.
+``hmmbench: error: <message>``, exit status 2, and no output file. Anything else that goes wrong
+(a bug) ends as one line too, exit status 1, pointing at ``--debug``, which shows the traceback.
 """
 from __future__ import annotations
 
@@ -29,13 +30,25 @@ from . import (compare_cmd, datasets_cmd, history_cmd, list_cmd, report_cmd, run
 from .common import select_opencl_device
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (the message and where to look), exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"hmmbench: error: {message} (see '{self.prog} --help')\n")
+
+
+#: ``--debug`` anywhere (before or after the subcommand): show tracebacks of unexpected errors.
+DEBUG_HELP = "show the Python traceback of an unexpected error instead of one line"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import workload
     workloads = workload.every()
-    p = argparse.ArgumentParser(prog="hmmbench", description=(
+    p = OneLineParser(prog="hmmbench", description=(
         "Benchmark GPU/CPU strategies for the HMM dynamic programs of genomics (GATK Pair-HMM "
         "forward, HMMER3 profile search), cross-checked against a float64 reference."))
     p.add_argument("--version", action="version", version=f"hmmbench {__version__}")
+    p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     list_cmd.add_parser(sub)
     run_cmd.add_parser(sub, workloads)
@@ -45,31 +58,46 @@ def build_parser() -> argparse.ArgumentParser:
     history_cmd.add_parser(sub)
     datasets_cmd.add_parser(sub)
     suite_cmd.add_parser(sub)
+    for sp in sub.choices.values():
+        # SUPPRESS: a subcommand without --debug leaves the global one as it was.
+        sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help=DEBUG_HELP)
     return p
 
 
 def main(argv: Optional[list] = None) -> int:
-    from .. import workload as workloads
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:
-        workload = None
-        if getattr(args, "workload", None) is not None or args.command in ("list", "run",
-                                                                          "score", "datasets"):
-            workload = workloads.get(getattr(args, "workload", None))
-            foreign = workloads.foreign_option(args, workload)
-            if foreign:
-                raise UserError(foreign)
-        if getattr(args, "opencl_device", None):
-            select_opencl_device(args.opencl_device)
-        return int(args.func(args, workload) or 0)
+        return _dispatch(args)
     except UserError as exc:
         print(f"hmmbench: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("hmmbench: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - the guard: no path of the CLI ends in a traceback
+        if args.debug:
+            raise
+        text = " ".join(str(exc).split()) or "no message"
+        print(f"hmmbench: error: unexpected {type(exc).__name__}: {text} (a bug? run again "
+              f"with --debug for the traceback)", file=sys.stderr)
+        return 1
+
+
+def _dispatch(args) -> int:
+    from .. import workload as workloads
+    workload = None
+    if getattr(args, "workload", None) is not None or args.command in ("list", "run",
+                                                                      "score", "datasets"):
+        workload = workloads.get(getattr(args, "workload", None))
+        foreign = workloads.foreign_option(args, workload)
+        if foreign:
+            raise UserError(foreign)
+    if getattr(args, "opencl_device", None):
+        select_opencl_device(args.opencl_device)
+    return int(args.func(args, workload) or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

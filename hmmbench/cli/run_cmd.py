@@ -1,6 +1,7 @@
 """``hmmbench run``: benchmark backends on datasets, write the result file, print the report."""
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 
@@ -88,15 +89,16 @@ def run(args, workload) -> int:
             b.close()
     enrich_devices(bench.devices, workload.name)
     doc = results.make_document(bench, ["hmmbench"] + list(args.argv))
+    shown = results.restore_floats(copy.deepcopy(doc))   # the report wants floats, not "NaN"
     if to_stdout:
         import json
         results.validate(doc, "<stdout>")
         sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
-        show(doc, console(stderr=True))
+        show(shown, console(stderr=True))
     else:
         results.write(doc, out_path)
         if not args.quiet:
-            show(doc, console())
+            show(shown, console())
         print(f"results: {out_path}", file=sys.stderr)
     return 0
 

@@ -34,6 +34,12 @@ C64 = 2.0 ** 1020
 C32 = 2.0 ** 120
 #: A float32 forward sum below this is recomputed in float64 (GKL's rule).
 F32_MIN_ACCEPTED = 1e-28
+#: Past float64's range: a likelihood whose scaled float64 sum (C64 x likelihood) is below the
+#: smallest normal double, 2^-1022, i.e. log10 below about -614.7. There GATK's float64 sum is
+#: subnormal (few significant bits) or 0, and GATK answers log10(0) = -inf; hmmbench keeps that
+#: answer (the reference and every backend return -inf or a value below this floor, and any two
+#: such values agree). See README "What hmmbench promises".
+LOG10_RANGE_FLOOR = -(1022 + 1020) * float(np.log10(2.0))
 
 
 def encode_bases(seq: bytes) -> np.ndarray:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..workload import Workload
+from .model import LOG10_RANGE_FLOOR
 
 
 def _dataset_status(ds) -> str:
@@ -20,6 +21,8 @@ class PairHMM(Workload):
     reference = "numpy"
     item_noun = "pairs"
     sample_items = 2000
+    #: likelihoods past GATK's float64 range (model.LOG10_RANGE_FLOOR) agree when both are there
+    range_floor = LOG10_RANGE_FLOOR
     backend_specs = (
         "cpu_reference.pairhmm.backends:backends",
         "hmmbench.pairhmm.cuda:backends",

@@ -13,6 +13,7 @@ import numpy as np
 from ..backend import STAGES, Backend
 from ..dataset import Dataset
 from ..registry import probe
+from ..workload import get
 from .check import CheckTally, check_plan, sample_indexes
 from .config import TIMING_KEYS, Progress, RunConfig, RunRecord
 from .reference import ReferenceStore
@@ -57,7 +58,6 @@ def joined_values(outs: list) -> np.ndarray:
 
 def _default_launches(cfg: RunConfig) -> Callable:
     """The workload's own way of cutting a unit into launches by a chunking mode."""
-    from ..workload import get
     return get(cfg.workload).launches
 
 
@@ -104,7 +104,8 @@ class _CellRunner:
     def run(self, rec: RunRecord) -> None:
         cfg = self.cfg
         tally = CheckTally(cfg.tolerance, nonfinite_equal=getattr(self.ds, "nonfinite_equal",
-                                                                  False))
+                                                                  False),
+                           range_floor=get(cfg.workload).range_floor)
         peer = not getattr(self.b, "scores", True)
         check_note = None if peer else self._checker(rec, tally)
         warm = self.one_pass(on_chunk=check_note)
@@ -140,6 +141,7 @@ class _CellRunner:
 
         rec.n_checked, rec.n_over_tol = tally.n_checked, tally.n_over_tol
         rec.n_nonfinite = tally.n_nonfinite
+        rec.n_past_range = tally.n_past_range
         rec.max_abs_err = tally.max_abs_err if tally.n_checked else None
         rec.max_abs_err_expected = tally.max_abs_err_expected
         if peer:
@@ -159,13 +161,17 @@ class _CellRunner:
                           + ")")
         else:
             rec.status = "ok"
+        what = get(rec.workload).item_noun
+        notes = []
         if rec.status in ("ok", "mismatch") and (self.ds.lazy or (rec.pairs and
                                                                 tally.n_checked < rec.pairs)):
             rec.sampled = True
-            if rec.status == "ok":
-                from ..workload import get
-                what = get(rec.workload).item_noun
-                rec.reason = f"checked a sample of {tally.n_checked} {what}"
+            notes.append(f"checked a sample of {tally.n_checked} {what}")
+        if tally.n_past_range:
+            notes.append(f"{tally.n_past_range} {what} past the number range (below "
+                         f"{tally.range_floor:.4g}, -inf) as in the reference")
+        if rec.status == "ok" and notes:
+            rec.reason = "; ".join(notes)
 
     def _checker(self, rec: RunRecord, tally: CheckTally) -> Callable:
         """The per-chunk callback of the warm-up pass: compare with the reference."""

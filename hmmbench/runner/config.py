@@ -59,6 +59,7 @@ class RunRecord:
     n_checked: int = 0
     n_over_tol: int = 0
     n_nonfinite: int = 0
+    n_past_range: int = 0                 # checked items past the number range, agreeing (-inf)
     tolerance: float = 1e-4
     max_abs_err_expected: Optional[float] = None  # vs the values stored in the dataset file, if any
     n_fallback: int = 0

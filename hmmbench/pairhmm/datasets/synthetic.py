@@ -221,8 +221,14 @@ def generate_fixed(read_length: int, hap_length: int, n_pairs: int, seed: int) -
 _SUFFIX = re.compile(r"^(?P<base>[^@:]+)(?:@(?P<pairs>[^:]+))?(?::seed=(?P<seed>\d+))?$")
 
 
-def parse_count(text: str, what: str = "pair count") -> int:
-    """'10000', '1e6', '2.5e5' -> int; anything else (or < 1) is a UserError."""
+#: Most pairs a name may ask for (a lazy chunk set of 1e9 pairs is ~18x NA12878).
+MAX_PAIRS = 10 ** 9
+#: Most memory a generated (eager) set may take; bigger ones are the lazy ``chunks`` sets' job.
+MAX_SYNTHETIC_BYTES = 16 << 30
+
+
+def parse_count(text: str, what: str = "pair count", maximum: int = MAX_PAIRS) -> int:
+    """'10000', '1e6', '2.5e5' -> int; anything else (< 1, > maximum) is a UserError."""
     try:
         value = int(text) if re.fullmatch(r"\d+", text) else float(text)
     except ValueError:
@@ -231,7 +237,15 @@ def parse_count(text: str, what: str = "pair count") -> int:
         raise UserError(f"{what} '{text}' is not a whole number")
     if int(value) < 1:
         raise UserError(f"{what} '{text}' must be at least 1")
+    if int(value) > maximum:
+        raise UserError(f"{what} '{text}' is more than the most allowed, {format_count(maximum)}")
     return int(value)
+
+
+def synthetic_bytes(read_length: int, hap_length: int, n_pairs: int) -> int:
+    """About the memory a generated set takes: 5 bytes per read base (base and 4 qualities),
+    1 per haplotype base, 16 per pair index, for the 4 x 4 batches of the layout."""
+    return n_pairs * ((5 * read_length + hap_length) // READS_PER_BATCH + 16)
 
 
 def format_count(n: int) -> str:
@@ -295,6 +309,11 @@ def synthetic_dataset(name: str) -> Optional[Dataset]:
         return None
     r, h, desc = shape
     pairs = DEFAULT_PAIRS if pairs is None else pairs
+    need = synthetic_bytes(r, h, pairs)
+    if need > MAX_SYNTHETIC_BYTES:
+        raise UserError(f"dataset '{name}' would take about {need / 2**30:.0f} GiB in memory "
+                        f"(at most {MAX_SYNTHETIC_BYTES >> 30} GiB): ask for fewer pairs, or use "
+                        f"the lazy 'chunks@PAIRS' sets")
     seed = DEFAULT_SEED if seed is None else seed
     params = {"read_length": r, "hap_length": h, "pairs": pairs,
               "reads_per_batch": READS_PER_BATCH, "haps_per_batch": HAPS_PER_BATCH}
