@@ -31,7 +31,10 @@ def save(fig, path) -> None:
     """Write a figure atomically (its format from the suffix) and free it."""
     import matplotlib.pyplot as plt
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fmt = Path(path).suffix.lstrip(".") or "png"
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    if fmt not in fig.canvas.get_supported_filetypes():
+        plt.close(fig)
+        raise UserError(f"--plot {path}: unknown image type '.{fmt}' (use .png, .svg or .pdf)")
     with atomic_open(path, binary=True) as fh:
         fig.savefig(fh, format=fmt, dpi=120)
     plt.close(fig)

@@ -107,6 +107,12 @@ def run_label(r: dict) -> str:
     return label
 
 
+def _strict_constant(name: str):
+    """json.loads hook: result files are strict JSON (non-finite values are stored as strings)."""
+    raise ValueError(f"bare {name} is not strict JSON (hmmbench stores it as the string "
+                     f"\"{name}\")")
+
+
 def _unstring_float(v):
     return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v, v) \
         if isinstance(v, str) else v
@@ -170,6 +176,8 @@ def validate(doc, where: str) -> None:
 
     if not isinstance(doc, dict):
         bad("top level is not an object")
+    if doc.get("schema", SCHEMA_VERSION) != SCHEMA_VERSION:
+        bad(f"schema version {doc['schema']!r}; this hmmbench reads version {SCHEMA_VERSION}")
     for k, t in TOP_LEVEL.items():
         if k not in doc:
             bad(f"missing '{k}'")
@@ -205,11 +213,16 @@ def load(path) -> dict:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"{path}: cannot read result file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not a hmmbench result file: not UTF-8 text (byte "
+                        f"{exc.start})") from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_strict_constant)
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}:{exc.lineno}: not a hmmbench result file: invalid JSON "
                         f"({exc.msg})") from None
+    except ValueError as exc:
+        raise UserError(f"{path}: not a hmmbench result file: {exc}") from None
     validate(doc, str(path))
     return restore_floats(doc)
 

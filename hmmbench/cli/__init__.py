@@ -72,7 +72,7 @@ def main(argv: Optional[list] = None) -> int:
     try:
         return _dispatch(args)
     except UserError as exc:
-        print(f"hmmbench: error: {exc}", file=sys.stderr)
+        print(f"hmmbench: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("hmmbench: interrupted", file=sys.stderr)
@@ -80,10 +80,15 @@ def main(argv: Optional[list] = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the guard: no path of the CLI ends in a traceback
         if args.debug:
             raise
-        text = " ".join(str(exc).split()) or "no message"
+        text = one_line(" ".join(str(exc).split())) or "no message"
         print(f"hmmbench: error: unexpected {type(exc).__name__}: {text} (a bug? run again "
               f"with --debug for the traceback)", file=sys.stderr)
         return 1
+
+
+def one_line(text: str) -> str:
+    """A message as one line: line breaks in it (a file name, a foreign message) escaped."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _dispatch(args) -> int:

@@ -19,6 +19,11 @@ def run(args, workload) -> int:
     if not args.max_slowdown >= 0:
         raise UserError("--max-slowdown must not be negative")
     base, cand = results.load(args.baseline), results.load(args.candidate)
+    kinds = [{r["workload"] for r in doc["runs"]} for doc in (base, cand)]
+    if kinds[0] and kinds[1] and not kinds[0] & kinds[1]:
+        raise UserError(f"{args.candidate}: holds {', '.join(sorted(kinds[1]))} runs but the "
+                        f"baseline {args.baseline} holds {', '.join(sorted(kinds[0]))} runs: "
+                        "nothing to compare")
     comp = compare.compare(base, cand, args.max_slowdown)
     compare.render(comp, console(), str(args.baseline), str(args.candidate))
     return comp.exit_code

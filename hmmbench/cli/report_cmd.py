@@ -43,7 +43,11 @@ def run(args, workload) -> int:
     if not args.results:
         raise UserError("report needs result files (or --summary DIR)")
     from ..cluster.scaling import render_cluster
+    from ..fileio import check_output_path
     from ..report import csv_text, markdown, render
+    for option, path in (("--plot", args.plot), ("--html", args.html)):
+        if path:
+            check_output_path(path, option)
     docs = [results.load(p) for p in args.results]
     runs = [r for doc in docs for r in doc["runs"]]
     if args.quiet:

@@ -65,6 +65,7 @@ def parse_axes(specs: list) -> dict:
 
 def run(args, workload) -> int:
     from .. import results
+    from ..fileio import check_output_path
     from ..hostinfo import enrich_devices
     from ..registry import select
     from ..report import make_progress
@@ -75,8 +76,8 @@ def run(args, workload) -> int:
     datasets, plan = workload.plan(args, backends)
     to_stdout = args.json == "-"
     out_path = None if to_stdout else Path(args.json) if args.json else results.default_path()
-    if out_path is not None and out_path.exists() and out_path.is_dir():
-        raise UserError(f"{out_path}: is a directory")
+    if out_path is not None:
+        check_output_path(out_path, "--json")
     progress = make_progress(sys.stderr)
     try:
         if args.cluster:

@@ -21,9 +21,11 @@ def add_parser(sub, workloads) -> None:
 
 
 def run(args, workload) -> int:
+    from ..fileio import check_output_path
     from ..registry import probe, select
     if not 0 <= args.digits <= 17:
         raise UserError("--digits must be between 0 and 17")
+    check_output_path(args.output, "--output")
     backends = select([args.backend], workload.name)
     if len(backends) != 1:
         raise UserError(f"--backend '{args.backend}' matches {len(backends)} backends; "

@@ -9,6 +9,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..errors import InputError
 from .model import AMINO_K, ProfileModel, SequenceSet
 
 PROTEOME = "938293.PRJEB85.HG003687.faa"
@@ -31,9 +32,27 @@ def model_files() -> list:
 
 
 def read_hmms(path: str) -> list:
+    """Every HMM of a HMMER3 file; a file pyhmmer cannot read is an InputError naming it."""
     import pyhmmer
-    with pyhmmer.plan7.HMMFile(path) as hfile:
-        return list(hfile)
+    try:
+        with pyhmmer.plan7.HMMFile(path) as hfile:
+            hmms = list(hfile)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    except (ValueError, EOFError, RuntimeError) as exc:    # pyhmmer's parse errors
+        raise _parse_error(path, "a HMMER3 model file", exc) from None
+    if not hmms:
+        raise InputError(path, None, "not a HMMER3 model file: no complete model (truncated?)")
+    return hmms
+
+
+def _parse_error(path: str, what: str, exc: Exception) -> InputError:
+    """pyhmmer's message ("Could not parse file: Line 2: ...") as an InputError at that line."""
+    text = " ".join(str(exc).split())
+    m = re.search(r"[Ll]ine (\d+):\s*(.*)", text)
+    detail = m.group(2) if m else text
+    detail = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in detail)
+    return InputError(path, int(m.group(1)) if m else None, f"not {what}: {detail}")
 
 
 def load_models(path: Optional[str] = None) -> list:
@@ -43,11 +62,35 @@ def load_models(path: Optional[str] = None) -> list:
 
 
 def load_fasta(path: str) -> SequenceSet:
-    """A protein FASTA file digitized by pyhmmer (HMMER amino codes)."""
+    """A protein FASTA file digitized by pyhmmer (HMMER amino codes); a malformed file, no
+    sequence or an empty sequence is an InputError naming the file (and line, where known)."""
     import pyhmmer
     abc = pyhmmer.easel.Alphabet.amino()
-    with pyhmmer.easel.SequenceFile(path, digital=True, alphabet=abc) as sf:
-        return SequenceSet.from_pyhmmer(sf.read_block())
+    try:
+        with pyhmmer.easel.SequenceFile(path, digital=True, alphabet=abc, format="fasta") as sf:
+            block = sf.read_block()
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    except (ValueError, EOFError, RuntimeError) as exc:
+        raise _parse_error(path, "a protein FASTA file", exc) from None
+    if not len(block):
+        raise InputError(path, 1, "no sequences")
+    for k, seq in enumerate(block):
+        if not len(seq):
+            raise InputError(path, _header_line(path, k), f"sequence {k + 1} is empty")
+    return SequenceSet.from_pyhmmer(block)
+
+
+def _header_line(path: str, k: int) -> Optional[int]:
+    """The 1-based line of the k-th (0-based) '>' header of a FASTA file."""
+    with open(path, "rb") as fh:
+        seen = -1
+        for lineno, line in enumerate(fh, start=1):
+            if line.startswith(b">"):
+                seen += 1
+                if seen == k:
+                    return lineno
+    return None
 
 
 def load_proteome() -> SequenceSet:
@@ -113,9 +156,12 @@ GENERATE_RESIDUES_PER_S = 2.5e7
 def _sha256_file(path: str) -> str:
     import hashlib
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
     return h.hexdigest()
 
 
@@ -181,9 +227,12 @@ def resolve_database(name: str):
                                    f"seeded synthetic proteins, {n_res:.3g} residues, seed {seed}")
     if os.path.isfile(name):
         from ..dataset import Dataset
-        return Dataset(name=os.path.basename(name), kind="fasta", path=name,
-                       sha256=_sha256_file(name), description=f"protein FASTA file {name}",
-                       loader=lambda: load_fasta(name))
+        ds = Dataset(name=os.path.basename(name), kind="fasta", path=name,
+                     sha256=_sha256_file(name), description=f"protein FASTA file {name}",
+                     loader=lambda: load_fasta(name))
+        seqs = ds.load()   # checked now, so that a bad file fails before any work
+        ds.n_pairs, ds.n_cells = len(seqs), seqs.n_residues
+        return ds
     raise UnknownName("database", name, DATABASE_PATTERNS,
                       hint="; a protein FASTA file path also works")
 

@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Optional
 
-from ...errors import UnknownName, UserError
+from ...errors import InputError, UnknownName, UserError
 from ...fileio import atomic_open
 from ...dataset import Dataset
 from .blockfmt import load_block
@@ -136,10 +136,15 @@ def _missing(spec: RealSet) -> UserError:
 
 
 def _file_dataset(path: Path) -> Dataset:
-    fmt = detect_format(path)
-    return Dataset(name=path.name, kind=fmt, description=f"{fmt} file {path}",
-                   sha256=file_sha256(path), path=str(path),
-                   loader=partial(_LOADERS[fmt], path), params={"file": str(path)})
+    try:
+        fmt, sha = detect_format(path), file_sha256(path)
+    except OSError as exc:
+        raise InputError(str(path), None, f"cannot read: {exc.strerror or exc}") from None
+    ds = Dataset(name=path.name, kind=fmt, description=f"{fmt} file {path}",
+                 sha256=sha, path=str(path),
+                 loader=partial(_LOADERS[fmt], path), params={"file": str(path)})
+    ds.load()   # a user's file is checked now, so that a bad one fails before any work
+    return ds
 
 
 def _looks_like_path(name: str) -> bool:
