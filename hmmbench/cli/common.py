@@ -41,6 +41,8 @@ def run_config(args, workload):
         raise UserError("--repeat must be at least 1")
     if not args.max_time > 0:
         raise UserError("--max-time must be positive")
+    if args.tolerance is not None and not 0 <= args.tolerance < float("inf"):
+        raise UserError("--tolerance must be a finite number, at least 0")
     if args.sample_pairs is not None and args.sample_pairs < 1:
         raise UserError("--sample-pairs must be at least 1")
     return RunConfig(chunking=",".join(args.chunking), repeat=args.repeat, max_time=args.max_time,
