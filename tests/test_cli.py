@@ -247,7 +247,7 @@ def test_end_to_end_with_the_numpy_backends(tmp_path):
         assert r["max_abs_err_expected"] < 1e-4     # vs the file's own expected values
     assert runs["numpy"]["max_abs_err"] == 0.0
     assert runs["numpy-f32"]["speedup_basis"] == "measured"
-    assert list((tmp_path / "cache" / "reference").glob("*.npy"))
+    assert list((tmp_path / "cache" / "reference").glob("*.npz"))
     assert "gkl-testdata" in proc.stdout
 
 

@@ -96,7 +96,7 @@ def test_reference_cache_on_disk(tmp_path):
     rec = run_benchmark([ds], [ToyBackend("good")], cfg, launches_fn=launches_by_batch,
                         refs=store).records[0]
     assert ref.calls == 1 and rec.reference_s is not None
-    assert list((tmp_path / "cache").glob("*.npy"))
+    assert list((tmp_path / "cache").glob("*.npz"))
     # A new store (a new process) reads the cache instead of recomputing.
     ref2 = toy_reference()
     rec2 = run_benchmark([ds], [ToyBackend("good")], cfg, launches_fn=launches_by_batch,

@@ -82,6 +82,7 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
     for mode in {m for ms in modes_of.values() for m in ms}:
         workload.check_chunking(mode)  # a bad chunking mode fails before any work
     refs = refs or ReferenceStore.for_config(cfg)
+    refs.notify = progress.note
     records: list[RunRecord] = []
     ref_seconds: dict = {}
     chosen = {id(ds): list(backends_for(ds)) for ds in datasets}

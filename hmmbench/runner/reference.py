@@ -1,12 +1,19 @@
 """The float64 reference results every backend is checked against: computed once per dataset (or
-per deterministic sample), kept in memory and in an on-disk cache."""
+per deterministic sample), kept in memory and in an on-disk cache.
+
+A cache entry is one ``.npz`` file (values and metadata together, written atomically, so that
+processes filling one cache at once each see whole entries of one writer). Its metadata carries
+the sha256 of the values and of the inputs they were computed from (dataset sha256, which part,
+the reference's source digest); an entry whose values or inputs do not match is reported once
+(``notify``) and recomputed, never trusted.
+"""
 from __future__ import annotations
 
 import hashlib
 import json
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -17,7 +24,7 @@ from .config import RunConfig
 from .units import n_items
 
 #: Bump when the cache file layout (not the reference's maths) changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def _source_digest(backend: Backend) -> str:
@@ -41,11 +48,28 @@ def _source_digest(backend: Backend) -> str:
     return h.hexdigest()[:16]
 
 
-def _atomic_save_npy(path: Path, values: np.ndarray, meta: dict) -> None:
+def values_sha256(values: np.ndarray) -> str:
+    """sha256 of float64 values (little-endian bytes, so the same on every host)."""
+    return hashlib.sha256(np.ascontiguousarray(values, dtype="<f8").tobytes()).hexdigest()
+
+
+def inputs_sha256(dataset_sha: str, what: str, source_key: str) -> str:
+    """sha256 of what a cache entry was computed from."""
+    return hashlib.sha256(f"{dataset_sha}:{what}:{source_key}".encode()).hexdigest()
+
+
+def _atomic_save(path: Path, values: np.ndarray, meta: dict) -> None:
     with atomic_open(path, binary=True) as fh:
-        np.save(fh, values)
-    with atomic_open(path.with_suffix(".json")) as fh:
-        fh.write(json.dumps(meta))
+        np.savez(fh, values=values, meta=np.array(json.dumps(meta)))
+
+
+def _load_entry(path: Path) -> tuple:
+    """(values, meta) of a cache file; ValueError/OSError when it cannot be read as one."""
+    with np.load(path, allow_pickle=False) as npz:
+        values, meta = npz["values"], json.loads(str(npz["meta"]))
+    if not isinstance(meta, dict):
+        raise ValueError("metadata is not an object")
+    return values, meta
 
 
 class ReferenceStore:
@@ -60,6 +84,9 @@ class ReferenceStore:
             self.dir = None
         self._key = _source_digest(backend) if backend is not None else ""
         self._memory: dict = {}
+        #: where a damaged cache entry is reported (the runner points it at its progress notes)
+        self.notify: Callable[[str], None] = lambda text: None
+        self._reported: set = set()
 
     @classmethod
     def for_config(cls, cfg: RunConfig) -> "ReferenceStore":
@@ -79,21 +106,36 @@ class ReferenceStore:
     def _path(self, sha: str, what: str) -> Optional[Path]:
         if self.dir is None:
             return None
-        return self.dir / f"{sha[:32]}-{self._key}-{what}.npy"
+        return self.dir / f"{sha[:32]}-{self._key}-{what}.npz"
 
     def lookup(self, sha: str, what: str) -> Optional[tuple]:
-        """(values, seconds or None) from memory or disk, else None."""
+        """(values, seconds or None) from memory or a verified disk entry, else None."""
         if (sha, what) in self._memory:
             return self._memory[(sha, what)]
         path = self._path(sha, what)
-        if path is not None and path.exists():
-            try:
-                values = np.load(path)
-                meta = json.loads(path.with_suffix(".json").read_text())
-                self._memory[(sha, what)] = (values, meta.get("seconds"))
-                return self._memory[(sha, what)]
-            except (OSError, ValueError):
-                pass  # a damaged cache entry is recomputed
+        if path is None or not path.exists():
+            return None
+        try:
+            values, meta = _load_entry(path)
+            problem = self._verify(values, meta, sha, what)
+        except Exception as exc:  # noqa: BLE001 - any damage (BadZipFile, ...) means recompute
+            problem = f"unreadable ({type(exc).__name__})"
+        if problem:
+            if path not in self._reported:
+                self._reported.add(path)
+                self.notify(f"reference cache {path.name}: {problem}; recomputing")
+            return None
+        self._memory[(sha, what)] = (values, meta.get("seconds"))
+        return self._memory[(sha, what)]
+
+    def _verify(self, values: np.ndarray, meta: dict, sha: str, what: str) -> Optional[str]:
+        """None when the entry is what it claims, else what is wrong with it."""
+        if meta.get("inputs_sha256") != inputs_sha256(sha, what, self._key):
+            return "computed from other inputs"
+        if values.dtype != np.float64 or values.ndim != 1:
+            return f"values of the wrong kind ({values.dtype}, {values.ndim}-d)"
+        if meta.get("values_sha256") != values_sha256(values):
+            return "values do not match their sha256 (damaged or edited)"
         return None
 
     def store(self, sha: str, what: str, values: np.ndarray, seconds: float) -> None:
@@ -102,9 +144,12 @@ class ReferenceStore:
         path = self._path(sha, what)
         if path is not None:
             from ..hostinfo import cpu_model
+            meta = {"seconds": seconds, "cpu": cpu_model(), "backend": self.backend.name,
+                    "dataset_sha256": sha, "what": what, "source_key": self._key,
+                    "inputs_sha256": inputs_sha256(sha, what, self._key),
+                    "values_sha256": values_sha256(values)}
             try:
-                _atomic_save_npy(path, values, {"seconds": seconds, "cpu": cpu_model(),
-                                                "backend": self.backend.name})
+                _atomic_save(path, values, meta)
             except OSError:
                 pass  # an unwritable cache only costs time
 
