@@ -59,6 +59,8 @@ SAMPLES_FIELD = "samples_s"
 #: run used), ``worker`` and ``host`` (the Dask worker and host of a fleet run's row); the
 #: document's optional ``cluster`` key holds the cluster and the scaling study.
 CLUSTER_FIELDS = ("workers", "worker", "host")
+#: What names a cell of the matrix in the optional ``not_run`` list (cells without a record).
+NOT_RUN_KEYS = ("dataset_sha256", "chunking", "backend")
 #: Float fields that may hold non-finite values.
 _FLOAT_FIELDS = ("max_abs_err", "max_abs_err_expected", "gcups_kernel", "gcups_total",
                  "speedup_vs_reference")
@@ -118,11 +120,10 @@ def _unstring_float(v):
         if isinstance(v, str) else v
 
 
-def make_document(bench, command: Optional[list] = None) -> dict:
-    """The result document of a :class:`hmmbench.runner.Benchmark`."""
+def document_header(command: Optional[list] = None) -> dict:
+    """What a result document says about the invocation: version, sources, host, command."""
     from .hostinfo import host_info, source_commit, source_digest
-    cluster = {"cluster": bench.cluster} if getattr(bench, "cluster", None) else {}
-    return jsonable({
+    return {
         "hmmbench_version": __version__,
         "source_sha256": source_digest(),
         "source_commit": source_commit(),
@@ -130,9 +131,23 @@ def make_document(bench, command: Optional[list] = None) -> dict:
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command": list(sys.argv if command is None else command),
         "host": host_info(),
+    }
+
+
+def make_document(bench, command: Optional[list] = None,
+                  header: Optional[dict] = None) -> dict:
+    """The result document of a :class:`hmmbench.runner.Benchmark` (``header``: a
+    :func:`document_header` made once for the checkpoints of a long run). ``complete`` is false
+    while cells of the matrix have no record; ``not_run`` lists them (``--resume`` runs them)."""
+    not_run = list(getattr(bench, "not_run", []) or [])
+    cluster = {"cluster": bench.cluster} if getattr(bench, "cluster", None) else {}
+    return jsonable({
+        **(header or document_header(command)),
         "devices": bench.devices,
         "chunking": bench.chunking,
         "config": bench.config,
+        "complete": not not_run,
+        "not_run": not_run,
         "runs": [r.to_dict() for r in bench.records],
         **cluster,
     })
@@ -176,8 +191,9 @@ def validate(doc, where: str) -> None:
 
     if not isinstance(doc, dict):
         bad("top level is not an object")
-    if doc.get("schema", SCHEMA_VERSION) != SCHEMA_VERSION:
-        bad(f"schema version {doc['schema']!r}; this hmmbench reads version {SCHEMA_VERSION}")
+    schema = doc.get("schema", 1)
+    if not (isinstance(schema, int) and 1 <= schema <= SCHEMA_VERSION):
+        bad(f"schema version {schema!r}; this hmmbench reads versions 1 to {SCHEMA_VERSION}")
     for k, t in TOP_LEVEL.items():
         if k not in doc:
             bad(f"missing '{k}'")
@@ -205,6 +221,12 @@ def validate(doc, where: str) -> None:
             for stage, vals in samples.items():
                 if not isinstance(vals, list) or not all(_type_ok(v, (float,)) for v in vals):
                     bad(f"runs[{i}].{SAMPLES_FIELD}.{stage} is not a list of numbers")
+    not_run = doc.get("not_run", [])
+    if not isinstance(not_run, list):
+        bad("'not_run' should be list")
+    for i, cell in enumerate(not_run):
+        if not (isinstance(cell, dict) and all(isinstance(cell.get(k), str) for k in NOT_RUN_KEYS)):
+            bad(f"not_run[{i}] is not a cell ({', '.join(NOT_RUN_KEYS)})")
 
 
 def load(path) -> dict:

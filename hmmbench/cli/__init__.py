@@ -74,8 +74,9 @@ def main(argv: Optional[list] = None) -> int:
     except UserError as exc:
         print(f"hmmbench: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("hmmbench: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"hmmbench: interrupted{': ' + one_line(str(exc)) if str(exc) else ''}",
+              file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the guard: no path of the CLI ends in a traceback
         if args.debug:

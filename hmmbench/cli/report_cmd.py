@@ -69,6 +69,10 @@ def run(args, workload) -> int:
             out.print(f"[bold]{path}[/bold]")
             render(doc, out)
             render_cluster(doc, out)
+            if doc.get("not_run"):
+                out.print(f"[yellow]{path}: an unfinished run: {len(doc['not_run'])} cells not "
+                          f"run[/yellow] (hmmbench run with the same options and --resume "
+                          f"{path} runs them)", highlight=False)
     if args.html:
         from ..html_report import write_html
         write_html(list(zip(args.results, docs)), args.html)

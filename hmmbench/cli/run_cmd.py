@@ -43,6 +43,10 @@ def add_parser(sub, workloads) -> None:
     sp.add_argument("--json", metavar="PATH",
                     help="result file (default: results/runs/hmmbench-<UTC time>Z.json; "
                          "'-' for stdout, the report then goes to stderr)")
+    sp.add_argument("--resume", metavar="FILE",
+                    help="run only the cells an interrupted run left out of its result FILE "
+                         "(the same options, sources and datasets are needed); the result goes "
+                         "to FILE unless --json says otherwise")
     sp.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
     add_workload_options(sp)
     cluster_options.add_arguments(sp)
@@ -75,21 +79,39 @@ def run(args, workload) -> int:
     backends = select(args.backend, workload.name, axes=parse_axes(args.axis))
     datasets, plan = workload.plan(args, backends)
     to_stdout = args.json == "-"
-    out_path = None if to_stdout else Path(args.json) if args.json else results.default_path()
+    out_path = None if to_stdout else Path(args.json or args.resume or results.default_path())
     if out_path is not None:
         check_output_path(out_path, "--json")
+    if args.resume and args.cluster:
+        raise UserError("--resume continues runs of one process, not --cluster runs")
+    header = results.document_header(["hmmbench"] + list(args.argv))
+    kept = _kept(args, datasets, backends, cfg, plan, header) if args.resume else None
+    written = {}
+
+    def checkpoint(bench) -> None:
+        """After every finished cell: the file holds every finished cell and names the rest."""
+        results.write(results.make_document(bench, header=header), out_path)
+        written.update(kept=len(bench.records), left=len(bench.not_run))
+
     progress = make_progress(sys.stderr)
     try:
         if args.cluster:
             from ..cluster.command import run_cluster
             bench = run_cluster(args, workload, cfg, backends, datasets, plan, progress)
         else:
-            bench = run_benchmark(datasets, backends, cfg, progress=progress, **plan)
+            bench = run_benchmark(datasets, backends, cfg, progress=progress, kept=kept,
+                                  checkpoint=checkpoint if out_path else None, **plan)
+    except KeyboardInterrupt:
+        if not written:
+            raise
+        raise KeyboardInterrupt(f"{written['kept']} finished cells kept in {out_path}, "
+                                f"{written['left']} not run (add --resume {out_path} to run "
+                                "them)") from None
     finally:  # device memory back now, not at exit: `suite run` runs many of these in one process
         for b in backends:
             b.close()
     enrich_devices(bench.devices, workload.name)
-    doc = results.make_document(bench, ["hmmbench"] + list(args.argv))
+    doc = results.make_document(bench, header=header)
     shown = results.restore_floats(copy.deepcopy(doc))   # the report wants floats, not "NaN"
     if to_stdout:
         import json
@@ -110,3 +132,12 @@ def show(doc: dict, out) -> None:
     from ..report import render
     render(doc, out)
     render_cluster(doc, out)
+
+
+def _kept(args, datasets, backends, cfg, plan, header) -> dict:
+    """The finished cells of the --resume file, if it is an unfinished run of this matrix."""
+    from .. import results
+    from ..runner import kept_records, plan_cells
+    doc = results.load(args.resume)
+    cells = plan_cells(datasets, backends, cfg, plan.get("backends_for"))
+    return kept_records(doc, cells, cfg, header["source_sha256"], args.resume)

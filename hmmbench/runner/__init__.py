@@ -31,17 +31,20 @@ dataset may carry runner hints as attributes: ``axes`` (extra record fields), ``
 Where each concern lives: :mod:`.config` (RunConfig, RunRecord, Progress), :mod:`.reference`
 (the reference store and its disk cache), :mod:`.check` (what is checked, the tally),
 :mod:`.stopping` (when to stop repeating), :mod:`.cell` (one cell), :mod:`.benchmark` (every cell,
-speed-ups, throttle flags).
+speed-ups, throttle flags, a checkpoint after every cell), :mod:`.resume` (what an unfinished
+result file already holds, for ``--resume``).
 """
-from .benchmark import Benchmark, chunking_modes, fill_speedups, flag_throttling, run_benchmark
+from .benchmark import (Benchmark, Cell, chunking_modes, fill_speedups, flag_throttling,
+                        plan_cells, run_benchmark, summarize)
 from .cell import merge_infos, run_cell
 from .check import MIN_SAMPLE, CheckTally, check_plan, sample_indexes
 from .config import REFERENCE_BACKEND, TIMING_KEYS, Progress, RunConfig, RunRecord
 from .reference import CACHE_FORMAT, ReferenceStore
+from .resume import kept_records
 from .stopping import running_median_spread, stop_repeating
 from .units import n_items, subset_items
 
-__all__ = ["Benchmark", "CACHE_FORMAT", "CheckTally", "MIN_SAMPLE", "Progress", "REFERENCE_BACKEND",
+__all__ = ["Benchmark", "CACHE_FORMAT", "Cell", "kept_records", "plan_cells", "summarize", "CheckTally", "MIN_SAMPLE", "Progress", "REFERENCE_BACKEND",
            "ReferenceStore", "RunConfig", "RunRecord", "TIMING_KEYS", "check_plan", "chunking_modes",
            "fill_speedups", "flag_throttling", "merge_infos", "n_items", "run_benchmark", "run_cell",
            "running_median_spread", "sample_indexes", "stop_repeating", "subset_items"]

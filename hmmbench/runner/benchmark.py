@@ -2,10 +2,11 @@
 flags and the devices used."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..backend import Backend
 from ..dataset import Dataset
 from .cell import _dataset_size, _safe, run_cell
 from .config import REFERENCE_BACKEND, Progress, RunConfig, RunRecord
@@ -53,58 +54,112 @@ def flag_throttling(records: list) -> None:
 
 @dataclass
 class Benchmark:
-    """What :func:`run_benchmark` measured: records plus the devices used."""
+    """What :func:`run_benchmark` measured: records plus the devices used. ``not_run``: the
+    cells of the matrix without a record (a checkpoint of a run still going, or interrupted),
+    as :meth:`Cell.stored` dicts."""
     records: list
     devices: list
     chunking: str
     config: dict
     #: hmmbench.cluster: the cluster, and the scaling study of a sharded run (None: one process)
     cluster: Optional[dict] = None
+    not_run: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One dataset x chunking mode x backend of the matrix."""
+    dataset: Dataset
+    mode: str
+    backend: Backend
+
+    @property
+    def key(self) -> tuple:
+        """What identifies the cell across runs (and in result files)."""
+        return (self.dataset.sha256, self.mode, self.backend.name)
+
+    def stored(self) -> dict:
+        """The cell as a result file's ``not_run`` list holds it (its key, and a name to read)."""
+        sha, mode, backend = self.key
+        return {"dataset": self.dataset.name, "dataset_sha256": sha, "chunking": mode,
+                "backend": backend}
+
+
+def plan_cells(datasets: list, backends: list, cfg: RunConfig,
+               backends_for: Optional[Callable] = None) -> list:
+    """The matrix in report order: dataset-major, then chunking mode, then backend;
+    ``backends_for(dataset)`` (default: all of ``backends``) picks each dataset's backends
+    (profile: those that compute its kind). A bad chunking mode fails here, before any work."""
+    from ..workload import get
+    workload = get(cfg.workload)
+    backends_for = backends_for or (lambda ds: backends)
+    cells = []
+    for ds in datasets:
+        # No chunking given: each dataset's own default (synthetic sets run merged, as in the
+        # papers).
+        modes = chunking_modes(cfg.chunking or ds.default_chunking or "original")
+        for mode in modes:
+            workload.check_chunking(mode)
+        chosen = list(backends_for(ds))
+        cells += [Cell(ds, mode, b) for mode in modes for b in chosen]
+    return cells
 
 
 def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
                   progress: Optional[Progress] = None,
                   launches_fn: Optional[Callable] = None,
                   refs: Optional[ReferenceStore] = None,
-                  backends_for: Optional[Callable] = None) -> Benchmark:
-    """Every dataset x chunking mode x backend cell; ``backends_for(dataset)`` (default: all of
-    ``backends``) picks the backends of each dataset (profile: those that compute its kind)."""
+                  backends_for: Optional[Callable] = None,
+                  kept: Optional[dict] = None,
+                  checkpoint: Optional[Callable[[Benchmark], None]] = None) -> Benchmark:
+    """Every cell of :func:`plan_cells`'s matrix. ``kept`` maps cell keys to records of an
+    earlier run of the same matrix: those cells are not run again (``--resume``).
+    ``checkpoint(benchmark so far)`` is called after every finished cell, so that a long run
+    keeps what it finished whatever ends it."""
     progress = progress or Progress()
     from ..workload import get
-    workload = get(cfg.workload)
-    launches_fn = launches_fn or workload.launches
-    backends_for = backends_for or (lambda ds: backends)
-    # No chunking given: each dataset's own default (synthetic sets run merged, as in the papers).
-    def modes_for(ds: Dataset) -> list:
-        return chunking_modes(cfg.chunking or ds.default_chunking or "original")
-
-    modes_of = {id(ds): modes_for(ds) for ds in datasets}
-    for mode in {m for ms in modes_of.values() for m in ms}:
-        workload.check_chunking(mode)  # a bad chunking mode fails before any work
+    launches_fn = launches_fn or get(cfg.workload).launches
+    kept = kept or {}
+    cells = plan_cells(datasets, backends, cfg, backends_for)
     refs = refs or ReferenceStore.for_config(cfg)
     refs.notify = progress.note
-    records: list[RunRecord] = []
+    finished: dict = {c.key: kept[c.key] for c in cells if c.key in kept}
     ref_seconds: dict = {}
-    chosen = {id(ds): list(backends_for(ds)) for ds in datasets}
-    progress.start(sum(len(modes_of[id(ds)]) * len(chosen[id(ds)]) for ds in datasets))
+    used_modes = list(dict.fromkeys(c.mode for c in cells))
+    todo = [c for c in cells if c.key not in finished]
+    if finished:
+        progress.note(f"resuming: {len(finished)} of {len(cells)} cells kept, {len(todo)} to run")
+
+    def so_far() -> Benchmark:
+        records = [finished[c.key] for c in cells if c.key in finished]
+        not_run = [c.stored() for c in cells if c.key not in finished]
+        return summarize(records, cfg, ref_seconds, used_modes, not_run)
+
+    progress.start(len(todo))
     try:
         for ds in datasets:
-            # The reference backend runs first so that its warm-up fills the reference cache.
-            order = sorted(chosen[id(ds)], key=lambda b: b.name != cfg.reference)
+            mine = [c for c in todo if c.dataset is ds]
+            if not mine:
+                continue
             note = _safe(getattr(ds, "loading_note", lambda: None), None)
             if note:
                 progress.note(note)
             size = _dataset_size(ds)
-            modes = modes_of[id(ds)]
+            modes = list(dict.fromkeys(c.mode for c in cells if c.dataset is ds))
             for mode in modes:
                 cell_cfg = replace(cfg, chunking=mode)
-                done = {}
-                for b in order:
+                # The reference backend runs first so that its warm-up fills the reference cache.
+                group = sorted((c for c in mine if c.mode == mode),
+                               key=lambda c: c.backend.name != cfg.reference)
+                for c in group:
                     label = getattr(ds, "label", ds.name)
-                    progress.begin(label if len(modes) == 1 else f"{label} [{mode}]", b.name)
-                    done[id(b)] = run_cell(ds, b, cell_cfg, refs, launches_fn, progress, size)
-                    progress.end(done[id(b)])
-                records.extend(done[id(b)] for b in chosen[id(ds)])
+                    progress.begin(label if len(modes) == 1 else f"{label} [{mode}]",
+                                   c.backend.name)
+                    finished[c.key] = run_cell(ds, c.backend, cell_cfg, refs, launches_fn,
+                                               progress, size)
+                    progress.end(finished[c.key])
+                    if checkpoint is not None:
+                        checkpoint(so_far())
             hit = refs.lookup(ds.sha256, "full") if refs.available else None
             if hit is not None and hit[1] is not None:
                 ref_seconds[ds.sha256] = hit[1]
@@ -116,11 +171,17 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
             _safe(b.close, None)
         if refs.backend is not None and refs.backend not in backends:
             _safe(refs.backend.close, None)
+    return so_far()
+
+
+def summarize(records: list, cfg: RunConfig, ref_seconds: dict, modes: list,
+              not_run: Optional[list] = None) -> Benchmark:
+    """Speed-ups, throttle flags and the devices used, over the records (in place)."""
     fill_speedups(records, cfg.reference, ref_seconds)
     flag_throttling(records)
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()}
-    used = dict.fromkeys(m for ds in datasets for m in modes_of[id(ds)])
-    return Benchmark(records, devices_of(records), ",".join(used), config)
+    return Benchmark(records, devices_of(records), ",".join(modes), config,
+                     not_run=list(not_run or []))
 
 
 def devices_of(records: list) -> list:

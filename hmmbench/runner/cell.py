@@ -298,5 +298,18 @@ def run_cell(ds: Dataset, backend: Backend, cfg: RunConfig, refs: ReferenceStore
         rec.status, rec.reason = "unavailable", f"refused: {exc}"
     except Exception as exc:  # noqa: BLE001 - one failing backend never stops the others
         rec.status = "error"
-        rec.reason = f"{type(exc).__name__}: {exc}".strip()
+        rec.reason = error_reason(exc)
     return rec
+
+
+def error_reason(exc: BaseException, limit: int = 300) -> str:
+    """An exception as a one-line reason: its first line and first later line that names an
+    error (a compiler's build log can run to pages), at most ``limit`` characters."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    first_error = next((line for line in lines[1:] if "error" in line.lower()), None)
+    if first_error:
+        text += f" | {first_error}"
+    if len(lines) > 1:
+        text += f" (+{len(lines) - 1} lines)"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
