@@ -116,8 +116,8 @@ def test_score_errors_leave_no_file(fake_world, tmp_path, capsys):
     assert cli.main(["score", "--dataset", "toy", "--backend", "*", "--output", str(out)]) == 2
     assert not out.exists()
     capsys.readouterr()
-    # A backend failing is no user mistake: exit 1, one line pointing at --debug ...
-    assert cli.main(["score", "--dataset", "toy", "--backend", "boom", "--output", str(out)]) == 1
+    # A backend failing is no user mistake: exit 3, one line pointing at --debug ...
+    assert cli.main(["score", "--dataset", "toy", "--backend", "boom", "--output", str(out)]) == 3
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "kernel exploded" in err[0] and "--debug" in err[0]
     # ... which shows the traceback (the exception goes up), before or after the subcommand.

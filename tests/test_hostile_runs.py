@@ -118,7 +118,7 @@ def test_a_crash_keeps_finished_cells(world, tmp_path, capsys):
         raise RuntimeError("disk gone")
     PAIRHMM.resolve(["toy2"])[0].loader = broken_load
     code, err = run(RUN, capsys)
-    assert code == 1 and len(err) == 1 and "disk gone" in err[0] and "--debug" in err[0]
+    assert code == 3 and len(err) == 1 and "disk gone" in err[0] and "--debug" in err[0]
     doc = results.load(tmp_path / "r.json")
     assert [r["dataset"] for r in doc["runs"]] == ["toy"] * 4
     assert [c["dataset"] for c in doc["not_run"]] == ["toy2"] * 4

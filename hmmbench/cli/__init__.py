@@ -15,7 +15,8 @@ the workload package (:class:`hmmbench.workload.Workload`).
 
 Every user mistake (bad input file, unknown name, bad option value) ends as one line on stderr,
 ``hmmbench: error: <message>``, exit status 2, and no output file. Anything else that goes wrong
-(a bug) ends as one line too, exit status 1, pointing at ``--debug``, which shows the traceback.
+(a bug, a backend failing under ``score``) ends as one line too, exit status 3, pointing at
+``--debug``, which shows the traceback. (1 is ``compare``'s failed gate; 130 an interrupt.)
 """
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"hmmbench: error: {message} (see '{self.prog} --help')\n")
 
 
+#: Exit status of an unexpected failure (not the user's mistake, 2; not compare's failed gate, 1).
+EXIT_UNEXPECTED = 3
 #: ``--debug`` anywhere (before or after the subcommand): show tracebacks of unexpected errors.
 DEBUG_HELP = "show the Python traceback of an unexpected error instead of one line"
 
@@ -84,7 +87,7 @@ def main(argv: Optional[list] = None) -> int:
         text = one_line(" ".join(str(exc).split())) or "no message"
         print(f"hmmbench: error: unexpected {type(exc).__name__}: {text} (a bug? run again "
               f"with --debug for the traceback)", file=sys.stderr)
-        return 1
+        return EXIT_UNEXPECTED
 
 
 def one_line(text: str) -> str:
