@@ -156,22 +156,22 @@ def test_profile_fasta(world, capsys, name):
     refused(world, capsys, PROFILE_RUN + ["-d", path, "--model", "random-M20"], path, where)
 
 
-def _hmm_text() -> str:
+def _hmm_text(alphabet: str = "amino") -> str:
     import pyhmmer
     import io
-    hmm = pyhmmer.plan7.HMM.sample(pyhmmer.easel.Alphabet.amino(), 12, 1)
+    hmm = pyhmmer.plan7.HMM.sample(getattr(pyhmmer.easel.Alphabet, alphabet)(), 12, 1)
     hmm.name = b"tiny"
     buf = io.BytesIO()
     hmm.write(buf)
     return buf.getvalue().decode()
 
 
-@pytest.mark.parametrize("name", ["truncated", "not-hmm", "two-models", "empty"])
+@pytest.mark.parametrize("name", ["truncated", "not-hmm", "dna-model", "empty"])
 def test_profile_hmm_file(world, capsys, name):
     _pyhmmer()
     text = _hmm_text()
-    content = {"truncated": text[:len(text) // 2], "not-hmm": FASTA, "two-models": text + text,
-               "empty": ""}[name]
+    content = {"truncated": text[:len(text) // 2], "not-hmm": FASTA,
+               "dna-model": _hmm_text("dna"), "empty": ""}[name]
     path = put(world, f"{name}.hmm", content)
     db = put(world, "db.faa", FASTA)
     refused(world, capsys, PROFILE_RUN + ["-d", db, "--model", path], path)

@@ -69,7 +69,7 @@ def test_tally_past_range(got, ref, agree):
 def long_file(tmp_path, monkeypatch):
     monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "long.in"
-    path.write_text(block(*LONG_PAIRS))
+    path.write_text(block(*(LONG_PAIRS[k] for k in (0, 2, 3))))   # 1, 10^4, 10^5 bases
     return path
 
 
@@ -85,38 +85,37 @@ def test_reference_and_cli_on_reads_of_1_to_1e5_bases(long_file, tmp_path, capsy
     assert run["status"] == "ok" and run["max_abs_err"] == 0
     assert run["n_past_range"] == 2 and "2 pairs past the number range" in run["reason"]
     assert cli.main(["report", str(out)]) == 0 and "numpy" in capsys.readouterr().out
-    ref = _scores(tmp_path, long_file, "numpy")
-    assert ref[0] > -5 and -10 < ref[1] < 0 and ref[2] == ref[3] == -math.inf
+    (entry,) = (tmp_path / "cache" / "reference").glob("*.npz")   # the reference's values
+    ref = np.load(entry)["values"]
+    assert ref[0] > -5 and ref[1] == ref[2] == -math.inf
 
 
-def _scores(tmp_path, data, backend: str) -> list:
-    out = tmp_path / f"{backend}.txt"
-    assert cli.main(["score", "-d", str(data), "-b", backend, "-o", str(out)]) == 0
-    return [float(x) for x in out.read_text().split()]
-
-
-def test_float32_backends_agree_past_the_range(long_file, tmp_path):
-    """numpy-f32 underflows and recomputes in float64 (GKL's rule): the same answers."""
+def test_float32_backends_agree_past_the_range(tmp_path):
+    """numpy-f32 underflows and recomputes in float64 (GKL's rule): the same answers, in the
+    range (10^4 bases copied from the haplotype: finite, near 0) and past it. (Reads of up to
+    10^4 bases: the 10^5 one takes the same path, at 10 times the time.)"""
     from cpu_reference.pairhmm.forward import forward
     from hmmbench.pairhmm.datasets.blockfmt import load_block
-    pairs = load_block(long_file)
+    path = tmp_path / "long4.in"
+    path.write_text(block(*LONG_PAIRS[:3]))
+    pairs = load_block(path)
     f64 = forward(pairs, "float64").log10
     f32 = forward(pairs, "float32")
-    assert set(f32.fallback_index.tolist()) >= {2, 3}
+    assert 2 in f32.fallback_index.tolist() and -10 < f64[1] < 0
     t = CheckTally(1e-4, range_floor=LOG10_RANGE_FLOOR)
     t.add(f32.log10, f64)
-    assert t.n_over_tol == 0 and t.n_past_range == 2
+    assert t.n_over_tol == 0 and t.n_past_range == 1
 
 
 def test_opencl_backends_agree_or_refuse_on_long_reads(tmp_path, monkeypatch, capsys):
-    """Every OpenCL backend this machine runs (a CPU runtime here) on reads of 1 and 10^4
-    bases, in and past the range: ok, or unavailable with its reason -- never a mismatch."""
+    """OpenCL backends of this machine (a CPU runtime here) on reads of 1 and 10^4 bases, in
+    and past the range: ok, or unavailable with its reason -- never a mismatch."""
     from hmmbench.registry import discover, probe
     if not any(b.api == "opencl" and probe(b).available for b in discover("pairhmm")):
         pytest.skip("no OpenCL device")
     monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
     data = tmp_path / "long4.in"
-    data.write_text(block(*LONG_PAIRS[:3]))
+    data.write_text(block(LONG_PAIRS[0], LONG_PAIRS[2]))
     out = tmp_path / "r.json"
     assert cli.main(["run", "-d", str(data), "-b", "numpy", "-b", "opencl-warp", "-b",
                      "opencl-inter-tile4", "-b", "opencl-intra-tile2", "--repeat", "1", "-q",
