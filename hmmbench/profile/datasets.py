@@ -40,9 +40,9 @@ def read_hmms(path: str) -> list:
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
     except (ValueError, EOFError, RuntimeError) as exc:    # pyhmmer's parse errors
-        raise _parse_error(path, "a HMMER3 model file", exc) from None
+        raise _parse_error(path, "a readable HMM file", exc) from None
     if not hmms:
-        raise InputError(path, None, "not a HMMER3 model file: no complete model (truncated?)")
+        raise InputError(path, None, "not a readable HMM file: no complete model (truncated?)")
     return hmms
 
 
