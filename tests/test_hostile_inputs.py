@@ -371,6 +371,10 @@ def test_report_plot_unknown_type(world, capsys):
     doc["runs"][0].update(gcups_total=1.0, gcups_kernel=2.0)
     path = put(world, "g.json", json.dumps(doc))
     refused(world, capsys, ["report", path, "--plot", "chart.xyz"], "--plot", ".xyz")
+    again = put(world, "g2.json", json.dumps(doc))
+    refused(world, capsys, ["history", path, again, "--plot", "chart.xyz"], ".xyz",
+            after_work=True)
+    refused(world, capsys, ["history", path, "--plot", "."], "--plot", "directory")
 
 
 # --- the rest of the command line ------------------------------------------------------------
@@ -382,6 +386,16 @@ MISC_CASES = {
     "datasets-list-workload": (["datasets", "list", "--workload", "nope"], "unknown workload"),
     "datasets-fetch-unknown": (["datasets", "fetch", "nope"], "unknown fetchable dataset"),
     "datasets-no-action": (["datasets"], "ACTION"),
+    "suite-unknown": (["suite", "run", "nope"], "unknown suite 'nope'"),
+    "history-missing": (["history", "missing.json"], "missing.json"),
+    "history-min-files": (["history", "earlier.json", "--min-files", "0"], "--min-files"),
+    "axis-syntax": (["run", "-b", "numpy", "-d", "ren16-t1.1@16", "--axis", "tile"], "--axis"),
+    "axis-value": (["run", "-b", "cuda-inter", "-d", "ren16-t1.1@16", "--axis", "tile=3"],
+                   "tile=3"),
+    "cluster-address": (["run", "-b", "numpy", "-d", "ren16-t1.1@16", "--cluster", "nope"],
+                        "--cluster"),
+    "resume-cluster": (["run", "-b", "numpy", "-d", "ren16-t1.1@16", "--cluster", "local",
+                        "--resume", "earlier.json"], "--resume"),
 }
 
 

@@ -22,8 +22,11 @@ def add_parser(sub) -> None:
 
 def run(args, workload) -> int:
     from .. import history
+    from ..fileio import check_output_path
     if args.min_files < 1:
         raise UserError("--min-files must be at least 1")
+    if args.plot:
+        check_output_path(args.plot, "--plot")
     hist = history.load_history(args.results, backend=args.backend, dataset=args.dataset)
     if not hist.snapshots:
         raise UserError(f"no result files under {', '.join(args.results)}")
