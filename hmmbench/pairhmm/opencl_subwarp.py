@@ -30,7 +30,6 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
-from ..apis.opencl import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
 from ..backend import Backend
 from .model import PairSet
 from .opencl import Layout, OpenCLBackend
