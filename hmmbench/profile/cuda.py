@@ -6,8 +6,12 @@ partitioned prefix scan (kernels_cuda/profile/generic.cu).
 memory). ``profile-cuda-warp``: warp-group kernels with the tuned defines (``TUNED_VARIANT``:
 GROUP lanes per sequence by ``auto_group``, int16 DPX cells, residue prefetch, lazy MSV xE, DPX
 saturation in the Viterbi filter); ``profile-cuda-cudampf``: the same source with the original
-CUDAMPF-style defines (``CUDAMPF_VARIANT``: warp per sequence, packed-byte SIMD). All return
-HMMER's raw integers; :mod:`hmmbench.profile.host` finishes them, so the scores are HMMER's.
+CUDAMPF-style defines (``CUDAMPF_VARIANT``: warp per sequence, packed-byte SIMD). The kernels
+return HMMER's raw integers; a search finishes them on the device with the reference's rules
+(:func:`hmmbench.profile.device_pipeline.device_scores`, kernels_common/profile/finish.h; the
+development driver's path: :mod:`hmmbench.profile.host`), so the scores are HMMER's. The
+database stays resident across a run's models and kinds (:mod:`hmmbench.profile.resident`);
+kind ``pipeline`` runs HMMER's pipeline on the device (:mod:`hmmbench.profile.device_pipeline`).
 Compiled at run time per model length and variant (``-DMODEL_M -DQB -DQW -DGROUP ...``) through
 the project's CUDA glue (:mod:`hmmbench.pairhmm.cuda`); timed with CUDA events; persistent
 grids of resident blocks.

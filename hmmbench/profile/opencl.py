@@ -6,9 +6,11 @@ built per model length with ``-DMODEL_M``). ``profile-opencl-warp``: the warp-gr
 the same defines and profile layouts: :mod:`hmmbench.profile.warp`); a warp's exchanges are
 inline PTX on NVIDIA's OpenCL, sub-group functions where a 32-lane sub-group builds, else local
 memory with one warp per work-group (``info["path"]``). The kernels return HMMER's raw integers (SSV xE, MSV xJ, VF xC, overflow
-flags) and the host finishes them with the reference's own rules
-(:mod:`cpu_reference.profile.filters`), so the scores are identical to the NumPy reference and
-to HMMER. Device choice and program cache: the glue of :mod:`hmmbench.pairhmm.opencl`.
+flags); a search finishes them on the device with the reference's own rules
+(kernels_common/profile/finish.h; :func:`ProfileFiltersOpenCL.scores` on the host, with
+:mod:`cpu_reference.profile.filters`), so the scores are identical to the NumPy reference and
+to HMMER. The database stays resident across a run's models and kinds; kind ``pipeline``:
+:mod:`hmmbench.profile.device_pipeline`. Device choice and program cache: the glue of :mod:`hmmbench.pairhmm.opencl`.
 """
 from __future__ import annotations
 
