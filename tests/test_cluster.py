@@ -205,6 +205,33 @@ def test_cli_profile_shards_the_database(cluster, tmp_path):
     assert sum(w["items"] for w in stages) == runs[0]["pairs"]
 
 
+def test_backend_shards_only_on_workers_that_can_run_it(cluster, monkeypatch):
+    """A worker that cannot run a backend gets none of its shards and is named with the reason;
+    a backend too few workers can run is unavailable, saying why."""
+    from hmmbench.cluster.connect import wait_for_workers
+    from hmmbench.cluster.sharded import ClusterDataset, Session, ShardedBackend
+    _, client = cluster
+    ds = _dataset("equal-48@200")
+    good, picky = _backend("numpy-f32"), _backend("numpy")
+    session = Session(client, PAIRHMM, {"dataset": [ds.name], "backend": ["numpy-f32"]})
+    workers = wait_for_workers(client, 2, 30)
+    session.probe(workers, [good, picky])
+    # as if the second worker had no driver for "numpy"
+    session.probes[workers[1]]["backends"]["numpy"]["reason"] = "no toy driver"
+    session.use(1)
+    only = ShardedBackend(picky, session)
+    assert only.workers == [workers[0]] and only.unavailable_reason() is None
+    session.use(2)
+    both, one = ShardedBackend(good, session), ShardedBackend(picky, session)
+    assert both.unavailable_reason() is None
+    assert "needs 2 workers" in one.unavailable_reason()
+    assert "no toy driver" in one.unavailable_reason()
+    cds = ClusterDataset(ds, session)
+    values = np.concatenate([both.run(p.with_mode("merged")).log10 for p in cds.chunks()])
+    assert np.array_equal(values, good.run(ds.load()).log10)
+    session.release()
+
+
 # --- fleet mode ------------------------------------------------------------------------------
 def test_fleet_one_row_per_worker_per_cell(cluster, tmp_path, capsys):
     c, _ = cluster

@@ -58,10 +58,12 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
     session.probe(workers, backends)
     for w, why in session.excluded.items():
         say(f"worker {session.label(w)} gets no shards: {why}")
-    counts = counts or [len(session.capable)]
     if not session.capable:
-        counts = [len(workers)]       # every backend then records why it cannot run
-    elif counts[-1] > len(session.capable):
+        raise UserError("no worker of the cluster can run the backends asked for: "
+                        + "; ".join(f"{session.label(w)}: {why}"
+                                    for w, why in session.excluded.items()))
+    counts = counts or [len(session.capable)]
+    if counts[-1] > len(session.capable):
         raise UserError(f"--workers {counts[-1]}: only {len(session.capable)} workers of the "
                         "cluster can run the backends asked for")
     refs = LocalReferences.for_config(cfg)
@@ -81,7 +83,7 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
                                   backends_for=backends_for)
             session.release()
             for r in bench.records:
-                r.workers = len(session.active)
+                r.workers = session.n
                 stages = worker_stages(session, r)
                 if stages:
                     r.info["worker_stages"] = stages

@@ -52,9 +52,11 @@ class Session:
         self.capable: list = []           # workers that can run at least one backend, in order
         self.excluded: dict = {}          # worker address -> why it gets no shards
         self.active: list = []            # the workers of the current worker count
+        self.n = 0                        # the current worker count
         self.stats: dict = {}             # (sha256, chunking, backend) -> passes of per-shard stats
         self.retried: list = []           # shards that ran elsewhere than planned
-        self.current: Optional["Placement"] = None
+        self.placements: dict = {}        # the current dataset's placements by worker set
+        self.current: Optional["Placement"] = None   # the placement made last
 
     def probe(self, workers: list, backends: list) -> None:
         """Ask every worker which backends it can run; keep those that can run one (in the
@@ -72,22 +74,31 @@ class Session:
                 self.excluded[w] = "; ".join(dict.fromkeys(reasons))
 
     def use(self, n: int) -> None:
+        self.n = n
         self.active = self.capable[:n]
+
+    def workers_for(self, name: str) -> list:
+        """The first n workers that can run a backend: the others get none of its shards."""
+        return [w for w in self.capable if self.probes[w]["backends"][name]["reason"] is None
+                ][:self.n]
 
     def label(self, w: str) -> str:
         p = self.probes[w]
         return f"{p['name']}@{p['host']}"
 
-    def place(self, ds: "ClusterDataset") -> "Placement":
-        if self.current is not None and self.current.ds is not ds:
-            self.current.release()
-        self.current = Placement(self, ds)
-        return self.current
+    def place(self, ds: "ClusterDataset", workers: tuple) -> "Placement":
+        """The dataset's shards on these workers (made on first use); another dataset's are
+        released first: datasets run one after another."""
+        if any(p.ds is not ds for p in self.placements.values()):
+            self.release()
+        if workers not in self.placements:
+            self.placements[workers] = self.current = Placement(self, ds, list(workers))
+        return self.placements[workers]
 
     def release(self) -> None:
-        if self.current is not None:
-            self.current.release()
-            self.current = None
+        for p in self.placements.values():
+            p.release()
+        self.placements = {}
 
 
 @dataclass
@@ -124,18 +135,19 @@ class ClusterDataset:
 
     def __init__(self, inner, session: Session):
         self.inner, self.session = inner, session
-        self._placement: Optional[Placement] = None
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def placement(self) -> "Placement":
-        if self._placement is None or self._placement.released:
-            self._placement = self.session.place(self)
-        return self._placement
+    def placement(self, workers: Optional[list] = None) -> "Placement":
+        """The shards on these workers (default: the session's active ones)."""
+        return self.session.place(self, tuple(workers or self.session.active))
 
     def proxies(self) -> list:
-        return [ShardProxy(self, k, *size) for k, size in enumerate(self.placement().sizes)]
+        """The pieces, sized by any placement (every worker set cuts the same pieces)."""
+        placed = self.session.placements
+        sizes = (next(iter(placed.values())) if placed else self.placement()).sizes
+        return [ShardProxy(self, k, *size) for k, size in enumerate(sizes)]
 
     def load(self):
         return self.proxies()[0]
@@ -152,11 +164,10 @@ class Placement:
     worker holding, per piece, its ``per_worker`` consecutive shards (shard i = worker
     i // per_worker), so that shard order is dataset order."""
 
-    def __init__(self, session: Session, ds: ClusterDataset):
+    def __init__(self, session: Session, ds: ClusterDataset, workers: list):
         self.session, self.ds = session, ds
-        self.released = False
         client, wl, inner = session.client, session.workload, ds.inner
-        n, k = len(session.active), session.per_worker
+        n, k = len(workers), session.per_worker
         self.per_worker = k
         if inner.path is not None and not inner.lazy:
             # a file: read here once, each worker sent its shards as packed arrays
@@ -170,7 +181,7 @@ class Placement:
             warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
             self.futures = [client.submit(remote.load_part, spec, w, n, k, session.env,
                                           workers=[addr], allow_other_workers=True, pure=False)
-                            for w, (spec, addr) in enumerate(zip(specs, session.active))]
+                            for w, (spec, addr) in enumerate(zip(specs, workers))]
         described = client.gather([client.submit(remote.describe, f, pure=False)
                                    for f in self.futures])
         #: per shard, per piece: (items, cells, has expected values)
@@ -180,11 +191,10 @@ class Placement:
                        sum(s[p][1] for s in self.shard_sizes),
                        all(s[p][2] for s in self.shard_sizes))
                       for p in range(len(self.shard_sizes[0]))]
-        self.holders = list(session.active)
+        self.holders = list(workers)
 
     def release(self) -> None:
         self.futures = []
-        self.released = True
         self.ds.forget_local()
 
     def _submit(self, fn, shard: int, *args, **kw):
@@ -270,21 +280,24 @@ class ShardedBackend(Backend):
     def __init__(self, inner: Backend, session: Session):
         super().__init__(**inner.params)
         self.inner, self.session = inner, session
+        #: the workers that run its shards: the first n of those that can run it
+        self.workers = session.workers_for(inner.name)
         for attr in ("name", "api", "family", "precision", "limits", "workload"):
             setattr(self, attr, getattr(inner, attr))
         self.scores = getattr(inner, "scores", True)
         self.peer_note = getattr(inner, "peer_note", "")
 
     def _probes(self) -> list:
-        return [(w, self.session.probes[w]["backends"][self.name]) for w in self.session.active]
+        return [(w, self.session.probes[w]["backends"][self.name]) for w in self.workers]
 
     def unavailable_reason(self) -> Optional[str]:
-        if not self.session.active:
-            return "no worker of the cluster can run it"
-        for w, p in self._probes():
-            if p["reason"] is not None:
-                return f"worker {self.session.label(w)} cannot run it: {p['reason']}"
-        return None
+        s = self.session
+        if len(self.workers) >= max(s.n, 1):
+            return None
+        why = "; ".join(f"worker {s.label(w)}: {s.probes[w]['backends'][self.name]['reason']}"
+                        for w in s.capable if w not in self.workers)
+        return (f"needs {s.n} workers that can run it, the cluster has {len(self.workers)}"
+                + (f" ({why})" if why else ""))
 
     def device_name(self) -> str:
         counts = Counter(p["device"] for _, p in self._probes())
@@ -294,13 +307,13 @@ class ShardedBackend(Backend):
         """Asked of the workers' shards: a piece is refused when one of its shards is."""
         if not isinstance(unit, ShardProxy):
             return self.inner.refuse_reason(unit)
-        return unit.owner.placement().refusal(self, unit.piece)
+        return unit.owner.placement(self.workers).refusal(self, unit.piece)
 
     def run(self, unit: ShardProxy) -> Execution:
-        return unit.owner.placement().run(self, unit)
+        return unit.owner.placement(self.workers).run(self, unit)
 
     def describe(self) -> dict:
-        return {**self.inner.describe(), "workers": len(self.session.active)}
+        return {**self.inner.describe(), "workers": len(self.workers)}
 
 
 class LocalReferences(ReferenceStore):
