@@ -52,8 +52,9 @@ run() {  # one hmmbench command, its exit status and wall time in the log
 
 if [[ " $PARTS " == *" check "* ]]; then
   # results identical to one process on one GPU: every value, not a sample
+  # (CHECK_* override the backends and sets, e.g. to try the check on a CPU machine)
   python3 - "$OUT" <<'PY' 2>&1 | tee -a "$LOG"
-import json, sys, time
+import json, os, sys, time
 import numpy as np
 from hmmbench import workload
 from hmmbench.cluster.connect import connect
@@ -64,28 +65,32 @@ pairhmm, profile = workload.get("pairhmm"), workload.get("profile")
 with connect("local", 2, 120) as (client, kind):
     print("cluster:", kind, sorted(client.scheduler_info(n_workers=-1)["workers"]))
     t = time.time()
-    b = select(["cuda-subwarp"])[0]
-    for name in ("chunks@6e6", "equal-128@100000"):       # a lazy set (3 pieces), an eager one
-        ds = pairhmm.resolve([name])[0]
+    name = os.environ.get("CHECK_PAIRHMM_BACKEND", "cuda-subwarp")
+    b = select([name])[0]
+    # a lazy set (generated piece by piece) and an eager one
+    for set_name in os.environ.get("CHECK_PAIRHMM_SETS", "chunks@6e6 equal-128@100000").split():
+        ds = pairhmm.resolve([set_name])[0]
         single = np.concatenate([b.run(u).log10 for u in ds.chunks()])
         for n in (1, 2):
-            got = sharded_values(client, pairhmm, "cuda-subwarp", ds, n, mode="merged")[0]
-            out[f"cuda-subwarp {name} x{n}"] = bool(np.array_equal(got, single))
+            got = sharded_values(client, pairhmm, name, ds, n, mode="merged")[0]
+            out[f"{name} {set_name} x{n}"] = bool(np.array_equal(got, single))
     import argparse
-    args = argparse.Namespace(dataset=["proteins-2e7"], model=["PF02826"], kind=["ssv", "msv", "vf"],
-                              backend=["profile-cuda-warp"])
+    name = os.environ.get("CHECK_PROFILE_BACKEND", "profile-cuda-warp")
+    args = argparse.Namespace(dataset=[os.environ.get("CHECK_PROFILE_SET", "proteins-2e7")],
+                              model=["PF02826"], kind=["ssv", "msv", "vf"], backend=[name])
     cells, _ = profile.plan(args, select(args.backend, "profile"))
-    pb = select(["profile-cuda-warp"], "profile")[0]
+    pb = select([name], "profile")[0]
     for cell in cells:
         single = pb.run(cell.load()).log10
         for n in (1, 2):
-            got = sharded_values(client, profile, "profile-cuda-warp", cell, n, mode="whole",
+            got = sharded_values(client, profile, name, cell, n, mode="whole",
                                  args=vars(args))[0]
-            key = f"profile-cuda-warp {cell.description} x{n}"
-            out[key] = bool(np.array_equal(got, single, equal_nan=True))
+            out[f"{name} {cell.description} x{n}"] = bool(np.array_equal(got, single,
+                                                                          equal_nan=True))
     out["seconds"] = round(time.time() - t, 1)
 print(json.dumps(out, indent=1))
 json.dump(out, open(f"{sys.argv[1]}/identical.json", "w"), indent=1)
+print("IDENTICAL" if all(v for k, v in out.items() if k != "seconds") else "DIFFERENT")
 PY
 fi
 

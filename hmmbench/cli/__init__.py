@@ -5,6 +5,7 @@ the workload package (:class:`hmmbench.workload.Workload`).
     hmmbench run [--dataset D]... [--backend B]... [--chunking original|merged[:N]] [--repeat N]
                  [--max-time S] [--json PATH] [--workload pairhmm]
     hmmbench run --workload profile [-d DATABASE]... [--model M]... [--kind ssv,msv,vf,...]
+    hmmbench run ... --cluster local|tcp://HOST:PORT [--fleet] [--workers 1,2,4]   (Dask)
     hmmbench score --dataset D --backend B --output PATH
     hmmbench run ... -b FAMILY --axis NAME=V1,V2 (sweep a parameter axis)
     hmmbench report RESULTS.json... [--plot PNG] [--html PAGE] [--pivot METRIC --by AXIS]
