@@ -22,13 +22,15 @@ _PLAN: dict = {}          # one entry: (workload, dataset name, args) -> the pla
 
 
 def dask_setup(worker) -> None:
-    """Preload hook of the worker processes a local cluster starts: a terminal's Ctrl-C reaches
+    """Preload hook of the worker processes a local cluster starts. A terminal's Ctrl-C reaches
     the whole process group, but only the client acts on it (it closes the cluster); a worker
-    dying on it mid-task would log tracebacks."""
+    dying on it mid-task would log tracebacks. dask-cuda lists each worker's own GPU first in
+    its CUDA_VISIBLE_DEVICES: device 0, whatever HMMBENCH_CUDA_DEVICE the client was given."""
     import signal
     import threading
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ.pop("HMMBENCH_CUDA_DEVICE", None)
 
 
 def passed_env() -> dict:
