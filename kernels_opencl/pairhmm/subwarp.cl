@@ -22,7 +22,7 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
-#define SW_FN inline
+#define SW_FN static inline __attribute__((always_inline))  /* as CUDA's __forceinline__ */
 #define SW_IN(T) __global const T* restrict
 #define SW_OUT(T) __global T* restrict
 #define SW_GLOBAL __global
@@ -49,16 +49,16 @@
 #if EXCHANGE == EXCHANGE_PTX
 /* __shfl_up_sync(mask, x, 1, SW_P): c = (32 - width) << 8 keeps the shuffle inside the group */
 #define SW_SHFL_C ((32 - SW_P) << 8)
-inline uint sw_shfl_up_u32(uint x, uint mask)
+static inline uint sw_shfl_up_u32(uint x, uint mask)
 {
     uint r;
     asm volatile("shfl.sync.up.b32 %0, %1, 1, %2, %3;" : "=r"(r) : "r"(x), "r"(SW_SHFL_C), "r"(mask));
     return r;
 }
-inline float sw_shfl_up(float x, uint mask) { return as_float(sw_shfl_up_u32(as_uint(x), mask)); }
-inline int sw_shfl_up_int(int x, uint mask) { return (int)sw_shfl_up_u32((uint)x, mask); }
+static inline float sw_shfl_up(float x, uint mask) { return as_float(sw_shfl_up_u32(as_uint(x), mask)); }
+static inline int sw_shfl_up_int(int x, uint mask) { return (int)sw_shfl_up_u32((uint)x, mask); }
 #if SW_DOUBLE
-inline double sw_shfl_up_f64(double x, uint mask)
+static inline double sw_shfl_up_f64(double x, uint mask)
 {
     const uint2 h = as_uint2(x);
     return as_double((uint2)(sw_shfl_up_u32(h.x, mask), sw_shfl_up_u32(h.y, mask)));

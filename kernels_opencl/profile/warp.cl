@@ -23,7 +23,7 @@ typedef short i16;
 typedef long i64;
 typedef uint u32;
 
-#define W_FN inline
+#define W_FN static inline __attribute__((always_inline))  /* as CUDA's __forceinline__ */
 #define W_IN(T) __global const T *restrict
 #define W_OUT(T) __global T *
 #define W_PROFILE __global const uint *restrict
@@ -53,31 +53,31 @@ W_FN u32 vs2_max3(u32 a, u32 b, u32 c)
 /* c = ((32 - width) << 8) | (0x1f for idx/bfly), as __shfl_*_sync(mask, x, ., width) emits */
 #define W_C_UP(w) ((32 - (w)) << 8)
 #define W_C_IDX(w) (((32 - (w)) << 8) | 0x1f)
-inline uint w_shfl_up(uint x, uint c)
+static inline uint w_shfl_up(uint x, uint c)
 {
     uint r;
     asm volatile("shfl.sync.up.b32 %0, %1, 1, %2, 0xffffffff;" : "=r"(r) : "r"(x), "r"(c));
     return r;
 }
-inline uint w_shfl_idx(uint x, int lane, uint c)
+static inline uint w_shfl_idx(uint x, int lane, uint c)
 {
     uint r;
     asm volatile("shfl.sync.idx.b32 %0, %1, %2, %3, 0xffffffff;" : "=r"(r) : "r"(x), "r"(lane), "r"(c));
     return r;
 }
-inline uint w_shfl_bfly(uint x, int d, uint c)
+static inline uint w_shfl_bfly(uint x, int d, uint c)
 {
     uint r;
     asm volatile("shfl.sync.bfly.b32 %0, %1, %2, %3, 0xffffffff;" : "=r"(r) : "r"(x), "r"(d), "r"(c));
     return r;
 }
-inline int w_reduce_max(int x)
+static inline int w_reduce_max(int x)
 {
     int r;
     asm volatile("redux.sync.max.s32 %0, %1, 0xffffffff;" : "=r"(r) : "r"(x));
     return r;
 }
-inline int w_any(int p)
+static inline int w_any(int p)
 {
     int r;
     asm volatile("{ .reg .pred p1, p2; setp.ne.s32 p1, %1, 0; vote.sync.any.pred p2, p1, 0xffffffff; "
@@ -123,7 +123,7 @@ inline int w_any(int p)
 #define W_KERNEL_PROLOGUE __local int w_s_[32]; __local int *w_s = w_s_;
 #define W_SCRATCH_PARAM __local int *w_s,
 #define W_SCRATCH_ARG w_s,
-inline int w_xchg(__local int *s, int v, int src)
+static inline int w_xchg(__local int *s, int v, int src)
 {
     s[get_local_id(0)] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -131,7 +131,7 @@ inline int w_xchg(__local int *s, int v, int src)
     barrier(CLK_LOCAL_MEM_FENCE);
     return r;
 }
-inline int w_max32(__local int *s, int v)
+static inline int w_max32(__local int *s, int v)
 {
     s[get_local_id(0)] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
