@@ -19,8 +19,11 @@ status=0
 if [[ " $PARTS " == *" pytest "* ]]; then
   # A fresh machine has an empty PyCUDA cache: every cuda-subwarp kernel, nvcc in parallel.
   python3 -c "from hmmbench.pairhmm import cuda_subwarp as sw; print('precompiled', sw.precompile(sw.backends()))" 2>&1 | tee -a "$log"
-  # cuda-subwarp on the GPU; opencl-subwarp on every OpenCL device here (NVIDIA's: the PTX path)
+  # the CUDA twins on the GPU (the profile warp kernels now build from kernels_common/profile/
+  # warp.h: their GPU tests against the reference), the OpenCL twins on every OpenCL device here
+  # (NVIDIA's: the PTX path, and the forced local-memory path)
   python3 -m pytest -q -p no:cacheprovider tests/test_cuda_subwarp.py tests/test_opencl_subwarp.py \
+      tests/test_profile_cuda.py tests/test_profile_opencl_warp.py tests/test_profile_backends.py \
       2>&1 | tail -15 | tee "$OUT/twins-pytest.txt" | tee -a "$log"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 fi
