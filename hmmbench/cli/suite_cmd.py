@@ -41,6 +41,9 @@ def run(args, workload) -> int:
         for _, step, out_dir in plan:
             print(shlex.join(["hmmbench"] + step.argv(out_dir)))
         return 0
+    from ..fileio import check_output_path
+    for _, step, out_dir in plan:        # a folder no result file can go to: before any step
+        check_output_path(out_dir / f"{step.name}.json", "--out")
     return _run_steps(plan)
 
 
@@ -91,6 +94,9 @@ def _run_steps(plan: list) -> int:
             os.environ.update(environ)
             gc.collect()
         print(f"=== {suite.name}/{step.name}: exit {code}", file=sys.stderr, flush=True)
+        if code == 130:                  # Ctrl-C stops the suite, not only its step
+            raise KeyboardInterrupt(f"suite stopped in step {step.name}; the steps before it "
+                                    "kept their files")
         if code:
             failed.append(f"{step.name} (exit {code})")
     if failed:
