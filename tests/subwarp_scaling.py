@@ -146,8 +146,11 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             prior[:] = 0
         if first:  # lane 0's injected top row C/n at the target binade from the start
             e = prior + (scheme.target - binade(d_init))[:, None] if scheme else prior
-        else:  # in the scale of the boundary row's first column
-            e = scratch[3][:, :1].astype(np.int32) + prior
+        else:  # the boundary row's first column at the target binade (written by the tile
+            # above before its first check, in an uncalibrated scale)
+            m_b = scratch[:3, :, 0].max(axis=0)
+            lift = np.where(m_b > 0, scheme.target - binade(m_b.astype(F32)), 0) if scheme else 0
+            e = (scratch[3][:, 0].astype(np.int32) + lift)[:, None] + prior
         d_src = (d_init * pow2(np.clip(e[:, 0], -126, 127))).astype(F32) if first else None
         if first:
             dg[2, :, 0] = d_src
@@ -197,10 +200,12 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             if (s + 1) % scheme.every:
                 continue
             # --- the check: each thread's largest value; out-of-window threads rescale -------
-            # I of every row bounds X of the row above it (I = gap I + X); the last X; what
-            # came in; the reporting thread's running sum
+            # I of every stride-th row bounds X of the rows above it (I = gap I + X); the last
+            # X and I; what came in; the reporting thread's running sum
+            came_in = up.max(0)
+            came_in[:, 0] = 0   # lane 0's up: its own shifted values (the next step overwrites)
             mx = np.maximum(np.maximum(I[scheme.stride - 1::scheme.stride].max(0), X[k - 1]),
-                            np.maximum(I[k - 1], up.max(0)))
+                            np.maximum(I[k - 1], came_in))
             if last:
                 mx[:, p - 1] = np.maximum(mx[:, p - 1], total[:, p - 1])
             live = mx > 0
@@ -246,10 +251,11 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
 
 
 def emulate(ps: PairSet, scheme: Scheme | None = Scheme(), batch: int = 1024,
-            stats: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+            stats: dict | None = None, bins: tuple = DEFAULT_BINS,
+            long_config: tuple = DEFAULT_LONG) -> tuple[np.ndarray, np.ndarray]:
     """Every pair of ``ps`` through the kernel of its read-length bin (cuda-subwarp's table):
     (log10 results, flags of the pairs the kernel would hand to the float64 recompute)."""
-    bins = make_bins(DEFAULT_BINS, DEFAULT_LONG, ps.max_read_length)
+    bins = make_bins(bins, long_config, ps.max_read_length)
     his = np.array([b.hi for b in bins])
     m = ps.pair_read_lengths
     which = np.searchsorted(his, m)

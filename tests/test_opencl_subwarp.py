@@ -126,11 +126,13 @@ def test_work_groups_shrink_until_the_emission_table_fits_local_memory():
 
 def test_registered_with_the_cuda_twins_bins():
     from hmmbench.pairhmm.cuda_subwarp import backends as cuda_backends
-    (ocl,) = backends()
+    ocl, ocl_exp = backends()
     cuda = cuda_backends()[0]
     assert ocl.name == "opencl-subwarp" and ocl.family == cuda.family == "subwarp"
-    assert ocl._bins_table == cuda._bins_table and ocl._small_table == cuda._small_table
-    assert ocl._long == cuda._long
+    assert ocl_exp.name == "opencl-subwarp-exp" and ocl_exp.exp_scale and not ocl.exp_scale
+    for b in (ocl, ocl_exp):
+        assert b._bins_table == cuda._bins_table and b._small_table == cuda._small_table
+        assert b._long == cuda._long
 
 
 def test_kernel_sources_share_the_body_with_cuda():

@@ -209,9 +209,16 @@ class OpenCLBackend(Backend):
         info.update({k: v for k, v in self.params.items() if k == "path"})
         if pairs.n_pairs == 0:
             return Execution(np.zeros(0), timing, 0, info)
-        from cpu_reference.pairhmm import finish_float32  # noqa: PLC0415
         sums = self._sums(pairs, np.float32, timing)
         info.update(self.last_layout_meta)  # e.g. work-group size, padded cells
+        log10, redo = self.finish(pairs, sums, kit, timing, info)
+        return Execution(np.asarray(log10, np.float64), timing, int(len(redo)), info)
+
+    def finish(self, pairs: PairSet, sums: np.ndarray, kit: DeviceKit, timing: dict,
+               info: dict):
+        """The float32 kernels' output -> (log10, pairs recomputed in float64): the 1e-28 rule
+        with the device's double build, or the CPU reference without fp64."""
+        from cpu_reference.pairhmm import finish_float32  # noqa: PLC0415
         if kit.fp64:
             before = dict(timing)
             log10, redo = finish_float32(pairs, sums,
@@ -225,7 +232,7 @@ class OpenCLBackend(Backend):
             # the CPU recompute stands in for the device's float64 pass
             timing["kernel"] += time.perf_counter() - t0 if len(redo) else 0.0
             info["fallback_on"] = "CPU reference (device has no fp64)"
-        return Execution(np.asarray(log10, np.float64), timing, int(len(redo)), info)
+        return log10, redo
 
     def close(self) -> None:
         self._kit = None

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
 from ..backend import Backend
-from .model import PairSet
+from .model import LOG10_C32, LOG10_C64, PairSet
 from .opencl import Layout, OpenCLBackend
 from .subwarp_layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_BINS,
                              THREADS_PER_BLOCK, Bin, choose_bins, host_layout, table_bytes)
@@ -106,12 +106,14 @@ class SubwarpOpenCL(OpenCLBackend):
             block //= 2
         return block
 
-    @staticmethod
-    def _defines(b: Bin, path: str, block: int, double: bool) -> dict:
+    #: Power-of-two exponents per thread (SW_EXP_SCALE; SubwarpOpenCLExp)
+    exp_scale = False
+
+    def _defines(self, b: Bin, path: str, block: int, double: bool) -> dict:
         return {"SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double), "SW_EMIS_TABLE": 1,
                 "SW_SCALED": 1, "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
                 "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30, "SW_BLOCK": block,
-                "EXCHANGE": EXCHANGE[path]}
+                "EXCHANGE": EXCHANGE[path], "SW_EXP_SCALE": int(self.exp_scale and not double)}
 
     # --- input --------------------------------------------------------------------------------
     def refuse_reason(self, pairs: PairSet) -> Optional[str]:
@@ -183,6 +185,37 @@ class SubwarpOpenCL(OpenCLBackend):
             *(dev[name] for name in KERNEL_ARRAYS), sums, scratch, np.int32(stride)))
 
 
+class SubwarpOpenCLExp(SubwarpOpenCL):
+    """The twin of cuda-subwarp-exp: float32 with per-thread power-of-two exponents (the shared
+    body's SW_EXP_SCALE, sub-group exchange paths only). The kernel stores log10 of each pair's
+    sum without C, NaN for the pairs its exponents could not hold; those alone go through the
+    float64 kernels (or the CPU reference without fp64)."""
+
+    exp_scale = True
+
+    def device_reason(self, kit: DeviceKit) -> Optional[str]:
+        if kit.shuffle in (None, "ptx") or self._exchange == "local":
+            return "exponents need sub-group shuffles (the local and PTX paths have none)"
+        return super().device_reason(kit)
+
+    def finish(self, pairs: PairSet, got: np.ndarray, kit: DeviceKit, timing: dict,
+               info: dict):
+        log10 = got.astype(np.float64) - LOG10_C32
+        redo = np.flatnonzero(~np.isfinite(got))
+        if len(redo):
+            subset = pairs.subset_pairs(redo)
+            with np.errstate(divide="ignore"):
+                if kit.fp64:
+                    log10[redo] = np.log10(self._sums(subset, np.float64, timing)) - LOG10_C64
+                else:
+                    from cpu_reference.pairhmm import forward_log10  # noqa: PLC0415
+                    log10[redo] = forward_log10(subset, "float64")
+        return log10, redo
+
+
 def backends(device: Optional[str] = None) -> list[Backend]:
     return [SubwarpOpenCL("opencl-subwarp", device=device,
-                          description="auto (p,k) per length bin, as cuda-subwarp")]
+                          description="auto (p,k) per length bin, as cuda-subwarp"),
+            SubwarpOpenCLExp("opencl-subwarp-exp", device=device,
+                             description="auto bins, float32 with per-thread power-of-two "
+                                         "exponents, as cuda-subwarp-exp (sub-group paths)")]

@@ -113,7 +113,7 @@ SW_FN int insertion_prior(SW_IN(unsigned char) gq, int row0, int m, int lane,
         if (lane >= d) incl += v;
     }
     (void)group_mask;
-    return (int)rintf(incl - own);
+    return (int)rint(incl - own);
 }
 #endif
 
@@ -304,7 +304,14 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                  * boundary row's first column (its exponent travels in the scratch's 4th word). */
 #if SW_MULTI_TILE
                 if (!first_tile) {
-                    const int e_b = lane == 0 ? SW_FLOAT_BITS(ahead[0].v[3]) : 0;
+                    /* lane 0 puts the boundary row's first column at the target binade (the
+                     * tile above wrote it before its first check, in an uncalibrated scale) */
+                    int e_b = 0;
+                    if (lane == 0) {
+                        const real_t m_b = max(ahead[0].v[0], max(ahead[0].v[1], ahead[0].v[2]));
+                        e_b = SW_FLOAT_BITS(ahead[0].v[3])
+                              + (m_b > (real_t)0 ? SW_EXP_TARGET - sw_binade(m_b) : 0);
+                    }
                     e = SW_SHFL_FROM(e_b, 0) + prior;
                 } else
 #endif
@@ -427,7 +434,10 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #if SW_EXP_SCALE
                     if (w % SW_EXP_EVERY == SW_EXP_EVERY - 1) {
                         /* The check (see the header): largest value, window, dead threads. */
-                        real_t mx = max(max(X[SW_K - 1], I[SW_K - 1]), max(upX, max(upI, upD)));
+                        /* (lane 0's up* are not what comes in: its own shifted values, or
+                         * undefined on some OpenCL shuffles; the next step overwrites them) */
+                        real_t mx = max(X[SW_K - 1], I[SW_K - 1]);
+                        if (lane > 0) mx = max(mx, max(upX, max(upI, upD)));
 #pragma unroll
                         for (int r = SW_EXP_STRIDE - 1; r < SW_K; r += SW_EXP_STRIDE)
                             mx = max(mx, I[r]);

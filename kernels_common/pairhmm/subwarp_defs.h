@@ -71,7 +71,9 @@
 #define SW_EXP_STRIDE 4
 /* Over this gap to the sender's exponent the values a thread receives lie in the sender's
  * denormals: the pair goes to the double recompute. */
+#ifndef SW_EXP_MAX_GAP
 #define SW_EXP_MAX_GAP 150
+#endif
 
 #define SW_TILE (SW_P * SW_K)
 #define SW_GROUPS (SW_BLOCK / SW_P)

@@ -10,7 +10,8 @@
  *   EXCHANGE_LOCAL        local memory, one work-group barrier per step; one group per work-group
  *                         (SW_BLOCK = SW_P), so every barrier is reached by the whole work-group
  * Results: the raw float sum (with C) of each pair; the host applies the 1e-28 rule and runs the
- * float64 recompute (a SW_DOUBLE=1 build of this file) on the pairs below it.
+ * float64 recompute (a SW_DOUBLE=1 build of this file) on the pairs below it. With SW_EXP_SCALE
+ * (sub-group paths only): log10 of the sum without C, NaN for the pairs the host recomputes.
  */
 #define EXCHANGE_LOCAL 0
 #define EXCHANGE_KHR 1
@@ -118,6 +119,38 @@ static inline double sw_shfl_up_f64(double x, uint mask)
         ux = SW_SHFL_REAL(x); ui = SW_SHFL_REAL(i); ud = SW_SHFL_REAL(d);     \
         c = SW_SHFL_INT(c);                                                   \
     } while (0)
+#endif
+
+#if SW_EXP_SCALE
+/* Exponents (kernels_common/pairhmm/subwarp.h): the group is one sub-group; the kernel stores
+ * log10 of the pair's forward sum without C (float), or NaN for the float64 recompute. */
+#if EXCHANGE != EXCHANGE_KHR && EXCHANGE != EXCHANGE_INTEL && EXCHANGE != EXCHANGE_KHR_INDEXED
+#error "exponents (SW_EXP_SCALE) need a sub-group exchange path"
+#endif
+#pragma OPENCL EXTENSION cl_khr_subgroup_ballot : enable
+#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
+#define SW_SUB_LANE ((int)get_sub_group_local_id())
+/* Every lane takes part in the shuffle (sub-group functions need the whole sub-group); lanes
+ * under n keep their own value, as CUDA's __shfl_up_sync gives it. */
+inline int __attribute__((overloadable)) sw_keep_below(int n, int shuffled, int own)
+{
+    return SW_SUB_LANE >= n ? shuffled : own;
+}
+inline float __attribute__((overloadable)) sw_keep_below(int n, float shuffled, float own)
+{
+    return SW_SUB_LANE >= n ? shuffled : own;
+}
+#define SW_SHFL_UP_BY(v, n) \
+    sw_keep_below((n), sub_group_shuffle((v), (uint)max(SW_SUB_LANE - (n), 0)), (v))
+#define SW_SHFL_FROM(v, src) sub_group_shuffle((v), (uint)(src))
+#define SW_GROUP_BALLOT(pred) (sub_group_ballot((int)(pred)).x)
+#define SW_GROUP_ANY(pred) sub_group_any((int)(pred))
+#define SW_CLZ(x) ((int)clz((uint)(x)))
+#define SW_FLOAT_BITS(x) as_int(x)
+#define SW_BITS_FLOAT(i) as_float(i)
+#define SW_STORE_SCALED(o, sum, e, bad)                                                 \
+    (out[(o)] = ((bad) || !((sum) > 0.0f) || isinf(sum))                                \
+        ? NAN : log10(sum) - (float)(e) * 0.30102999566f)
 #endif
 
 /* Intel's compilers pick a sub-group size per kernel; a group must be exactly one sub-group. */

@@ -1,0 +1,60 @@
+"""The shared sub-warp body with exponents (SW_EXP_SCALE), executed: opencl-subwarp-exp on the
+CPU's OpenCL runtime (Intel's, sub-group shuffles) against the float64 reference and against the
+NumPy emulation the scheme is proven on (tests/subwarp_scaling.py). The CUDA twin compiles the
+same body (nvcc checks in test_cuda_subwarp.py; its GPU run: scripts/device_exp.sh)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import subwarp_scaling as emu
+from cpu_reference.pairhmm import forward_log10
+from hmmbench.apis import opencl as opencl_api
+from hmmbench.pairhmm.model import PairSet
+from hmmbench.pairhmm.opencl_subwarp import SubwarpOpenCLExp
+from pairgen import deep_pairs
+
+TOL = 1e-4
+#: k = 8 bins (CPU builds of k = 16..32 take seconds each); reads over 256 run multi-tile p8k8,
+#: so the boundary row carries its exponent through many tiles.
+BINS = ((64, 8, 8), (128, 16, 8), (256, 32, 8))
+LONG = (8, 8)
+
+
+@pytest.fixture(scope="module")
+def backend():
+    try:
+        labels = [opencl_api._label(p, d) for p, d in opencl_api.usable_devices()]
+    except ImportError:
+        labels = []
+    device = next((x for x in labels if "Intel" in x), None)
+    if device is None:
+        pytest.skip("no Intel CPU OpenCL runtime (scripts/install_opencl_cpu.sh installs it)")
+    b = SubwarpOpenCLExp("opencl-subwarp-exp", device="Intel", bins=BINS, long_config=LONG,
+                         small_bins=None)
+    reason = b.unavailable_reason()
+    if reason:
+        pytest.skip(f"opencl-subwarp-exp: {reason}")
+    return b
+
+
+def test_the_kernel_keeps_pairs_below_1e300_in_float32_and_agrees_with_the_emulation(backend):
+    ps = PairSet.concatenate([deep_pairs(1, 24, gcp_q=(10, 11), length=(150, 250)),
+                              deep_pairs(5, 12, gcp_q=(10, 11), length=(260, 400))])
+    ref = forward_log10(ps, "float64")
+    ex = backend.run(ps)
+    assert ex.n_fallback == 0
+    assert np.max(np.abs(ex.log10 - ref)) <= TOL
+    assert np.sum(ref < -300) >= 2 and np.sum(ref < -38) >= 20
+    got, redo = emu.emulate(ps, emu.Scheme(), bins=BINS, long_config=LONG)
+    assert not redo.any()
+    assert np.max(np.abs(ex.log10 - got)) <= 5e-5   # the kernel stores log10 as a float
+
+
+def test_pairs_the_exponents_cannot_hold_go_to_float64_and_every_pair_is_exact(backend):
+    ps = deep_pairs(4, 24, length=(150, 250), gcp_q=(10, 25))
+    ref = forward_log10(ps, "float64")
+    ex = backend.run(ps)
+    assert 0 < ex.n_fallback < ps.n_pairs
+    fin = np.isfinite(ref)
+    assert np.max(np.abs(ex.log10[fin] - ref[fin])) <= TOL
