@@ -83,7 +83,8 @@ def test_reference_and_cli_on_reads_of_1_to_1e5_bases(long_file, tmp_path, capsy
     json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     (run,) = results.load(out)["runs"]
     assert run["status"] == "ok" and run["max_abs_err"] == 0
-    assert run["n_past_range"] == 2 and "2 pairs past the number range" in run["reason"]
+    assert run["n_past_range"] == 2 and run["reason"].endswith(
+        "pairs past the number range (below -614.7, -inf) as in the reference: 2")
     assert cli.main(["report", str(out)]) == 0 and "numpy" in capsys.readouterr().out
     (entry,) = (tmp_path / "cache" / "reference").glob("*.npz")   # the reference's values
     ref = np.load(entry)["values"]
@@ -151,3 +152,23 @@ def test_nonfinite_errors_are_stored_and_reported(tmp_path, monkeypatch, capsys)
     assert "NaN/inf" in capsys.readouterr().out
     assert cli.main(["report", str(out), "--format", "markdown"]) == 0
     assert cli.main(["report", str(out), "--pivot", "max_abs_err"]) == 0
+
+
+def test_gatk_file_with_minus_infinity_expected(tmp_path, monkeypatch, capsys):
+    """GATK writes -Infinity for a pair past the range: such a file loads and checks clean."""
+    from hmmbench.pairhmm.datasets.gatkfmt import format_gatk, load_gatk
+    from hmmbench.pairhmm.datasets.blockfmt import load_block
+    from cpu_reference.pairhmm.forward import forward_log10
+    path = tmp_path / "long.in"
+    path.write_text(block(LONG_PAIRS[0], LONG_PAIRS[2]))         # 1 base; 10^4, past the range
+    pairs = load_block(path)
+    gatk = tmp_path / "long.txt"
+    gatk.write_text(format_gatk(pairs, forward_log10(pairs)).replace("-inf", "-Infinity"))
+    assert "-Infinity" in gatk.read_text()
+    assert load_gatk(gatk).expected[1] == -math.inf
+    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "-d", str(gatk), "-b", "numpy", "--repeat", "1", "-q", "--json",
+                     str(out)]) == 0
+    (run,) = results.load(out)["runs"]
+    assert run["status"] == "ok" and run["max_abs_err_expected"] < 1e-6   # %e: 7 digits

@@ -168,8 +168,8 @@ class _CellRunner:
             rec.sampled = True
             notes.append(f"checked a sample of {tally.n_checked} {what}")
         if tally.n_past_range:
-            notes.append(f"{tally.n_past_range} {what} past the number range (below "
-                         f"{tally.range_floor:.4g}, -inf) as in the reference")
+            notes.append(f"{what} past the number range (below {tally.range_floor:.4g}, -inf) "
+                         f"as in the reference: {tally.n_past_range}")
         if rec.status == "ok" and notes:
             rec.reason = "; ".join(notes)
 

@@ -36,13 +36,14 @@ def _field_count_error(path: str, line: int, raw: bytes, n: int) -> InputError:
 
 
 def _parse_expected(path: str, line: int, token: bytes) -> float:
+    """A number, or -inf (-Infinity): GATK's answer for a pair past float64's range."""
     try:
         value = float(token)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value):
+    if not (math.isfinite(value) or value == -math.inf):
         raise InputError(path, line, f"expected result '{token.decode('ascii', 'replace')}' is "
-                                     f"not a finite number")
+                                     f"not a finite number (or -Infinity)")
     return value
 
 
