@@ -152,6 +152,11 @@ def test_nonfinite_errors_are_stored_and_reported(tmp_path, monkeypatch, capsys)
     assert "NaN/inf" in capsys.readouterr().out
     assert cli.main(["report", str(out), "--format", "markdown"]) == 0
     assert cli.main(["report", str(out), "--pivot", "max_abs_err"]) == 0
+    assert cli.main(["report", str(out), "--format", "csv"]) == 0
+    assert cli.main(["report", str(out), "--html", str(tmp_path / "r.html")]) == 0
+    assert cli.main(["compare", str(out), str(out)]) == 1           # the mismatch fails the gate
+    assert cli.main(["history", str(out), str(out)]) == 0
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_gatk_file_with_minus_infinity_expected(tmp_path, monkeypatch, capsys):
