@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 13 point 2 on the GPU machine: cuda-subwarp-exp (float32 with per-thread power-of-two
-# exponents, no float64 recompute) against cuda-subwarp-f64rescue (float32, pairs under 1e-28
-# recomputed in float64). Parts: the CUDA sub-warp tests (the exponent tests run every pair of
+# exponents, no float64 recompute) and cuda-subwarp-exp-long (exponents only for reads over 256)
+# against cuda-subwarp-f64rescue (float32, pairs under 1e-28 recomputed in float64). Parts: the CUDA sub-warp tests (the exponent tests run every pair of
 # deep pairs down past 1e-300 against the float64 reference), then the `exp` suite
-# (hmmbench/suites/catalog.py: both backends on equal-32..1024 and on 10s, 1m merged). Result
+# (hmmbench/suites/catalog.py: the three on equal-32..1024 and on 10s, 1m merged). Result
 # JSON (exp-peak.json, exp-real.json) and logs under $OUT.
 #
 # Before the call, on the dev machine, from the repo root (git-ignored folders, carry them):
@@ -25,7 +25,8 @@ python3 - <<'PY' 2>&1 | tee -a "$log"
 import time
 from hmmbench.pairhmm import cuda_subwarp as sw
 t = time.time()
-pick = [b for b in sw.backends() if b.name in ("cuda-subwarp-exp", "cuda-subwarp-f64rescue")]
+names = ("cuda-subwarp-exp", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue")
+pick = [b for b in sw.backends() if b.name in names]
 print("precompiled", sw.precompile(pick), "kernels in", round(time.time() - t, 1), "s")
 PY
 if [[ $parts == *" pytest "* ]]; then

@@ -172,9 +172,10 @@ class SubwarpBackend(Backend):
                  scaled: bool = True, streams: bool = True, description: str = "",
                  chunk_pairs: int = 3 << 17, min_blocks: int = 1,
                  per_pair_below: int = PER_PAIR_BELOW, small_bins: Optional[Sequence[tuple]] = None,
-                 exp_scale: bool = False):
+                 exp_scale: bool = False, exp_above: int = 0):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams, exp_scale=exp_scale,
+                         exp_above=exp_above,
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
                          per_pair_below=per_pair_below,
                          small_bins=[list(b) for b in small_bins] if small_bins else None)
@@ -189,6 +190,7 @@ class SubwarpBackend(Backend):
         # Power-of-two exponents per thread (SW_EXP_SCALE): no float64 recompute except for the
         # pairs the exponents cannot hold (gap penalties far from GATK's; docs/subwarp-notes.md)
         self._exp = exp_scale
+        self._exp_above = exp_above  # exponents only in bins of longer reads (the rest: rescue)
         self._streams_on = streams
         self._buffers = None
         self._streams: list = []
@@ -245,7 +247,8 @@ class SubwarpBackend(Backend):
              "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30,
              "SW_BLOCK": THREADS_PER_BLOCK,
              "SW_MIN_BLOCKS": 1 if double else (b.min_blocks or self.min_blocks),
-             "SW_EXP_SCALE": int(self._exp and not double and not self.recompute_all)}
+             "SW_EXP_SCALE": int(self._exp and b.hi > self._exp_above and not double
+                                 and not self.recompute_all)}
         if self.recompute_all and not double:
             d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
         return d
@@ -601,6 +604,10 @@ def backends() -> list[Backend]:
         SubwarpBackend("cuda-subwarp-exp", small_bins=SMALL_BINS, exp_scale=True,
                        description="auto bins, float32 with per-thread power-of-two exponents "
                                    "(no float64 recompute of underflowing pairs)"),
+        SubwarpBackend("cuda-subwarp-exp-long", small_bins=SMALL_BINS, exp_scale=True,
+                       exp_above=256,
+                       description="exponents only for reads over 256 (where pairs underflow in "
+                                   "practice); shorter reads keep the float64 recompute"),
         SubwarpBackend("cuda-subwarp-f64rescue", small_bins=SMALL_BINS,
                        description="auto bins, float32 pairs under 1e-28 recomputed in float64 "
                                    "(what -exp replaces; today's cuda-subwarp)"),

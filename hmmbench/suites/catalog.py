@@ -160,17 +160,18 @@ SUITES = {
         "steps": [{"name": "peak", "datasets": _peak_sets(), "backends": ["cuda-subwarp"],
                    "options": {"repeat": 3, "sample-pairs": 200}}]},
     "exp": {
-        "about": "cuda-subwarp-exp (per-thread power-of-two exponents, no float64 recompute) "
-                 "beside cuda-subwarp-f64rescue (today's float64 recompute) on equal-length sets "
+        "about": "cuda-subwarp-exp (per-thread power-of-two exponents, no float64 recompute), "
+                 "-exp-long (exponents over 256 only) and cuda-subwarp-f64rescue (today's float64 "
+                 "recompute) on equal-length sets "
                  "32..1024 and on 10s, 1m [issue 13 point 2] (scripts/device_exp.sh)",
         "steps": [
             {"name": "exp-peak",
              "datasets": [f"equal-{L}@{min(max(8_000_000_000 // (L * L), 65536), 1_000_000)}"
                           for L in (32, 64, 128, 256, 512, 896, 1024)],
-             "backends": ["cuda-subwarp-exp", "cuda-subwarp-f64rescue"],
+             "backends": ["cuda-subwarp-exp", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue"],
              "options": {"repeat": 3, "sample-pairs": 200}},
             {"name": "exp-real", "datasets": ["10s", "1m"],
-             "backends": ["cuda-subwarp-exp", "cuda-subwarp-f64rescue"],
+             "backends": ["cuda-subwarp-exp", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue"],
              "options": {"chunking": "merged", "max-time": 2}}]},
     "peak-variants": {
         "about": "every cuda-subwarp variant on equal-128 and equal-512 [issue 5]",
