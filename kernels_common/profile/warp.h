@@ -31,7 +31,7 @@
  *   W_LOCAL_ID, W_GROUP_ID, W_NUM_GROUPS   thread in block, block index, blocks
  *   W_SHFL_UP_G(x), W_SHFL_UP32(x)   x of lane - 1 (within the group / the warp; any value on
  *                                 the first lane, which the callers replace)
- *   W_SHFL_IDX_G(x, r), W_SHFL_XOR_G(x, d)   lane r of the group / lane ^ d (d < GROUP)
+ *   W_SHFL_IDX(x, r, w), W_SHFL_XOR_G(x, d)  lane r of x's group of w lanes / lane ^ d (d < GROUP)
  *   W_REDUCE_MAX(x), W_ANY(p)     the warp's maximum / whether any lane's p holds
  *   W_KERNEL_PROLOGUE             declarations at a kernel's top (local scratch of a warp op)
  *   W_SCRATCH_PARAM, W_SCRATCH_ARG   that scratch as the first parameter / argument of the
@@ -106,7 +106,7 @@ W_FN Slot slot_of(W_SCRATCH_PARAM int g, int wj, int lane, W_IN(i64) offsets, W_
             const int nxt_ = j_ < (t).len ? (int)(residues)[(t).off + j_] : PAD_CODE;   \
             const int n_ = min((G), (t).lmax - i0_);                                    \
             for (int r_ = 0; r_ < n_; r_++) {                                           \
-                const int x = W_SHFL_IDX_G(cur_, r_);                                   \
+                const int x = W_SHFL_IDX(cur_, r_, (G));                                \
                 __VA_ARGS__                                                             \
             }                                                                           \
             cur_ = nxt_;                                                                \

@@ -64,7 +64,7 @@ typedef uint32_t u32;
 #define W_KERNEL_PROLOGUE
 #define W_SHFL_UP_G(x) __shfl_up_sync(FULL, (x), 1, GROUP)
 #define W_SHFL_UP32(x) __shfl_up_sync(FULL, (x), 1)
-#define W_SHFL_IDX_G(x, r) __shfl_sync(FULL, (x), (r), GROUP)
+#define W_SHFL_IDX(x, r, w) __shfl_sync(FULL, (x), (r), (w))
 #define W_SHFL_XOR_G(x, d) __shfl_xor_sync(FULL, (x), (d), GROUP)
 #define W_REDUCE_MAX(x) __reduce_max_sync(FULL, (x))
 #define W_ANY(p) __any_sync(FULL, (p))
