@@ -95,6 +95,22 @@ def test_pairhmm_shards_keep_batches_and_cells():
     assert sum(s.cells for s in shards) == unit.cells
 
 
+def test_profile_shards_are_one_database_slice_for_every_model_and_kind():
+    pytest.importorskip("pyhmmer")
+    import argparse
+    profile = workload.get("profile")
+    args = argparse.Namespace(dataset=["proteins-2e4"], model=["PF02826", "LuxC"],
+                              kind=["ssv", "msv"], backend=[])
+    cells, _ = profile.plan(args, [])
+    units = [c.load() for c in cells]
+    bounds = shard_bounds(profile, units[0], 2)
+    assert [shard_bounds(profile, u, 2) for u in units] == [bounds] * 4   # M scales every cost
+    firsts = [profile.shard(u, *bounds[1]) for u in units]
+    assert all(f.seqs is firsts[0].seqs for f in firsts)           # resident once per worker
+    assert sum(len(profile.shard(units[0], a, b).seqs) for a, b in bounds) == len(units[0].seqs)
+    assert firsts[0].seqs.n_residues == int(units[0].seqs.lengths[slice(*bounds[1])].sum())
+
+
 # --- shard mode: identical to one process ----------------------------------------------------
 @pytest.mark.parametrize("backend", ["numpy-f32", "opencl-inter-tile8"])
 def test_sharded_1m_identical_to_single_process(cluster, backend, monkeypatch):
@@ -249,6 +265,8 @@ def test_fleet_one_row_per_worker_per_cell(cluster, tmp_path, capsys):
     assert cli.main(["report", str(out), "--pivot", "gcups_kernel"]) == 0
     pivot = capsys.readouterr().out
     assert "numpy-f32 @0/" in pivot and "numpy-f32 @1/" in pivot
+    assert cli.main(["compare", str(out), str(out)]) == 0        # rows matched worker by worker
+    assert capsys.readouterr().out.count("numpy-f32 @") >= 4
 
 
 # --- faults ----------------------------------------------------------------------------------
