@@ -3,7 +3,6 @@ to a single-process run, fleet rows per worker, a killed worker's shards re-run 
 usage errors, and no Dask at all without --cluster."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess

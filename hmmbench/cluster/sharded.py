@@ -1,5 +1,6 @@
-"""Shard mode on the client: every dataset's pieces cut into one shard per worker and kept resident
-there, every backend run on all shards at once, the results gathered in dataset order.
+"""Shard mode on the client: every dataset's pieces cut into one shard per worker (or K of them,
+``--shards-per-worker``) and kept resident there, every backend run on all shards at once (on
+the first N workers that can run it), the results gathered in dataset order.
 
 The ordinary runner (:func:`hmmbench.runner.run_benchmark`) drives everything -- warm-up and
 cross-check, timed repeats, stopping, records -- over stand-ins:

@@ -12,6 +12,8 @@ import argparse
 import os
 import socket
 import time
+from typing import Optional
+
 import numpy as np
 
 #: Environment variables the client passes to every task (the user's device choices).
