@@ -41,7 +41,6 @@ range stay float32 instead of going to the float64 recompute; ``-f64rescue`` nam
 """
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from typing import Optional, Sequence
@@ -57,19 +56,19 @@ from .subwarp_layout import (  # noqa: F401
     SMALL_BINS, SMALL_INPUT_PAIRS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin,
     HostLayout, PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds, host_layout, make_bins,
     read_items, table_bytes)
+from .subwarp_build import (  # noqa: F401
+    FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile)
 from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
 from .subwarp_staging import (  # noqa: F401
     PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, StagingSlots, chunk_sources, headroom,
     stage, staging_offsets)
 
-SOURCE = "pairhmm/subwarp.cu"
 #: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int): items, range,
 #: n_max, KERNEL_ARRAYS, out, fb_queue, fb_items, scratch, scratch_stride.
 KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", "read_off",
                  "hap_bases", "hap_off")
 KERNEL_SIGNATURE = "PPi" + "P" * len(KERNEL_ARRAYS) + "PPPPi"
-#: The on-GPU layout kernels and their prepared signatures.
-LAYOUT_SOURCE = "pairhmm/subwarp_layout.cu"
+#: The on-GPU layout kernels' prepared signatures.
 LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPPP",
                      "sw_layout_scatter": "iPPPP"}
 
@@ -93,69 +92,6 @@ def sm_clock_cached():
     if now - _CLOCK["t"] > 1.0:
         _CLOCK.update(t=now, mhz=glue.sm_clock_mhz())
     return _CLOCK["mhz"]
-
-
-# ------------------------------------------------------------------------------------------------
-# SASS instruction count of the inner loop (for the notes; needs cuobjdump)
-# ------------------------------------------------------------------------------------------------
-FP32_OPS = ("FFMA", "FMUL", "FADD")
-
-
-def inner_loop_counts(sass: str) -> Optional[Counter]:
-    """Opcode counts of the innermost loop holding shuffles (the wavefront step loop)."""
-    ins = []
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);", line)
-        if m:
-            ins.append((int(m.group(1), 16), m.group(2).strip()))
-    best = None
-    for addr, text in ins:
-        m = re.search(r"BRA\s+0x([0-9a-f]+)", text)
-        if not m or int(m.group(1), 16) >= addr:
-            continue
-        start = int(m.group(1), 16)
-        body = [t for a, t in ins if start <= a <= addr]
-        ops = Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0].split(".")[0] for t in body)
-        if ops.get("SHFL", 0) and (best is None or sum(ops.values()) < sum(best.values())):
-            best = ops
-    return best
-
-
-# ------------------------------------------------------------------------------------------------
-# Kernel cache warm-up (device scripts: a fresh GPU machine has an empty PyCUDA disk cache)
-# ------------------------------------------------------------------------------------------------
-def kernel_specs(backends: Sequence["SubwarpBackend"], max_read_length: int = 1 << 20) -> list:
-    """(source, defines) of every kernel the backends launch on inputs up to max_read_length."""
-    seen: dict = {(LAYOUT_SOURCE, ()): (LAYOUT_SOURCE, {})}
-    for b in backends:
-        for table in (b._bins_table, b._small_table):
-            if not table:
-                continue
-            bins = make_bins(table, b._long, max_read_length)
-            specs = [b.defines(x) for x in bins]
-            specs += [b.defines(q, double=True) for q in recompute_queues(bins, b.double_k)[0]]
-            for d in specs:
-                seen[(SOURCE, tuple(sorted(d.items())))] = (SOURCE, d)
-    return list(seen.values())
-
-
-def precompile(backends: Sequence["SubwarpBackend"], threads: int = 16) -> int:
-    """Fill PyCUDA's disk cache with every kernel of ``backends``, nvcc runs in parallel (the call
-    SourceModule makes in glue.compile, so the later loads hit the cache). Returns the count."""
-    from concurrent.futures import ThreadPoolExecutor
-    from pycuda.compiler import compile as nvcc_compile
-    arch = glue.device_attributes()["arch"]
-
-    def build(spec):
-        source, defines = spec
-        nvcc_compile(glue.kernel_source(source),
-                     options=list(glue.BASE_OPTIONS) + glue.define_flags(defines),
-                     no_extern_c=True, arch=arch, include_dirs=glue.include_dirs(source))
-
-    specs = kernel_specs(backends)
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        list(pool.map(build, specs))
-    return len(specs)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,79 @@
+"""Building the sub-warp kernels ahead of time and reading their machine code: the kernel cache
+warm-up of the device scripts (a fresh GPU machine has an empty PyCUDA disk cache) and the SASS
+opcode counts of the wavefront loop that docs/subwarp-notes.md keeps per L."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Optional, Sequence
+
+from ..apis import cuda as glue
+from .subwarp_layout import make_bins
+from .subwarp_rescue import recompute_queues
+
+#: the bin kernels and the on-device layout kernels
+SOURCE = "pairhmm/subwarp.cu"
+LAYOUT_SOURCE = "pairhmm/subwarp_layout.cu"
+
+
+# ------------------------------------------------------------------------------------------------
+# SASS instruction count of the inner loop (for the notes; needs cuobjdump)
+# ------------------------------------------------------------------------------------------------
+FP32_OPS = ("FFMA", "FMUL", "FADD")
+
+
+def inner_loop_counts(sass: str) -> Optional[Counter]:
+    """Opcode counts of the innermost loop holding shuffles (the wavefront step loop)."""
+    ins = []
+    for line in sass.splitlines():
+        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);", line)
+        if m:
+            ins.append((int(m.group(1), 16), m.group(2).strip()))
+    best = None
+    for addr, text in ins:
+        m = re.search(r"BRA\s+0x([0-9a-f]+)", text)
+        if not m or int(m.group(1), 16) >= addr:
+            continue
+        start = int(m.group(1), 16)
+        body = [t for a, t in ins if start <= a <= addr]
+        ops = Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0].split(".")[0] for t in body)
+        if ops.get("SHFL", 0) and (best is None or sum(ops.values()) < sum(best.values())):
+            best = ops
+    return best
+
+
+# ------------------------------------------------------------------------------------------------
+# Kernel cache warm-up (device scripts: a fresh GPU machine has an empty PyCUDA disk cache)
+# ------------------------------------------------------------------------------------------------
+def kernel_specs(backends: Sequence, max_read_length: int = 1 << 20) -> list:
+    """(source, defines) of every kernel the backends launch on inputs up to max_read_length."""
+    seen: dict = {(LAYOUT_SOURCE, ()): (LAYOUT_SOURCE, {})}
+    for b in backends:
+        for table in (b._bins_table, b._small_table):
+            if not table:
+                continue
+            bins = make_bins(table, b._long, max_read_length)
+            specs = [b.defines(x) for x in bins]
+            specs += [b.defines(q, double=True) for q in recompute_queues(bins, b.double_k)[0]]
+            for d in specs:
+                seen[(SOURCE, tuple(sorted(d.items())))] = (SOURCE, d)
+    return list(seen.values())
+
+
+def precompile(backends: Sequence, threads: int = 16) -> int:
+    """Fill PyCUDA's disk cache with every kernel of ``backends``, nvcc runs in parallel (the call
+    SourceModule makes in glue.compile, so the later loads hit the cache). Returns the count."""
+    from concurrent.futures import ThreadPoolExecutor
+    from pycuda.compiler import compile as nvcc_compile
+    arch = glue.device_attributes()["arch"]
+
+    def build(spec):
+        source, defines = spec
+        nvcc_compile(glue.kernel_source(source),
+                     options=list(glue.BASE_OPTIONS) + glue.define_flags(defines),
+                     no_extern_c=True, arch=arch, include_dirs=glue.include_dirs(source))
+
+    specs = kernel_specs(backends)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        list(pool.map(build, specs))
+    return len(specs)
