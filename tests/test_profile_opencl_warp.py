@@ -91,8 +91,13 @@ def test_raw_integers_equal_the_task_kernels_on_the_proteome_and_edges(device, e
 def test_the_sub_group_path_runs_where_the_device_has_sub_groups(device):
     r = _runner(device, "auto")
     kit = r.kit
-    if kit.shuffle in ("khr", "intel") and kit.required_sub_group:
+    # Intel's runtime only: PoCL 5 announces cl_intel_subgroups, but its sub-groups are not one
+    # warp wide (the probe build), so it rightly takes the local path
+    if kit.shuffle in ("khr", "intel") and kit.required_sub_group \
+            and "Intel" in kit.platform.name:
         assert r.path == kit.shuffle and r.block == 128
+    else:
+        assert r.path in (kit.shuffle, "local")
 
 
 def test_registered_beside_its_cuda_twin_with_the_same_variant():
