@@ -9,15 +9,28 @@
 #     $PREFIX/etc/OpenCL/hmmbench-vendors, listing it beside the system's /etc/OpenCL/vendors/*.icd.
 #     hmmbench points OCL_ICD_VENDORS there by itself when the variable is unset
 #     (scripts/opencl_env.sh exports it for other tools).
+#   - Debian's PoCL (apt's pocl-opencl-icd, PoCL 3.1 / LLVM 15), only as root where apt-get exists:
+#     PyPI's PoCL fails every build on CPUs its LLVM does not know (Zen 5: "unknown target CPU
+#     'generic'"; hmmbench lists it as unusable), Debian's falls back to a CPU it knows
+#     (skylake-avx512), so the local-memory paths run on a real device. Any apt failure only
+#     leaves it out. Set HMMBENCH_SKIP_SYSTEM_POCL=1 to not try.
 # Usage: scripts/install_opencl_cpu.sh [VENV]   (default .venv; any python: VENV=$(python -c ...))
 # Set HMMBENCH_SKIP_INTEL_OPENCL=1 to install PoCL only.
 set -euo pipefail
 venv="${1:-.venv}"
 py="$venv/bin/python"
 [ -x "$py" ] || { echo "install_opencl_cpu: no python at $py" >&2; exit 1; }
-stamp="$venv/.opencl-cpu-installed"
+# -2: venvs stamped before the system PoCL step get it once
+stamp="$venv/.opencl-cpu-installed-2"
 if [ -e "$stamp" ]; then
     exit 0
+fi
+if [ "${HMMBENCH_SKIP_SYSTEM_POCL:-0}" != 1 ] && [ ! -e /etc/OpenCL/vendors/pocl.icd ] \
+        && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends pocl-opencl-icd; } >/dev/null 2>&1; then
+        echo "install_opencl_cpu: apt-get could not install pocl-opencl-icd; going on without it" >&2
+    fi
 fi
 "$py" -m pip install -q "pyopencl[pocl]>=2024.1"
 vendors="$("$py" -c 'import sys; print(sys.prefix)')/etc/OpenCL/hmmbench-vendors"
