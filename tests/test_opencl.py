@@ -261,6 +261,9 @@ def test_a_device_that_cannot_build_is_unavailable_with_the_reason(monkeypatch):
     label = opencl_api._label(platform, device)
     if opencl_api.usable_devices():
         assert opencl_api._label(*opencl_api.choose_device()) != label
+        # a name several devices match (" / ": all): the first one that builds
+        monkeypatch.setenv(opencl_api.ENV_DEVICE, " / ")
+        assert opencl_api._label(*opencl_api.choose_device()) != label
     reason = opencl.backends(device=label)[0].unavailable_reason()
     assert "unknown target CPU 'generic'" in reason and label in reason
 

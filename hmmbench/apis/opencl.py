@@ -106,7 +106,8 @@ def choose_device(spec: Optional[str] = None):
         if not hits:
             raise UserError(f"no OpenCL device matches '{spec}' (devices: "
                             + "; ".join(_label(*pd) for pd in found) + ")")
-        return hits[0]
+        # the first that builds: PyPI's and Debian's PoCL may both match "Portable"
+        return min(hits, key=lambda pd: build_error(*pd) is not None)
     # Devices that build first; then GPUs; then devices with sub-group shuffles (on CPUs: Intel's
     # runtime, which also vectorizes the inter-task kernels far better than PyPI's PoCL); then
     # platform order.
