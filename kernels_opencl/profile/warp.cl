@@ -149,8 +149,9 @@ static inline int w_max32(__local int *s, int v)
 #define W_ANY(p) (w_max32(w_s, (p) ? 1 : 0) > 0)
 #define W_REQD_SUBGROUP 0
 /* No lazy xE here: PoCL (3.1 with LLVM 15; 5.0 on a Xeon) miscomputed the full MSV's xJ with
- * the group reduction's barriers inside the vote's branch (GROUP < 32; Intel's runtime was
- * right). The vote costs a barrier round of its own on this path, so every row reduces. */
+ * the group reduction's barriers inside the vote's (warp-uniform) branch (GROUP < 32; Intel's
+ * runtime was right; the same vote with the reduction before the branch was right on PoCL too).
+ * The vote costs a barrier round of its own on this path, so every row reduces. */
 #undef LAZY_XE
 #define LAZY_XE 0
 #endif
