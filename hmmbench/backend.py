@@ -91,6 +91,12 @@ class Backend(abc.ABC):
                     f"of {lim.max_hap_length}")
         return None
 
+    def check_accepts(self, pairs: Unit) -> None:
+        """Raises ValueError (naming the backend and why) when it refuses ``pairs``."""
+        reason = self.refuse_reason(pairs)
+        if reason:
+            raise ValueError(f"{self.name} refuses this input: {reason}")
+
     def refuse_chunking(self, mode: str) -> Optional[str]:
         """None when the backend can be timed with chunking ``mode``, else why not (a peer
         program that takes a whole file per process refuses one process per launch)."""

@@ -49,6 +49,11 @@ def peak_curves(runs: list) -> "OrderedDict[str, dict]":
         series = f"{lp[0]} [{r.get('chunking', '')}]"
         out.setdefault(series, OrderedDict()).setdefault(names[id(r)], []).append(
             (lp[1], r.get("gcups_kernel"), r.get("gcups_total")))
+    return _sorted_curves(out)
+
+
+def _sorted_curves(out: "OrderedDict[str, dict]") -> "OrderedDict[str, dict]":
+    """Sorts every line by x and drops the series with fewer than two x values (no curve)."""
     for series in list(out):
         for line in out[series].values():
             line.sort()
@@ -70,12 +75,7 @@ def model_size_curves(runs: list) -> "OrderedDict[str, dict]":
         series = " × ".join(x for x in (r["dataset"], method) if x)
         out.setdefault(series, OrderedDict()).setdefault(names[id(r)], []).append(
             (r[field], r.get("gcups_kernel"), r.get("gcups_total")))
-    for series in list(out):
-        for line in out[series].values():
-            line.sort()
-        if len({x for line in out[series].values() for x, _, _ in line}) < 2:
-            del out[series]
-    return out
+    return _sorted_curves(out)
 
 
 def stage_groups(runs: list) -> "OrderedDict[str, list]":

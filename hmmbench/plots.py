@@ -98,21 +98,21 @@ def _curve_axes(plt, curves: "OrderedDict[str, dict]", xlabel: str, title: str):
 def plot_peak(runs: list, path) -> bool:
     """GCUPS over the length L of equal-length sets, one line per backend (peers included);
     False (nothing written) when the runs hold no such series."""
-    curves = peak_curves(runs)
-    if not curves:
-        return False
-    save(_curve_axes(pyplot(), curves, "set length L (bases; haplotype length of every pair)",
-                     "peak curve: GCUPS over L"), path)
-    return True
+    return _plot_curves(peak_curves(runs), path,
+                        "set length L (bases; haplotype length of every pair)",
+                        "peak curve: GCUPS over L")
 
 
 def plot_model_size(runs: list, path) -> bool:
     """GCUPS over the cell size (profile: model length M); False when there is none."""
-    curves = model_size_curves(runs)
+    return _plot_curves(model_size_curves(runs), path, "model length M (match states)",
+                        "model-size curve: GCUPS over M")
+
+
+def _plot_curves(curves, path, xlabel: str, title: str) -> bool:
     if not curves:
         return False
-    save(_curve_axes(pyplot(), curves, "model length M (match states)",
-                     "model-size curve: GCUPS over M"), path)
+    save(_curve_axes(pyplot(), curves, xlabel, title), path)
     return True
 
 

@@ -76,6 +76,22 @@ def _legend(names: list, x: float, y: float) -> list:
     return out
 
 
+def _title(left: float, title: str) -> str:
+    return f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}</text>'
+
+
+def _x_grid(sx: "Scale", top: float, line_end: float, label_y: float) -> list:
+    """Vertical grid lines at the x ticks, with their numbers below."""
+    return [f'<line x1="{sx(t):.1f}" y1="{top}" x2="{sx(t):.1f}" y2="{line_end}" '
+            f'stroke="#ddd"/><text x="{sx(t):.1f}" y="{label_y}" {FONT} '
+            f'text-anchor="middle">{_num(t)}</text>' for t in sx.ticks()]
+
+
+def _x_label(left: float, right_edge: float, y: float, text: str) -> str:
+    return (f'<text x="{(left + right_edge) / 2:.0f}" y="{y}" {FONT} '
+            f'text-anchor="middle">{escape(text)}</text>')
+
+
 def hbars(labels: list, series: dict, xlabel: str, title: str = "", log: bool = True) -> str:
     """Horizontal grouped bars: one group per label, one bar per series ({name: values});
     None values are left out (no bar)."""
@@ -89,12 +105,7 @@ def hbars(labels: list, series: dict, xlabel: str, title: str = "", log: bool = 
     height = top + max(group * len(labels), 14 * len(names)) + 40
     width = 660
     sx = Scale(min(vals), max(vals), left, width - right, log)
-    body = [f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}</text>']
-    for t in sx.ticks():
-        x = sx(t)
-        body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{height - 34}" '
-                    f'stroke="#ddd"/><text x="{x:.1f}" y="{height - 22}" {FONT} '
-                    f'text-anchor="middle">{_num(t)}</text>')
+    body = [_title(left, title)] + _x_grid(sx, top, height - 34, height - 22)
     for gi, label in enumerate(labels):
         y0 = top + gi * group
         body.append(f'<text x="{left - 6}" y="{y0 + group / 2:.1f}" {FONT} text-anchor="end">'
@@ -108,8 +119,7 @@ def hbars(labels: list, series: dict, xlabel: str, title: str = "", log: bool = 
                         f'width="{max(1.0, sx(v) - x0):.1f}" height="{bar - 1}" '
                         f'fill="{colour(si)}"><title>{escape(str(label))} · {escape(name)}: '
                         f'{_num(v)}</title></rect>')
-    body.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 6}" {FONT} '
-                f'text-anchor="middle">{escape(xlabel)}</text>')
+    body.append(_x_label(left, width - right, height - 6, xlabel))
     body += _legend(names, width - right + 10, top + 10)
     return _svg(width, height, body, title or xlabel)
 
@@ -123,12 +133,7 @@ def stacked_hbars(rows: list, parts: dict, xlabel: str, title: str = "") -> str:
     width = 660
     height = top + max(bar * len(rows), 14 * len(parts)) + 44    # room for the legend
     sx = Scale(0.0, total, left, width - right)
-    body = [f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}</text>']
-    for t in sx.ticks():
-        x = sx(t)
-        body.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{height - 36}" '
-                    f'stroke="#ddd"/><text x="{x:.1f}" y="{height - 24}" {FONT} '
-                    f'text-anchor="middle">{_num(t)}</text>')
+    body = [_title(left, title)] + _x_grid(sx, top, height - 36, height - 24)
     for ri, (label, vals) in enumerate(rows):
         y = top + ri * bar
         body.append(f'<text x="{left - 6}" y="{y + bar - 4:.1f}" {FONT} text-anchor="end">'
@@ -143,8 +148,7 @@ def stacked_hbars(rows: list, parts: dict, xlabel: str, title: str = "") -> str:
                         f'fill="{col}"><title>{escape(str(label))} · {part}: {_num(v)}'
                         f'</title></rect>')
             acc += v
-    body.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 8}" {FONT} '
-                f'text-anchor="middle">{escape(xlabel)}</text>')
+    body.append(_x_label(left, width - right, height - 8, xlabel))
     for i, (part, col) in enumerate(parts.items()):
         body.append(f'<rect x="{width - right + 12}" y="{top + 14 * i}" width="10" height="10" '
                     f'fill="{col}"/><text x="{width - right + 26}" y="{top + 14 * i + 9}" '
@@ -163,7 +167,7 @@ def lines(series: dict, xlabel: str, ylabel: str, title: str = "", log_y: bool =
     width, height = 660, 330
     sx = Scale(min(x for x, _ in pts), max(x for x, _ in pts), left, width - right)
     sy = Scale(min(y for _, y in pts), max(y for _, y in pts), height - bottom, top, log_y)
-    body = [f'<text x="{left}" y="14" {FONT} font-weight="bold">{escape(title)}</text>']
+    body = [_title(left, title)]
     for t in sy.ticks():
         y = sy(t)
         body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{width - right}" y2="{y:.1f}" '
@@ -187,8 +191,7 @@ def lines(series: dict, xlabel: str, ylabel: str, title: str = "", log_y: bool =
                 body += [f'<circle class="mark" cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" '
                          f'fill="{colour(i)}"><title>{escape(name)}: {_num(x)} → {_num(y)}'
                          f'</title></circle>' for x, y in ps]
-    body.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 8}" {FONT} '
-                f'text-anchor="middle">{escape(xlabel)}</text>')
+    body.append(_x_label(left, width - right, height - 8, xlabel))
     body.append(f'<text transform="translate(14,{(top + height - bottom) / 2:.0f}) rotate(-90)" '
                 f'{FONT} text-anchor="middle">{escape(ylabel)}</text>')
     body += _legend(list(series), width - right + 12, top + 10)

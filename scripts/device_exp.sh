@@ -10,16 +10,7 @@
 #   mkdir -p .device .data && cp -r ../shared/device/. .device/ && cp -r ../shared/data/pairhmm .data/
 # On the device, from the repo root:
 #   source .device/env.sh && bash scripts/device_exp.sh [pytest] [suite]   (default: both)
-set -uo pipefail
-export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
-export PYTHONUNBUFFERED=1
-out="${OUT:-results/runs/exp}"
-mkdir -p "$out"
-log="$out/exp.log"
-parts=" ${*:-pytest suite} "
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
-    2>&1 | tee -a "$log"
-status=0
+source "$(dirname "$0")/device_common.sh" exp "pytest suite" "$@"
 # A fresh machine has an empty PyCUDA cache: every kernel of both backends, nvcc in parallel.
 python3 - <<'PY' 2>&1 | tee -a "$log"
 import time

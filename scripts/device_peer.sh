@@ -10,17 +10,8 @@
 #     && cp -r ../shared/peers/gpuPairHMM .peers/ && cp -r ../shared/data/pairhmm .data/
 # On the device, from the repo root:
 #   source .device/env.sh && bash scripts/device_peer.sh [build] [suite] [probe]   (default: all)
-set -uo pipefail
-export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
-export PYTHONUNBUFFERED=1
-out="${OUT:-results/runs/peer}"
-mkdir -p "$out"
-log="$out/peer.log"
-parts=" ${*:-build suite probe} "
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
-    2>&1 | tee -a "$log"
-status=0
+source "$(dirname "$0")/device_common.sh" peer "build suite probe" "$@"
 
 if [[ $parts == *" build "* ]]; then
     # gpuPairHMM's build (about a minute) beside the cuda-subwarp kernel compiles (a fresh

@@ -137,9 +137,7 @@ class CudaBackend(Backend):
         return in_pair_order(sums, lay.order, pairs.n_pairs)
 
     def run(self, pairs: PairSet) -> Execution:
-        reason = self.refuse_reason(pairs)
-        if reason:
-            raise ValueError(f"{self.name} refuses this input: {reason}")
+        self.check_accepts(pairs)
         driver()
         info = {"gpu": gpu_name()}
         clock_before = sm_clock_mhz()

@@ -303,9 +303,7 @@ class SubwarpBackend(Backend):
         return chunk_bounds(pairs, self.chunk_pairs, self.ramp_chunks)
 
     def run(self, pairs: PairSet) -> Execution:
-        reason = self.refuse_reason(pairs)
-        if reason:
-            raise ValueError(f"{self.name} refuses this input: {reason}")
+        self.check_accepts(pairs)
         drv = glue.driver()
         info: dict = {"gpu": glue.device_attributes()["name"]}
         timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}

@@ -200,9 +200,7 @@ class OpenCLBackend(Backend):
         return in_pair_order(sums, lay.order, pairs.n_pairs)
 
     def run(self, pairs: PairSet) -> Execution:
-        reason = self.refuse_reason(pairs)
-        if reason:
-            raise ValueError(f"{self.name} refuses this input: {reason}")
+        self.check_accepts(pairs)
         kit = self.kit()
         timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
         info = {"device": kit.label}
