@@ -37,6 +37,14 @@
 #define SW_RESULT_PARAMS \
     double* __restrict__ out, int* __restrict__ fb_queue, SwItem* __restrict__ fb_items
 
+// Queues output slot o (its pair: item.read x haplotype item.hap + h) for the double recompute;
+// the queue {first, count} has room for every pair of the bins feeding it.
+#define SW_QUEUE_RECOMPUTE(o)                                                     \
+    const int slot = atomicAdd(fb_queue + 1, 1);                                  \
+    SwItem f;                                                                     \
+    f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o;             \
+    fb_items[fb_queue[0] + slot] = f;
+
 #if SW_DOUBLE
 #define SW_STORE(o, sum)                        \
     do {                                        \
@@ -44,18 +52,14 @@
         out[o_] = log10(sum) - SW_LOG10_C;      \
     } while (0)
 #else
-// Below the contract's 1e-28 (float32 underflow or worse): queued for the double recompute. The
-// queue {first, count} has room for every pair of the bins feeding it.
+// Below the contract's 1e-28 (float32 underflow or worse): queued for the double recompute.
 #define SW_STORE(o, sum)                                                          \
     do {                                                                          \
         const int o_ = (o);                                                       \
         if ((sum) >= SW_F32_MIN_ACCEPTED) {                                       \
             out[o_] = log10((double)(sum)) - SW_LOG10_C;                          \
         } else {                                                                  \
-            const int slot = atomicAdd(fb_queue + 1, 1);                          \
-            SwItem f;                                                             \
-            f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o_;    \
-            fb_items[fb_queue[0] + slot] = f;                                     \
+            SW_QUEUE_RECOMPUTE(o_)                                                \
         }                                                                         \
     } while (0)
 #endif
@@ -68,10 +72,7 @@
         if (!(bad) && (sum) > 0.0f && (sum) <= 3.4028235e38f) {                   \
             out[o_] = log10((double)(sum)) - SW_LOG10_C - (e) * 0.30102999566398120; \
         } else {                                                                  \
-            const int slot = atomicAdd(fb_queue + 1, 1);                          \
-            SwItem f;                                                             \
-            f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o_;    \
-            fb_items[fb_queue[0] + slot] = f;                                     \
+            SW_QUEUE_RECOMPUTE(o_)                                                \
         }                                                                         \
     } while (0)
 
