@@ -75,6 +75,9 @@ def test_plain_progress_line():
     lines = buf.getvalue().splitlines()
     assert lines[0].startswith("[1/2] 10s [original] cuda-fast: ok total 7 ms x5")
     assert lines[1] == "[2/2] 10s [original] opencl-x: unavailable (no driver)"
+    p.start(1)    # a second benchmark (a scaling study's next worker count) counts afresh
+    p.end(record("cuda-fast"))
+    assert buf.getvalue().splitlines()[2].startswith("[1/1] ")
 
 
 def test_rich_progress_runs_without_a_terminal():

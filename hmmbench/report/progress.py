@@ -16,7 +16,8 @@ class PlainProgress(Progress):
         self.n, self.total = 0, 0
 
     def start(self, n_cells: int) -> None:
-        self.total = n_cells
+        # the count restarts per benchmark (a scaling study runs one per worker count)
+        self.n, self.total = 0, n_cells
 
     def note(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
