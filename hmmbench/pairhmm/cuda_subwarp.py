@@ -6,7 +6,8 @@ Kernel: ``kernels_cuda/pairhmm/subwarp.cu`` around the body shared with OpenCL,
 in registers, so one group covers reads up to ``p*k`` (longer reads run as several row tiles).
 Bins, configuration choice and the host's reference layout: ``subwarp_layout.py``; the float64
 rescue's configurations: ``subwarp_rescue.py``; host staging: ``subwarp_staging.py`` (all three
-shared with ``opencl-subwarp``).
+shared with ``opencl-subwarp``); the device resources kept across calls: ``subwarp_device.py``;
+ahead-of-time builds: ``subwarp_build.py``.
 
 Work items: one per read (read, first haplotype of its batch, haplotypes in the batch, index of
 its first pair) -- a batch's pairs are read-major, so a read's pairs are contiguous; inputs under
@@ -58,6 +59,7 @@ from .subwarp_layout import (  # noqa: F401
     read_items, table_bytes)
 from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile)
+from .subwarp_device import DeviceResources
 from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
 from .subwarp_staging import (  # noqa: F401
     PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, StagingSlots, chunk_sources, headroom,
@@ -128,13 +130,9 @@ class SubwarpBackend(Backend):
         self._exp = exp_scale
         self._exp_above = exp_above  # exponents only in bins of longer reads (the rest: rescue)
         self._streams_on = streams
-        self._buffers = None
-        self._streams: list = []
         self._kernels: dict = {}
         self._plans: dict = {}
-        self._events: list = []   # reused by every run (see _mark)
-        self._n_events = 0
-        self._results: tuple = (None, None)   # page-locked result and queue-head buffers
+        self._device = DeviceResources()
         self._staging = StagingSlots(lambda n: glue.driver().pagelocked_empty(n, np.uint8),
                                      "subwarp-prep")
         # Off: H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces; H100 (GPU layout) 1.36 vs
@@ -215,28 +213,6 @@ class SubwarpBackend(Backend):
             self._kernels["layout"] = fns
         return self._kernels["layout"]
 
-    def _bufs(self) -> glue.DeviceBuffers:
-        if self._buffers is None:
-            self._buffers = glue.DeviceBuffers()
-        return self._buffers
-
-    def _stream_pool(self, n: int) -> list:
-        drv = glue.driver()
-        while len(self._streams) < n:
-            self._streams.append(drv.Stream())
-        return self._streams[:n]
-
-
-    def _mark(self, stream):
-        """An event recorded on ``stream``, from a pool: every event of a run has completed when
-        run() returns, so the next run records them again instead of creating new ones."""
-        if self._n_events == len(self._events):
-            self._events.append(glue.driver().Event())
-        ev = self._events[self._n_events]
-        self._n_events += 1
-        ev.record(stream)
-        return ev
-
     def _plan(self, pairs: PairSet) -> tuple:
         """(bins, recompute queue bins, queue of each bin, meta) for inputs of this size class
         and longest read, with their kernels compiled: worked out once, not on every call."""
@@ -254,31 +230,6 @@ class SubwarpBackend(Backend):
             self._plans[key] = (bins, queue_bins, queue_of, meta)
         return self._plans[key]
 
-    def _scratch(self, b: Bin, double: bool, max_hap_len: int) -> tuple:
-        """(multi-tile boundary-row scratch buffer, row stride) for bin ``b``: sized for the
-        largest grid, grown before a run's first event (a reallocation frees device memory,
-        which synchronizes the device)."""
-        if not b.multi_tile:
-            return 0, 0
-        cap = glue.device_attributes()["sm_count"] * 16
-        stride = max_hap_len + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
-        quad = 32 if double else 16
-        buf = self._bufs().get("scratch_d" if double else "scratch",
-                               headroom(cap * (THREADS_PER_BLOCK // b.p) * stride * quad))
-        return buf, stride
-
-    def _result_buffers(self, n_out: int, n_heads: int) -> tuple:
-        """Grow-only page-locked buffers for the results and the queue heads: the D2H copies
-        are then plain DMA, not staged through the driver's pageable bounce buffer."""
-        out, heads = self._results
-        drv = glue.driver()
-        if out is None or len(out) < n_out:
-            out = drv.pagelocked_empty(headroom(n_out * 8) // 8, np.float64)
-        if heads is None or len(heads) < n_heads:
-            heads = drv.pagelocked_empty(max(n_heads, 1024), np.int32)
-        self._results = (out, heads)
-        return out[:n_out], heads[:n_heads]
-
     def _launch(self, b: Bin, double: bool, items_ptr, range_ptr, n_max: int, dev: dict,
                 out_dev, fb_queue_ptr, fb_items_ptr, stream, max_hap_len: int, blocks: int):
         """One bin's kernel over items ``range_ptr[0] ..`` (count ``range_ptr[1]``, at most
@@ -286,17 +237,17 @@ class SubwarpBackend(Backend):
         (begin, end) events recorded on ``stream`` right around the launch."""
         fn, smem = self.kernel(b, double)
         # Multi-tile: a bounded grid, one boundary-row scratch per resident group.
-        scratch, stride = self._scratch(b, double, max_hap_len)
+        scratch, stride = self._device.scratch(b, double, max_hap_len)
         if b.multi_tile:
             blocks = min(blocks, glue.device_attributes()["sm_count"] * 16)
         ptr = lambda x: np.uintp(int(x))  # noqa: E731
         args = (ptr(items_ptr), ptr(range_ptr), np.int32(n_max),
                 *(ptr(dev[name]) for name in KERNEL_ARRAYS),
                 ptr(out_dev), ptr(fb_queue_ptr), ptr(fb_items_ptr), ptr(scratch), np.int32(stride))
-        begin = self._mark(stream)
+        begin = self._device.mark(stream)
         fn.prepared_async_call((max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream, *args,
                                shared_size=smem)
-        return begin, self._mark(stream)
+        return begin, self._device.mark(stream)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
         """Batch ranges of about ``chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""
@@ -326,7 +277,7 @@ class SubwarpBackend(Backend):
                  for c, (b0, b1) in enumerate(bounds)]
         offs, slot_bytes = staging_offsets(pairs, bounds, len(meta))
         n_slots = min(n_chunks, max(STAGING_SLOTS, (self._staging.threads or PREP_THREADS) + 2))
-        bufs = self._bufs()
+        bufs = self._device.buffers()
         slot_bytes = headroom(slot_bytes)
         pinned = self._staging.slots(n_slots, slot_bytes)
         dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
@@ -337,7 +288,7 @@ class SubwarpBackend(Backend):
                  "bin_range": bufs.get(f"bin_range{i}", nb * 8),
                  "fb_items": bufs.get(f"fb_items{i}", mp * 16)} for i in range(n_slots)]
         queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan writes nb heads
-        streams = self._stream_pool(3 + nb + nq)
+        streams = self._device.streams(3 + nb + nq)
         main, copy, lay_stream = streams[:3]
         bin_streams = streams[3:3 + nb] if self._streams_on else [main] * nb
         queue_streams = streams[3 + nb:] if self._streams_on else [main] * nq
@@ -347,12 +298,12 @@ class SubwarpBackend(Backend):
                                              np.arange(pairs.max_read_length + 1)), nb - 1)
         sms = glue.device_attributes()["sm_count"]
         for b in bins:  # multi-tile scratch sized before the first event
-            self._scratch(b, False, max_hap_len)
+            self._device.scratch(b, False, max_hap_len)
         for q in queue_bins:
-            self._scratch(q, True, max_hap_len)
-        host_out, queue_heads = self._result_buffers(pairs.n_pairs, n_chunks * nb * 2)
-        self._n_events = 0
-        start = self._mark(main)
+            self._device.scratch(q, True, max_hap_len)
+        host_out, queue_heads = self._device.result_buffers(pairs.n_pairs, n_chunks * nb * 2)
+        self._device.restart_events()
+        start = self._device.mark(main)
         copy.wait_for_event(start)
         lay_stream.wait_for_event(start)
 
@@ -412,9 +363,9 @@ class SubwarpBackend(Backend):
             sources.pop(c)
             if c >= n_slots:  # device slot free once chunk c-n_slots's kernels are done
                 copy.wait_for_event(kernels_done[c - n_slots])
-            e0 = self._mark(copy)
+            e0 = self._device.mark(copy)
             drv.memcpy_htod_async(dev_slots[slot], pinned[slot][:used], copy)
-            e1 = self._mark(copy)
+            e1 = self._device.mark(copy)
             staged_done.append(e1)
             h2d_spans.append((e0, e1))
             base = int(dev_slots[slot])
@@ -425,7 +376,7 @@ class SubwarpBackend(Backend):
             queues = int(queues_dev) + 8 * nb * c
             # Work items on the GPU: count + key, scan, scatter (sorted by bin, descending work).
             lay_stream.wait_for_event(e1)
-            g0 = self._mark(lay_stream)
+            g0 = self._device.mark(lay_stream)
             drv.memset_d32_async(w["counters"], 0, n_keys + nb, lay_stream)
             grid = (max(1, -(-units[c] // 256)), 1)
             lk["sw_layout_count"].prepared_async_call(
@@ -439,7 +390,7 @@ class SubwarpBackend(Backend):
             lk["sw_layout_scatter"].prepared_async_call(
                 grid, (256, 1, 1), lay_stream, np.int32(units[c]), ptr(w["raw"]),
                 ptr(w["key_rank"]), ptr(hist), ptr(w["items"]))
-            laid = self._mark(lay_stream)
+            laid = self._device.mark(lay_stream)
             float_launches.append((g0, laid))
             if self.profile_bins:  # cells per bin from the host's reference layout
                 ref = host_layout(pairs, bins, b0, b1, per_pair=per_pair[c])
@@ -479,14 +430,14 @@ class SubwarpBackend(Backend):
                                       dev, out_dev, 0, 0, s, max_hap_len, blocks)
                 double_launches.append((q0, ev))
                 main.wait_for_event(ev)
-            k1 = self._mark(main)
+            k1 = self._device.mark(main)
             kernels_done.append(k1)
             kernel_spans.append((e1, k1))
             submit(c + n_slots)
-        d0 = self._mark(main)
+        d0 = self._device.mark(main)
         drv.memcpy_dtoh_async(host_out, out_dev, main)
         drv.memcpy_dtoh_async(queue_heads, queues_dev, main)
-        d1 = self._mark(main)
+        d1 = self._device.mark(main)
         d1.synchronize()
         out = host_out.copy()  # the page-locked buffer is the next run's
         n_fb = int(queue_heads[1::2].sum())
@@ -520,14 +471,9 @@ class SubwarpBackend(Backend):
         return Execution(out, timing, n_fb, info)
 
     def close(self) -> None:
-        if self._buffers is not None:
-            self._buffers.free()
-            self._buffers = None
-        self._streams = []
+        self._device.close()
         self._kernels = {}
         self._plans = {}
-        self._events = []
-        self._results = (None, None)
         self._staging.close()
 
 

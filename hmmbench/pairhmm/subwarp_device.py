@@ -1,0 +1,77 @@
+"""The device resources one cuda-subwarp backend keeps across runs, so that a call allocates,
+creates and frees nothing once its size class has run: device buffers, streams, a pool of
+events, the multi-tile scratch and page-locked result buffers (issue 13: 110 per-region calls)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..apis import cuda as glue
+from .subwarp_layout import MAX_P, THREADS_PER_BLOCK, Bin
+from .subwarp_staging import headroom
+
+
+class DeviceResources:
+    def __init__(self):
+        self._buffers = None
+        self._streams: list = []
+        self._events: list = []   # reused by every run (see mark)
+        self._n_events = 0
+        self._results: tuple = (None, None)   # page-locked result and queue-head buffers
+
+    def buffers(self) -> glue.DeviceBuffers:
+        if self._buffers is None:
+            self._buffers = glue.DeviceBuffers()
+        return self._buffers
+
+    def streams(self, n: int) -> list:
+        drv = glue.driver()
+        while len(self._streams) < n:
+            self._streams.append(drv.Stream())
+        return self._streams[:n]
+
+    def restart_events(self) -> None:
+        """A new run records the pool's events again from the first."""
+        self._n_events = 0
+
+    def mark(self, stream):
+        """An event recorded on ``stream``, from a pool: every event of a run has completed when
+        run() returns, so the next run records them again instead of creating new ones."""
+        if self._n_events == len(self._events):
+            self._events.append(glue.driver().Event())
+        ev = self._events[self._n_events]
+        self._n_events += 1
+        ev.record(stream)
+        return ev
+
+    def scratch(self, b: Bin, double: bool, max_hap_len: int) -> tuple:
+        """(multi-tile boundary-row scratch buffer, row stride) for bin ``b``: sized for the
+        largest grid, grown before a run's first event (a reallocation frees device memory,
+        which synchronizes the device)."""
+        if not b.multi_tile:
+            return 0, 0
+        cap = glue.device_attributes()["sm_count"] * 16
+        stride = max_hap_len + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
+        quad = 32 if double else 16
+        buf = self.buffers().get("scratch_d" if double else "scratch",
+                                 headroom(cap * (THREADS_PER_BLOCK // b.p) * stride * quad))
+        return buf, stride
+
+    def result_buffers(self, n_out: int, n_heads: int) -> tuple:
+        """Grow-only page-locked buffers for the results and the queue heads: the D2H copies
+        are then plain DMA, not staged through the driver's pageable bounce buffer."""
+        out, heads = self._results
+        drv = glue.driver()
+        if out is None or len(out) < n_out:
+            out = drv.pagelocked_empty(headroom(n_out * 8) // 8, np.float64)
+        if heads is None or len(heads) < n_heads:
+            heads = drv.pagelocked_empty(max(n_heads, 1024), np.int32)
+        self._results = (out, heads)
+        return out[:n_out], heads[:n_heads]
+
+    def close(self) -> None:
+        if self._buffers is not None:
+            self._buffers.free()
+            self._buffers = None
+        self._streams = []
+        self._events = []
+        self._results = (None, None)
