@@ -237,15 +237,16 @@ def test_float32_underflows_are_recomputed_in_double_on_the_gpu():
                   ord("T"): ord("A")}[c] for c in read)  # every base mismatches
     q = b"I" * m
     ps = pack([Batch([Read(read, q, q, q, b"+" * m)], [comp, read])])
-    ex = _check(sw.backends()[0], ps)
+    ex = _check({x.name: x for x in sw.backends()}["cuda-subwarp-f64rescue"], ps)
     assert ex.n_fallback == 1
+    assert _check(sw.backends()[0], ps).n_fallback == 0  # the exponents hold it in float32
 
 
 @gpu
 def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
     """GATK's gap penalty: every pair exact without the float64 recompute, down past 1e-300
     (the emulation's proof, tests/test_subwarp_scaling.py, run by the kernel itself)."""
-    b = {x.name: x for x in sw.backends()}["cuda-subwarp-exp"]
+    b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
     ps = PairSet.concatenate([deep_pairs(1, 64, gcp_q=(10, 11)),
                               deep_pairs(2, 24, length=(500, 1024), mismatch=(0, 0.5),
                                          gcp_q=(10, 11)),
@@ -260,7 +261,7 @@ def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
 
 @gpu
 def test_exponent_pairs_they_cannot_hold_go_to_float64_and_every_pair_is_exact():
-    b = {x.name: x for x in sw.backends()}["cuda-subwarp-exp"]
+    b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
     ps = PairSet.concatenate([deep_pairs(4, 48, length=(150, 300), gcp_q=(10, 25)),
                               ragged(seed=13, batches=10, max_read=300, max_hap=300)])
     ex = _check(b, ps)
@@ -268,7 +269,8 @@ def test_exponent_pairs_they_cannot_hold_go_to_float64_and_every_pair_is_exact()
 
 
 @gpu
-@pytest.mark.parametrize("name", ["cuda-subwarp", "cuda-subwarp-gatkform", "cuda-subwarp-exp"])
+@pytest.mark.parametrize("name", ["cuda-subwarp", "cuda-subwarp-gatkform",
+                                  "cuda-subwarp-f64rescue"])
 def test_every_recompute_kernel_matches_the_reference_when_every_pair_is_recomputed(name):
     b = {x.name: x for x in sw.backends()}[name]
     b.recompute_all = True  # every pair through the float64 kernels of every queue

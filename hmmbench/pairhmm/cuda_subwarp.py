@@ -479,18 +479,17 @@ class SubwarpBackend(Backend):
 
 def backends() -> list[Backend]:
     return [
-        SubwarpBackend("cuda-subwarp", small_bins=SMALL_BINS,
-                       description="auto (p,k) per length bin"),
-        SubwarpBackend("cuda-subwarp-exp", small_bins=SMALL_BINS, exp_scale=True,
-                       description="auto bins, float32 with per-thread power-of-two exponents "
-                                   "(no float64 recompute of underflowing pairs)"),
+        SubwarpBackend("cuda-subwarp", small_bins=SMALL_BINS, exp_scale=True,
+                       description="auto (p,k) per length bin, float32 with per-thread "
+                                   "power-of-two exponents (no float64 recompute of "
+                                   "underflowing pairs)"),
         SubwarpBackend("cuda-subwarp-exp-long", small_bins=SMALL_BINS, exp_scale=True,
                        exp_above=256,
                        description="exponents only for reads over 256 (where pairs underflow in "
                                    "practice); shorter reads keep the float64 recompute"),
         SubwarpBackend("cuda-subwarp-f64rescue", small_bins=SMALL_BINS,
                        description="auto bins, float32 pairs under 1e-28 recomputed in float64 "
-                                   "(what -exp replaces; today's cuda-subwarp)"),
+                                   "(the path the exponents replaced)"),
         SubwarpBackend("cuda-subwarp-noemistable", bins=NOTABLE_BINS, emis_table=False,
                        description="compare-and-select emissions instead of the shared table"),
         SubwarpBackend("cuda-subwarp-gatkform", bins=GATKFORM_BINS, scaled=False,

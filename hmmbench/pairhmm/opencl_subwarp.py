@@ -186,7 +186,7 @@ class SubwarpOpenCL(OpenCLBackend):
 
 
 class SubwarpOpenCLExp(SubwarpOpenCL):
-    """The twin of cuda-subwarp-exp: float32 with per-thread power-of-two exponents (the shared
+    """The twin of cuda-subwarp: float32 with per-thread power-of-two exponents (the shared
     body's SW_EXP_SCALE, sub-group exchange paths only). The kernel stores log10 of each pair's
     sum without C, NaN for the pairs its exponents could not hold; those alone go through the
     float64 kernels (or the CPU reference without fp64)."""
@@ -215,7 +215,7 @@ class SubwarpOpenCLExp(SubwarpOpenCL):
 
 def backends(device: Optional[str] = None) -> list[Backend]:
     return [SubwarpOpenCL("opencl-subwarp", device=device,
-                          description="auto (p,k) per length bin, as cuda-subwarp"),
+                          description="auto (p,k) per length bin, as cuda-subwarp-f64rescue"),
             SubwarpOpenCLExp("opencl-subwarp-exp", device=device,
                              description="auto bins, float32 with per-thread power-of-two "
-                                         "exponents, as cuda-subwarp-exp (sub-group paths)")]
+                                         "exponents, as cuda-subwarp (sub-group paths)")]

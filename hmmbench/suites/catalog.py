@@ -160,7 +160,7 @@ SUITES = {
         "steps": [{"name": "peak", "datasets": _peak_sets(), "backends": ["cuda-subwarp"],
                    "options": {"repeat": 3, "sample-pairs": 200}}]},
     "exp": {
-        "about": "cuda-subwarp-exp (per-thread power-of-two exponents, no float64 recompute), "
+        "about": "cuda-subwarp (per-thread power-of-two exponents, no float64 recompute), "
                  "-exp-long (exponents over 256 only) and cuda-subwarp-f64rescue (today's float64 "
                  "recompute) on equal-length sets "
                  "32..1024 and on 10s, 1m [issue 13 point 2] (scripts/device_exp.sh)",
@@ -168,10 +168,10 @@ SUITES = {
             {"name": "exp-peak",
              "datasets": [f"equal-{L}@{min(max(8_000_000_000 // (L * L), 65536), 1_000_000)}"
                           for L in (32, 64, 128, 256, 512, 896, 1024)],
-             "backends": ["cuda-subwarp-exp", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue"],
+             "backends": ["cuda-subwarp", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue"],
              "options": {"repeat": 3, "sample-pairs": 200}},
             {"name": "exp-real", "datasets": ["10s", "1m"],
-             "backends": ["cuda-subwarp-exp", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue"],
+             "backends": ["cuda-subwarp", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue"],
              "options": {"chunking": "merged", "max-time": 2}}]},
     "peak-variants": {
         "about": "every cuda-subwarp variant on equal-128 and equal-512 [issue 5]",
@@ -194,10 +194,10 @@ SUITES = {
                  "110 per-region calls of 1m [issue 13]",
         "steps": [
             {"name": "peer-real", "datasets": ["10s", "1m"],
-             "backends": ["cuda-subwarp", "peer-gpupairhmm"],
+             "backends": ["cuda-subwarp", "cuda-subwarp-f64rescue", "peer-gpupairhmm"],
              "options": {"chunking": "merged", "max-time": 3}},
-            {"name": "peer-peak", "datasets": _peak_sets((64, 128, 256, 512, 896, 1024)),
-             "backends": ["cuda-subwarp", "peer-gpupairhmm"],
+            {"name": "peer-peak", "datasets": _peak_sets((32, 64, 128, 256, 512, 896, 1024)),
+             "backends": ["cuda-subwarp", "cuda-subwarp-f64rescue", "peer-gpupairhmm"],
              "options": {"chunking": "merged", "repeat": 5, "sample-pairs": 200}},
             {"name": "subwarp-original", "datasets": ["1m"], "backends": ["cuda-subwarp"],
              "options": {"chunking": "original", "max-time": 3}}]},
