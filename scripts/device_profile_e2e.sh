@@ -11,6 +11,10 @@
 #               os.cpu_count()) in one run: the database is laid out and uploaded once
 #   sweep       every RREFam model (10) x the same kinds on proteins-2e8, profile-cuda-warp
 #   sweep-peer  hmmsearch on the same sweep (one timed pass per model)
+#   host        (not by default) the host side of the pipeline cell and of the db load on this
+#               host's CPU, stand-ins for the device (scripts/profile_host_time.py)
+#   upload      (not by default) the db upload by staging threads 1,2,4,8 on the GPU
+#               (scripts/device_upload_threads.py)
 # Then scripts/profile_e2e_summary.py prints the first-search / further-search / hmmsearch table
 # and the per-cell total/kernel shares into $OUT/summary.md.
 set -uo pipefail
@@ -40,6 +44,10 @@ for step in ${steps//,/ }; do
         echo "=== $step: $cmd ($(date -u +%T))" | tee -a "$log"
         python3 -m $cmd >>"$log" 2>&1
         echo "=== $step: exit $? ($(date -u +%T))" | tee -a "$log" ;;
+    host)
+        timeout 300 python3 scripts/profile_host_time.py 2>&1 | tee "$OUT/host_time.txt" ;;
+    upload)
+        timeout 300 python3 scripts/device_upload_threads.py 2>&1 | tee "$OUT/upload_threads.txt" ;;
     *) echo "unknown step $step" | tee -a "$log" ;;
     esac
 done

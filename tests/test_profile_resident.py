@@ -234,3 +234,20 @@ def test_launch_order_and_length_classes_without_a_full_sort():
         assert (launch_order(seqs, sub) == sub[np.argsort(-L[sub], kind="stable")]).all()
         (u1, c1), (u2, c2) = length_classes(L), length_classes(L, order)
         assert (u1 == u2).all() and (c1 == c2).all()
+
+
+def test_staged_upload_filled_by_several_threads(monkeypatch):
+    """The same upload with each staging buffer filled in slices by several host threads."""
+    from hmmbench.apis import cuda as glue
+    from hmmbench.profile import cuda as pcuda
+    drv = AsyncDriver()
+    monkeypatch.setattr(glue, "driver", lambda: drv)
+    monkeypatch.setattr(pcuda, "UPLOAD_CHUNK", 3 << 20)
+    monkeypatch.setattr(pcuda, "UPLOAD_THREADS", 3)
+    monkeypatch.setattr(pcuda, "_STAGING", [])
+    rng = np.random.default_rng(3)
+    arrays = {"residues": rng.integers(0, 29, 10_000_001).astype(np.uint8),
+              "offsets": np.cumsum(rng.integers(1, 9, 300_000)).astype(np.int64)}
+    bufs, _ = pcuda.upload_database(arrays)
+    for name, arr in arrays.items():
+        assert bytes(drv.memory[bufs[name]][:arr.nbytes]) == arr.tobytes(), name

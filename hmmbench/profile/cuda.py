@@ -21,7 +21,9 @@ identical to the reference; figures in docs/profile-notes.md.
 """
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import numpy as np
@@ -44,6 +46,9 @@ STAGE_CHUNK = STAGE_GROUP * STAGE_ITEMS
 STAGE_DEFINES = {"GROUP_SIZE": STAGE_GROUP, "ITEMS": STAGE_ITEMS}
 #: bytes per asynchronous copy of the resident database (through two page-locked buffers)
 UPLOAD_CHUNK = 16 << 20
+#: host threads that fill a staging buffer (NumPy copies release the GIL): one core's memcpy
+#: runs at a fraction of the memory's and of the link's bandwidth
+UPLOAD_THREADS = min(4, os.cpu_count() or 1)
 
 
 #: shared memory one block may hold (H100/H200 opt-in maximum is 227 KiB)
@@ -70,12 +75,31 @@ def _staging(drv) -> list:
     return _STAGING
 
 
+_COPIERS: dict = {}                        # thread pools by size, started once per process
+
+
+def fill(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
+    """``dst[:] = src`` in ``threads`` slices copied at once (one thread: a plain copy)."""
+    if threads <= 1 or src.size < (1 << 20):
+        dst[:] = src
+        return
+    pool = _COPIERS.get(threads)
+    if pool is None:
+        pool = _COPIERS[threads] = ThreadPoolExecutor(threads, "hmmbench-staging")
+    step = -(-src.size // threads)
+
+    def copy(start):
+        dst[start:start + step] = src[start:start + step]
+    list(pool.map(copy, range(0, src.size, step)))
+
+
 def upload_database(arrays: dict) -> tuple:
     """The resident database's arrays copied to the device through two page-locked staging
     buffers in turn: while one chunk's asynchronous copy runs at the link's speed the host fills
-    the other (pinning the whole database first would cost more than the copy; pageable copies
-    run at a fraction of the link). Returns ({name: device allocation}, {"h2d": wall seconds of
-    the staged copy, host copies and transfers overlapped})."""
+    the other, UPLOAD_THREADS slices at once (pinning the whole database first would cost more
+    than the copy; pageable copies run at a fraction of the link). Returns ({name: device
+    allocation}, {"h2d": wall seconds of the staged copy, host copies and transfers
+    overlapped})."""
     from ..apis import cuda
     drv = cuda.driver()
     stream, staging = drv.Stream(), _staging(drv)
@@ -89,7 +113,7 @@ def upload_database(arrays: dict) -> tuple:
             slot, part = k % 2, raw[start:start + UPLOAD_CHUNK]
             if done[slot] is not None:
                 done[slot].synchronize()       # that buffer's previous copy has left it
-            staging[slot][:part.size] = part
+            fill(staging[slot][:part.size], part, UPLOAD_THREADS)
             drv.memcpy_htod_async(int(dev) + start, staging[slot][:part.size], stream)
             done[slot] = drv.Event()
             done[slot].record(stream)
@@ -105,7 +129,7 @@ class _CudaDevice:
         from ..apis import cuda
         self.cuda, self.drv, self.warp = cuda, cuda.driver(), warp
         self.variant = dict(TUNED_VARIANT if variant is None else variant)
-        self.resident = ResidentCache(upload_database)
+        self.resident = ResidentCache(upload_database, resident_specials)
         self.buffers = cuda.DeviceBuffers()     # outputs and scratch, grown once, reused
         self._pinned: dict = {}                 # page-locked download buffers by name
         self.db = None                          # the ResidentDatabase of the current search
@@ -391,6 +415,17 @@ class CudaProfile(_CudaProfileBackend):
 
 GENERIC_SOURCE = "profile/generic.cu"
 GENERIC_THREADS = 128
+#: the N/C/J length model the resident database carries per sequence (loop, move of the
+#: generic Forward): hmmsearch's multihit nj; a model with another nj gets its own per run
+RESIDENT_NJ = 1.0
+
+
+def resident_specials(lengths, classes, nj: float = RESIDENT_NJ) -> dict:
+    """{"loop", "move"}: float32 length model per sequence, computed per distinct length
+    (``lengths``) and spread by each sequence's class."""
+    from .model import length_specials
+    loop, move = length_specials(lengths, nj)
+    return {"loop": loop[classes], "move": move[classes]}
 
 
 def generic_tables(model) -> tuple:
@@ -417,7 +452,7 @@ class CudaGenericProfile(_CudaProfileBackend):
 
     def __init__(self):
         super().__init__()
-        self.resident = ResidentCache(upload_database)
+        self.resident = ResidentCache(upload_database, resident_specials)
 
     def run(self, job) -> Execution:
         from ..apis import cuda
@@ -446,16 +481,20 @@ def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
     from ..apis import cuda
     drv = cuda.driver()
     n = db.n
+    b = db.buffers
+    resident = float(model.nj) == RESIDENT_NJ and "loop" in b
     with host("prep"):
-        loop, move = model.specials(db.seqs.lengths)
+        if not resident:
+            specials = resident_specials(db.lengths, db.classes, model.nj)
         tables = generic_tables(model)
     mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": GENERIC_THREADS,
                                         "FORWARD": int(forward)})
     with timer("h2d"):
-        bufs = [drv.to_device(np.ascontiguousarray(a)) for a in (*tables, loop, move)]
+        msc, isc, tr, P = (drv.to_device(np.ascontiguousarray(a)) for a in tables)
+        if not resident:
+            b = {**b, **{name: drv.to_device(a) for name, a in specials.items()}}
+    loopb, moveb = b["loop"], b["move"]
     out = (scratch or cuda.DeviceBuffers()).get("generic_out", 4 * n)
-    msc, isc, tr, P, loopb, moveb = bufs
-    b = db.buffers
     if n_launch:
         with timer("kernel"):
             mod.get_function("generic_dp")(

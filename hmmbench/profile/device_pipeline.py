@@ -78,7 +78,6 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
     (the same clock on OpenCL, CUDA events on CUDA); ``new_clock()`` a fresh device clock per
     pipeline stage, ``seconds_of(clock)`` its {stage: seconds}."""
     seqs, n = db.seqs, db.n
-    L = seqs.lengths
     per_stage = {name: new_clock() for name in ("msv", "vit", "fwd")}
     if n == 0:                                   # nothing to launch
         return np.zeros(0), {"pass_counts": pl.counts_of(np.zeros(0, np.int8))}
@@ -114,12 +113,14 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
     dev.use_clock(_Tee(device, per_stage["fwd"]))
     fwd_list = dev.compact(*whole, pl.TO_FORWARD, "list_fwd")
     survivors["fwd_launched"] = fwd_list[1]
-    fwd = dev.forward(model, *fwd_list, host).astype(np.float64)
+    fwd = dev.forward(model, *fwd_list, host)          # float32, read where Forward ran
     stage = dev.codes().astype(np.int8)
     dev.use_clock(device)
     with host("prep"):
         reached = np.flatnonzero(stage == pl.TO_FORWARD)
-        stage[reached[pl.forward_passes(model, fwd[reached], L[reached])]] = pl.PASSED
+        passed = pl.forward_passes(model, fwd[reached].astype(np.float64),
+                                   db.lengths[db.classes[reached]])
+        stage[reached[passed]] = pl.PASSED
         values = pl.outcome(stage, fwd)
     info = {"pass_counts": pl.counts_of(stage), "stage_launches": survivors,
             "pipeline_stage_s": {name: seconds_of(c) for name, c in per_stage.items()}}

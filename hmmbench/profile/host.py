@@ -22,13 +22,13 @@ FILTER_KINDS = ("ssv", "msv", "vf")
 
 def launch_order(seqs: SequenceSet, idx=None) -> np.ndarray:
     """``idx`` (default: every sequence) by decreasing length, ties in ``idx`` order."""
-    idx = np.arange(len(seqs)) if idx is None else np.asarray(idx)
-    L = seqs.lengths[idx]
+    L = seqs.lengths if idx is None else seqs.lengths[np.asarray(idx)]
     if L.size and L.max() <= 0xFFFF:      # 16-bit keys: numpy's stable sort is a radix sort
-        key = (0xFFFF - L).astype(np.uint16)
+        key = np.invert(L.astype(np.uint16))              # 0xFFFF - L
     else:
         key = -L
-    return idx[np.argsort(key, kind="stable")].astype(np.int32)
+    order = np.argsort(key, kind="stable")
+    return (order if idx is None else np.asarray(idx)[order]).astype(np.int32)
 
 
 def filter_scores(device, model: ProfileModel, seqs: SequenceSet, which: str, clock,

@@ -180,6 +180,16 @@ def wordify(scale, sc) -> np.ndarray:
     return np.clip(v, -32768, 32767).astype(np.int16)
 
 
+def length_specials(L, nj: float):
+    """(loop, move) float32 N/C/J transition scores for target length(s) L and expected J
+    passes ``nj`` (p7_ReconfigLength; the model's own: :meth:`ProfileModel.specials`)."""
+    L = np.asarray(L, dtype=np.float32)
+    nj = np.float32(nj)
+    pmove = (np.float32(2.0) + nj) / (L + np.float32(2.0) + nj)
+    ploop = np.float32(1.0) - pmove
+    return np.log(ploop).astype(np.float32), np.log(pmove).astype(np.float32)
+
+
 @dataclass
 class ProfileModel:
     """A configured HMMER3 search profile (local multihit) as arrays.
@@ -204,11 +214,7 @@ class ProfileModel:
     # -- length model (p7_ReconfigLength) --
     def specials(self, L):
         """(loop, move) float32 N/C/J transition scores for target length(s) L."""
-        L = np.asarray(L, dtype=np.float32)
-        nj = np.float32(self.nj)
-        pmove = (np.float32(2.0) + nj) / (L + np.float32(2.0) + nj)
-        ploop = np.float32(1.0) - pmove
-        return np.log(ploop).astype(np.float32), np.log(pmove).astype(np.float32)
+        return length_specials(L, self.nj)
 
     #: E->C and E->J (multihit: log 0.5 each)
     @property

@@ -113,9 +113,13 @@ STAGE_STEP = 1e6
 
 
 def outcome(stage, fwd) -> np.ndarray:
-    stage = np.asarray(stage, np.float64)
-    return STAGE_STEP * stage + np.where(stage >= 2, np.nan_to_num(np.asarray(fwd, np.float64)),
-                                         0.0)
+    """STAGE_STEP x stage, plus the Forward nats (NaN as 0) where the stage is 2 or more: only
+    those few entries of ``fwd`` are read (float32 or float64)."""
+    stage = np.asarray(stage)
+    out = np.multiply(stage, STAGE_STEP, dtype=np.float64)
+    hit = np.flatnonzero(stage >= 2)
+    out[hit] += np.nan_to_num(np.asarray(fwd)[hit].astype(np.float64))
+    return out
 
 
 def stages_of(values) -> np.ndarray:
@@ -126,9 +130,9 @@ def stages_of(values) -> np.ndarray:
 def counts_of(stage) -> dict:
     """Per-stage pass counts (as pyhmmer's Pipeline: no bias filter, so bias = msv)."""
     stage = np.asarray(stage)
-    n_msv = int((stage >= 1).sum())
-    return dict(searched=int(stage.size), msv=n_msv, bias=n_msv, vit=int((stage >= 2).sum()),
-                fwd=int((stage == 3).sum()))
+    n_msv = int(np.count_nonzero(stage >= 1))
+    return dict(searched=int(stage.size), msv=n_msv, bias=n_msv,
+                vit=int(np.count_nonzero(stage >= 2)), fwd=int(np.count_nonzero(stage == 3)))
 
 
 # --- stage decisions as device tables: exact, per target length ------------------------------
@@ -141,56 +145,89 @@ FAIL_MSV, FAIL_VIT, TO_FORWARD, PASSED, PENDING_MSV, PENDING_VIT = 0, 1, 2, 3, 4
 SSV_VALUES, SSV_OFFSET, MSV_VALUES, MSV_OFFSET = 128, -128, 257, 1
 
 
+#: lengths up to this bound are classed through a count per length (no sort)
+COUNTED_LENGTHS = 1 << 20
+
+
 def length_classes(lengths, order=None) -> tuple:
     """(distinct lengths ascending, class of each sequence = its length's index there): the
-    tables are per distinct length. ``order``: the sequences by decreasing length (the launch
-    order), which spares the sort."""
+    tables are per distinct length. Lengths below COUNTED_LENGTHS are counted (a table from
+    length to class), longer ones sorted; ``order`` (the launch order) is not needed and kept
+    for the callers that pass it."""
     lengths = np.asarray(lengths)
-    if order is None:
-        uniq, cls = np.unique(lengths, return_inverse=True)
-        return uniq, cls.astype(np.int32)
     if lengths.size == 0:
-        return lengths[:0], np.zeros(0, np.int32)
-    desc = lengths[order]
-    new = np.empty(desc.size, bool)
-    new[0] = True
-    np.not_equal(desc[1:], desc[:-1], out=new[1:])
-    rank = np.cumsum(new) - 1                     # 0 = the longest
-    cls = np.empty(lengths.size, np.int32)
-    cls[order] = rank[-1] - rank
-    return desc[new][::-1].copy(), cls
+        return lengths[:0].copy(), np.zeros(0, np.int32)
+    if (np.can_cast(lengths.dtype, np.intp) and lengths.min() >= 0
+            and lengths.max() < COUNTED_LENGTHS):
+        present = np.bincount(lengths) > 0
+        cls_of_length = np.cumsum(present, dtype=np.int32) - 1
+        return np.flatnonzero(present).astype(lengths.dtype), cls_of_length[lengths]
+    uniq, cls = np.unique(lengths, return_inverse=True)
+    return uniq, cls.reshape(-1).astype(np.int32)
 
 
-def _msv_codes(model: ProfileModel, score, L, nullsc, F1: float, F2: float) -> np.ndarray:
+def _msv_passes(model: ProfileModel, score, nullsc, F: float) -> np.ndarray:
+    """HMMER's MSV-filter decision P <= F for (float32 nats, null score) pairs."""
     ev = model.evalue
-    P = gumbel_surv(seq_bits(score, nullsc), ev["m_mu"], ev["m_lambda"])
-    code = np.where(P <= F2, TO_FORWARD, np.where(P <= F1, PENDING_VIT, FAIL_MSV))
-    return np.where(L > 0, code, FAIL_MSV).astype(np.uint8)
+    return gumbel_surv(seq_bits(score, nullsc), ev["m_mu"], ev["m_lambda"]) <= F
+
+
+def _least_passing(model: ProfileModel, scores, nullsc, F: float) -> np.ndarray:
+    """Per null score (one per length class) the index of the least of the ascending
+    ``scores`` that passes P <= F, ``len(scores)`` where none does. Exact because the decision
+    only grows with the score (a vectorized binary search over the candidates)."""
+    lo = np.full(nullsc.size, -1, np.int64)               # fails (below every candidate)
+    hi = np.full(nullsc.size, scores.size, np.int64)      # passes ("none passes" at the end)
+    while (searching := hi - lo > 1).any():
+        mid = (lo + hi) // 2                                  # a real candidate where searching
+        ok = _msv_passes(model, scores[np.clip(mid, 0, scores.size - 1)], nullsc, F)
+        hi = np.where(searching & ok, mid, hi)
+        lo = np.where(searching & ~ok, mid, lo)
+    return hi
 
 
 def msv_tables(model: ProfileModel, lengths, F1: float = F1, F2: float = F2) -> tuple:
     """(SSV table [C, 128], MSV table [C, 257]) of codes per length class and raw value: what
     HMMER's MSV filter decides from SSV's xE (PENDING_MSV where SSV cannot decide) and from the
-    full MSV's xJ, with the reference's own finishing rules (the length terms computed once per
-    distinct length)."""
+    full MSV's xJ, with the reference's own finishing rules.
+
+    A raw value's score depends on the length only through its N/J->B cost ``tjb`` (a few dozen
+    distinct values over any database), so the reference finishes every raw value once per
+    distinct tjb; the decision (P <= F1, P <= F2) only grows with the score, so per length class
+    it is one least passing score each (:func:`_least_passing`). A row is then its tjb's scores
+    against its two thresholds, computed once per distinct (tjb, thresholds, empty) and copied
+    to the classes that share them. The same codes as running the reference on every (length,
+    raw value) pair (tests/test_profile_tables.py keeps that definition as the oracle)."""
     from cpu_reference.profile import filters as pf
     from cpu_reference.profile.generic import null_score
     lengths = np.asarray(lengths, np.int64)
-    C = len(lengths)
-    tjb, nullsc = model.byte.tjb(lengths), null_score(lengths)
-    tables = []
-    for width, offset in ((SSV_VALUES, SSV_OFFSET), (MSV_VALUES, MSV_OFFSET)):
-        L, cls_tjb, cls_null = (np.repeat(a, width) for a in (lengths, tjb, nullsc))
-        raw = np.tile(np.arange(width, dtype=np.int64) - offset, C)
-        if offset == SSV_OFFSET:
-            score, redo = pf.ssv_from_xe(model, raw, L, cls_tjb)
-            code = np.where(redo, PENDING_MSV,
-                            _msv_codes(model, np.where(redo, 0, score), L, cls_null, F1, F2))
-        else:
-            score = pf.msv_from_xj(model, np.maximum(raw, 0), raw < 0, L, cls_tjb)
-            code = _msv_codes(model, score, L, cls_null, F1, F2)
-        tables.append(code.astype(np.uint8).reshape(C, width))
-    return tables[0], tables[1]
+    tjbs, row = np.unique(model.byte.tjb(lengths), return_inverse=True)
+
+    def grid(width, offset):             # (raw values, their tjb) over tjbs x raw values
+        raw = np.tile(np.arange(width, dtype=np.int64) - offset, tjbs.size)
+        return raw, np.repeat(tjbs, width)
+    raw, tjb = grid(SSV_VALUES, SSV_OFFSET)
+    ssv, redo = pf.ssv_from_xe(model, raw, np.zeros_like(raw), tjb)
+    raw, tjb = grid(MSV_VALUES, MSV_OFFSET)
+    msv = pf.msv_from_xj(model, np.maximum(raw, 0), raw < 0, np.zeros_like(raw), tjb)
+    scores = np.unique(np.concatenate([ssv[~redo], msv]))        # ascending, no NaN
+    nullsc = null_score(lengths)
+    k1, k2 = (_least_passing(model, scores, nullsc, F) for F in (F1, F2))
+    K = scores.size + 1
+    key = ((row.reshape(-1) * K + k1) * K + k2) * 2 + (lengths <= 0)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    thr = np.append(scores, np.float32(np.nan))                  # NaN: nothing passes
+    t1, t2 = thr[k1[first]][:, None], thr[k2[first]][:, None]
+    empty, rows = (lengths[first] <= 0)[:, None], row.reshape(-1)[first]
+
+    def codes(score, width):
+        score = score.reshape(tjbs.size, width)[rows]
+        code = np.where(score >= t2, TO_FORWARD, np.where(score >= t1, PENDING_VIT, FAIL_MSV))
+        return np.where(empty, FAIL_MSV, code).astype(np.uint8)
+    ssv_rows = np.where(redo.reshape(tjbs.size, SSV_VALUES)[rows], PENDING_MSV,
+                        codes(ssv, SSV_VALUES)).astype(np.uint8)
+    inverse = inverse.reshape(-1)
+    return ssv_rows[inverse], codes(msv, MSV_VALUES)[inverse]
 
 
 #: Viterbi-filter raw xC range: -32768 (C never reached) .. 32768 (overflow)
@@ -204,10 +241,11 @@ def vf_thresholds(model: ProfileModel, lengths, F2: float = F2) -> np.ndarray:
     from cpu_reference.profile.generic import null_score
     ev = model.evalue
     L = np.asarray(lengths, np.int64)
+    nullsc = null_score(L)
 
     def passes(xc):
         score = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
-        return gumbel_surv(seq_bits(score, null_score(L)), ev["v_mu"], ev["v_lambda"]) <= F2
+        return gumbel_surv(seq_bits(score, nullsc), ev["v_mu"], ev["v_lambda"]) <= F2
 
     lo = np.full(L.size, VF_LOW - 1, np.int64)        # fails (below every raw value)
     hi = np.full(L.size, VF_HIGH, np.int64)           # passes

@@ -29,8 +29,9 @@ class ResidentDatabase:
     seqs: SequenceSet
     order: np.ndarray                     # int32 length-sorted launch order of every sequence
     lengths: np.ndarray                   # the distinct lengths (the pipeline's table rows)
-    buffers: dict                         # "residues", "offsets", "order", "classes" (the
-    #                                       distinct-length index of each sequence): device
+    classes: np.ndarray                   # int32 distinct-length index of each sequence
+    buffers: dict                         # "residues", "offsets", "order", "classes" and the
+    #                                       backend's derived per-sequence arrays: device
     load_s: dict = field(default_factory=dict)    # {"prep": s, "h2d": s} of the one-off load
 
     @property
@@ -45,10 +46,12 @@ class ResidentDatabase:
 class ResidentCache:
     """A backend's resident database. ``upload(arrays)`` puts named host arrays (residues,
     offsets, launch order, length classes) on the device and returns (buffers, {"prep": s,
-    "h2d": s}); ``loads`` counts how often it ran (the tests count uploads)."""
+    "h2d": s}); ``derive(lengths, classes)``, when given, adds per-sequence arrays the backend
+    wants resident too (computed from the distinct lengths and each sequence's class, timed
+    with the layout); ``loads`` counts how often it ran (the tests count uploads)."""
 
-    def __init__(self, upload: Callable):
-        self._upload = upload
+    def __init__(self, upload: Callable, derive: Optional[Callable] = None):
+        self._upload, self._derive = upload, derive
         self.current: Optional[ResidentDatabase] = None
         self.loads = 0
 
@@ -67,13 +70,16 @@ class ResidentCache:
         from .pipeline import length_classes
         t0 = time.perf_counter()
         order = launch_order(seqs)
-        lengths, classes = length_classes(seqs.lengths, order)
+        lengths, classes = length_classes(seqs.lengths)
+        arrays = {"residues": seqs.residues, "offsets": seqs.offsets, "order": order,
+                  "classes": classes}
+        if self._derive is not None:
+            arrays.update(self._derive(lengths, classes))
         layout_s = time.perf_counter() - t0
-        buffers, seconds = self._upload({"residues": seqs.residues, "offsets": seqs.offsets,
-                                         "order": order, "classes": classes})
+        buffers, seconds = self._upload(arrays)
         self.loads += 1
         load = {"prep": layout_s + seconds.get("prep", 0.0), "h2d": seconds.get("h2d", 0.0)}
-        db = ResidentDatabase(key, seqs, order, lengths, buffers, load)
+        db = ResidentDatabase(key, seqs, order, lengths, classes, buffers, load)
         if key is not None:
             self.current = db
         return db, load

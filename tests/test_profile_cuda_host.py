@@ -1,0 +1,73 @@
+"""Host code of the CUDA profile backends without a GPU (hmmbench.profile.cuda with stand-ins
+for the driver): the threaded staging copies and the generic Forward's resident length model."""
+import copy
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyhmmer")
+
+from hmmbench.backend import StageClock  # noqa: E402
+from hmmbench.profile import cuda as pcuda, datasets  # noqa: E402
+from hmmbench.profile.model import SequenceSet  # noqa: E402
+from hmmbench.profile.resident import ResidentCache  # noqa: E402
+
+
+@pytest.mark.parametrize("size", [0, 1, (1 << 20) - 1, 1 << 20, 5_000_003])
+@pytest.mark.parametrize("threads", [1, 3, 8])
+def test_fill_copies_every_byte(size, threads):
+    src = np.random.default_rng(size).integers(0, 256, size).astype(np.uint8)
+    dst = np.zeros(size + 10, np.uint8)
+    pcuda.fill(dst[:size], src, threads)
+    assert (dst[:size] == src).all() and not dst[size:].any()
+
+
+class HostDriver:
+    """pycuda.driver's calls of generic_scores: device arrays are host copies, uploads
+    counted by size."""
+
+    def __init__(self):
+        self.uploads = []
+
+    def to_device(self, arr):
+        self.uploads.append(arr.nbytes)
+        return np.array(arr)
+
+    def mem_alloc(self, nbytes):
+        return np.zeros(nbytes, np.uint8)
+
+    def memcpy_dtoh(self, dst, src):
+        dst[:] = src.view(dst.dtype)[:dst.size]
+
+
+def test_generic_forward_reads_the_length_model_the_database_carries(monkeypatch):
+    """The resident database carries the Forward's loop/move per sequence (hmmsearch's nj): a
+    run passes those device arrays to the kernel and uploads none of its own; a model with
+    another nj uploads its own. Either way the kernel sees the model's specials per sequence."""
+    from hmmbench.apis import cuda as glue
+    drv, seen = HostDriver(), {}
+
+    class Module:
+        def get_function(self, name):
+            def kernel(*args, **kw):
+                seen["loop"], seen["move"] = args[8], args[9]
+            return kernel
+    monkeypatch.setattr(glue, "driver", lambda: drv)
+    monkeypatch.setattr(glue, "compile", lambda *a, **kw: Module())
+    rng = np.random.default_rng(1)
+    L = rng.integers(1, 3000, 500)
+    offs = np.zeros(L.size + 1, np.int64)
+    np.cumsum(L, out=offs[1:])
+    seqs = SequenceSet([str(i) for i in range(L.size)], np.zeros(offs[-1], np.uint8), offs)
+    cache = ResidentCache(lambda arrays: (dict(arrays), {"h2d": 0.0}), pcuda.resident_specials)
+    db, _ = cache.get_seqs(seqs, "db")
+    model = datasets.resolve_model("query-M100").load()[0]
+    other = copy.copy(model)
+    other.nj = 2.0
+    for m, resident in ((model, True), (other, False)):
+        drv.uploads.clear()
+        pcuda.generic_scores(db, m, db.order, 10, True, StageClock(), StageClock())
+        assert (seen["loop"] is db.buffers["loop"]) == resident
+        assert len(drv.uploads) == 4 + 2 * (not resident)   # tables (+ loop and move)
+        for got, want in zip((seen["loop"], seen["move"]), m.specials(L)):
+            assert (got.view(np.int32) == want.view(np.int32)).all()
