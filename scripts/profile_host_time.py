@@ -9,7 +9,10 @@ backend's own host code with the device left out.
 cost nothing: the host side of its "h2d"). ``pipeline prep``: what
 :func:`hmmbench.profile.device_pipeline.run_pipeline` times as host "prep" (the generic Forward's
 host part included) on a stand-in device whose kernels cost nothing and whose stage codes are
-a fixed draw with hmmsearch's pass rates; ``pipeline wall``: the whole call (Python included).
+a fixed draw with hmmsearch's pass rates; ``pipeline wall``: the whole call (Python included);
+``profile-cuda-warp run``: the backend's whole ``run`` of a pipeline cell, its database
+resident, through a stand-in driver (kernels, copies and events free; 1,000 survivors per
+stage): the host's share of a cell's "total".
 Then the host pieces one by one. Figures: best of ``--repeats`` runs, ms. The database is
 generated once and kept as .npy files in ``--cache`` (default /tmp/hmmbench-host-time).
 """
@@ -44,12 +47,27 @@ def load_database(name: str, cache: str):
     return SequenceSet([""] * (offsets.size - 1), np.load(res_p), offsets)
 
 
+class Alloc(np.ndarray):
+    """A stand-in device allocation: host bytes (untouched until written)."""
+
+    def __int__(self):
+        return 0
+
+    def free(self):
+        pass
+
+
+def alloc(arr) -> Alloc:
+    return np.asarray(arr).view(Alloc)
+
+
 class FreeDriver:
-    """pycuda.driver's calls of the upload and of the generic Forward's host part: host arrays,
-    copies to the device free (the staging copies into pinned memory still run)."""
+    """pycuda.driver's calls of the CUDA profile backends: device arrays are host arrays,
+    copies to the device free (the staging copies into "pinned" memory still run), downloads
+    copy the bytes."""
 
     def mem_alloc(self, nbytes):
-        return 0
+        return alloc(np.zeros(nbytes, np.uint8))
 
     def pagelocked_empty(self, n, dtype):
         return np.empty(n, dtype)
@@ -58,10 +76,10 @@ class FreeDriver:
         pass
 
     def to_device(self, arr):
-        return arr
+        return alloc(arr)
 
     def memcpy_dtoh(self, dst, src):
-        pass
+        dst[:] = np.asarray(src).view(np.uint8)[:dst.nbytes].view(dst.dtype)
 
     def Event(self):  # noqa: N802 - pycuda's name
         return self
@@ -75,10 +93,28 @@ class FreeDriver:
     def synchronize(self):
         pass
 
+    def time_since(self, other):
+        return 0.0
+
+
+class FreeFunction:
+    """A kernel that costs nothing; the compaction's scan reports ``survivors``."""
+    num_regs = 64
+
+    def __init__(self, name, survivors):
+        self.name, self.survivors = name, survivors
+
+    def __call__(self, *args, **kw):
+        if self.name == "stage_scan":
+            args[2].view(np.int32)[0] = self.survivors
+
 
 class FreeModule:
+    def __init__(self, survivors=0):
+        self.survivors = survivors
+
     def get_function(self, name):
-        return lambda *args, **kw: None
+        return FreeFunction(name, self.survivors)
 
 
 class FreeDevice:
@@ -123,7 +159,9 @@ def main(argv=None) -> int:
     from hmmbench.backend import StageClock
     from hmmbench.profile import cuda as pcuda, datasets, pipeline as pl
     from hmmbench.profile.device_pipeline import run_pipeline
+    from hmmbench.profile.cuda import TUNED_VARIANT, CudaProfile
     from hmmbench.profile.host import launch_order
+    from hmmbench.profile.job import ProfileSearch
     from hmmbench.profile.resident import ResidentCache
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-d", "--database", default="proteins-2e8")
@@ -132,7 +170,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default="/tmp/hmmbench-host-time")
     args = ap.parse_args(argv)
     glue.driver = FreeDriver
-    glue.compile = lambda *a, **kw: FreeModule()
+    glue.compile = lambda *a, **kw: FreeModule(1000)
+    glue.device_attributes = lambda: {"sm_count": 132}
     seqs = load_database(args.database, args.cache)
     r = args.repeats
     print(f"{args.database}: {len(seqs)} sequences, {seqs.n_residues} residues; "
@@ -152,6 +191,8 @@ def main(argv=None) -> int:
     db = cache.current
     L = seqs.lengths
 
+    backend = CudaProfile("profile-cuda-warp", "warp-group", warp=True,
+                          variant=TUNED_VARIANT)
     rng = np.random.default_rng(0)           # hmmsearch's rates on this set: 98% fail MSV, ...
     codes = rng.choice([pl.FAIL_MSV, pl.FAIL_VIT, pl.TO_FORWARD], db.n,
                        p=[0.98, 0.0189, 0.0011]).astype(np.uint8)
@@ -165,8 +206,11 @@ def main(argv=None) -> int:
                          lambda c: dict(c.timing))
             preps.append(host.timing["prep"])
         wall = best_ms(cell, r)
+        job = ProfileSearch(model, seqs, "pipeline", database="db")
+        backend.run(job)                                   # its own db load, once
+        cuda_run = best_ms(lambda: backend.run(job), r)
         print(f"{name} (M={model.M}): pipeline prep {1e3 * min(preps):7.2f}   "
-              f"pipeline wall {wall:7.2f}")
+              f"pipeline wall {wall:7.2f}   profile-cuda-warp run {cuda_run:7.2f}")
         stage = codes.astype(np.int8)
         fwd = np.where(stage == 2, rng.normal(-5, 3, db.n), np.nan).astype(np.float32)
         reached = np.flatnonzero(stage == pl.TO_FORWARD)

@@ -59,7 +59,8 @@ def test_generic_forward_reads_the_length_model_the_database_carries(monkeypatch
     offs = np.zeros(L.size + 1, np.int64)
     np.cumsum(L, out=offs[1:])
     seqs = SequenceSet([str(i) for i in range(L.size)], np.zeros(offs[-1], np.uint8), offs)
-    cache = ResidentCache(lambda arrays: (dict(arrays), {"h2d": 0.0}), pcuda.resident_specials)
+    cache = ResidentCache(lambda arrays, later: ({**arrays, **later()}, {"h2d": 0.0}),
+                          pcuda.resident_specials)
     db, _ = cache.get_seqs(seqs, "db")
     model = datasets.resolve_model("query-M100").load()[0]
     other = copy.copy(model)
@@ -71,3 +72,28 @@ def test_generic_forward_reads_the_length_model_the_database_carries(monkeypatch
         assert len(drv.uploads) == 4 + 2 * (not resident)   # tables (+ loop and move)
         for got, want in zip((seen["loop"], seen["move"]), m.specials(L)):
             assert (got.view(np.int32) == want.view(np.int32)).all()
+
+
+def test_layout_computed_while_the_residues_are_copied():
+    """The resident load's layout runs beside the residues' copy: "prep" is only the time the
+    copies waited for it (a slow layout behind a quick copy: most of it; behind a slow copy:
+    none), "h2d" the rest of the load."""
+    import time
+    L = np.arange(1, 200)
+    offs = np.zeros(L.size + 1, np.int64)
+    np.cumsum(L, out=offs[1:])
+    seqs = SequenceSet([str(i) for i in range(L.size)], np.zeros(offs[-1], np.uint8), offs)
+
+    def slow_derive(lengths, classes):
+        time.sleep(0.1)
+        return {"extra": classes}
+    for copy_s, hidden in ((0.0, False), (0.3, True)):
+        def upload(arrays, later):
+            t0 = time.perf_counter()
+            time.sleep(copy_s)                   # the residues' copy
+            more = later()
+            return {**arrays, **more}, {"h2d": time.perf_counter() - t0}
+        db, load = ResidentCache(upload, slow_derive).get_seqs(seqs, None)
+        assert set(db.buffers) == {"residues", "offsets", "order", "classes", "extra"}
+        assert (load["prep"] < 0.05) if hidden else (load["prep"] > 0.05)
+        assert load["h2d"] >= (0.25 if hidden else 0.0)

@@ -32,7 +32,7 @@ from ..backend import Backend, Execution, StageClock
 from . import layout
 from .host import FILTER_KINDS
 from .job import PIPELINE, pipeline_refusal, refuse_kind
-from .resident import ResidentCache, load_info
+from .resident import ResidentCache, each_array, load_info
 from .warp import CUDAMPF_VARIANT, TUNED_VARIANT, auto_group  # noqa: F401 - re-exported
 from . import warp
 
@@ -93,20 +93,21 @@ def fill(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
     list(pool.map(copy, range(0, src.size, step)))
 
 
-def upload_database(arrays: dict) -> tuple:
+def upload_database(arrays: dict, later=None) -> tuple:
     """The resident database's arrays copied to the device through two page-locked staging
     buffers in turn: while one chunk's asynchronous copy runs at the link's speed the host fills
     the other, UPLOAD_THREADS slices at once (pinning the whole database first would cost more
-    than the copy; pageable copies run at a fraction of the link). Returns ({name: device
-    allocation}, {"h2d": wall seconds of the staged copy, host copies and transfers
-    overlapped})."""
+    than the copy; pageable copies run at a fraction of the link). ``later()``, when given,
+    returns more arrays to copy after these (called once they are under way). Returns ({name:
+    device allocation}, {"h2d": wall seconds of the staged copy, host copies and transfers
+    overlapped, the wait for ``later`` included})."""
     from ..apis import cuda
     drv = cuda.driver()
     stream, staging = drv.Stream(), _staging(drv)
     done = [None, None]                        # the last copy out of each staging buffer
     bufs, k = {}, 0
     t0 = time.perf_counter()
-    for name, arr in arrays.items():
+    for name, arr in each_array(arrays, later):
         raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
         bufs[name] = dev = drv.mem_alloc(max(raw.size, 1))
         for start in range(0, raw.size, UPLOAD_CHUNK):

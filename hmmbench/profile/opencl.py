@@ -22,7 +22,7 @@ import numpy as np
 from ..backend import Backend, Execution, StageClock
 from .model import ProfileModel, SequenceSet
 from .job import PIPELINE, pipeline_refusal, refuse_kind
-from .resident import ResidentCache, load_info
+from .resident import ResidentCache, each_array, load_info
 from ..apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
 from . import warp
 
@@ -42,14 +42,15 @@ class ProfileFiltersOpenCL:
         self.resident = ResidentCache(self._upload_database)
         self._db = None                       # the ResidentDatabase of the current search
 
-    def _upload_database(self, arrays: dict) -> tuple:
-        """The resident database's arrays as device buffers (blocking copies, timed)."""
+    def _upload_database(self, arrays: dict, later=None) -> tuple:
+        """The resident database's arrays, then ``later()``'s, as device buffers (blocking
+        copies, timed)."""
         import pyopencl as cl
         flags = cl.mem_flags.READ_ONLY
         clock = StageClock()
         bufs = {}
         with clock("h2d"):
-            for name, arr in arrays.items():
+            for name, arr in each_array(arrays, later):
                 arr = arr if arr.size else np.zeros(1, arr.dtype)
                 bufs[name] = cl.Buffer(self.kit.context, flags, arr.nbytes)
                 cl.enqueue_copy(self.kit.queue, bufs[name], arr)

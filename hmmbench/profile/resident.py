@@ -1,7 +1,8 @@
 """A sequence database kept on a device across the cells of a run (issue 14).
 
 A search pays the database once: the first cell of a database lays it out (the length-sorted
-launch order) and uploads residues, offsets and that order; every further model and kind of the
+launch order, the length classes; computed while the residues are copied) and uploads residues,
+offsets and that layout; every further model and kind of the
 run reuses the device copy. The one-off cost is the ``db load`` (``prep`` = layout and staging,
 ``h2d`` = the copies), reported once in the info of the run that paid it
 (``info["db_load_s"]``) and kept out of the cell's own stages, so one run gives both "first
@@ -13,6 +14,8 @@ loaded for that run alone and its load counts in the run's own stages.
 """
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -44,11 +47,14 @@ class ResidentDatabase:
 
 
 class ResidentCache:
-    """A backend's resident database. ``upload(arrays)`` puts named host arrays (residues,
-    offsets, launch order, length classes) on the device and returns (buffers, {"prep": s,
-    "h2d": s}); ``derive(lengths, classes)``, when given, adds per-sequence arrays the backend
-    wants resident too (computed from the distinct lengths and each sequence's class, timed
-    with the layout); ``loads`` counts how often it ran (the tests count uploads)."""
+    """A backend's resident database. ``upload(arrays, later)`` puts named host arrays on the
+    device (residues and offsets, then the dict ``later()`` returns: launch order, length
+    classes and what ``derive`` adds) and returns (buffers, {"prep": s, "h2d": s});
+    ``derive(lengths, classes)``, when given, adds per-sequence arrays the backend wants
+    resident too, computed from the distinct lengths and each sequence's class. The layout
+    (launch order, classes, derived arrays) is computed in a thread while the residues are
+    copied: the load's "prep" is the time the copies waited for it, "h2d" the rest of the
+    load's wall time. ``loads`` counts how often it ran (the tests count uploads)."""
 
     def __init__(self, upload: Callable, derive: Optional[Callable] = None):
         self._upload, self._derive = upload, derive
@@ -60,25 +66,37 @@ class ResidentCache:
         already resident)."""
         return self.get_seqs(job.seqs, getattr(job, "database", None))
 
+    def _layout(self, seqs: SequenceSet) -> tuple:
+        from .pipeline import length_classes
+        order = launch_order(seqs)
+        lengths, classes = length_classes(seqs.lengths)
+        arrays = {"order": order, "classes": classes}
+        if self._derive is not None:
+            arrays.update(self._derive(lengths, classes))
+        return order, lengths, classes, arrays
+
     def get_seqs(self, seqs: SequenceSet, key) -> tuple:
         """The same for a sequence set under ``key`` (None: not kept)."""
         cur = self.current
         if key is not None and cur is not None and cur.key == key and cur.seqs is seqs:
             return cur, None
         self.current = None                   # free the previous database first
-        import time
-        from .pipeline import length_classes
-        t0 = time.perf_counter()
-        order = launch_order(seqs)
-        lengths, classes = length_classes(seqs.lengths)
-        arrays = {"residues": seqs.residues, "offsets": seqs.offsets, "order": order,
-                  "classes": classes}
-        if self._derive is not None:
-            arrays.update(self._derive(lengths, classes))
-        layout_s = time.perf_counter() - t0
-        buffers, seconds = self._upload(arrays)
+        waited = []
+        with ThreadPoolExecutor(1, "hmmbench-layout") as pool:
+            layout = pool.submit(self._layout, seqs)
+
+            def later() -> dict:
+                t0 = time.perf_counter()
+                arrays = layout.result()[3]
+                waited.append(time.perf_counter() - t0)
+                return arrays
+            buffers, seconds = self._upload({"residues": seqs.residues,
+                                             "offsets": seqs.offsets}, later)
+            order, lengths, classes, _ = layout.result()
         self.loads += 1
-        load = {"prep": layout_s + seconds.get("prep", 0.0), "h2d": seconds.get("h2d", 0.0)}
+        wait = sum(waited)
+        load = {"prep": wait + seconds.get("prep", 0.0),
+                "h2d": max(0.0, seconds.get("h2d", 0.0) - wait)}
         db = ResidentDatabase(key, seqs, order, lengths, classes, buffers, load)
         if key is not None:
             self.current = db
@@ -86,6 +104,13 @@ class ResidentCache:
 
     def clear(self) -> None:
         self.current = None
+
+
+def each_array(arrays: dict, later: Optional[Callable] = None):
+    """(name, array) of an upload: ``arrays``, then those ``later()`` returns."""
+    yield from arrays.items()
+    if later is not None:
+        yield from later().items()
 
 
 def load_info(job, load: Optional[dict], timing: dict) -> dict:
