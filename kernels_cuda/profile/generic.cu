@@ -4,7 +4,9 @@
 // along k -- becomes a partitioned prefix operation: with P(k) = sum_{l<k} tDD(l) and the M->D
 // entries A(k), D(k) = P(k) + scan_{m<=k}(A(m) - P(m)), where scan is a running max (Viterbi) or
 // a running log-sum-exp (Forward). Each thread scans its partition serially, the partition
-// totals are scanned across the block (Hillis-Steele in shared memory), then combined.
+// totals are scanned across the block (shuffles inside a warp, then the few warp totals through
+// shared memory: one barrier per scan -- a row's latency is what bounds a pipeline's Forward
+// stage, set by its longest surviving sequence), then combined.
 // Log space, float32. Rows live in shared memory (3 x MODEL_M floats).
 //
 // Defines: MODEL_M, THREADS (block size, power of two), FORWARD (0: Viterbi, 1: Forward).
@@ -30,19 +32,41 @@ __device__ __forceinline__ float combine(float a, float b)
 #endif
 }
 
-// Inclusive block-wide scan of one value per thread (Hillis-Steele).
-__device__ float block_scan(float v, float *buf)
+#define WARPS (THREADS / 32)
+
+// Inclusive scan of one value per thread across the block; *excl gets the exclusive one
+// (-inf for thread 0). totals: WARPS floats of shared memory, free on entry (the caller's
+// barriers separate two uses).
+__device__ float block_scan(float v, float *totals, float *excl)
 {
-    const int t = threadIdx.x;
-    buf[t] = v;
-    __syncthreads();
-    for (int off = 1; off < THREADS; off <<= 1) {
-        const float other = t >= off ? buf[t - off] : -INFINITY;
-        __syncthreads();
-        v = combine(v, other);
-        buf[t] = v;
-        __syncthreads();
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const float other = __shfl_up_sync(0xffffffffu, v, off);
+        if (lane >= off) v = combine(v, other);
     }
+    float carry = -INFINITY;                      // the warps before this one
+#if WARPS > 1
+    if (lane == 31) totals[w] = v;
+    __syncthreads();
+    for (int k = 0; k < w; k++) carry = combine(carry, totals[k]);
+#endif
+    const float up = __shfl_up_sync(0xffffffffu, v, 1);
+    *excl = lane ? combine(carry, up) : carry;
+    return combine(carry, v);
+}
+
+// The block's combined total, in every thread (totals as for block_scan).
+__device__ float block_total(float v, float *totals)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v = combine(v, __shfl_xor_sync(0xffffffffu, v, off));
+#if WARPS > 1
+    if ((threadIdx.x & 31) == 0) totals[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = totals[0];
+    for (int k = 1; k < WARPS; k++) v = combine(v, totals[k]);
+#endif
     return v;
 }
 
@@ -56,7 +80,7 @@ generic_dp(const float *__restrict__ msc, const float *__restrict__ isc,
            const float *__restrict__ move, float e_loop, float e_move, float *out)
 {
     __shared__ float Mrow[MODEL_M], Irow[MODEL_M], Drow[MODEL_M];
-    __shared__ float buf[THREADS];
+    __shared__ float scan_totals[WARPS], sum_totals[WARPS];
     __shared__ float xB_s;
     const int b = blockIdx.x, t = threadIdx.x;
     if (b >= nseq) return;
@@ -106,8 +130,8 @@ generic_dp(const float *__restrict__ msc, const float *__restrict__ isc,
             part = combine(part, a[u]);
             a[u] = part;                                  // running scan inside the partition
         }
-        const float incl = block_scan(part, buf);
-        float carry = t > 0 ? buf[t - 1] : -INFINITY;     // exclusive prefix of partitions
+        float carry;                                      // exclusive prefix of partitions
+        block_scan(part, scan_totals, &carry);
         float e = -INFINITY;
 #pragma unroll
         for (int u = 0; u < KPT; u++) {
@@ -118,13 +142,7 @@ generic_dp(const float *__restrict__ msc, const float *__restrict__ isc,
                 e = combine(e, combine(sv[u], d));        // local: every M_k and D_k exits to E
             }
         }
-        (void)incl;
-        __syncthreads();
-        // E: block reduction (the last element of an inclusive scan)
-        const float xE = block_scan(e, buf);
-        if (t == THREADS - 1) buf[0] = xE;
-        __syncthreads();
-        const float E = buf[0];
+        const float E = block_total(e, sum_totals);
         xJ = combine(xJ + lp, E + e_loop);
         xC = combine(xC + lp, E + e_move);
         xN = xN + lp;
