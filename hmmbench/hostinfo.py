@@ -41,16 +41,23 @@ def source_digest(packages=SOURCE_PACKAGES) -> str:
 
 
 def source_commit() -> Optional[str]:
-    """The git commit of the checkout hmmbench runs from, or None (a copy without history)."""
+    """The git commit of the checkout hmmbench runs from, or None: a copy without history, or a
+    checkout whose tracked files differ from that commit (then the commit is not what ran; a
+    copy sent to another machine can carry a stale .git). ``source_sha256`` is exact either way."""
     import subprocess
     root = Path(__file__).resolve().parent.parent
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=10)
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
+        head, status = git("rev-parse", "HEAD"), git("status", "--porcelain",
+                                                     "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return None
-    commit = out.stdout.strip()
-    return commit if out.returncode == 0 and len(commit) == 40 else None
+    commit = head.stdout.strip()
+    clean = status.returncode == 0 and not status.stdout.strip()
+    return commit if head.returncode == 0 and len(commit) == 40 and clean else None
 
 
 def cpu_model() -> str:

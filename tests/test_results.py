@@ -147,3 +147,22 @@ def test_atomic_open_binary_leaves_nothing_on_error(tmp_path):
             fh.write(b"partial")
             raise RuntimeError("interrupted")
     assert target.read_bytes() == b"\x00\x01" and sorted(p.name for p in target.parent.iterdir()) == ["x.bin"]
+
+
+def test_source_commit_is_left_out_when_the_tracked_files_differ_from_it(tmp_path, monkeypatch):
+    """A checkout whose files are not its HEAD (edited, or a copy with a stale .git) records no
+    commit: the commit would claim sources that did not run."""
+    import subprocess
+    from hmmbench import hostinfo
+    pkg = tmp_path / "hmmbench"
+    pkg.mkdir()
+    (pkg / "hostinfo.py").write_text("x = 1\n")
+    git = ["git", "-C", str(tmp_path), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    monkeypatch.setattr(hostinfo, "__file__", str(pkg / "hostinfo.py"))
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert hostinfo.source_commit() == head.strip()
+    (pkg / "hostinfo.py").write_text("x = 2\n")
+    assert hostinfo.source_commit() is None
