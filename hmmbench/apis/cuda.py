@@ -4,7 +4,9 @@ this module imports without it).
 - :func:`unavailable_reason` -- ``None`` or why CUDA cannot run here (pycuda missing, no device,
   driver error).
 - :func:`driver` -- the ``pycuda.driver`` module, with this process's one context made current
-  (the device's primary context, retained once and popped at exit).
+  in the calling thread (the device's primary context, retained once; the main thread's push
+  is popped at exit, another thread's by :func:`release_thread`; :func:`enter_thread` puts it
+  back for a later task).
 - :func:`compile` -- ``compile(source_name, defines, options=())`` builds ``kernels_cuda/<name>``
   (``name`` relative to that folder, e.g. ``pairhmm/inter_task.cu``) with ``-D`` defines for the
   current device's ``sm_XY``; cached in-process by (source, defines, options) and on disk by
@@ -21,6 +23,7 @@ import functools
 import importlib.resources
 import os
 import subprocess
+import threading
 from typing import Optional
 
 import numpy as np
@@ -55,25 +58,43 @@ def unavailable_reason() -> Optional[str]:
     return None
 
 
+_THREAD = threading.local()     # .pushed: the context is on this thread's stack
+
+
 def driver():
-    """``pycuda.driver`` with this process's context current (created on first use)."""
+    """``pycuda.driver`` with this process's context current in this thread (created on first
+    use; a CUDA context is current per thread, and a Dask worker runs tasks on its own threads)."""
     if "drv" not in _CTX:
         reason = unavailable_reason()
         if reason:
             raise RuntimeError(reason)
         drv = _import_pycuda()
         dev = drv.Device(int(os.environ.get("HMMBENCH_CUDA_DEVICE", "0")))
-        ctx = dev.retain_primary_context()
-        ctx.push()
-
-        def _pop():
-            try:
-                ctx.pop()
-            except Exception:  # noqa: BLE001 - interpreter shutdown
-                pass
-        atexit.register(_pop)
-        _CTX.update(drv=drv, dev=dev, ctx=ctx)
+        _CTX.update(drv=drv, dev=dev, ctx=dev.retain_primary_context())
+        atexit.register(release_thread)
+    if not getattr(_THREAD, "pushed", False):
+        _CTX["ctx"].push()
+        _THREAD.pushed = True
     return _CTX["drv"]
+
+
+def enter_thread() -> None:
+    """Makes the process's context current in this thread if the process has one already (a
+    worker's later task: its backends keep buffers and kernels of that context)."""
+    if "drv" in _CTX:
+        driver()
+
+
+def release_thread() -> None:
+    """Pops the context off this thread's stack if :func:`driver` put it there (a worker thread
+    done with its task; the main thread at exit). PyCUDA aborts the process at exit when a
+    context is still on some thread's stack."""
+    if getattr(_THREAD, "pushed", False):
+        _THREAD.pushed = False
+        try:
+            _CTX["ctx"].pop()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
 
 
 def device():

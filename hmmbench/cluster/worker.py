@@ -9,8 +9,10 @@ globals and persists between tasks: a worker runs one task at a time on its devi
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import socket
+import sys
 import time
 from typing import Optional
 
@@ -21,6 +23,26 @@ PASSED_ENV = ("HMMBENCH_OPENCL_DEVICE",)
 
 _BACKENDS: dict = {}
 _PLAN: dict = {}          # one entry: (workload, dataset name, args) -> the plan's datasets
+
+
+def releases_device(task):
+    """A task that may use the GPU runs with the process's CUDA context current (a later task
+    may run on another thread than the one that made it) and leaves none on its thread: PyCUDA
+    aborts the worker at exit when a context is still on a thread's stack. Kernels, buffers and
+    the resident database live in the context, not on the stack: they stay."""
+    def glue():
+        return sys.modules.get("hmmbench.apis.cuda")   # loaded once a CUDA backend ran here
+
+    @functools.wraps(task)
+    def run(*args, **kwargs):
+        if glue() is not None:
+            glue().enter_thread()
+        try:
+            return task(*args, **kwargs)
+        finally:
+            if glue() is not None:
+                glue().release_thread()
+    return run
 
 
 def dask_setup(worker) -> None:
@@ -73,6 +95,7 @@ def device_name(b) -> str:
     return _BACKENDS[key]
 
 
+@releases_device
 def probe(backends: list, env: dict) -> dict:
     """Whether this worker can run each backend (None) or why not, and on which device."""
     from ..registry import probe as availability
@@ -153,6 +176,7 @@ def subset(part: list, piece: int, shard: int, idx: np.ndarray):
     return part[piece][shard].subset(idx)
 
 
+@releases_device
 def run_piece(part: list, piece: int, shard: int, sent, mode: str, launches_fn,
               env: dict) -> dict:
     """One of this worker's shards of a piece through the backend, as the single-process runner
@@ -180,6 +204,7 @@ def run_piece(part: list, piece: int, shard: int, sent, mode: str, launches_fn,
             "device": device_name(b)}
 
 
+@releases_device
 def fleet_run(args: dict, workload: str, cfg, backends: list, env: dict) -> dict:
     """Fleet mode: the whole benchmark matrix on this worker, as ``hmmbench run`` would run it
     here (``cfg`` and ``backends``: the client's); the records come back as plain dicts."""
