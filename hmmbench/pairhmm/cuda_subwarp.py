@@ -7,7 +7,8 @@ in registers, so one group covers reads up to ``p*k`` (longer reads run as sever
 Bins, configuration choice and the host's reference layout: ``subwarp_layout.py``; the float64
 rescue's configurations: ``subwarp_rescue.py``; host staging: ``subwarp_staging.py`` (all three
 shared with ``opencl-subwarp``); the device resources kept across calls: ``subwarp_device.py``;
-ahead-of-time builds: ``subwarp_build.py``.
+one call's chunks, launches and stage times: ``subwarp_call.py``; ahead-of-time builds:
+``subwarp_build.py``.
 
 Work items: one per read (read, first haplotype of its batch, haplotypes in the batch, index of
 its first pair) -- a batch's pairs are read-major, so a read's pairs are contiguous; inputs under
@@ -24,26 +25,25 @@ On the GPU, ``subwarp_layout.cu`` builds the chunk's items, bins and sort order 
 warp-aggregated atomics, one-block scan, scatter); the bin kernels read their item ranges from
 the device. ``host_layout`` is the host's reference of that layout (tests, bin profile).
 
-Device side: bins launched on separate streams; float32 with C = 2^120; every pair whose float32
-sum is under 1e-28 is queued by the kernel itself into the recompute queue of its bin's
-configuration and recomputed by a double-precision instantiation specialized like the bins
+Device side: bins launched on separate streams; float32 with C = 2^120 and, by default, a
+power-of-two exponent per thread beside its values (``SW_EXP_SCALE``), so pairs far below
+float32's range stay float32. A pair the exponents cannot hold (or, in ``-f64rescue``, every pair
+whose float32 sum is under 1e-28) is queued by the kernel itself into the recompute queue of its
+bin's configuration and recomputed by a double-precision instantiation specialized like the bins
 (``recompute_queues``: k = 8, the smallest p whose tile holds the reads, multi-tile beyond 256),
 on its own stream once its bins are done, counts read on the device (``n_fallback`` counts
 them); log10 results are written in place, then copied back once.
 
 Variants (each switches one design element off, so ``hmmbench run`` shows what it buys):
-``cuda-subwarp`` (auto bins), ``-noemistable`` (compare-and-select emissions), ``-gatkform``
-(GATK's 8-instruction recurrence instead of the scaled 6-instruction one), ``-nobins`` (one
-p32k16 kernel for every read, multi-tile beyond 512), ``-nostreams`` (bins serialized on one
-stream), ``-p8k16`` (one fixed configuration). ``-exp`` adds an element: every thread carries a
-power-of-two exponent beside its float32 values (``SW_EXP_SCALE``), so pairs far below float32's
-range stay float32 instead of going to the float64 recompute; ``-f64rescue`` names today's path
-(the same as ``cuda-subwarp`` until -exp is measured exact on a GPU and becomes the default).
+``cuda-subwarp`` (auto bins, exponents), ``-f64rescue`` (no exponents: the float64 recompute of
+every pair under 1e-28), ``-exp-long`` (exponents for reads over 256 only), ``-noemistable``
+(compare-and-select emissions), ``-gatkform`` (GATK's 8-instruction recurrence instead of the
+scaled 6-instruction one), ``-nobins`` (one p32k16 kernel for every read, multi-tile beyond 512),
+``-nostreams`` (bins serialized on one stream), ``-p8k16`` (one fixed configuration).
 """
 from __future__ import annotations
 
 import time
-from collections import Counter
 from typing import Optional, Sequence
 
 import numpy as np
@@ -59,6 +59,7 @@ from .subwarp_layout import (  # noqa: F401
     read_items, table_bytes)
 from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile)
+from .subwarp_call import SubwarpCall, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources
 from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
 from .subwarp_staging import (  # noqa: F401
@@ -73,16 +74,6 @@ KERNEL_SIGNATURE = "PPi" + "P" * len(KERNEL_ARRAYS) + "PPPPi"
 #: The on-GPU layout kernels' prepared signatures.
 LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPPP",
                      "sw_layout_scatter": "iPPPP"}
-
-
-def busy_seconds(start, spans) -> float:
-    """Seconds covered by the union of (begin, end) event spans, in any order: overlapping spans
-    (bins on parallel streams, consecutive chunks) count once, gaps between them not at all."""
-    total, prev_end = 0.0, 0.0
-    for t0, t1 in sorted((a.time_since(start), b.time_since(start)) for a, b in spans):
-        total += max(0.0, t1 - max(t0, prev_end))
-        prev_end = max(prev_end, t1)
-    return total / 1e3
 
 
 _CLOCK = {"t": -1e9, "mhz": None}
@@ -255,220 +246,18 @@ class SubwarpBackend(Backend):
 
     def run(self, pairs: PairSet) -> Execution:
         self.check_accepts(pairs)
-        drv = glue.driver()
         info: dict = {"gpu": glue.device_attributes()["name"]}
-        timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
         if pairs.n_pairs == 0:
-            return Execution(np.zeros(0), timing, 0, info)
+            return Execution(np.zeros(0), {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0},
+                             0, info)
         if pairs.n_pairs >= 2**31 - 1:
             raise ValueError("cuda-subwarp indexes pairs with int32: split the input")
-        bins, queue_bins, queue_of, meta = self._plan(pairs)
-        lk = self.layout_kernels()
-        nb, nq = len(bins), len(queue_bins)
-        n_keys = nb * SW_LEVELS
-
-        t_run = time.perf_counter()
-        br, bh, bp = pairs.batch_reads, pairs.batch_haps, pairs.batch_pairs
-        bounds = self.chunk_bounds(pairs)
-        n_chunks = len(bounds)
-        chunk_pairs = [int(bp[b1] - bp[b0]) for b0, b1 in bounds]
-        per_pair = [n <= self.per_pair_below for n in chunk_pairs]
-        units = [chunk_pairs[c] if per_pair[c] else int(br[b1] - br[b0])
-                 for c, (b0, b1) in enumerate(bounds)]
-        offs, slot_bytes = staging_offsets(pairs, bounds, len(meta))
-        n_slots = min(n_chunks, max(STAGING_SLOTS, (self._staging.threads or PREP_THREADS) + 2))
-        bufs = self._device.buffers()
-        slot_bytes = headroom(slot_bytes)
-        pinned = self._staging.slots(n_slots, slot_bytes)
-        dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
-        mu, mp = headroom(max(units)), headroom(max(chunk_pairs))
-        work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
-                 "items": bufs.get(f"items{i}", mu * 16),
-                 "counters": bufs.get(f"counters{i}", (n_keys + nb) * 4),
-                 "bin_range": bufs.get(f"bin_range{i}", nb * 8),
-                 "fb_items": bufs.get(f"fb_items{i}", mp * 16)} for i in range(n_slots)]
-        queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan writes nb heads
-        streams = self._device.streams(3 + nb + nq)
-        main, copy, lay_stream = streams[:3]
-        bin_streams = streams[3:3 + nb] if self._streams_on else [main] * nb
-        queue_streams = streams[3 + nb:] if self._streams_on else [main] * nq
-        out_dev = bufs.get("out", headroom(pairs.n_pairs * 8))
-        max_hap_len = int(pairs.hap_lengths.max(initial=1))
-        bin_lut = np.minimum(np.searchsorted([b.hi for b in bins],
-                                             np.arange(pairs.max_read_length + 1)), nb - 1)
-        sms = glue.device_attributes()["sm_count"]
-        for b in bins:  # multi-tile scratch sized before the first event
-            self._device.scratch(b, False, max_hap_len)
-        for q in queue_bins:
-            self._device.scratch(q, True, max_hap_len)
-        host_out, queue_heads = self._device.result_buffers(pairs.n_pairs, n_chunks * nb * 2)
-        self._device.restart_events()
-        start = self._device.mark(main)
-        copy.wait_for_event(start)
-        lay_stream.wait_for_event(start)
-
-        sources = {}
-
-        def stage_part(c: int, names) -> tuple:
-            """Worker: arrays ``names`` of chunk c into its pinned slot (numpy frees the GIL)."""
-            t0 = time.perf_counter()
-            used = stage(sources[c], names, offs, pinned[c % n_slots])
-            return used, time.perf_counter() - t0, None
-
-        def bin_estimate(c: int) -> tuple:
-            """Worker: items per bin of chunk c, for grid sizes only (the kernels read the exact
-            ranges). Ready before the launches: any host work between a chunk's upload and its
-            launches would leave the GPU waiting (and count in its kernel time)."""
-            t0 = time.perf_counter()
-            b0, b1 = bounds[c]
-            bin_of = bin_lut[np.diff(pairs.read_offsets[br[b0]:br[b1] + 1])]
-            est = np.bincount(bin_of, minlength=nb, weights=np.repeat(
-                np.diff(bh[b0:b1 + 1]), np.diff(br[b0:b1 + 1])) if per_pair[c] else None)
-            return 0, time.perf_counter() - t0, est
-
-        h2d_spans, kernel_spans, kernels_done, staged_done = [], [], [], []
-        # Each launch group's own (begin, end) events: their union is the kernel time, without
-        # the gaps where the GPU waited for the host to enqueue work (kernel_spans keep those).
-        float_launches, double_launches = [], []
-        bin_events: list = []
-        bin_counts: Counter = Counter()
-        futures: dict = {}
-        prep_work = prep_wait = 0.0
-        pool = self._staging.pool() if n_chunks > 1 else None
-
-        def submit(c: int):
-            if c < n_chunks and c not in futures:
-                if c >= n_slots:  # the pinned slot is free once its previous upload is done
-                    staged_done[c - n_slots].synchronize()
-                b0, b1 = bounds[c]
-                sources[c] = chunk_sources(pairs, b0, b1, meta)
-                if pool is None:
-                    futures[c] = [bin_estimate(c), stage_part(c, [n for n, _ in STAGED])]
-                else:
-                    futures[c] = [pool.submit(bin_estimate, c)] + [
-                        pool.submit(stage_part, c, names) for names in STAGE_TASKS]
-
-        for c in range(min(n_slots, n_chunks)):
-            submit(c)
-        ptr = lambda x: np.uintp(int(x))  # noqa: E731
-        for c in range(n_chunks):
-            slot = c % n_slots
-            b0, b1 = bounds[c]
-            t0 = time.perf_counter()
-            parts = [f if pool is None else f.result() for f in futures.pop(c)]
-            prep_wait += time.perf_counter() - t0
-            used = max(u for u, _, _ in parts)
-            prep_work += sum(w for _, w, _ in parts)
-            est = parts[0][2]
-            sources.pop(c)
-            if c >= n_slots:  # device slot free once chunk c-n_slots's kernels are done
-                copy.wait_for_event(kernels_done[c - n_slots])
-            e0 = self._device.mark(copy)
-            drv.memcpy_htod_async(dev_slots[slot], pinned[slot][:used], copy)
-            e1 = self._device.mark(copy)
-            staged_done.append(e1)
-            h2d_spans.append((e0, e1))
-            base = int(dev_slots[slot])
-            dev = {k: np.uintp(base + o) for k, (o, _) in offs.items()}
-            w = work[slot]
-            hist = int(w["counters"])
-            bin_pairs = hist + 4 * n_keys
-            queues = int(queues_dev) + 8 * nb * c
-            # Work items on the GPU: count + key, scan, scatter (sorted by bin, descending work).
-            lay_stream.wait_for_event(e1)
-            g0 = self._device.mark(lay_stream)
-            drv.memset_d32_async(w["counters"], 0, n_keys + nb, lay_stream)
-            grid = (max(1, -(-units[c] // 256)), 1)
-            lk["sw_layout_count"].prepared_async_call(
-                grid, (256, 1, 1), lay_stream, np.int32(units[c]), np.int32(per_pair[c]),
-                np.int32(b1 - b0), dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"],
-                dev["read_off"], dev["hap_off"], dev["meta"], ptr(w["raw"]),
-                ptr(w["key_rank"]), ptr(hist), ptr(bin_pairs))
-            lk["sw_layout_scan"].prepared_async_call(
-                (1, 1), (1024, 1, 1), lay_stream, dev["meta"], ptr(hist), ptr(bin_pairs),
-                ptr(w["bin_range"]), ptr(queues))
-            lk["sw_layout_scatter"].prepared_async_call(
-                grid, (256, 1, 1), lay_stream, np.int32(units[c]), ptr(w["raw"]),
-                ptr(w["key_rank"]), ptr(hist), ptr(w["items"]))
-            laid = self._device.mark(lay_stream)
-            float_launches.append((g0, laid))
-            if self.profile_bins:  # cells per bin from the host's reference layout
-                ref = host_layout(pairs, bins, b0, b1, per_pair=per_pair[c])
-                cells_of = {b.label: bin_cells(pairs, bounds[c], ref, lo, hi)
-                            for b, lo, hi in ref.bin_ranges}
-            # Bins on separate streams after the layout; each bin's underflows go to its
-            # recompute queue, run by the double kernel of that queue once its bins are done.
-            fed: list = [[] for _ in range(nq)]
-            for i, b in enumerate(bins):
-                n = int(est[i])
-                if n == 0:
-                    continue
-                # A bin keeps its stream across chunks: launches sharing the multi-tile
-                # scratch never overlap.
-                s = main if self.profile_bins else bin_streams[i]
-                s.wait_for_event(laid)
-                pb0, ev = self._launch(b, False, w["items"], int(w["bin_range"]) + 8 * i, n,
-                                       dev, out_dev, queues + 8 * queue_of[i], w["fb_items"], s,
-                                       max_hap_len, -(-n // (THREADS_PER_BLOCK // b.p)))
-                float_launches.append((pb0, ev))
-                fed[queue_of[i]].append(ev)
-                bin_counts[b.label] += n
-                if self.profile_bins:
-                    bin_events.append((b.label, pb0, ev, cells_of.get(b.label, 0)))
-            main.wait_for_event(laid)
-            for evs in fed:
-                for ev in evs:
-                    main.wait_for_event(ev)
-            for q, qb in enumerate(queue_bins):
-                if not fed[q]:
-                    continue
-                s = main if self.profile_bins else queue_streams[q]
-                for ev in fed[q]:
-                    s.wait_for_event(ev)
-                blocks = min(-(-chunk_pairs[c] // (THREADS_PER_BLOCK // qb.p)), sms * 4)
-                q0, ev = self._launch(qb, True, w["fb_items"], queues + 8 * q, chunk_pairs[c],
-                                      dev, out_dev, 0, 0, s, max_hap_len, blocks)
-                double_launches.append((q0, ev))
-                main.wait_for_event(ev)
-            k1 = self._device.mark(main)
-            kernels_done.append(k1)
-            kernel_spans.append((e1, k1))
-            submit(c + n_slots)
-        d0 = self._device.mark(main)
-        drv.memcpy_dtoh_async(host_out, out_dev, main)
-        drv.memcpy_dtoh_async(queue_heads, queues_dev, main)
-        d1 = self._device.mark(main)
-        d1.synchronize()
-        out = host_out.copy()  # the page-locked buffer is the next run's
-        n_fb = int(queue_heads[1::2].sum())
-        # prep: host staging work of every chunk (worker threads; it overlaps the uploads and
-        # kernels of earlier chunks -- info has the part the launches waited for).
-        timing["prep"] = prep_work
-        timing["h2d"] = sum(b.time_since(a) for a, b in h2d_spans) / 1e3
-        # Kernel time: the GPU running a layout, bin or recompute launch (overlap counted once).
-        timing["kernel"] = busy_seconds(start, float_launches + double_launches)
-        timing["d2h"] = d1.time_since(d0) / 1e3
-        info["prep_wait_s"] = prep_wait
-        info["run_wall_s"] = time.perf_counter() - t_run
-        info["gpu_span_s"] = d1.time_since(start) / 1e3
-        # kernel = layout + float32 bins + the float64 recompute of their underflows
-        info["float32_kernel_s"] = busy_seconds(start, float_launches)
-        # The former measure: each chunk from its upload's end to its last kernel's end (host
-        # enqueue gaps included); far above "kernel" = the GPU waited for the host.
-        info["kernel_span_s"] = busy_seconds(start, kernel_spans)
-        if bin_events:
-            prof: dict = {}
-            for label, a, b, cells in bin_events:
-                row = prof.setdefault(label, {"seconds": 0.0, "cells": 0})
-                row["seconds"] += b.time_since(a) / 1e3
-                row["cells"] += cells
-            info["bin_profile"] = prof
-        info["recompute_kernel_s"] = timing["kernel"] - info["float32_kernel_s"]
-        info["chunks"] = n_chunks
+        call = SubwarpCall(self, pairs)
+        for c in range(call.n_chunks):
+            call.enqueue(c)
+        ex = call.finish(info)
         info["sm_clock_mhz"] = sm_clock_cached()
-        info["bins"] = dict(bin_counts)
-        info["recompute_queues"] = [q.label for q in queue_bins]
-        return Execution(out, timing, n_fb, info)
+        return ex
 
     def close(self) -> None:
         self._device.close()

@@ -1,0 +1,288 @@
+"""One ``cuda-subwarp`` call on the device: chunks staged by host threads into pinned slots, each
+uploaded on the copy stream, laid out on the GPU, its bins launched on their streams, their
+underflows recomputed by the double kernels of their queues; the results copied back once.
+
+:class:`SubwarpCall` holds what one call needs (its chunks, slots, buffers, streams and events)
+so that each step reads as one method: :meth:`enqueue` (upload, :meth:`_layout`, :meth:`_bins`,
+:meth:`_recompute`) per chunk, then :meth:`finish` (the copy back and the stage times). The
+backend (``cuda_subwarp.SubwarpBackend``) owns the kernels, plans and resources kept across
+calls; this object lives for one ``run()``.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import numpy as np
+
+from ..apis import cuda as glue
+from ..backend import Execution
+from .model import PairSet
+from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout
+from .subwarp_staging import (PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, chunk_sources,
+                              headroom, stage, staging_offsets)
+
+
+def busy_seconds(start, spans) -> float:
+    """Seconds covered by the union of (begin, end) event spans, in any order: overlapping spans
+    (bins on parallel streams, consecutive chunks) count once, gaps between them not at all."""
+    total, prev_end = 0.0, 0.0
+    for t0, t1 in sorted((a.time_since(start), b.time_since(start)) for a, b in spans):
+        total += max(0.0, t1 - max(t0, prev_end))
+        prev_end = max(prev_end, t1)
+    return total / 1e3
+
+
+def _ptr(x) -> np.uintp:
+    return np.uintp(int(x))
+
+
+class SubwarpCall:
+    def __init__(self, backend, pairs: PairSet):
+        self.b, self.pairs = backend, pairs
+        self.drv = glue.driver()
+        self.bins, self.queue_bins, self.queue_of, meta = backend._plan(pairs)
+        self.lk = backend.layout_kernels()
+        nb, nq = len(self.bins), len(self.queue_bins)
+        self.n_keys = nb * SW_LEVELS
+        self.t_run = time.perf_counter()
+        res, staging = backend._device, backend._staging
+        self.res = res
+
+        # chunks: whole batches; small chunks get one work item per pair
+        bp, br = pairs.batch_pairs, pairs.batch_reads
+        self.bounds = backend.chunk_bounds(pairs)
+        self.n_chunks = n_chunks = len(self.bounds)
+        self.chunk_pairs = [int(bp[b1] - bp[b0]) for b0, b1 in self.bounds]
+        self.per_pair = [n <= backend.per_pair_below for n in self.chunk_pairs]
+        self.units = [self.chunk_pairs[c] if self.per_pair[c] else int(br[b1] - br[b0])
+                      for c, (b0, b1) in enumerate(self.bounds)]
+        self.meta = meta
+
+        # pinned host slots and their device twins, work buffers per slot (grow-only)
+        self.offs, slot_bytes = staging_offsets(pairs, self.bounds, len(meta))
+        self.n_slots = min(n_chunks, max(STAGING_SLOTS, (staging.threads or PREP_THREADS) + 2))
+        bufs = res.buffers()
+        slot_bytes = headroom(slot_bytes)
+        self.pinned = staging.slots(self.n_slots, slot_bytes)
+        self.dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(self.n_slots)]
+        mu, mp = headroom(max(self.units)), headroom(max(self.chunk_pairs))
+        self.work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
+                      "items": bufs.get(f"items{i}", mu * 16),
+                      "counters": bufs.get(f"counters{i}", (self.n_keys + nb) * 4),
+                      "bin_range": bufs.get(f"bin_range{i}", nb * 8),
+                      "fb_items": bufs.get(f"fb_items{i}", mp * 16)}
+                     for i in range(self.n_slots)]
+        self.queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan: nb heads
+        self.out_dev = bufs.get("out", headroom(pairs.n_pairs * 8))
+
+        streams = res.streams(3 + nb + nq)
+        self.main, self.copy, self.lay_stream = streams[:3]
+        self.bin_streams = streams[3:3 + nb] if backend._streams_on else [self.main] * nb
+        self.queue_streams = streams[3 + nb:] if backend._streams_on else [self.main] * nq
+
+        self.max_hap_len = int(pairs.hap_lengths.max(initial=1))
+        self.bin_lut = np.minimum(np.searchsorted([b.hi for b in self.bins],
+                                                  np.arange(pairs.max_read_length + 1)), nb - 1)
+        self.sms = glue.device_attributes()["sm_count"]
+        for b in self.bins:  # multi-tile scratch sized before the first event
+            res.scratch(b, False, self.max_hap_len)
+        for q in self.queue_bins:
+            res.scratch(q, True, self.max_hap_len)
+        self.host_out, self.queue_heads = res.result_buffers(pairs.n_pairs, n_chunks * nb * 2)
+
+        # events: the call's start, then each launch group's own (begin, end) -- their union is
+        # the kernel time, without the gaps where the GPU waited for the host to enqueue work
+        res.restart_events()
+        self.start = res.mark(self.main)
+        self.copy.wait_for_event(self.start)
+        self.lay_stream.wait_for_event(self.start)
+        self.h2d_spans, self.kernel_spans, self.kernels_done, self.staged_done = [], [], [], []
+        self.float_launches, self.double_launches, self.bin_events = [], [], []
+        self.bin_counts: Counter = Counter()
+
+        # host staging: one worker task per array group of a chunk, plus its bin estimate
+        self.sources: dict = {}
+        self.futures: dict = {}
+        self.prep_work = self.prep_wait = 0.0
+        self.pool = staging.pool() if n_chunks > 1 else None
+        for c in range(min(self.n_slots, n_chunks)):
+            self.submit(c)
+
+    # --- host staging -------------------------------------------------------------------------
+    def _stage_part(self, c: int, names) -> tuple:
+        """Worker: arrays ``names`` of chunk c into its pinned slot (numpy frees the GIL)."""
+        t0 = time.perf_counter()
+        used = stage(self.sources[c], names, self.offs, self.pinned[c % self.n_slots])
+        return used, time.perf_counter() - t0, None
+
+    def _bin_estimate(self, c: int) -> tuple:
+        """Worker: items per bin of chunk c, for grid sizes only (the kernels read the exact
+        ranges). Ready before the launches: any host work between a chunk's upload and its
+        launches would leave the GPU waiting (and count in its kernel time)."""
+        t0 = time.perf_counter()
+        pairs, (b0, b1) = self.pairs, self.bounds[c]
+        br, bh = pairs.batch_reads, pairs.batch_haps
+        bin_of = self.bin_lut[np.diff(pairs.read_offsets[br[b0]:br[b1] + 1])]
+        est = np.bincount(bin_of, minlength=len(self.bins), weights=np.repeat(
+            np.diff(bh[b0:b1 + 1]), np.diff(br[b0:b1 + 1])) if self.per_pair[c] else None)
+        return 0, time.perf_counter() - t0, est
+
+    def submit(self, c: int) -> None:
+        """Chunk c's staging, once its pinned slot is free (its previous upload done)."""
+        if c >= self.n_chunks or c in self.futures:
+            return
+        if c >= self.n_slots:
+            self.staged_done[c - self.n_slots].synchronize()
+        b0, b1 = self.bounds[c]
+        self.sources[c] = chunk_sources(self.pairs, b0, b1, self.meta)
+        if self.pool is None:
+            self.futures[c] = [self._bin_estimate(c),
+                               self._stage_part(c, [n for n, _ in STAGED])]
+        else:
+            self.futures[c] = [self.pool.submit(self._bin_estimate, c)] + [
+                self.pool.submit(self._stage_part, c, names) for names in STAGE_TASKS]
+
+    # --- one chunk on the GPU -----------------------------------------------------------------
+    def enqueue(self, c: int) -> None:
+        """Chunk c: wait for its staging, upload it, lay it out, launch its bins and their
+        recompute; then start staging the chunk that reuses its slot."""
+        res, slot = self.res, c % self.n_slots
+        t0 = time.perf_counter()
+        parts = [f if self.pool is None else f.result() for f in self.futures.pop(c)]
+        self.prep_wait += time.perf_counter() - t0
+        used = max(u for u, _, _ in parts)
+        self.prep_work += sum(w for _, w, _ in parts)
+        est = parts[0][2]
+        self.sources.pop(c)
+        if c >= self.n_slots:  # device slot free once chunk c-n_slots's kernels are done
+            self.copy.wait_for_event(self.kernels_done[c - self.n_slots])
+        e0 = res.mark(self.copy)
+        self.drv.memcpy_htod_async(self.dev_slots[slot], self.pinned[slot][:used], self.copy)
+        e1 = res.mark(self.copy)
+        self.staged_done.append(e1)
+        self.h2d_spans.append((e0, e1))
+        base = int(self.dev_slots[slot])
+        dev = {k: np.uintp(base + o) for k, (o, _) in self.offs.items()}
+        queues = int(self.queues_dev) + 8 * len(self.bins) * c
+        laid = self._layout(c, dev, self.work[slot], e1, queues)
+        fed = self._bins(c, dev, self.work[slot], est, laid, queues)
+        self._recompute(c, dev, self.work[slot], fed, laid, queues)
+        k1 = res.mark(self.main)
+        self.kernels_done.append(k1)
+        self.kernel_spans.append((e1, k1))
+        self.submit(c + self.n_slots)
+
+    def _layout(self, c: int, dev: dict, w: dict, uploaded, queues: int):
+        """Work items on the GPU: count + key, scan, scatter (sorted by bin, descending work);
+        returns the event after them."""
+        s, lk, n_keys, nb = self.lay_stream, self.lk, self.n_keys, len(self.bins)
+        b0, b1 = self.bounds[c]
+        hist = int(w["counters"])
+        bin_pairs = hist + 4 * n_keys
+        s.wait_for_event(uploaded)
+        g0 = self.res.mark(s)
+        self.drv.memset_d32_async(w["counters"], 0, n_keys + nb, s)
+        grid = (max(1, -(-self.units[c] // 256)), 1)
+        lk["sw_layout_count"].prepared_async_call(
+            grid, (256, 1, 1), s, np.int32(self.units[c]), np.int32(self.per_pair[c]),
+            np.int32(b1 - b0), dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"],
+            dev["read_off"], dev["hap_off"], dev["meta"], _ptr(w["raw"]),
+            _ptr(w["key_rank"]), _ptr(hist), _ptr(bin_pairs))
+        lk["sw_layout_scan"].prepared_async_call(
+            (1, 1), (1024, 1, 1), s, dev["meta"], _ptr(hist), _ptr(bin_pairs),
+            _ptr(w["bin_range"]), _ptr(queues))
+        lk["sw_layout_scatter"].prepared_async_call(
+            grid, (256, 1, 1), s, np.int32(self.units[c]), _ptr(w["raw"]),
+            _ptr(w["key_rank"]), _ptr(hist), _ptr(w["items"]))
+        laid = self.res.mark(s)
+        self.float_launches.append((g0, laid))
+        return laid
+
+    def _bins(self, c: int, dev: dict, w: dict, est, laid, queues: int) -> list:
+        """Every bin with items, on its own stream after the layout (a bin keeps its stream
+        across chunks: launches sharing the multi-tile scratch never overlap); returns per
+        recompute queue the end events of the bins feeding it."""
+        b = self.b
+        profile = b.profile_bins
+        if profile:  # cells per bin from the host's reference layout
+            ref = host_layout(self.pairs, self.bins, *self.bounds[c], per_pair=self.per_pair[c])
+            cells_of = {x.label: bin_cells(self.pairs, self.bounds[c], ref, lo, hi)
+                        for x, lo, hi in ref.bin_ranges}
+        fed: list = [[] for _ in self.queue_bins]
+        for i, x in enumerate(self.bins):
+            n = int(est[i])
+            if n == 0:
+                continue
+            s = self.main if profile else self.bin_streams[i]
+            s.wait_for_event(laid)
+            begin, end = b._launch(x, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev,
+                                   self.out_dev, queues + 8 * self.queue_of[i], w["fb_items"],
+                                   s, self.max_hap_len, -(-n // (THREADS_PER_BLOCK // x.p)))
+            self.float_launches.append((begin, end))
+            fed[self.queue_of[i]].append(end)
+            self.bin_counts[x.label] += n
+            if profile:
+                self.bin_events.append((x.label, begin, end, cells_of.get(x.label, 0)))
+        return fed
+
+    def _recompute(self, c: int, dev: dict, w: dict, fed: list, laid, queues: int) -> None:
+        """Each fed recompute queue's double kernel once its bins are done (its count is read
+        on the device); the main stream joins them all."""
+        b, main = self.b, self.main
+        main.wait_for_event(laid)
+        for evs in fed:
+            for ev in evs:
+                main.wait_for_event(ev)
+        for q, qb in enumerate(self.queue_bins):
+            if not fed[q]:
+                continue
+            s = main if b.profile_bins else self.queue_streams[q]
+            for ev in fed[q]:
+                s.wait_for_event(ev)
+            blocks = min(-(-self.chunk_pairs[c] // (THREADS_PER_BLOCK // qb.p)), self.sms * 4)
+            begin, end = b._launch(qb, True, w["fb_items"], queues + 8 * q, self.chunk_pairs[c],
+                                   dev, self.out_dev, 0, 0, s, self.max_hap_len, blocks)
+            self.double_launches.append((begin, end))
+            main.wait_for_event(end)
+
+    # --- results ------------------------------------------------------------------------------
+    def finish(self, info: dict) -> Execution:
+        """The results copied back once, the stage times and what the call did."""
+        res, main = self.res, self.main
+        d0 = res.mark(main)
+        self.drv.memcpy_dtoh_async(self.host_out, self.out_dev, main)
+        self.drv.memcpy_dtoh_async(self.queue_heads, self.queues_dev, main)
+        d1 = res.mark(main)
+        d1.synchronize()
+        out = self.host_out.copy()  # the page-locked buffer is the next run's
+        n_fb = int(self.queue_heads[1::2].sum())
+        start = self.start
+        timing = {
+            # host staging work of every chunk (worker threads; it overlaps the uploads and
+            # kernels of earlier chunks -- info has the part the launches waited for)
+            "prep": self.prep_work,
+            "h2d": sum(e.time_since(s) for s, e in self.h2d_spans) / 1e3,
+            # the GPU running a layout, bin or recompute launch (overlap counted once)
+            "kernel": busy_seconds(start, self.float_launches + self.double_launches),
+            "d2h": d1.time_since(d0) / 1e3}
+        info["prep_wait_s"] = self.prep_wait
+        info["run_wall_s"] = time.perf_counter() - self.t_run
+        info["gpu_span_s"] = d1.time_since(start) / 1e3
+        # kernel = layout + float32 bins + the float64 recompute of their underflows
+        info["float32_kernel_s"] = busy_seconds(start, self.float_launches)
+        # The former measure: each chunk from its upload's end to its last kernel's end (host
+        # enqueue gaps included); far above "kernel" = the GPU waited for the host.
+        info["kernel_span_s"] = busy_seconds(start, self.kernel_spans)
+        if self.bin_events:
+            prof: dict = {}
+            for label, a, b, cells in self.bin_events:
+                row = prof.setdefault(label, {"seconds": 0.0, "cells": 0})
+                row["seconds"] += b.time_since(a) / 1e3
+                row["cells"] += cells
+            info["bin_profile"] = prof
+        info["recompute_kernel_s"] = timing["kernel"] - info["float32_kernel_s"]
+        info["chunks"] = self.n_chunks
+        info["bins"] = dict(self.bin_counts)
+        info["recompute_queues"] = [q.label for q in self.queue_bins]
+        return Execution(out, timing, n_fb, info)
