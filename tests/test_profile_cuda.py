@@ -112,7 +112,7 @@ def test_generic_kernel_compiles_sm90(M, forward, tmp_path):
     src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "generic.cu")
     out = tmp_path / "g.cubin"
     proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), f"-DMODEL_M={M}",
-                           "-DTHREADS=128", f"-DFORWARD={forward}", src],
+                           "-DTHREADS=128", f"-DFORWARD={forward}", *INCLUDES, src],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert b"generic_dp" in out.read_bytes()

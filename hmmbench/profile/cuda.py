@@ -30,6 +30,8 @@ import numpy as np
 
 from ..backend import Backend, Execution, StageClock
 from . import layout
+from .layout import (GENERIC_THREADS, RESIDENT_NJ, generic_tables,  # noqa: F401 - re-exported
+                     resident_specials)
 from .host import FILTER_KINDS
 from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
@@ -415,34 +417,6 @@ class CudaProfile(_CudaProfileBackend):
 
 
 GENERIC_SOURCE = "profile/generic.cu"
-GENERIC_THREADS = 128
-#: the N/C/J length model the resident database carries per sequence (loop, move of the
-#: generic Forward): hmmsearch's multihit nj; a model with another nj gets its own per run
-RESIDENT_NJ = 1.0
-
-
-def resident_specials(lengths, classes, nj: float = RESIDENT_NJ) -> dict:
-    """{"loop", "move"}: float32 length model per sequence, computed per distinct length
-    (``lengths``) and spread by each sequence's class."""
-    from .model import length_specials
-    loop, move = length_specials(lengths, nj)
-    return {"loop": loop[classes], "move": move[classes]}
-
-
-def generic_tables(model) -> tuple:
-    """(msc, isc, tr, P) float32 tables of kernels_cuda/profile/generic.cu (0-based j = k-1)."""
-    from .model import T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM
-    M, t = model.M, model.tsc
-    tr = np.stack([t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M],
-                   t[T_MI, 1:M + 1], t[T_II, 1:M + 1], t[T_MD, 0:M]]).astype(np.float32)
-    P = np.zeros(M, np.float32)
-    P[1:] = np.cumsum(t[T_DD, 1:M].astype(np.float64))
-    msc = np.ascontiguousarray(model.match_scores[:, 1:], dtype=np.float32)
-    isc = np.array(model.insert_scores[:, 1:], dtype=np.float32)
-    isc[:, M - 1] = -np.inf                                  # no I_M
-    return msc, isc, tr, P
-
-
 class CudaGenericProfile(_CudaProfileBackend):
     """Generic Viterbi/Forward, Ganesan-style hybrid: a block per sequence, the D->D chain as a
     partitioned prefix scan (float32 log space)."""

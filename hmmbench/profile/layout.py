@@ -1,4 +1,5 @@
-"""Farrar striping of the quantized profiles for SIMD/warp kernels (HMMER's p7_oprofile layout).
+"""Farrar striping of the quantized profiles for SIMD/warp kernels (HMMER's p7_oprofile layout),
+and the float tables of the generic Viterbi / Forward kernels.
 
 A vector of ``width`` elements covers model positions ``k = q + z*Q + 1`` (q = vector index
 0..Q-1, z = element 0..width-1, Q = ceil(M / width)); elements past M are padded with the
@@ -117,3 +118,33 @@ def warp_word_profile(model: ProfileModel, dpx: bool):
         parts.append(-32768 - t)
     words = [pack_lanes(p.astype(np.int16)) for p in parts]
     return QW, np.concatenate([w.ravel() for w in words])
+
+
+# --- the generic (float) Viterbi / Forward kernels (kernels_common/profile/generic.h) ----------
+#: work-items per sequence of the generic kernels (both APIs)
+GENERIC_THREADS = 128
+#: the N/C/J length model the resident database carries per sequence (loop, move of the
+#: generic Forward): hmmsearch's multihit nj; a model with another nj gets its own per run
+RESIDENT_NJ = 1.0
+
+
+def resident_specials(lengths, classes, nj: float = RESIDENT_NJ) -> dict:
+    """{"loop", "move"}: float32 length model per sequence, computed per distinct length
+    (``lengths``) and spread by each sequence's class."""
+    from .model import length_specials
+    loop, move = length_specials(lengths, nj)
+    return {"loop": loop[classes], "move": move[classes]}
+
+
+def generic_tables(model) -> tuple:
+    """(msc, isc, tr, P) float32 tables of the generic kernels (0-based j = k-1)."""
+    from .model import T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM
+    M, t = model.M, model.tsc
+    tr = np.stack([t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M],
+                   t[T_MI, 1:M + 1], t[T_II, 1:M + 1], t[T_MD, 0:M]]).astype(np.float32)
+    P = np.zeros(M, np.float32)
+    P[1:] = np.cumsum(t[T_DD, 1:M].astype(np.float64))
+    msc = np.ascontiguousarray(model.match_scores[:, 1:], dtype=np.float32)
+    isc = np.array(model.insert_scores[:, 1:], dtype=np.float32)
+    isc[:, M - 1] = -np.inf                                  # no I_M
+    return msc, isc, tr, P

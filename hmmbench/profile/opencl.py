@@ -5,12 +5,14 @@ built per model length with ``-DMODEL_M``). ``profile-opencl-warp``: the warp-gr
 ``profile-cuda-warp`` (kernels_common/profile/warp.h through kernels_opencl/profile/warp.cl,
 the same defines and profile layouts: :mod:`hmmbench.profile.warp`); a warp's exchanges are
 inline PTX on NVIDIA's OpenCL, sub-group functions where a 32-lane sub-group builds, else local
-memory with one warp per work-group (``info["path"]``). The kernels return HMMER's raw integers (SSV xE, MSV xJ, VF xC, overflow
-flags); a search finishes them on the device with the reference's own rules
-(kernels_common/profile/finish.h; :func:`ProfileFiltersOpenCL.scores` on the host, with
-:mod:`cpu_reference.profile.filters`), so the scores are identical to the NumPy reference and
-to HMMER. The database stays resident across a run's models and kinds; kind ``pipeline``:
-:mod:`hmmbench.profile.device_pipeline`. Device choice and program cache: the glue of :mod:`hmmbench.pairhmm.opencl`.
+memory with one warp per work-group (``info["path"]``). The kernels return HMMER's raw integers
+(SSV xE, MSV xJ, VF xC, overflow flags); a search finishes them on the device with the
+reference's own rules (kernels_common/profile/finish.h; :func:`ProfileFiltersOpenCL.scores` on
+the host, with :mod:`cpu_reference.profile.filters`), so the scores are identical to the NumPy
+reference and to HMMER. The database stays resident across a run's models and kinds; kind
+``pipeline``: :mod:`hmmbench.profile.device_pipeline`, its Forward stage the generic kernel CUDA
+shares (kernels_common/profile/generic.h through kernels_opencl/profile/generic.cl). Device
+choice and program cache: the glue of :mod:`hmmbench.apis.opencl`.
 """
 from __future__ import annotations
 
@@ -25,11 +27,14 @@ from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
 from ..apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
 from . import warp
+from .layout import GENERIC_THREADS, RESIDENT_NJ, generic_tables, resident_specials
 
 SOURCE = "profile/filters.cl"
 #: the pipeline's stage decisions and compaction (kernels_common/profile/stages.h)
 STAGES_SOURCE = "profile/stages.cl"
 STAGE_DEFINES = {"GROUP_SIZE": 64, "ITEMS": 16}
+#: the pipeline's Forward of the survivors (kernels_common/profile/generic.h)
+GENERIC_SOURCE = "profile/generic.cl"
 
 
 class ProfileFiltersOpenCL:
@@ -39,7 +44,7 @@ class ProfileFiltersOpenCL:
     def __init__(self, device: Optional[str] = None, local_size: int = 64):
         self.kit = device_kit(device)
         self.local_size = local_size
-        self.resident = ResidentCache(self._upload_database)
+        self.resident = ResidentCache(self._upload_database, resident_specials)
         self._db = None                       # the ResidentDatabase of the current search
 
     def _upload_database(self, arrays: dict, later=None) -> tuple:
@@ -229,16 +234,26 @@ class ProfileFiltersOpenCL:
         return self._download(self._codes(), self._db.n, self._clock, np.uint8)
 
     def forward(self, model, order, m, host) -> np.ndarray:
-        """Forward of the listed sequences on the host (no OpenCL Forward kernel: the list comes
-        back, the NumPy reference scores it; timed as this stage's kernel)."""
-        from cpu_reference.profile.generic import generic_forward
-        out = np.full(self._db.n, np.nan, np.float32)
-        if m == 0:
-            return out
-        idx = self._download(order, m, self._clock)
-        with self._clock("kernel"):
-            out[idx] = generic_forward(model, self._db.seqs.subset(idx))
-        return out
+        """Forward (float32 nats) of the ``m`` sequences of the device list ``order``: the
+        generic kernel (kernels_common/profile/generic.h), a work-group per sequence; the other
+        entries are undefined."""
+        db = self._db
+        b, out = db.buffers, self.kit.scratch("generic_out", 4 * max(db.n, 1))
+        with host("prep"):
+            tables = generic_tables(model)
+            own = float(model.nj) != RESIDENT_NJ or "loop" not in b
+            specials = resident_specials(db.lengths, db.classes, model.nj) if own else b
+        with self._clock("h2d"):
+            msc, isc, tr, P = (self._buf(a) for a in tables)
+            loop, move = (self._buf(specials[k]) for k in ("loop", "move"))
+        if m:
+            kern = self.kit.kernel(GENERIC_SOURCE, "generic_dp", {
+                "MODEL_M": model.M, "THREADS": GENERIC_THREADS, "FORWARD": 1})
+            with self._clock("kernel"):
+                kern(self.kit.queue, (m * GENERIC_THREADS,), (GENERIC_THREADS,), msc, isc, tr, P,
+                     b["residues"], b["offsets"], order, np.int32(m), loop, move,
+                     np.float32(model.e_loop), np.float32(model.e_move), out).wait()
+        return self._download(out, db.n, self._clock, np.float32)
 
     def scores(self, model: ProfileModel, seqs: SequenceSet, which: str, clock=None):
         """One filter's scores for every sequence, float32 nats as HMMER/pyhmmer report."""
@@ -258,8 +273,6 @@ class ProfileFiltersOpenCL:
                 from .device_pipeline import run_pipeline
                 out, extra = run_pipeline(self, job.model, db, clock, clock, StageClock,
                                           lambda c: dict(c.timing))
-                extra["host_stages"] = {"forward": "no OpenCL Forward kernel: the survivors' "
-                                                   "Forward runs on the NumPy reference"}
                 return out, {**extra, **info}
             from .device_pipeline import device_scores
             return device_scores(self, job.model, db, job.kind, clock), info
