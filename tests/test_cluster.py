@@ -165,11 +165,20 @@ def test_lazy_set_runs_and_samples_from_the_shards(cluster, small_pieces):
     assert len(pieces) >= 3
     b = _backend("numpy-f32")
     single = np.concatenate([b.run(u).log10 for u in pieces])
-    got, session, _, cds = sharded_values(client, PAIRHMM, "numpy-f32", ds, 2, "merged",
-                                          per_worker=2)
+    got, session, sb, cds = sharded_values(client, PAIRHMM, "numpy-f32", ds, 2, "merged",
+                                           per_worker=2)
     assert np.array_equal(got, single)
     proxies = list(cds.chunks())
     assert [p.n_items for p in proxies] == [u.n_pairs for u in pieces]
+    # each piece's call submits the next one before gathering its own results (the transfer
+    # overlaps compute); the last piece of a pass submits nothing ahead
+    placement = cds.placement()
+    for k, proxy in enumerate(proxies):
+        out = placement.run(sb, proxy.with_mode("merged"))
+        start = sum(u.n_pairs for u in pieces[:k])
+        assert np.array_equal(out.log10, single[start:start + pieces[k].n_pairs])
+        assert list(placement._ahead) == ([("numpy-f32", k + 1, "merged")]
+                                          if k + 1 < len(proxies) else [])
     idx = np.array([7, 0, pieces[1].n_pairs - 1, 300, 299])
     sample, want = proxies[1].subset(idx), pieces[1].subset(idx)
     assert np.array_equal(sample.read_bases, want.read_bases)

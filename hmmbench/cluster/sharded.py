@@ -12,8 +12,10 @@ cross-check, timed repeats, stopping, records -- over stand-ins:
   packed arrays. Nothing is sent again per repeat; results come back as arrays.
 * :class:`ShardedBackend` wraps a backend: one call runs one piece on every worker (each runs
   the piece's launches in the chunking mode, as a single process would) and joins the results.
-  Its ``total`` is the wall time of the whole sharded call (submit, compute, gather); its stage
-  times are the slowest worker's, so kernel GCUPS is the aggregate rate of the critical path.
+  Its ``total`` is the wall time of the whole sharded call (submit, compute, gather; the next
+  piece is submitted before a piece's results are gathered, so transfers overlap compute); its
+  stage times are the slowest worker's, so kernel GCUPS is the aggregate rate of the critical
+  path.
 * The cross-check (warm-up pass only) checks exactly what a single-process run checks: a set that
   fits in memory is loaded here as well (files are read here anyway); the samples of a lazy set
   (generated piece by piece, too large for memory) are fetched from the workers' shards.
@@ -193,10 +195,18 @@ class Placement:
                        all(s[p][2] for s in self.shard_sizes))
                       for p in range(len(self.shard_sizes[0]))]
         self.holders = list(workers)
+        #: the next piece's tasks, submitted while this piece's results come back
+        self._ahead: dict = {}
 
     def release(self) -> None:
+        self._drop_ahead()
         self.futures = []
         self.ds.forget_local()
+
+    def _drop_ahead(self) -> None:
+        for futures in self._ahead.values():
+            self.session.client.cancel(futures)
+        self._ahead = {}
 
     def _submit(self, fn, shard: int, *args, **kw):
         """A task on the worker holding a shard (it may move there if that worker is gone)."""
@@ -228,11 +238,25 @@ class Placement:
         return joined if np.array_equal(order, np.arange(len(idx))) else \
             joined.subset(np.argsort(order))
 
+    def _submit_piece(self, backend: "ShardedBackend", piece: int, mode: str) -> list:
+        s = self.session
+        return [self._submit(remote.run_piece, i, piece, i % self.per_worker, backend.inner,
+                             mode, s.launches_fn, s.env)
+                for i in range(len(self.shard_sizes))]
+
     def run(self, backend: "ShardedBackend", proxy: ShardProxy) -> Execution:
+        """One piece on every shard. A pass runs its pieces in order, so the next piece is
+        submitted before this one's results are gathered: the workers compute it while the
+        results travel (a call's wall then holds its gather and the next piece's start; a pass's
+        sum of calls is its wall)."""
         s, k = self.session, proxy.piece
-        futures = [self._submit(remote.run_piece, i, k, i % self.per_worker, backend.inner,
-                                proxy.mode, s.launches_fn, s.env)
-                   for i in range(len(self.shard_sizes))]
+        futures = self._ahead.pop((backend.name, k, proxy.mode), None)
+        self._drop_ahead()                        # anything else submitted ahead is stale
+        if futures is None:
+            futures = self._submit_piece(backend, k, proxy.mode)
+        if k + 1 < len(self.sizes):
+            self._ahead[(backend.name, k + 1, proxy.mode)] = self._submit_piece(
+                backend, k + 1, proxy.mode)
         results = s.client.gather(futures)
         moved = {}
         for i, r in enumerate(results):
