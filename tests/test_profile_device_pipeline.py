@@ -138,36 +138,3 @@ def test_an_empty_database(backend):
         ex = backend.run(ProfileSearch(model, empty, kind, hmm))
         assert ex.log10.size == 0, kind
 
-
-@pytest.mark.parametrize("forward", [0, 1])
-def test_generic_kernel_body_matches_the_reference_in_both_modes(backend, proteome, forward):
-    """The generic Viterbi / Forward body CUDA shares (kernels_common/profile/generic.h), run
-    here through its OpenCL spelling on every sequence of part of the proteome: within the
-    kinds' tolerances of the NumPy reference (job.TOLERANCE: viterbi 1e-3, forward 1e-2)."""
-    import pyopencl as cl
-    from cpu_reference.profile.generic import generic_forward, generic_viterbi
-    from hmmbench.profile import opencl as pocl
-    from hmmbench.profile.job import TOLERANCE
-    from hmmbench.profile.layout import GENERIC_THREADS, generic_tables, resident_specials
-    model, _ = datasets.resolve_model("PF02826").load()
-    seqs = proteome.subset(np.arange(0, len(proteome), 7))      # 300 sequences, every length class
-    runner = backend.runner()
-    kit = runner.kit
-    db, _ = runner.resident.get_seqs(seqs, None)
-    b = db.buffers
-    specials = resident_specials(db.lengths, db.classes, model.nj)
-    msc, isc, tr, P, loop, move = (runner._buf(a) for a in (*generic_tables(model),
-                                                             specials["loop"], specials["move"]))
-    out = cl.Buffer(kit.context, cl.mem_flags.READ_WRITE, 4 * len(seqs))
-    kern = kit.kernel(pocl.GENERIC_SOURCE, "generic_dp", {
-        "MODEL_M": model.M, "THREADS": GENERIC_THREADS, "FORWARD": forward})
-    kern(kit.queue, (len(seqs) * GENERIC_THREADS,), (GENERIC_THREADS,), msc, isc, tr, P,
-         b["residues"], b["offsets"], b["order"], np.int32(len(seqs)), loop, move,
-         np.float32(model.e_loop), np.float32(model.e_move), out).wait()
-    got = np.empty(len(seqs), np.float32)
-    cl.enqueue_copy(kit.queue, got, out)
-    want = (generic_forward if forward else generic_viterbi)(model, seqs)
-    kind = "forward" if forward else "viterbi"
-    assert np.max(np.abs(got - want)) <= TOLERANCE[kind], np.max(np.abs(got - want))
-    other = (generic_viterbi if forward else generic_forward)(model, seqs)
-    assert np.max(np.abs(got - other)) > 0.01         # the other mode is off: the check can fail

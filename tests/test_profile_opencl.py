@@ -65,3 +65,32 @@ def test_opencl_filters_identical(hmm, runner, proteome, block):
 def test_opencl_unknown_score(runner, proteome):
     with pytest.raises(ValueError):
         runner.scores(MODELS[0], proteome.subset([0]), "forward")
+
+
+@pytest.mark.parametrize("kind", ["viterbi", "forward"])
+def test_opencl_generic_twin_within_the_kinds_tolerance(kind, proteome):
+    """profile-opencl-ganesan, the twin of profile-cuda-ganesan (one kernel body,
+    kernels_common/profile/generic.h): every 7th protein plus odd sequences (length 1, a
+    degenerate residue), within the kind's tolerance of the NumPy reference; the other mode's
+    reference is off by more (the check can fail)."""
+    from cpu_reference.profile import generic as pg
+    from hmmbench.profile.job import TOLERANCE, ProfileSearch
+    from hmmbench.profile.model import ProfileModel, SequenceSet
+    from hmmbench.profile.opencl import OpenCLGenericProfile
+    b = OpenCLGenericProfile()
+    if b.unavailable_reason():
+        pytest.skip(b.unavailable_reason())
+    hmm = next((h for h in HMMS if "PF02826" in str(h.accession)), None)
+    if hmm is None:
+        pytest.skip("no PF02826 model")
+    model = ProfileModel.from_hmm(hmm)
+    sub = proteome.subset(np.arange(0, len(proteome), 7))
+    odd = np.array([3, 21, 5, 9], np.uint8)           # a length-1 sequence, one with a B
+    seqs = SequenceSet(list(sub.names) + ["one", "degenerate"],
+                       np.concatenate([sub.residues, odd]),
+                       np.concatenate([sub.offsets, sub.offsets[-1] + np.array([1, 4])]))
+    got = b.run(ProfileSearch(model, seqs, kind, hmm)).log10
+    want, other = (pg.generic_forward, pg.generic_viterbi)[::1 if kind == "forward" else -1]
+    assert np.max(np.abs(got - want(model, seqs))) <= TOLERANCE[kind]
+    assert np.max(np.abs(got - other(model, seqs))) > TOLERANCE[kind]
+    b.close()

@@ -35,6 +35,7 @@ STAGES_SOURCE = "profile/stages.cl"
 STAGE_DEFINES = {"GROUP_SIZE": 64, "ITEMS": 16}
 #: the pipeline's Forward of the survivors (kernels_common/profile/generic.h)
 GENERIC_SOURCE = "profile/generic.cl"
+GENERIC_KINDS = ("viterbi", "forward")
 
 
 class ProfileFiltersOpenCL:
@@ -233,10 +234,10 @@ class ProfileFiltersOpenCL:
     def codes(self) -> np.ndarray:
         return self._download(self._codes(), self._db.n, self._clock, np.uint8)
 
-    def forward(self, model, order, m, host) -> np.ndarray:
-        """Forward (float32 nats) of the ``m`` sequences of the device list ``order``: the
-        generic kernel (kernels_common/profile/generic.h), a work-group per sequence; the other
-        entries are undefined."""
+    def generic(self, model, order, m, forward: bool, host) -> np.ndarray:
+        """Generic Viterbi or Forward (float32 nats) of the ``m`` sequences of the device list
+        ``order``: the kernel CUDA shares (kernels_common/profile/generic.h), a work-group per
+        sequence; the other entries are undefined."""
         db = self._db
         b, out = db.buffers, self.kit.scratch("generic_out", 4 * max(db.n, 1))
         with host("prep"):
@@ -248,12 +249,16 @@ class ProfileFiltersOpenCL:
             loop, move = (self._buf(specials[k]) for k in ("loop", "move"))
         if m:
             kern = self.kit.kernel(GENERIC_SOURCE, "generic_dp", {
-                "MODEL_M": model.M, "THREADS": GENERIC_THREADS, "FORWARD": 1})
+                "MODEL_M": model.M, "THREADS": GENERIC_THREADS, "FORWARD": int(forward)})
             with self._clock("kernel"):
                 kern(self.kit.queue, (m * GENERIC_THREADS,), (GENERIC_THREADS,), msc, isc, tr, P,
                      b["residues"], b["offsets"], order, np.int32(m), loop, move,
                      np.float32(model.e_loop), np.float32(model.e_move), out).wait()
         return self._download(out, db.n, self._clock, np.float32)
+
+    def forward(self, model, order, m, host) -> np.ndarray:
+        """The pipeline's Forward stage (device_pipeline's protocol)."""
+        return self.generic(model, order, m, True, host)
 
     def scores(self, model: ProfileModel, seqs: SequenceSet, which: str, clock=None):
         """One filter's scores for every sequence, float32 nats as HMMER/pyhmmer report."""
@@ -264,11 +269,15 @@ class ProfileFiltersOpenCL:
 
     def search(self, job, clock) -> tuple:
         """(scores, info) of a ProfileSearch on its resident database; kind ``pipeline``: the
-        outcome per sequence (hmmbench.profile.device_pipeline)."""
+        outcome per sequence (hmmbench.profile.device_pipeline); ``viterbi`` / ``forward``: the
+        generic kernel over the whole launch order."""
         db, load = self.resident.get(job)
         info = load_info(job, load, clock.timing)
         self._db, self._clock = db, clock
         try:
+            if job.kind in GENERIC_KINDS:
+                return self.generic(job.model, *self.whole_order(), job.kind == "forward",
+                                    clock), info
             if job.kind == PIPELINE:
                 from .device_pipeline import run_pipeline
                 out, extra = run_pipeline(self, job.model, db, clock, clock, StageClock,
@@ -409,8 +418,18 @@ class OpenCLProfile(Backend):
             self._runner.resident.clear()
 
 
+class OpenCLGenericProfile(OpenCLProfile):
+    """Generic Viterbi/Forward, the twin of ``profile-cuda-ganesan``: the body both APIs share
+    (kernels_common/profile/generic.h), a work-group per sequence, the D->D chain a partitioned
+    prefix scan in local memory (float32 log space)."""
+    name = "profile-opencl-ganesan"
+    family = "ganesan-hybrid"
+    precision = "float32"
+    kinds = GENERIC_KINDS
+
+
 def backends() -> list:
-    return [OpenCLProfile(), OpenCLProfile(warp_kernels=True)]
+    return [OpenCLProfile(), OpenCLProfile(warp_kernels=True), OpenCLGenericProfile()]
 
 
 def devices() -> list:
