@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The peak kernels' CUDA and OpenCL twins on one GPU (issue 16): correctness of both on this GPU,
-# the `twins` suite (opencl-subwarp vs cuda-subwarp on equal-length sets L = 64..1024 and 1m
+# the `twins` suite (opencl-subwarp-f64rescue vs cuda-subwarp-f64rescue on equal-length sets L = 64..1024 and 1m
 # merged; profile-opencl-warp vs profile-cuda-warp on proteins-2e8 with random-M400 and
 # random-M1200), the OpenCL/CUDA kernel-time ratio table from those files, and the compiler
 # evidence (registers, spills, SASS per cell of each twin). Everything lands in $OUT.

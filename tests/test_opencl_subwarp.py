@@ -1,4 +1,4 @@
-"""opencl-subwarp (the OpenCL twin of cuda-subwarp) against the float64 reference on every OpenCL
+"""opencl-subwarp-f64rescue (the OpenCL twin of cuda-subwarp-f64rescue) against the float64 reference on every OpenCL
 device here, on both exchange paths: the device's shuffle (Intel's CPU runtime: one sub-group per
 group) and the local-memory path (PoCL's, forced here on every device)."""
 from __future__ import annotations
@@ -41,10 +41,10 @@ def _backend(device: str, exchange: str, registered: bool = False) -> SubwarpOpe
     key = (device, exchange, registered)
     if key not in _BACKENDS:
         kw = {} if registered else dict(bins=TEST_BINS, long_config=TEST_LONG, small_bins=None)
-        b = SubwarpOpenCL("opencl-subwarp", device=device, exchange=exchange, **kw)
+        b = SubwarpOpenCL("opencl-subwarp-f64rescue", device=device, exchange=exchange, **kw)
         reason = b.unavailable_reason()
         if reason:
-            pytest.skip(f"opencl-subwarp on {device}: {reason}")
+            pytest.skip(f"opencl-subwarp-f64rescue on {device}: {reason}")
         _BACKENDS[key] = b
     return _BACKENDS[key]
 
@@ -126,10 +126,10 @@ def test_work_groups_shrink_until_the_emission_table_fits_local_memory():
 
 def test_registered_with_the_cuda_twins_bins():
     from hmmbench.pairhmm.cuda_subwarp import backends as cuda_backends
-    ocl, ocl_exp = backends()
+    ocl_exp, ocl = backends()
     cuda = cuda_backends()[0]
-    assert ocl.name == "opencl-subwarp" and ocl.family == cuda.family == "subwarp"
-    assert ocl_exp.name == "opencl-subwarp-exp" and ocl_exp.exp_scale and not ocl.exp_scale
+    assert ocl.name == "opencl-subwarp-f64rescue" and ocl.family == cuda.family == "subwarp"
+    assert ocl_exp.name == "opencl-subwarp" and ocl_exp.exp_scale and not ocl.exp_scale
     for b in (ocl, ocl_exp):
         assert b._bins_table == cuda._bins_table and b._small_table == cuda._small_table
         assert b._long == cuda._long

@@ -1,4 +1,4 @@
-"""The shared sub-warp body with exponents (SW_EXP_SCALE), executed: opencl-subwarp-exp on the
+"""The shared sub-warp body with exponents (SW_EXP_SCALE), executed: opencl-subwarp on the
 CPU's OpenCL runtime (Intel's, sub-group shuffles) against the float64 reference and against the
 NumPy emulation the scheme is proven on (tests/subwarp_scaling.py). The CUDA twin compiles the
 same body (nvcc checks in test_cuda_subwarp.py; its GPU run: scripts/device_exp.sh)."""
@@ -30,11 +30,11 @@ def backend():
     device = next((x for x in labels if "Intel" in x), None)
     if device is None:
         pytest.skip("no Intel CPU OpenCL runtime (scripts/install_opencl_cpu.sh installs it)")
-    b = SubwarpOpenCLExp("opencl-subwarp-exp", device="Intel", bins=BINS, long_config=LONG,
+    b = SubwarpOpenCLExp("opencl-subwarp", device="Intel", bins=BINS, long_config=LONG,
                          small_bins=None)
     reason = b.unavailable_reason()
     if reason:
-        pytest.skip(f"opencl-subwarp-exp: {reason}")
+        pytest.skip(f"opencl-subwarp: {reason}")
     return b
 
 

@@ -1,4 +1,5 @@
-"""``opencl-subwarp``: the OpenCL twin of ``cuda-subwarp`` (sub-warp groups, shuffles, bins).
+"""``opencl-subwarp`` and ``-f64rescue``: the OpenCL twins of ``cuda-subwarp`` and
+``cuda-subwarp-f64rescue`` (sub-warp groups, shuffles, bins).
 
 Kernel: ``kernels_opencl/pairhmm/subwarp.cl``, OpenCL's spelling of the body it shares with the
 CUDA twin (``kernels_common/pairhmm/subwarp.h``): a group of ``p`` work-items aligns one read to
@@ -214,8 +215,11 @@ class SubwarpOpenCLExp(SubwarpOpenCL):
 
 
 def backends(device: Optional[str] = None) -> list[Backend]:
-    return [SubwarpOpenCL("opencl-subwarp", device=device,
-                          description="auto (p,k) per length bin, as cuda-subwarp-f64rescue"),
-            SubwarpOpenCLExp("opencl-subwarp-exp", device=device,
+    # Named as their CUDA twins: the exponents need sub-group shuffles (not on NVIDIA's OpenCL,
+    # where -f64rescue is the twin that runs)
+    return [SubwarpOpenCLExp("opencl-subwarp", device=device,
                              description="auto bins, float32 with per-thread power-of-two "
-                                         "exponents, as cuda-subwarp (sub-group paths)")]
+                                         "exponents, as cuda-subwarp (sub-group paths)"),
+            SubwarpOpenCL("opencl-subwarp-f64rescue", device=device,
+                          description="auto (p,k) per length bin, float32 pairs under 1e-28 "
+                                      "recomputed in float64, as cuda-subwarp-f64rescue")]

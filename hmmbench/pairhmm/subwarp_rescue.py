@@ -3,9 +3,10 @@
 Every pair whose float32 forward sum (with C = 2^120) is under 1e-28 is recomputed by a
 double-precision instantiation of the same kernel, specialized like the float32 bins: k =
 ``DOUBLE_K`` rows per thread and the smallest p whose tile holds the bins' reads, multi-tile p32
-beyond. ``cuda-subwarp`` queues the pairs on the device (one queue per double configuration);
-``opencl-subwarp`` collects them on the host (``cpu_reference.pairhmm.finish_float32``'s rule)
-and runs the same double configurations over them.
+beyond (``-f64rescue``: every such pair; with the exponents, the few pairs they cannot hold).
+``cuda-subwarp`` queues the pairs on the device (one queue per double configuration);
+``opencl-subwarp-f64rescue`` collects them on the host (``cpu_reference.pairhmm.finish_float32``'s
+rule) and runs the same double configurations over them.
 """
 from __future__ import annotations
 

@@ -139,16 +139,17 @@ SUITES = {
             {"name": "apis-128x256", "datasets": ["ren16-t1.8@1e6"], "backends": _TWINS,
              "options": {"opencl-device": "NVIDIA", "repeat": 3}}]},
     "twins": {
-        "about": "the peak kernels' CUDA and OpenCL twins on one GPU: opencl-subwarp vs "
-                 "cuda-subwarp on equal-length sets 64..1024 and 1m merged, profile-opencl-warp "
+        "about": "the peak kernels' CUDA and OpenCL twins on one GPU: the sub-warp twins "
+                 "(-f64rescue: NVIDIA's OpenCL has no sub-group shuffles for the exponents) on "
+                 "equal-length sets 64..1024 and 1m merged, profile-opencl-warp "
                  "vs profile-cuda-warp on proteins-2e8 (M = 400, 1200) [issue 16]; the ratio "
                  "table and the compiler evidence: scripts/device_twins.sh",
         "steps": [
             {"name": "twins-peak", "datasets": _twin_peak_sets(),
-             "backends": ["cuda-subwarp", "opencl-subwarp"],
+             "backends": ["cuda-subwarp-f64rescue", "opencl-subwarp-f64rescue"],
              "options": {"opencl-device": "NVIDIA", "repeat": 3, "sample-pairs": 200}},
             {"name": "twins-1m", "datasets": ["1m"],
-             "backends": ["cuda-subwarp", "opencl-subwarp"],
+             "backends": ["cuda-subwarp-f64rescue", "opencl-subwarp-f64rescue"],
              "options": {"chunking": "merged", "opencl-device": "NVIDIA", "max-time": 2}},
             {"name": "twins-profile", "workload": "profile", "datasets": ["proteins-2e8"],
              "backends": ["profile-cuda-warp", "profile-opencl-warp"],
