@@ -112,6 +112,9 @@ REPRODUCED = {
     "subwarp-variants/subwarp-variants",
     "h200/table3.json": "table3/table3", "h200/tiles.json": "tiles/tiles",
     "h200/tiles-sorted.json": "tiles/tiles-sorted",
+    **{f"{gpu}/{name}.json": f"peer/{name}" for gpu in ("h100", "h200")
+       for name in ("peer-peak", "peer-real", "subwarp-original")},
+    "h100/profile-e2e.json": "profile-e2e/e2e", "h200/profile-e2e.json": "profile-e2e/e2e",
 }
 
 
