@@ -30,8 +30,8 @@ import numpy as np
 
 from ..backend import Backend, Execution, StageClock
 from . import layout
-from .layout import (GENERIC_THREADS, RESIDENT_NJ, generic_tables,  # noqa: F401 - re-exported
-                     resident_specials)
+from .layout import (GENERIC_THREADS, RESIDENT_NJ, generic_length_model,  # noqa: F401
+                     generic_tables, resident_specials)
 from .host import FILTER_KINDS
 from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
@@ -457,18 +457,15 @@ def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
     drv = cuda.driver()
     n = db.n
     b = db.buffers
-    resident = float(model.nj) == RESIDENT_NJ and "loop" in b
     with host("prep"):
-        if not resident:
-            specials = resident_specials(db.lengths, db.classes, model.nj)
+        lengths, on_device = generic_length_model(model, db)
         tables = generic_tables(model)
     mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": GENERIC_THREADS,
                                         "FORWARD": int(forward)})
     with timer("h2d"):
         msc, isc, tr, P = (drv.to_device(np.ascontiguousarray(a)) for a in tables)
-        if not resident:
-            b = {**b, **{name: drv.to_device(a) for name, a in specials.items()}}
-    loopb, moveb = b["loop"], b["move"]
+        loopb, moveb = (a if on_device else drv.to_device(a)
+                        for a in (lengths["loop"], lengths["move"]))
     out = (scratch or cuda.DeviceBuffers()).get("generic_out", 4 * n)
     if n_launch:
         with timer("kernel"):

@@ -148,3 +148,13 @@ def generic_tables(model) -> tuple:
     isc = np.array(model.insert_scores[:, 1:], dtype=np.float32)
     isc[:, M - 1] = -np.inf                                  # no I_M
     return msc, isc, tr, P
+
+
+def generic_length_model(model, db) -> tuple:
+    """({"loop", "move"}, on_device) of the generic kernels for ``model`` on the resident
+    database ``db``: the database's own device arrays when the model has the resident nj
+    (hmmsearch's multihit), else host arrays computed for this model (the caller uploads them)."""
+    b = db.buffers
+    if float(model.nj) == RESIDENT_NJ and "loop" in b:
+        return {"loop": b["loop"], "move": b["move"]}, True
+    return resident_specials(db.lengths, db.classes, model.nj), False

@@ -27,7 +27,7 @@ from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
 from ..apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
 from . import warp
-from .layout import GENERIC_THREADS, RESIDENT_NJ, generic_tables, resident_specials
+from .layout import GENERIC_THREADS, generic_length_model, generic_tables, resident_specials
 
 SOURCE = "profile/filters.cl"
 #: the pipeline's stage decisions and compaction (kernels_common/profile/stages.h)
@@ -242,11 +242,10 @@ class ProfileFiltersOpenCL:
         b, out = db.buffers, self.kit.scratch("generic_out", 4 * max(db.n, 1))
         with host("prep"):
             tables = generic_tables(model)
-            own = float(model.nj) != RESIDENT_NJ or "loop" not in b
-            specials = resident_specials(db.lengths, db.classes, model.nj) if own else b
+            lengths, _ = generic_length_model(model, db)   # device arrays pass _buf as they are
         with self._clock("h2d"):
             msc, isc, tr, P = (self._buf(a) for a in tables)
-            loop, move = (self._buf(specials[k]) for k in ("loop", "move"))
+            loop, move = self._buf(lengths["loop"]), self._buf(lengths["move"])
         if m:
             kern = self.kit.kernel(GENERIC_SOURCE, "generic_dp", {
                 "MODEL_M": model.M, "THREADS": GENERIC_THREADS, "FORWARD": int(forward)})
