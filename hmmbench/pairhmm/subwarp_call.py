@@ -74,12 +74,11 @@ class SubwarpCall:
                       "fb_items": bufs.get(f"fb_items{i}", mp * 16)}
                      for i in range(self.n_slots)]
         self.queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan: nb heads
-        self.out_dev = bufs.get("out", headroom(pairs.n_pairs * 8))
-
         streams = res.streams(3 + nb + nq)
         self.main, self.copy, self.lay_stream = streams[:3]
         self.bin_streams = streams[3:3 + nb] if backend._streams_on else [self.main] * nb
         self.queue_streams = streams[3 + nb:] if backend._streams_on else [self.main] * nq
+        self.out_dev = bufs.get("out", headroom(pairs.n_pairs * 8))
 
         self.max_hap_len = int(pairs.hap_lengths.max(initial=1))
         self.bin_lut = np.minimum(np.searchsorted([b.hi for b in self.bins],
