@@ -231,10 +231,10 @@ class SubwarpBackend(Backend):
         scratch, stride = self._device.scratch(b, double, max_hap_len)
         if b.multi_tile:
             blocks = min(blocks, glue.device_attributes()["sm_count"] * 16)
-        ptr = lambda x: np.uintp(int(x))  # noqa: E731
-        args = (ptr(items_ptr), ptr(range_ptr), np.int32(n_max),
-                *(ptr(dev[name]) for name in KERNEL_ARRAYS),
-                ptr(out_dev), ptr(fb_queue_ptr), ptr(fb_items_ptr), ptr(scratch), np.int32(stride))
+        ptr = np.uintp  # device addresses as the prepared signature's "P" (dev's are already)
+        args = (ptr(int(items_ptr)), ptr(int(range_ptr)), np.int32(n_max),
+                *(dev[name] for name in KERNEL_ARRAYS), ptr(int(out_dev)), ptr(int(fb_queue_ptr)),
+                ptr(int(fb_items_ptr)), ptr(int(scratch)), np.int32(stride))
         begin = self._device.mark(stream)
         fn.prepared_async_call((max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream, *args,
                                shared_size=smem)

@@ -23,11 +23,13 @@ from .subwarp_staging import (PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, 
                               headroom, stage, staging_offsets)
 
 
-def busy_seconds(start, spans) -> float:
+def busy_seconds(start, spans, at=None) -> float:
     """Seconds covered by the union of (begin, end) event spans, in any order: overlapping spans
-    (bins on parallel streams, consecutive chunks) count once, gaps between them not at all."""
+    (bins on parallel streams, consecutive chunks) count once, gaps between them not at all.
+    ``at(event)``: its milliseconds since ``start`` (default: asked of the driver)."""
+    at = at or (lambda ev: ev.time_since(start))
     total, prev_end = 0.0, 0.0
-    for t0, t1 in sorted((a.time_since(start), b.time_since(start)) for a, b in spans):
+    for t0, t1 in sorted((at(a), at(b)) for a, b in spans):
         total += max(0.0, t1 - max(t0, prev_end))
         prev_end = max(prev_end, t1)
     return total / 1e3
@@ -256,23 +258,30 @@ class SubwarpCall:
         d1.synchronize()
         out = self.host_out.copy()  # the page-locked buffer is the next run's
         n_fb = int(self.queue_heads[1::2].sum())
-        start = self.start
+        start, since = self.start, {}
+
+        def at(ev) -> float:
+            """ms since the call's start, asked of the driver once per event (the three
+            busy-time measures share their events; each query is a driver call)."""
+            if id(ev) not in since:
+                since[id(ev)] = ev.time_since(start)
+            return since[id(ev)]
         timing = {
             # host staging work of every chunk (worker threads; it overlaps the uploads and
             # kernels of earlier chunks -- info has the part the launches waited for)
             "prep": self.prep_work,
             "h2d": sum(e.time_since(s) for s, e in self.h2d_spans) / 1e3,
             # the GPU running a layout, bin or recompute launch (overlap counted once)
-            "kernel": busy_seconds(start, self.float_launches + self.double_launches),
+            "kernel": busy_seconds(start, self.float_launches + self.double_launches, at),
             "d2h": d1.time_since(d0) / 1e3}
         info["prep_wait_s"] = self.prep_wait
         info["run_wall_s"] = time.perf_counter() - self.t_run
         info["gpu_span_s"] = d1.time_since(start) / 1e3
         # kernel = layout + float32 bins + the float64 recompute of their underflows
-        info["float32_kernel_s"] = busy_seconds(start, self.float_launches)
+        info["float32_kernel_s"] = busy_seconds(start, self.float_launches, at)
         # The former measure: each chunk from its upload's end to its last kernel's end (host
         # enqueue gaps included); far above "kernel" = the GPU waited for the host.
-        info["kernel_span_s"] = busy_seconds(start, self.kernel_spans)
+        info["kernel_span_s"] = busy_seconds(start, self.kernel_spans, at)
         if self.bin_events:
             prof: dict = {}
             for label, a, b, cells in self.bin_events:
