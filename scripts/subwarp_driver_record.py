@@ -18,7 +18,6 @@ import sys
 import numpy as np
 tree = sys.argv[1]
 sys.path.insert(0, tree)
-sys.path.insert(0, tree + "/tests")
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm.datasets import resolve
