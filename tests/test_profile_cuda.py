@@ -120,7 +120,7 @@ def test_generic_kernel_compiles_sm90(M, forward, tmp_path):
 
 def test_generic_tables_reproduce_reference_recursion(hmm_and_model):
     """The kernel's tables, walked serially in float64, give the reference's Viterbi score."""
-    from hmmbench.profile.cuda import generic_tables
+    from hmmbench.profile.layout import generic_tables
     from cpu_reference.profile import generic as pg
     _, model = hmm_and_model
     seqs = datasets.load_proteome().subset([0, 5])

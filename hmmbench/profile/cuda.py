@@ -30,8 +30,7 @@ import numpy as np
 
 from ..backend import Backend, Execution, StageClock
 from . import layout
-from .layout import (GENERIC_THREADS, RESIDENT_NJ, generic_length_model,  # noqa: F401
-                     generic_tables, resident_specials)
+from .layout import GENERIC_THREADS, generic_length_model, generic_tables, resident_specials
 from .host import FILTER_KINDS
 from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
