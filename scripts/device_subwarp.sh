@@ -22,7 +22,7 @@ variants = sw.backends()
 extra = []
 for b in variants[:3]:  # the tests' recompute-everything runs (auto, and two element variants)
     x = sw.SubwarpBackend(b.name, bins=b._bins_table, long_config=b._long, emis_table=b._table,
-                          scaled=b._scaled, small_bins=b._small_table)
+                          scaled=b._scaled, small_tiers=b._small_tiers)
     x.recompute_all = True
     extra.append(x)
 print("precompiled", sw.precompile(variants + extra), "kernels in", round(time.time() - t, 1), "s")
@@ -101,7 +101,7 @@ if "double" in parts:
         ps = load(f"equal-{L}@{n}")
         for dk in [int(x) for x in os.environ.get("SW_DOUBLE_KS", "8 4").split()]:
             for everything in (False, True):
-                b = sw.SubwarpBackend(f"dk{dk}", small_bins=sw.SMALL_BINS)
+                b = sw.SubwarpBackend(f"dk{dk}", small_tiers=sw.SMALL_TIERS)
                 b.double_k, b.recompute_all = dk, everything
                 kt, ex = kernel_time(b, ps)
                 f32 = ex.info["float32_kernel_s"]
@@ -209,7 +209,7 @@ if "e2e" in parts:
         tcells = sum(p.cells for p in kept)
         results["e2e_tune"] = {}
         for threads, chunk, *ramp in tune:
-            b = sw.SubwarpBackend(f"t{threads}c{chunk}", small_bins=sw.SMALL_BINS, chunk_pairs=chunk)
+            b = sw.SubwarpBackend(f"t{threads}c{chunk}", small_tiers=sw.SMALL_TIERS, chunk_pairs=chunk)
             b.prep_threads = threads
             b.ramp_chunks = bool(ramp[0]) if ramp else True
             b.run(kept[0])

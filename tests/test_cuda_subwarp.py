@@ -500,12 +500,27 @@ def test_bin_cells_sum_read_times_haplotype_lengths():
         assert total == ps.cells
 
 
-def test_small_inputs_use_the_few_small_bins():
-    auto = sw.backends()[0]
+def _tier_configs(pairs, rows) -> tuple:
+    """(p, k) of the bins ``rows`` give ``pairs``, and of the backend's bins for them."""
+    want = [(b.p, b.k) for b in sw.make_bins(rows, sw.DEFAULT_LONG, pairs.max_read_length)]
+    return want, [(b.p, b.k) for b in sw.backends()[0].bins_for(pairs)]
+
+
+def test_inputs_take_the_first_size_tier_that_holds_them():
     small = ragged(seed=3, batches=4)
-    assert small.n_pairs < sw.SMALL_INPUT_PAIRS
-    assert [(b.p, b.k) for b in auto.bins_for(small)][:len(sw.SMALL_BINS)] == \
-        [(p, k) for _, p, k, *_ in sw.SMALL_BINS][:len(auto.bins_for(small))]
+    assert small.n_pairs < sw.SMALL_INPUT_PAIRS == sw.SMALL_TIERS[0][0]
+    want, got = _tier_configs(small, sw.SMALL_TIERS[0][1])
+    assert got == want and {p for p, _ in got} == {32}
+    (lo, _), (hi, rows) = sw.SMALL_TIERS
+    middle = PairSet.concatenate([small] * (-(-lo // small.n_pairs)))
+    assert lo <= middle.n_pairs < hi
+    want, got = _tier_configs(middle, rows)
+    assert got == want and sw.size_tier(middle, sw.SMALL_TIERS) == 1
+    big = PairSet.concatenate([small] * (-(-hi // small.n_pairs)))
+    assert sw.size_tier(big, sw.SMALL_TIERS) == 2
+    assert _tier_configs(big, sw.DEFAULT_BINS)[0] == _tier_configs(big, sw.DEFAULT_BINS)[1]
+    # a plan per tier: the same longest read in two tiers gets two bin sets
+    assert sw.size_tier(small, None) == 0 == sw.size_tier(big, ())
 
 
 def test_reads_of_batches_without_haplotypes_make_no_items():

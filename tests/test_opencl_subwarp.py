@@ -40,7 +40,7 @@ def _backend(device: str, exchange: str, registered: bool = False) -> SubwarpOpe
     bins, or the registered ones (as cuda-subwarp's)."""
     key = (device, exchange, registered)
     if key not in _BACKENDS:
-        kw = {} if registered else dict(bins=TEST_BINS, long_config=TEST_LONG, small_bins=None)
+        kw = {} if registered else dict(bins=TEST_BINS, long_config=TEST_LONG, small_tiers=None)
         b = SubwarpOpenCL("opencl-subwarp-f64rescue", device=device, exchange=exchange, **kw)
         reason = b.unavailable_reason()
         if reason:
@@ -131,7 +131,7 @@ def test_registered_with_the_cuda_twins_bins():
     assert ocl.name == "opencl-subwarp-f64rescue" and ocl.family == cuda.family == "subwarp"
     assert ocl_exp.name == "opencl-subwarp" and ocl_exp.exp_scale and not ocl.exp_scale
     for b in (ocl, ocl_exp):
-        assert b._bins_table == cuda._bins_table and b._small_table == cuda._small_table
+        assert b._bins_table == cuda._bins_table and b._small_tiers == cuda._small_tiers
         assert b._long == cuda._long
 
 
@@ -167,9 +167,10 @@ def test_matches_reference_on_real_data(real, device, exchange, dataset):
 
 @needs_device
 def test_the_registered_bins_match_the_reference_on_10s(real):
-    """cuda-subwarp's own bins (10s: its small-input bins, k = 16..32), on the first device."""
+    """cuda-subwarp's own bins (10s: its smallest size tier, p32 k = 4 and 8), on the first
+    device."""
     ex = _check(_backend(DEVICES[0], "auto", registered=True), *real["10s"])
-    assert set(ex.info["bins"]) == {"p4k16[1..64]", "p8k16[65..128]", "p8k32[129..256]"}
+    assert set(ex.info["bins"]) == {"p32k4[1..128]", "p32k8[129..256]"}
 
 
 @needs_device

@@ -31,7 +31,7 @@ def backend():
     if device is None:
         pytest.skip("no Intel CPU OpenCL runtime (scripts/install_opencl_cpu.sh installs it)")
     b = SubwarpOpenCLExp("opencl-subwarp", device="Intel", bins=BINS, long_config=LONG,
-                         small_bins=None)
+                         small_tiers=None)
     reason = b.unavailable_reason()
     if reason:
         pytest.skip(f"opencl-subwarp: {reason}")

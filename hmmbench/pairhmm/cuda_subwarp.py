@@ -54,9 +54,9 @@ from .model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .subwarp_layout import (  # noqa: F401
     DEFAULT_BINS, DEFAULT_LONG, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE,
-    SMALL_BINS, SMALL_INPUT_PAIRS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin,
+    SMALL_INPUT_PAIRS, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin,
     HostLayout, PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds, host_layout, make_bins,
-    read_items, table_bytes)
+    read_items, size_tier, table_bytes, tiers_param, tiers_table)
 from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile)
 from .subwarp_call import SubwarpCall, busy_seconds  # noqa: F401
@@ -100,18 +100,19 @@ class SubwarpBackend(Backend):
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
                  scaled: bool = True, streams: bool = True, description: str = "",
                  chunk_pairs: int = 3 << 17, min_blocks: int = 1,
-                 per_pair_below: int = PER_PAIR_BELOW, small_bins: Optional[Sequence[tuple]] = None,
+                 per_pair_below: int = PER_PAIR_BELOW,
+                 small_tiers: Optional[Sequence[tuple]] = None,
                  exp_scale: bool = False, exp_above: int = 0):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams, exp_scale=exp_scale,
                          exp_above=exp_above,
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
                          per_pair_below=per_pair_below,
-                         small_bins=[list(b) for b in small_bins] if small_bins else None)
+                         small_tiers=tiers_param(small_tiers))
         self.name = name
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
-        self._small_table = tuple(tuple(b) for b in small_bins) if small_bins else None
+        self._small_tiers = tiers_table(small_tiers)
         self.profile_bins = False
         self._long = long_config
         self._table = emis_table
@@ -162,7 +163,7 @@ class SubwarpBackend(Backend):
         return super().refuse_reason(pairs)
 
     def bins_for(self, pairs: PairSet) -> list[Bin]:
-        return choose_bins(pairs, self._bins_table, self._long, self._small_table)
+        return choose_bins(pairs, self._bins_table, self._long, self._small_tiers)
 
     # --- kernels ------------------------------------------------------------------------------
     def defines(self, b: Bin, double: bool = False) -> dict:
@@ -207,7 +208,7 @@ class SubwarpBackend(Backend):
     def _plan(self, pairs: PairSet) -> tuple:
         """(bins, recompute queue bins, queue of each bin, meta) for inputs of this size class
         and longest read, with their kernels compiled: worked out once, not on every call."""
-        key = (pairs.n_pairs < SMALL_INPUT_PAIRS, pairs.max_read_length, self.double_k,
+        key = (size_tier(pairs, self._small_tiers), pairs.max_read_length, self.double_k,
                self.recompute_all)
         if key not in self._plans:
             bins = self.bins_for(pairs)
@@ -268,15 +269,15 @@ class SubwarpBackend(Backend):
 
 def backends() -> list[Backend]:
     return [
-        SubwarpBackend("cuda-subwarp", small_bins=SMALL_BINS, exp_scale=True,
+        SubwarpBackend("cuda-subwarp", small_tiers=SMALL_TIERS, exp_scale=True,
                        description="auto (p,k) per length bin, float32 with per-thread "
                                    "power-of-two exponents (no float64 recompute of "
                                    "underflowing pairs)"),
-        SubwarpBackend("cuda-subwarp-exp-long", small_bins=SMALL_BINS, exp_scale=True,
+        SubwarpBackend("cuda-subwarp-exp-long", small_tiers=SMALL_TIERS, exp_scale=True,
                        exp_above=256,
                        description="exponents only for reads over 256 (where pairs underflow in "
                                    "practice); shorter reads keep the float64 recompute"),
-        SubwarpBackend("cuda-subwarp-f64rescue", small_bins=SMALL_BINS,
+        SubwarpBackend("cuda-subwarp-f64rescue", small_tiers=SMALL_TIERS,
                        description="auto bins, float32 pairs under 1e-28 recomputed in float64 "
                                    "(the path the exponents replaced)"),
         SubwarpBackend("cuda-subwarp-noemistable", bins=NOTABLE_BINS, emis_table=False,

@@ -34,8 +34,9 @@ from ..apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
 from ..backend import Backend
 from .model import LOG10_C32, LOG10_C64, PairSet
 from .opencl import Layout, OpenCLBackend
-from .subwarp_layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_BINS,
-                             THREADS_PER_BLOCK, Bin, choose_bins, host_layout, table_bytes)
+from .subwarp_layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
+                             THREADS_PER_BLOCK, Bin, choose_bins, host_layout, table_bytes,
+                             tiers_param, tiers_table)
 from .subwarp_rescue import recompute_queues
 
 SOURCE = "pairhmm/subwarp.cl"
@@ -59,15 +60,15 @@ class SubwarpOpenCL(OpenCLBackend):
 
     def __init__(self, name: str, *, bins: Sequence[tuple] = DEFAULT_BINS,
                  long_config: Optional[tuple] = DEFAULT_LONG,
-                 small_bins: Optional[Sequence[tuple]] = SMALL_BINS, exchange: str = "auto",
+                 small_tiers: Optional[Sequence[tuple]] = SMALL_TIERS, exchange: str = "auto",
                  per_pair_below: int = PER_PAIR_BELOW, device: Optional[str] = None,
                  description: str = ""):
         super().__init__(name, "subwarp", device=device, bins=[list(b) for b in bins],
                          long_config=long_config, exchange=exchange,
-                         small_bins=[list(b) for b in small_bins] if small_bins else None)
+                         small_tiers=tiers_param(small_tiers))
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
-        self._small_table = tuple(tuple(b) for b in small_bins) if small_bins else None
+        self._small_tiers = tiers_table(small_tiers)
         self._long = long_config
         self._exchange = exchange   # "auto": the device's shuffle where it works, or "local"
         self.per_pair_below = per_pair_below
@@ -126,7 +127,7 @@ class SubwarpOpenCL(OpenCLBackend):
         return super().refuse_reason(pairs)
 
     def bins_for(self, pairs: PairSet) -> list[Bin]:
-        return choose_bins(pairs, self._bins_table, self._long, self._small_table)
+        return choose_bins(pairs, self._bins_table, self._long, self._small_tiers)
 
     # --- OpenCLBackend hooks ------------------------------------------------------------------
     def layout(self, pairs: PairSet) -> Layout:

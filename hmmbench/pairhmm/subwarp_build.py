@@ -49,9 +49,7 @@ def kernel_specs(backends: Sequence, max_read_length: int = 1 << 20) -> list:
     """(source, defines) of every kernel the backends launch on inputs up to max_read_length."""
     seen: dict = {(LAYOUT_SOURCE, ()): (LAYOUT_SOURCE, {})}
     for b in backends:
-        for table in (b._bins_table, b._small_table):
-            if not table:
-                continue
+        for table in (b._bins_table, *(rows for _, rows in b._small_tiers or ())):
             bins = make_bins(table, b._long, max_read_length)
             specs = [b.defines(x) for x in bins]
             specs += [b.defines(q, double=True) for q in recompute_queues(bins, b.double_k)[0]]

@@ -37,10 +37,18 @@ DEFAULT_BINS: tuple = (
     (128, 8, 16, 3), (160, 8, 20), (192, 8, 24), (256, 8, 32), (320, 16, 20), (384, 16, 24),
     (448, 16, 28), (512, 16, 32), (640, 32, 20), (768, 32, 24), (896, 32, 28), (1024, 32, 32),
 )
-#: Inputs under SMALL_INPUT_PAIRS pairs (the 10s set) leave the GPU mostly idle: each launch
-#: costs more than a tile's padding, so the auto backend uses these few bins there.
+#: Inputs that leave the GPU mostly idle: their kernel time is the dependency chain of their
+#: longest pairs (hap length + p steps of k dependent rows each), not throughput, so they take
+#: more threads per pair (larger p, smaller k) and few bins (a launch costs more than a tile's
+#: padding). (pairs below, bins) tiers, the first that holds the input: about n_pairs x p threads
+#: against the 270k an H100 holds. Measured on the H100 (scripts/subwarp_small_bins.py, kernel
+#: ms): 10s (3,550 pairs) 0.145 p32 / 0.178 p8 / 0.399 the former p4-p8 table; 1m (29,307) 0.391
+#: p8 / 0.540 p32 / 0.61 DEFAULT_BINS; 1m's 110 regions (~270 pairs each) 9.7 / 11.8 / 16.0 ms.
 SMALL_INPUT_PAIRS = 8192
-SMALL_BINS: tuple = ((64, 4, 16, 3), (128, 8, 16, 3), (256, 8, 32))
+SMALL_TIERS: tuple = (
+    (SMALL_INPUT_PAIRS, ((128, 32, 4), (256, 32, 8))),
+    (1 << 15, ((64, 8, 8), (128, 8, 16), (256, 8, 32))),
+)
 #: Reads longer than the last bin: this configuration, several row tiles per read.
 DEFAULT_LONG = (32, 16)
 #: Bins without the shared-memory table keep two emissions per row in registers: k <= 16.
@@ -89,12 +97,31 @@ def make_bins(table: Sequence[tuple], long_config: Optional[tuple], max_len: int
 
 
 
+def tiers_table(tiers: Optional[Sequence[tuple]]) -> Optional[tuple]:
+    """``tiers`` as nested tuples (hashable, comparable), or None."""
+    return tuple((int(below), tuple(tuple(r) for r in rows)) for below, rows in tiers) \
+        if tiers else None
+
+
+def tiers_param(tiers: Optional[Sequence[tuple]]) -> Optional[list]:
+    """``tiers`` as the JSON lists a result file's params keep, or None."""
+    return [[int(below), [list(r) for r in rows]] for below, rows in tiers] if tiers else None
+
+
+def size_tier(pairs: PairSet, small_tiers: Optional[Sequence[tuple]]) -> int:
+    """Index of the first (pairs below, bins) tier that holds the input; len(tiers) (or 0
+    without tiers) when none does (the full table)."""
+    tiers = small_tiers or ()
+    return next((i for i, (below, _) in enumerate(tiers) if pairs.n_pairs < below), len(tiers))
+
+
 def choose_bins(pairs: PairSet, table: Sequence[tuple], long_config: Optional[tuple],
-                small_table: Optional[Sequence[tuple]] = None) -> list[Bin]:
-    """The bins of a run: ``small_table`` for inputs under SMALL_INPUT_PAIRS pairs (few launches
-    beat tight tiles when the device is not full), else ``table``."""
-    if small_table is not None and pairs.n_pairs < SMALL_INPUT_PAIRS:
-        table = small_table
+                small_tiers: Optional[Sequence[tuple]] = None) -> list[Bin]:
+    """The bins of a run: the first of ``small_tiers`` that holds the input (a GPU left mostly
+    idle wants short chains: more threads per pair, few launches), else ``table``."""
+    tier = size_tier(pairs, small_tiers)
+    if small_tiers and tier < len(small_tiers):
+        table = small_tiers[tier][1]
     return make_bins(table, long_config, pairs.max_read_length)
 
 

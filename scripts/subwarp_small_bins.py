@@ -1,0 +1,103 @@
+"""Which (p, k) per read-length bin when the input leaves the GPU mostly idle (issue 13, points
+4 and 5), run on the GPU machine.
+
+A small input's kernel time is the chain of its longest pairs (hap length + p steps of k rows
+each, the k rows one dependent chain per thread), not the GPU's throughput: more threads per pair
+(larger p, smaller k) shortens the chain at a cost in shuffles the idle GPU does not feel. Each
+candidate table of bins is run as ``cuda-subwarp`` (exponents, every input through the table) on
+10s and 1m merged (one call each) and on 1m's 110 active regions (one call each, as
+HaplotypeCaller calls the Pair-HMM): the median call wall, kernel time and pass total, and the
+largest error against the float64 reference on each set. Development figures; the committed ones
+come from the tool (``hmmbench run``) once a table is chosen.
+
+    source .device/env.sh && python3 scripts/subwarp_small_bins.py [--passes N] [--json F]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+from hmmbench.apis import cuda as glue
+from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm.datasets import resolve
+from hmmbench.pairhmm.datasets.chunking import launches
+from cpu_reference.pairhmm.forward import forward_log10
+
+TABLES = {
+    "current": ((64, 4, 16, 3), (128, 8, 16, 3), (256, 8, 32)),
+    "p8": ((64, 8, 8), (128, 8, 16), (256, 8, 32)),
+    "p16": ((64, 16, 4), (128, 16, 8), (256, 16, 16)),
+    "mixed16-32": ((64, 16, 4), (128, 16, 8), (256, 32, 8)),
+    "p32": ((128, 32, 4), (256, 32, 8)),
+    "fine": ((16, 4, 4), (32, 8, 4), (64, 16, 4), (128, 32, 4), (256, 32, 8)),
+}
+
+
+def med(xs) -> float:
+    return statistics.median(xs)
+
+
+def run_table(name: str, table, sets: dict, passes: int) -> dict:
+    b = sw.SubwarpBackend(f"small-{name}", bins=table, exp_scale=True)
+    row: dict = {"table": [list(t) for t in table]}
+    for label, (calls, ref) in sets.items():
+        outs = [b.run(p) for p in calls]  # warm-up: compiles, allocates; checked
+        got = np.concatenate([np.asarray(ex.log10, np.float64) for ex in outs])
+        ok = np.isfinite(ref)
+        err = float(np.max(np.abs(got[ok] - ref[ok])))
+        totals, kernels, walls = [], [], []
+        for _ in range(passes):
+            t_pass = time.perf_counter()
+            k = 0.0
+            for p in calls:
+                t0 = time.perf_counter()
+                ex = b.run(p)
+                walls.append(time.perf_counter() - t0)
+                k += ex.timing["kernel"]
+            totals.append(time.perf_counter() - t_pass)
+            kernels.append(k)
+        row[label] = {"calls": len(calls), "max_abs_err": err,
+                      "pass_total_ms": [min(totals) * 1e3, med(totals) * 1e3, max(totals) * 1e3],
+                      "pass_kernel_ms": [min(kernels) * 1e3, med(kernels) * 1e3,
+                                         max(kernels) * 1e3],
+                      "call_wall_ms_median": med(walls) * 1e3, "bins": ex.info.get("bins")}
+        print(f"{name:12s} {label:12s} total {med(totals) * 1e3:8.3f} ms "
+              f"(min {min(totals) * 1e3:.3f} max {max(totals) * 1e3:.3f}) kernel "
+              f"{med(kernels) * 1e3:8.3f} ms  call wall {med(walls) * 1e3:.3f} ms  "
+              f"max err {err:.2e}", flush=True)
+    b.close()
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--passes", type=int, default=15)
+    ap.add_argument("--tables", default=",".join(TABLES))
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    names = args.tables.split(",")
+    t = time.time()
+    cands = [sw.SubwarpBackend(n, bins=TABLES[n], exp_scale=True)
+             for n in names]
+    print("precompiled", sw.precompile(cands), "kernels in", round(time.time() - t, 1), "s")
+    sets = {}
+    for label, ds, mode in (("10s", "10s", "merged"), ("1m", "1m", "merged"),
+                            ("1m-regions", "1m", "original")):
+        pairs = resolve(ds).load()
+        ref = np.asarray(pairs.expected if pairs.expected is not None else
+                         forward_log10(pairs), np.float64)
+        sets[label] = (list(launches(pairs, mode)), ref)
+    result = {"gpu": glue.device_attributes()["name"], "passes": args.passes,
+              "tables": {n: run_table(n, TABLES[n], sets, args.passes) for n in names}}
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(result, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
