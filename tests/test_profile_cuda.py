@@ -108,46 +108,62 @@ def test_warp_variants_compile_sm90(M, variant, tmp_path):
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
 @pytest.mark.parametrize("M", [83, 400, 1203])
 @pytest.mark.parametrize("forward", [0, 1])
-def test_generic_kernel_compiles_sm90(M, forward, tmp_path):
+@pytest.mark.parametrize("threads", [32, 128])
+def test_generic_kernel_compiles_sm90(M, forward, threads, tmp_path):
+    """One warp per block (no barriers) and several (one barrier per row)."""
     src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "generic.cu")
     out = tmp_path / "g.cubin"
     proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), f"-DMODEL_M={M}",
-                           "-DTHREADS=128", f"-DFORWARD={forward}", *INCLUDES, src],
+                           f"-DTHREADS={threads}", f"-DFORWARD={forward}", *INCLUDES, src],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert b"generic_dp" in out.read_bytes()
 
 
-def test_generic_tables_reproduce_reference_recursion(hmm_and_model):
-    """The kernel's tables, walked serially in float64, give the reference's Viterbi score."""
-    from hmmbench.profile.layout import generic_tables
+def walk_generic(model, codes, forward: bool) -> float:
+    """The generic kernel's recursion over its own tables, serially in float64 (no scaling,
+    no loop factored out): M, I from the previous row, D along the row, the specials."""
+    msc, isc, tr = (a.astype(np.float64) for a in layout.generic_tables(model, forward))
+    BM, MM, IM, DM, MI, II, MD, DD = tr[:, :model.M]
+    add = np.add if forward else np.maximum
+    mul = np.multiply if forward else np.add
+    zero, one = (0.0, 1.0) if forward else (-np.inf, 0.0)
+    conv = np.exp if forward else float
+    lp, mv = (conv(float(a[0])) for a in model.specials(np.array([len(codes)])))
+    eL, eM = conv(float(model.e_loop)), conv(float(model.e_move))
+    M = model.M
+    Mr, Ir, Dr = (np.full(M, zero) for _ in range(3))
+    xN, xJ, xC, xB = one, zero, zero, mv
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for x in codes:
+            sv = mul(xB, BM)
+            sv[1:] = add.reduce([sv[1:], mul(Mr[:-1], MM[1:]), mul(Ir[:-1], IM[1:]),
+                                 mul(Dr[:-1], DM[1:])])
+            sv = mul(sv, msc[x])
+            Ir = mul(add(mul(Mr, MI), mul(Ir, II)), isc[x])
+            Dr = np.full(M, zero)
+            for j in range(1, M):
+                Dr[j] = add(mul(Dr[j - 1], DD[j]), mul(sv[j - 1], MD[j]))
+            Mr = sv
+            E = add.reduce(np.concatenate([sv, Dr]))
+            xJ = add(mul(xJ, lp), mul(E, eL))
+            xC = add(mul(xC, lp), mul(E, eM))
+            xN = mul(xN, lp)
+            xB = mul(add(xN, xJ), mv)
+    end = mul(xC, mv)
+    return float(np.log(end) if forward else end)
+
+
+@pytest.mark.parametrize("forward", [False, True], ids=["viterbi", "forward"])
+def test_generic_tables_reproduce_reference_recursion(hmm_and_model, forward):
+    """The kernel's tables (log-odds; Forward: odds), walked serially in float64, give the
+    reference's score."""
     from cpu_reference.profile import generic as pg
     _, model = hmm_and_model
     seqs = datasets.load_proteome().subset([0, 5])
-    msc, isc, tr, P = (a.astype(np.float64) for a in generic_tables(model))
-    BM, MM, IM, DM, MI, II, MD = tr
-    M = model.M
+    ref = (pg.generic_forward if forward else pg.generic_viterbi)(model, seqs)
     for n in range(len(seqs)):
-        L = int(seqs.lengths[n])
-        lp, mv = (float(a[0]) for a in model.specials(np.array([L])))
-        Mr = np.full(M, -np.inf); Ir = Mr.copy(); Dr = Mr.copy()
-        xN, xJ, xC, xB = 0.0, -np.inf, -np.inf, mv
-        for x in seqs.codes(n):
-            sv = np.full(M, -np.inf)
-            sv[:] = xB + BM
-            sv[1:] = np.maximum.reduce([sv[1:], Mr[:-1] + MM[1:], Ir[:-1] + IM[1:], Dr[:-1] + DM[1:]])
-            sv += msc[x]
-            iv = np.maximum(Mr + MI, Ir + II) + isc[x]
-            a = np.full(M, -np.inf)
-            a[1:] = sv[:-1] + MD[1:] - P[1:]
-            Dr = np.maximum.accumulate(a) + P
-            Mr, Ir = sv, iv
-            E = max(sv.max(), Dr.max())
-            xJ = max(xJ + lp, E + float(model.e_loop))
-            xC = max(xC + lp, E + float(model.e_move))
-            xN += lp
-            xB = max(xN + mv, xJ + mv)
-        assert abs((xC + mv) - pg.generic_viterbi(model, seqs.subset([n]))[0]) < 1e-4
+        assert abs(walk_generic(model, seqs.codes(n), forward) - ref[n]) < 1e-6
 
 
 def test_cuda_profile_backends_registered():

@@ -50,7 +50,7 @@ def test_generic_forward_reads_the_length_model_the_database_carries(monkeypatch
     class Module:
         def get_function(self, name):
             def kernel(*args, **kw):
-                seen["loop"], seen["move"] = args[8], args[9]
+                seen["loop"], seen["move"] = args[7], args[8]
             return kernel
     monkeypatch.setattr(glue, "driver", lambda: drv)
     monkeypatch.setattr(glue, "compile", lambda *a, **kw: Module())
@@ -69,7 +69,7 @@ def test_generic_forward_reads_the_length_model_the_database_carries(monkeypatch
         drv.uploads.clear()
         pcuda.generic_scores(db, m, db.order, 10, True, StageClock(), StageClock())
         assert (seen["loop"] is db.buffers["loop"]) == resident
-        assert len(drv.uploads) == 4 + 2 * (not resident)   # tables (+ loop and move)
+        assert len(drv.uploads) == 3 + 2 * (not resident)   # tables (+ loop and move)
         for got, want in zip((seen["loop"], seen["move"]), m.specials(L)):
             assert (got.view(np.int32) == want.view(np.int32)).all()
 

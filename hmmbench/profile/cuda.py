@@ -1,7 +1,7 @@
 """CUDA (PyCUDA) backends of the profile filters: kernels_cuda/profile/filters.cu.
 
 ``profile-cuda-ganesan``: generic Viterbi/Forward, a block per sequence, the D->D chain as a
-partitioned prefix scan (kernels_cuda/profile/generic.cu).
+partitioned scan (kernels_cuda/profile/generic.cu; Forward in probability space).
 ``profile-cuda-task``: one thread per sequence (unstriped rows, [k][seq] interleaved in global
 memory). ``profile-cuda-warp``: warp-group kernels with the tuned defines (``TUNED_VARIANT``:
 GROUP lanes per sequence by ``auto_group``, int16 DPX cells, residue prefetch, lazy MSV xE, DPX
@@ -418,7 +418,8 @@ class CudaProfile(_CudaProfileBackend):
 GENERIC_SOURCE = "profile/generic.cu"
 class CudaGenericProfile(_CudaProfileBackend):
     """Generic Viterbi/Forward, Ganesan-style hybrid: a block per sequence, the D->D chain as a
-    partitioned prefix scan (float32 log space)."""
+    partitioned scan of affine maps (float32; Viterbi in log space, Forward in probability
+    space with power-of-two row scaling)."""
     family = "ganesan-hybrid"
     precision = "float32"
     kinds = ("viterbi", "forward")
@@ -448,30 +449,30 @@ class CudaGenericProfile(_CudaProfileBackend):
 
 
 def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
-                   scratch=None) -> np.ndarray:
+                   scratch=None, threads: int = GENERIC_THREADS) -> np.ndarray:
     """Generic Viterbi/Forward (float32 nats, one per sequence of the resident database
-    ``db``) of the ``n_launch`` sequences of the device launch order ``order``; the others'
-    entries are undefined."""
+    ``db``) of the ``n_launch`` sequences of the device launch order ``order``, ``threads``
+    per block (a multiple of 32); the others' entries are undefined."""
     from ..apis import cuda
     drv = cuda.driver()
     n = db.n
     b = db.buffers
     with host("prep"):
         lengths, on_device = generic_length_model(model, db)
-        tables = generic_tables(model)
-    mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": GENERIC_THREADS,
+        tables = generic_tables(model, forward)
+    mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": threads,
                                         "FORWARD": int(forward)})
     with timer("h2d"):
-        msc, isc, tr, P = (drv.to_device(np.ascontiguousarray(a)) for a in tables)
+        msc, isc, tr = (drv.to_device(a) for a in tables)
         loopb, moveb = (a if on_device else drv.to_device(a)
                         for a in (lengths["loop"], lengths["move"]))
     out = (scratch or cuda.DeviceBuffers()).get("generic_out", 4 * n)
     if n_launch:
         with timer("kernel"):
             mod.get_function("generic_dp")(
-                msc, isc, tr, P, b["residues"], b["offsets"], order, np.int32(n_launch), loopb,
+                msc, isc, tr, b["residues"], b["offsets"], order, np.int32(n_launch), loopb,
                 moveb, np.float32(model.e_loop), np.float32(model.e_move), out,
-                block=(GENERIC_THREADS, 1, 1), grid=(max(1, n_launch), 1))
+                block=(threads, 1, 1), grid=(max(1, n_launch), 1))
     scores = np.empty(n, np.float32)
     with timer("d2h"):
         drv.memcpy_dtoh(scores, out)

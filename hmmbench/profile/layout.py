@@ -121,7 +121,8 @@ def warp_word_profile(model: ProfileModel, dpx: bool):
 
 
 # --- the generic (float) Viterbi / Forward kernels (kernels_common/profile/generic.h) ----------
-#: work-items per sequence of the generic kernels (both APIs)
+#: work-items per sequence of the generic kernels (both APIs); a launch may ask for another
+#: power of two (CUDA: 32 or more, a warp's multiple), as scripts/device_generic_forward.py does
 GENERIC_THREADS = 128
 #: the N/C/J length model the resident database carries per sequence (loop, move of the
 #: generic Forward): hmmsearch's multihit nj; a model with another nj gets its own per run
@@ -136,18 +137,23 @@ def resident_specials(lengths, classes, nj: float = RESIDENT_NJ) -> dict:
     return {"loop": loop[classes], "move": move[classes]}
 
 
-def generic_tables(model) -> tuple:
-    """(msc, isc, tr, P) float32 tables of the generic kernels (0-based j = k-1)."""
+def generic_tables(model, forward: bool = False) -> tuple:
+    """(msc, isc, tr) float32 tables of the generic kernels (0-based j = k-1): msc/isc [Kp][M];
+    tr [8][M + 1] rows BM, MM, IM, DM (into j from j-1), MI, II (at j), MD, DD (into j from
+    j-1), column M "nothing" (no position past M). Log-odds (nats) for Viterbi; for Forward
+    (``forward``) odds, exp'd in float64 and rounded once (-inf -> 0)."""
     from .model import T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM
-    M, t = model.M, model.tsc
-    tr = np.stack([t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M],
-                   t[T_MI, 1:M + 1], t[T_II, 1:M + 1], t[T_MD, 0:M]]).astype(np.float32)
-    P = np.zeros(M, np.float32)
-    P[1:] = np.cumsum(t[T_DD, 1:M].astype(np.float64))
-    msc = np.ascontiguousarray(model.match_scores[:, 1:], dtype=np.float32)
-    isc = np.array(model.insert_scores[:, 1:], dtype=np.float32)
+    M, t = model.M, model.tsc.astype(np.float64)
+    tr = np.full((8, M + 1), -np.inf)
+    for row, (kind, at) in enumerate(((T_BM, 0), (T_MM, 0), (T_IM, 0), (T_DM, 0),
+                                      (T_MI, 1), (T_II, 1), (T_MD, 0), (T_DD, 0))):
+        tr[row, :M] = t[kind, at:M + at]
+    tr[6:, 0] = -np.inf                                      # no D_1
+    msc = np.asarray(model.match_scores[:, 1:], np.float64)
+    isc = np.array(model.insert_scores[:, 1:], np.float64)
     isc[:, M - 1] = -np.inf                                  # no I_M
-    return msc, isc, tr, P
+    conv = np.exp if forward else (lambda a: a)
+    return tuple(np.ascontiguousarray(conv(a), dtype=np.float32) for a in (msc, isc, tr))
 
 
 def generic_length_model(model, db) -> tuple:

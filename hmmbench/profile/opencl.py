@@ -47,6 +47,9 @@ class ProfileFiltersOpenCL:
         self.local_size = local_size
         self.resident = ResidentCache(self._upload_database, resident_specials)
         self._db = None                       # the ResidentDatabase of the current search
+        #: the generic kernels' work-group size, and 0 (scans in local memory) or the sub-group
+        #: size their scans shuffle across (a device with cl_intel_required_subgroup_size)
+        self.generic_threads, self.generic_subgroup = GENERIC_THREADS, 0
 
     def _upload_database(self, arrays: dict, later=None) -> tuple:
         """The resident database's arrays, then ``later()``'s, as device buffers (blocking
@@ -238,19 +241,20 @@ class ProfileFiltersOpenCL:
         """Generic Viterbi or Forward (float32 nats) of the ``m`` sequences of the device list
         ``order``: the kernel CUDA shares (kernels_common/profile/generic.h), a work-group per
         sequence; the other entries are undefined."""
-        db = self._db
+        db, threads = self._db, self.generic_threads
         b, out = db.buffers, self.kit.scratch("generic_out", 4 * max(db.n, 1))
         with host("prep"):
-            tables = generic_tables(model)
+            tables = generic_tables(model, forward)
             lengths, _ = generic_length_model(model, db)   # device arrays pass _buf as they are
         with self._clock("h2d"):
-            msc, isc, tr, P = (self._buf(a) for a in tables)
+            msc, isc, tr = (self._buf(a) for a in tables)
             loop, move = self._buf(lengths["loop"]), self._buf(lengths["move"])
         if m:
             kern = self.kit.kernel(GENERIC_SOURCE, "generic_dp", {
-                "MODEL_M": model.M, "THREADS": GENERIC_THREADS, "FORWARD": int(forward)})
+                "MODEL_M": model.M, "THREADS": threads, "FORWARD": int(forward),
+                "SUBGROUP": self.generic_subgroup})
             with self._clock("kernel"):
-                kern(self.kit.queue, (m * GENERIC_THREADS,), (GENERIC_THREADS,), msc, isc, tr, P,
+                kern(self.kit.queue, (m * threads,), (threads,), msc, isc, tr,
                      b["residues"], b["offsets"], order, np.int32(m), loop, move,
                      np.float32(model.e_loop), np.float32(model.e_move), out).wait()
         return self._download(out, db.n, self._clock, np.float32)
@@ -420,7 +424,8 @@ class OpenCLProfile(Backend):
 class OpenCLGenericProfile(OpenCLProfile):
     """Generic Viterbi/Forward, the twin of ``profile-cuda-ganesan``: the body both APIs share
     (kernels_common/profile/generic.h), a work-group per sequence, the D->D chain a partitioned
-    prefix scan in local memory (float32 log space)."""
+    scan of affine maps in local memory (float32; Viterbi in log space, Forward in probability
+    space with power-of-two row scaling)."""
     name = "profile-opencl-ganesan"
     family = "ganesan-hybrid"
     precision = "float32"

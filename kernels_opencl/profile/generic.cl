@@ -1,7 +1,8 @@
 /* Generic (float) Viterbi and Forward of HMMER3 profiles (kernels_common/profile/generic.h) in
- * OpenCL's spelling: a work-group per sequence, the scans across it in local memory. Defines:
- * MODEL_M, THREADS, FORWARD (see generic.h). */
-#define GN_KERNEL(name) __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void name
+ * OpenCL's spelling: a work-group per sequence, the row's scan across it in local memory, or
+ * with SUBGROUP (lanes, a power of two) on sub-group shuffles as CUDA's warps do (the kernel
+ * asks for sub-groups of that size: cl_intel_required_subgroup_size; the caller checks the
+ * device has them). Defines: MODEL_M, THREADS, FORWARD (see generic.h), SUBGROUP. */
 #define GN_FN inline
 #define IN(T) __global const T *
 #define OUT(T) __global T *
@@ -12,10 +13,26 @@
 #define BARRIER barrier(CLK_LOCAL_MEM_FENCE)
 #define GN_NEG_INF (-INFINITY)
 #define GN_MAX(a, b) fmax(a, b)
-#define GN_FABS(x) fabs(x)
-#define GN_LOG1P_EXP(d) log1p(exp(d))
-#define GN_SHUFFLE 0
+#define GN_EXP(x) exp(x)
+#define GN_LOG(x) log(x)
+#define GN_ILOGB(x) ilogb(x)
+#define GN_LDEXP(x, e) ldexp(x, e)
 typedef uchar u8;
 typedef long i64;
+
+#if defined(SUBGROUP) && SUBGROUP
+#ifdef cl_khr_subgroups
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#endif
+#define GN_KERNEL(name) __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) \
+    __attribute__((intel_reqd_sub_group_size(SUBGROUP))) void name
+#define GN_SHUFFLE 1
+#define GN_WARP SUBGROUP
+#define GN_SHFL_UP(v, n) sub_group_shuffle((v), (uint)max((int)get_sub_group_local_id() - (n), 0))
+#define GN_SHFL_IDX(v, lane) sub_group_shuffle((v), (uint)(lane))
+#else
+#define GN_KERNEL(name) __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void name
+#define GN_SHUFFLE 0
+#endif
 
 #include "profile/generic.h"
