@@ -124,11 +124,12 @@ def test_large_model(backend):
                                  + [random_codes(rng, 1), random_codes(rng, 2000)]))
 
 
-@pytest.mark.parametrize("threads", [32, 64, 128])
+@pytest.mark.parametrize("threads", [16, 32, 64, 128])
 @pytest.mark.parametrize("shuffle", [False, True], ids=["local", "subgroup"])
 def test_group_sizes_and_shuffle_scans(backend, threads, shuffle):
     """The block sizes the CUDA launch can take, with the scans in local memory and on
-    sub-group shuffles (one warp per group and several: CUDA's one-barrier path)."""
+    sub-group shuffles of this device's width (16 here): one warp per group (CUDA's barrier-free
+    THREADS 32 path) and several (its one-barrier path)."""
     sg = subgroup_size(backend) if shuffle else 0
     if shuffle and not sg:
         pytest.skip("no required-size sub-groups on this OpenCL device")
