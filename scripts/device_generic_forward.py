@@ -9,7 +9,8 @@ proteins-2e8, resident on the device as the backends keep it): the device pipeli
 (profile-cuda-warp, kind pipeline) runs once; the sequences that reached Forward, in its launch
 order, are the selection (``--select longest``: the ``--longest`` longest plus random ones, ``-n``
 in all, without a pipeline). The Forward kernel alone (CUDA events around the launch) then runs
-``--warmup`` + ``--repeats`` times per block size of ``--threads``; the table shows the median
+``--warmup`` + ``--repeats`` times per block size of ``--threads`` and, on CUDA, per
+``--prefetch`` (GN_PREFETCH: the next row's emissions read during a row); the table shows the median
 and the fastest, per-row latency (median / longest selected length), the pipeline's own Forward
 stage kernel time (default block size), and the largest difference from the float64 reference on
 a sample (the longest selected sequences and random ones, about ``--check-cells`` DP cells). The
@@ -71,11 +72,11 @@ class CudaRunner:
     def to_device(self, arr):
         return self.cuda.driver().to_device(np.ascontiguousarray(arr))
 
-    def forward(self, db, model, order, m: int, threads: int) -> tuple:
+    def forward(self, db, model, order, m: int, threads: int, tuning: dict) -> tuple:
         from hmmbench.backend import StageClock
         timer = self.cuda.EventTimer()
         scores = self.pc.generic_scores(db, model, order, m, True, timer, StageClock(),
-                                        scratch=self.scratch, threads=threads)
+                                        scratch=self.scratch, threads=threads, tuning=tuning)
         return scores, timer.seconds()["kernel"]
 
 
@@ -96,7 +97,8 @@ class OpenCLRunner:
     def to_device(self, arr):
         return self.runner._buf(np.ascontiguousarray(arr))
 
-    def forward(self, db, model, order, m: int, threads: int) -> tuple:
+    def forward(self, db, model, order, m: int, threads: int, tuning: dict) -> tuple:
+        """(``tuning`` is CUDA's only)"""
         from hmmbench.backend import StageClock
         r, clock = self.runner, StageClock()
         r._db, r._clock, r.generic_threads = db, clock, threads
@@ -126,6 +128,9 @@ def main(argv=None) -> int:
     ap.add_argument("-d", "--database", default="proteins-2e8")
     ap.add_argument("--models", default="query-M100,query-M400,query-M1200")
     ap.add_argument("--threads", default="32,64,128")
+    ap.add_argument("--prefetch", default="default,0",
+                    help="GN_PREFETCH per timing: default (the header's choice by positions per "
+                         "thread), 0 or 1 (CUDA)")
     ap.add_argument("--select", choices=("pipeline", "longest"), default="pipeline")
     ap.add_argument("-n", type=int, default=700, help="--select longest: sequences in all")
     ap.add_argument("--longest", type=int, default=20)
@@ -136,13 +141,14 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
+    prefetch = args.prefetch.split(",") if args.api == "cuda" else ["default"]
     runner = CudaRunner() if args.api == "cuda" else OpenCLRunner()
     t0 = time.perf_counter()
     seqs = datasets.resolve_database(args.database).load()
     print(f"{args.database}: {len(seqs)} sequences, {seqs.n_residues} residues "
           f"({time.perf_counter() - t0:.1f} s); device {runner.label()}", flush=True)
     rows = []
-    head = (f"{'model':>12} {'M':>5} {'seqs':>5} {'Lmax':>6} {'thr':>4} {'median ms':>10} "
+    head = (f"{'model':>12} {'M':>5} {'seqs':>5} {'Lmax':>6} {'thr':>4} {'pf':>3} {'median ms':>10} "
             f"{'min ms':>8} {'ns/row':>7} {'pipe ms':>8} {'err ref':>8} {'vs thr0':>8}")
     print(head)
     for name in args.models.split(","):
@@ -160,10 +166,11 @@ def main(argv=None) -> int:
         sample = check_sample(db, sel, model.M, args.check_cells) if m else np.zeros(0, int)
         ref = pg.generic_forward(model, seqs.subset(sel[sample])) if m else np.zeros(0)
         first = None
-        for thr in threads:
+        for thr, pf in ((t, p) for t in threads for p in prefetch):
+            tuning = {} if pf == "default" else {"GN_PREFETCH": int(pf)}
             times = []
             for r in range(args.warmup + args.repeats):
-                scores, sec = runner.forward(db, model, order, m, thr)
+                scores, sec = runner.forward(db, model, order, m, thr, tuning)
                 if r >= args.warmup:
                     times.append(sec)
             got = scores[sel].astype(np.float64)
@@ -172,7 +179,7 @@ def main(argv=None) -> int:
             spread = float(np.max(np.abs(got - first))) if m else 0.0
             med = float(np.median(times))
             row = {"model": name, "M": model.M, "sequences": m, "max_length": Lmax,
-                   "threads": thr, "median_ms": 1e3 * med, "min_ms": 1e3 * min(times),
+                   "threads": thr, "prefetch": pf, "median_ms": 1e3 * med, "min_ms": 1e3 * min(times),
                    "ns_per_row": 1e9 * med / max(Lmax, 1), "repeats": len(times),
                    "pipeline_forward_kernel_ms": None if pipe_s is None else 1e3 * pipe_s,
                    "checked": int(sample.size), "max_err_vs_reference": err,
@@ -182,7 +189,8 @@ def main(argv=None) -> int:
                    "device": runner.label(), "api": args.api, "select": args.select}
             rows.append(row)
             pipe = "" if pipe_s is None else f"{1e3 * pipe_s:.2f}"
-            print(f"{name:>12} {model.M:>5} {m:>5} {Lmax:>6} {thr:>4} {row['median_ms']:>10.3f} "
+            print(f"{name:>12} {model.M:>5} {m:>5} {Lmax:>6} {thr:>4} {pf[:3]:>3} "
+                  f"{row['median_ms']:>10.3f} "
                   f"{row['min_ms']:>8.3f} {row['ns_per_row']:>7.0f} {pipe:>8} {err:>8.1e} "
                   f"{spread:>8.1e}{'' if row['ok'] else '  NOT OK'}", flush=True)
     if args.json:

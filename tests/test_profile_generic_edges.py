@@ -116,12 +116,16 @@ def test_small_models_and_partial_groups(backend, M):
     check(backend, model, as_set(sub + [random_codes(rng, 1), np.array([3], np.uint8)]))
 
 
-def test_large_model(backend):
+@pytest.mark.parametrize("threads", [32, 128])
+def test_large_model(backend, threads):
+    """M = 1203: 10 positions per work-item (the next row's emissions read ahead) and 38 (read
+    in the row: GN_PREFETCH off)."""
     model, _ = datasets.resolve_model("query-M1203").load()
     prot = datasets.load_proteome()
     rng = np.random.default_rng(5)
     check(backend, model, as_set([prot.codes(i) for i in range(0, len(prot), 400)]
-                                 + [random_codes(rng, 1), random_codes(rng, 2000)]))
+                                 + [random_codes(rng, 1), random_codes(rng, 2000)]),
+          threads=threads)
 
 
 @pytest.mark.parametrize("threads", [16, 32, 64, 128])

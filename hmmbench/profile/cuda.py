@@ -449,10 +449,12 @@ class CudaGenericProfile(_CudaProfileBackend):
 
 
 def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
-                   scratch=None, threads: int = GENERIC_THREADS) -> np.ndarray:
+                   scratch=None, threads: int = GENERIC_THREADS,
+                   tuning: Optional[dict] = None) -> np.ndarray:
     """Generic Viterbi/Forward (float32 nats, one per sequence of the resident database
     ``db``) of the ``n_launch`` sequences of the device launch order ``order``, ``threads``
-    per block (a multiple of 32); the others' entries are undefined."""
+    per block (a multiple of 32), ``tuning``: more kernel defines (GN_PREFETCH); the others'
+    entries are undefined."""
     from ..apis import cuda
     drv = cuda.driver()
     n = db.n
@@ -461,7 +463,7 @@ def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
         lengths, on_device = generic_length_model(model, db)
         tables = generic_tables(model, forward)
     mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": threads,
-                                        "FORWARD": int(forward)})
+                                        "FORWARD": int(forward), **(tuning or {})})
     with timer("h2d"):
         msc, isc, tr = (drv.to_device(a) for a in tables)
         loopb, moveb = (a if on_device else drv.to_device(a)

@@ -43,6 +43,9 @@
 #endif
 #define KPT ((MODEL_M + THREADS - 1) / THREADS)
 #define TRS (MODEL_M + 1)          /* a transition row: column MODEL_M is ZERO (nothing past M) */
+#ifndef GN_PREFETCH
+#define GN_PREFETCH (KPT <= 16)    /* read the next row's emissions during this one */
+#endif
 #ifndef GN_WARP
 #define GN_WARP 32                 /* lanes of a shuffle warp */
 #endif
@@ -149,6 +152,19 @@ GN_FN gn_state group_scan(gn_map v, SHARED_PTR(gn_map) tot, float *E)
 #endif
 }
 
+/* This work-item's emission and insert scores of residue x. */
+GN_FN void gn_emissions(IN(float) msc, IN(float) isc, int x, int j0, float *ec, float *ic)
+{
+#pragma unroll
+    for (int u = 0; u < KPT; u++) {
+        const int j = j0 + u;
+        if (j < MODEL_M) {
+            ec[u] = msc[x * MODEL_M + j];
+            ic[u] = isc[x * MODEL_M + j];
+        }
+    }
+}
+
 /* msc/isc: [Kp][M] (0-based j = k-1); tr: [8][M + 1] rows BM, MM, IM, DM (into j from j-1,
  * stored at k-1 as HMMER), MI, II (at j), MD, DD (into j from j-1), column M ZERO. Log-odds for
  * Viterbi, odds for Forward; loop/move and e_loop/e_move: logs. One score (nats, without the
@@ -184,26 +200,38 @@ GN_KERNEL(generic_dp)(IN(float) msc, IN(float) isc, IN(float) tr, IN(u8) residue
     int parity = 0;
     const int j0 = t * KPT;
     const i64 i0 = offsets[s], i1 = offsets[s + 1];
+    int x = i0 < i1 ? residues[i0] : 0;
+#if GN_PREFETCH
+    float ec[KPT], ic[KPT];  /* the row's emission and insert scores, read a row ahead */
+    gn_emissions(msc, isc, x, j0, ec, ic);
+#define GN_EMIT(u, j) ec[u]
+#define GN_INSERT(u, j) ic[u]
+#else
+#define GN_EMIT(u, j) msc[x * MODEL_M + (j)]
+#define GN_INSERT(u, j) isc[x * MODEL_M + (j)]
+#endif
     for (i64 i = i0; i < i1; i++) {
-        const int x = residues[i];
-        IN(float) em = msc + x * MODEL_M;
-        IN(float) ins = isc + x * MODEL_M;
+        const int xn = i + 1 < i1 ? residues[i + 1] : x;   /* read early: off the row's path */
         /* M and I from the previous row; flow = what enters M(j) from j - 1 */
         float flow = flow_in;
 #pragma unroll
         for (int u = 0; u < KPT; u++) {
             const int j = j0 + u;
             if (j < MODEL_M) {
-                const float m = gn_mul(gn_add(gn_mul(xB, BM[j]), flow), gn_mul(em[j], f));
+                const float m = gn_mul(gn_add(gn_mul(xB, BM[j]), flow), gn_mul(GN_EMIT(u, j), f));
                 const float in = gn_mul(gn_add(gn_mul(Mr[u], MI[j]), gn_mul(Ir[u], II[j])),
-                                        gn_mul(ins[j], f));
+                                        gn_mul(GN_INSERT(u, j), f));
                 flow = gn_add(gn_add(gn_mul(Mr[u], MM[j + 1]), gn_mul(Ir[u], IM[j + 1])),
                               gn_mul(Dr[u], DM[j + 1]));
                 Mr[u] = m;
                 Ir[u] = in;
             }
         }
-        /* the partition's map; D(j) = Da x + Dr until x, the D at j0, is known */
+#if GN_PREFETCH
+        gn_emissions(msc, isc, xn, j0, ec, ic);             /* the next row's, while this one ends */
+#endif
+        x = xn;
+        /* the partition's map; D(j) = Da d0 + Dr until d0, the D at j0, is known */
         gn_map v;
         float a = ONE, b = ZERO;
         v.c = v.f = v.p = v.q = ZERO;
