@@ -23,10 +23,13 @@
  * stays ONE and loop's rounding never compounds along the sequence; the core cells take 1/loop
  * per row instead) and added back as L * loop at the end. Forward also divides each row by
  * 2^e, e the exponent of max(E, N, J, C) (exact; the cells take it in the next row), keeps the
- * sum of the e, and scores log(C) + e_sum ln 2.
+ * sum of the e, and scores log(C) + e_sum ln 2. That max is in [1, 2) after a row and never
+ * shrinks within one (J and C only gain, N stays), so e >= 0 and a row grows it by a few bits at
+ * most: no overflow, no denormal scale; a cell that underflows was below 2^-126 of it.
  *
  * Defines: MODEL_M, THREADS (work-group size, a power of two, >= 32 with shuffles), FORWARD
- * (0: Viterbi, 1: Forward). The including file spells its API (as kernels_common/profile/
+ * (0: Viterbi, 1: Forward), GN_PREFETCH (0/1: read the next row's emission and insert scores
+ * during a row; default: where a work-item holds <= 16 positions). The including file spells its API (as kernels_common/profile/
  * stages.h): GN_KERNEL(name), IN(T), OUT(T), SHARED, SHARED_PTR(T), LOCAL_ID, GROUP_ID,
  * BARRIER, GN_FN, the types u8 and i64, GN_NEG_INF, GN_MAX(a, b), GN_EXP, GN_LOG, GN_ILOGB,
  * GN_LDEXP, GN_SHUFFLE and, with it, GN_SHFL_UP(v, n) / GN_SHFL_IDX(v, lane) across a warp of
