@@ -23,9 +23,10 @@
  * stays ONE and loop's rounding never compounds along the sequence; the core cells take 1/loop
  * per row instead) and added back as L * loop at the end. Forward also divides each row by
  * 2^e, e the exponent of max(E, N, J, C) (exact; the cells take it in the next row), keeps the
- * sum of the e, and scores log(C) + e_sum ln 2. That max is in [1, 2) after a row and never
- * shrinks within one (J and C only gain, N stays), so e >= 0 and a row grows it by a few bits at
- * most: no overflow, no denormal scale; a cell that underflows was below 2^-126 of it.
+ * sum of the e, and scores log(C) + e_sum ln 2. That max is in [1, 2) after a row, and the
+ * next row moves it by a few bits at most (N stays, J and C only gain and keep at least half of
+ * the E they take, a row's emissions are bounded): no overflow, no denormal scale; a cell that
+ * underflows was below 2^-126 of it.
  *
  * Defines: MODEL_M, THREADS (work-group size, a power of two, >= 32 with shuffles), FORWARD
  * (0: Viterbi, 1: Forward), GN_PREFETCH (0/1: read the next row's emission and insert scores
