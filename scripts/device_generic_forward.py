@@ -120,10 +120,66 @@ def survivors(runner, model, hmm, seqs) -> tuple:
     return db.order[reached[db.order]].astype(np.int32), fwd_stage.get("kernel")
 
 
-def main(argv=None) -> int:
+def select(runner, args, model, hmm, seqs) -> tuple:
+    """(resident database, Forward's launch list, the pipeline's Forward kernel seconds or
+    None, how the list was chosen); a pipeline that fails falls back to --select longest."""
+    if args.select == "pipeline":
+        try:
+            sel, pipe_s = survivors(runner, model, hmm, seqs)
+            return runner.resident().current, sel, pipe_s, "pipeline"
+        except Exception as exc:  # noqa: BLE001 - the timing goes on without it
+            print(f"  pipeline failed ({type(exc).__name__}: {exc}); --select longest instead",
+                  flush=True)
+    db, _ = runner.resident().get_seqs(seqs, "db")
+    return db, select_longest(db, args.n, args.longest), None, "longest"
+
+
+def time_model(runner, args, seqs, name: str, threads: list, prefetch: list) -> list:
+    """The rows of one model: its selection timed per block size and prefetch choice."""
     from hmmbench.profile import datasets
     from hmmbench.profile.job import TOLERANCE
     from cpu_reference.profile import generic as pg
+    model, hmm = datasets.resolve_model(name).load()
+    db, sel, pipe_s, how = select(runner, args, model, hmm, seqs)
+    m = int(sel.size)
+    order = runner.to_device(sel if m else np.zeros(1, np.int32))
+    Lmax = int(seqs.lengths[sel].max()) if m else 0
+    sample = check_sample(db, sel, model.M, args.check_cells) if m else np.zeros(0, int)
+    ref = pg.generic_forward(model, seqs.subset(sel[sample])) if m else np.zeros(0)
+    first, rows = None, []
+    for thr, pf in ((t, p) for t in threads for p in prefetch):
+        tuning = {} if pf == "default" else {"GN_PREFETCH": int(pf)}
+        times = []
+        for r in range(args.warmup + args.repeats):
+            scores, sec = runner.forward(db, model, order, m, thr, tuning)
+            if r >= args.warmup:
+                times.append(sec)
+        got = scores[sel].astype(np.float64)
+        first = got if first is None else first
+        err = float(np.max(np.abs(got[sample] - ref))) if m else 0.0
+        spread = float(np.max(np.abs(got - first))) if m else 0.0
+        med = float(np.median(times))
+        row = {"model": name, "M": model.M, "sequences": m, "max_length": Lmax,
+               "threads": thr, "prefetch": pf, "median_ms": 1e3 * med,
+               "min_ms": 1e3 * min(times), "ns_per_row": 1e9 * med / max(Lmax, 1),
+               "repeats": len(times),
+               "pipeline_forward_kernel_ms": None if pipe_s is None else 1e3 * pipe_s,
+               "checked": int(sample.size), "max_err_vs_reference": err,
+               "max_diff_vs_first_threads": spread, "finite": bool(np.isfinite(got).all()),
+               "ok": bool(err <= TOLERANCE["forward"] and spread <= TOLERANCE["forward"]
+                          and np.isfinite(got).all()),
+               "device": runner.label(), "api": args.api, "select": how}
+        rows.append(row)
+        pipe = "" if pipe_s is None else f"{1e3 * pipe_s:.2f}"
+        print(f"{name:>12} {model.M:>5} {m:>5} {Lmax:>6} {thr:>4} {pf[:3]:>3} "
+              f"{row['median_ms']:>10.3f} {row['min_ms']:>8.3f} {row['ns_per_row']:>7.0f} "
+              f"{pipe:>8} {err:>8.1e} {spread:>8.1e}{'' if row['ok'] else '  NOT OK'}",
+              flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    from hmmbench.profile import datasets
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-d", "--database", default="proteins-2e8")
     ap.add_argument("--models", default="query-M100,query-M400,query-M1200")
@@ -138,7 +194,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=11)
     ap.add_argument("--check-cells", type=float, default=2e7)
     ap.add_argument("--api", choices=("cuda", "opencl"), default="cuda")
-    ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--json", help="write the rows here (after each model)")
     args = ap.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
     prefetch = args.prefetch.split(",") if args.api == "cuda" else ["default"]
@@ -147,56 +203,21 @@ def main(argv=None) -> int:
     seqs = datasets.resolve_database(args.database).load()
     print(f"{args.database}: {len(seqs)} sequences, {seqs.n_residues} residues "
           f"({time.perf_counter() - t0:.1f} s); device {runner.label()}", flush=True)
-    rows = []
-    head = (f"{'model':>12} {'M':>5} {'seqs':>5} {'Lmax':>6} {'thr':>4} {'pf':>3} {'median ms':>10} "
-            f"{'min ms':>8} {'ns/row':>7} {'pipe ms':>8} {'err ref':>8} {'vs thr0':>8}")
-    print(head)
+    print(f"{'model':>12} {'M':>5} {'seqs':>5} {'Lmax':>6} {'thr':>4} {'pf':>3} "
+          f"{'median ms':>10} {'min ms':>8} {'ns/row':>7} {'pipe ms':>8} {'err ref':>8} "
+          f"{'vs thr0':>8}")
+    rows, failed = [], []
     for name in args.models.split(","):
-        model, hmm = datasets.resolve_model(name).load()
-        pipe_s = None
-        if args.select == "pipeline":
-            sel, pipe_s = survivors(runner, model, hmm, seqs)
-            db = runner.resident().current
-        else:
-            db, _ = runner.resident().get_seqs(seqs, "db")
-            sel = select_longest(db, args.n, args.longest)
-        m = int(sel.size)
-        order = runner.to_device(sel if m else np.zeros(1, np.int32))
-        Lmax = int(seqs.lengths[sel].max()) if m else 0
-        sample = check_sample(db, sel, model.M, args.check_cells) if m else np.zeros(0, int)
-        ref = pg.generic_forward(model, seqs.subset(sel[sample])) if m else np.zeros(0)
-        first = None
-        for thr, pf in ((t, p) for t in threads for p in prefetch):
-            tuning = {} if pf == "default" else {"GN_PREFETCH": int(pf)}
-            times = []
-            for r in range(args.warmup + args.repeats):
-                scores, sec = runner.forward(db, model, order, m, thr, tuning)
-                if r >= args.warmup:
-                    times.append(sec)
-            got = scores[sel].astype(np.float64)
-            first = got if first is None else first
-            err = float(np.max(np.abs(got[sample] - ref))) if m else 0.0
-            spread = float(np.max(np.abs(got - first))) if m else 0.0
-            med = float(np.median(times))
-            row = {"model": name, "M": model.M, "sequences": m, "max_length": Lmax,
-                   "threads": thr, "prefetch": pf, "median_ms": 1e3 * med, "min_ms": 1e3 * min(times),
-                   "ns_per_row": 1e9 * med / max(Lmax, 1), "repeats": len(times),
-                   "pipeline_forward_kernel_ms": None if pipe_s is None else 1e3 * pipe_s,
-                   "checked": int(sample.size), "max_err_vs_reference": err,
-                   "max_diff_vs_first_threads": spread, "finite": bool(np.isfinite(got).all()),
-                   "ok": bool(err <= TOLERANCE["forward"] and spread <= TOLERANCE["forward"]
-                              and np.isfinite(got).all()),
-                   "device": runner.label(), "api": args.api, "select": args.select}
-            rows.append(row)
-            pipe = "" if pipe_s is None else f"{1e3 * pipe_s:.2f}"
-            print(f"{name:>12} {model.M:>5} {m:>5} {Lmax:>6} {thr:>4} {pf[:3]:>3} "
-                  f"{row['median_ms']:>10.3f} "
-                  f"{row['min_ms']:>8.3f} {row['ns_per_row']:>7.0f} {pipe:>8} {err:>8.1e} "
-                  f"{spread:>8.1e}{'' if row['ok'] else '  NOT OK'}", flush=True)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"database": args.database, "rows": rows}, fh, indent=1)
-    return 0 if all(r["ok"] for r in rows) else 1
+        try:
+            rows += time_model(runner, args, seqs, name, threads, prefetch)
+        except Exception as exc:  # noqa: BLE001 - the other models still run
+            failed.append({"model": name, "error": f"{type(exc).__name__}: {exc}"})
+            print(f"{name}: failed: {failed[-1]['error']}", flush=True)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"database": args.database, "rows": rows, "failed": failed}, fh,
+                          indent=1)
+    return 0 if rows and not failed and all(r["ok"] for r in rows) else 1
 
 
 if __name__ == "__main__":
