@@ -143,3 +143,9 @@ def test_group_sizes_and_shuffle_scans(backend, threads, shuffle):
     seqs = as_set([prot.codes(i) for i in range(0, len(prot), 60)]
                   + [np.array([7], np.uint8), emitted_codes(rng, hmm, 3000)])
     check(backend, model, seqs, threads=threads, subgroup=sg)
+
+
+def test_small_models_take_64_work_items_per_sequence():
+    from hmmbench.profile.layout import GENERIC_THREADS, generic_threads
+    assert [generic_threads(M) for M in (1, 100, 400, 512)] == [64] * 4
+    assert [generic_threads(M) for M in (513, 1200, 2400)] == [GENERIC_THREADS] * 3

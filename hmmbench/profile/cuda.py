@@ -30,7 +30,7 @@ import numpy as np
 
 from ..backend import Backend, Execution, StageClock
 from . import layout
-from .layout import GENERIC_THREADS, generic_length_model, generic_tables, resident_specials
+from .layout import generic_length_model, generic_tables, generic_threads, resident_specials
 from .host import FILTER_KINDS
 from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
@@ -449,11 +449,11 @@ class CudaGenericProfile(_CudaProfileBackend):
 
 
 def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
-                   scratch=None, threads: int = GENERIC_THREADS,
+                   scratch=None, threads: Optional[int] = None,
                    tuning: Optional[dict] = None) -> np.ndarray:
     """Generic Viterbi/Forward (float32 nats, one per sequence of the resident database
     ``db``) of the ``n_launch`` sequences of the device launch order ``order``, ``threads``
-    per block (a multiple of 32), ``tuning``: more kernel defines (GN_PREFETCH); the others'
+    per block (a multiple of 32; default ``generic_threads(M)``), ``tuning``: more kernel defines (GN_PREFETCH); the others'
     entries are undefined."""
     from ..apis import cuda
     drv = cuda.driver()
@@ -462,6 +462,7 @@ def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
     with host("prep"):
         lengths, on_device = generic_length_model(model, db)
         tables = generic_tables(model, forward)
+    threads = threads or generic_threads(model.M)
     mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": threads,
                                         "FORWARD": int(forward), **(tuning or {})})
     with timer("h2d"):

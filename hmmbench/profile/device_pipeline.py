@@ -81,13 +81,17 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
     per_stage = {name: new_clock() for name in ("msv", "vit", "fwd")}
     if n == 0:                                   # nothing to launch
         return np.zeros(0), {"pass_counts": pl.counts_of(np.zeros(0, np.int8))}
+    whole = dev.whole_order()
+    dev.use_clock(_Tee(device, per_stage["msv"]))
+    # SSV over the whole database first: the launch returns at once, so the host's tables
+    # (per distinct length) are computed while the GPU runs it, not before
+    xe = dev.ssv_xe(model, seqs, None, on_device=whole)
     with host("prep"):
         ssv_table, msv_table = pl.msv_tables(model, db.lengths)
         vf_thr = pl.vf_thresholds(model, db.lengths)
         bp = model.byte
         tjbm = ((bp.tjb(db.lengths) + bp.tbm) & 0xFF).astype(np.uint8)   # set1_epi8 wraps
         move = model.word.move(db.lengths).astype(np.int16)
-    whole = dev.whole_order()
     tjbm, move = dev.gather(tjbm, "tjbm"), dev.gather(move, "move")
     survivors = {}
 
@@ -99,8 +103,6 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
             dev.classify(*todo, run_filter(todo), **decide)
         return todo[1]
 
-    dev.use_clock(_Tee(device, per_stage["msv"]))
-    xe = dev.ssv_xe(model, seqs, None, on_device=whole)
     dev.classify(*whole, xe, table=ssv_table, width=pl.SSV_VALUES, offset=pl.SSV_OFFSET)
     survivors["msv_recomputed"] = rescore(
         pl.PENDING_MSV, "list_msv", lambda todo: dev.msv_xj(model, seqs, None, tjbm, todo),

@@ -121,9 +121,22 @@ def warp_word_profile(model: ProfileModel, dpx: bool):
 
 
 # --- the generic (float) Viterbi / Forward kernels (kernels_common/profile/generic.h) ----------
-#: work-items per sequence of the generic kernels (both APIs); a launch may ask for another
-#: power of two (CUDA: 32 or more, a warp's multiple), as scripts/device_generic_forward.py does
+#: work-items per sequence of the generic kernels (both APIs) where a model has more than
+#: GENERIC_SMALL_POSITIONS positions per work-item at GENERIC_SMALL_THREADS; a launch may ask for
+#: another power of two (CUDA: 32 or more, a warp's multiple), as
+#: scripts/device_generic_forward.py does
 GENERIC_THREADS = 128
+#: Smaller models take 64 work-items: a row's latency is a barrier and scan across the group
+#: plus each work-item's positions; on the H100 (the pipeline's Forward survivors of
+#: proteins-2e8, docs/profile-notes.md) M = 400 ran in 1.87 ms at 64 against 2.32 at 128, M = 100
+#: within 3 % either way, and M = 1200 (19 positions each at 64) 3.90 against 2.74 at 128.
+GENERIC_SMALL_THREADS, GENERIC_SMALL_POSITIONS = 64, 8
+
+
+def generic_threads(M: int) -> int:
+    """Work-items per sequence of the generic kernels for a model of M positions."""
+    small = -(-M // GENERIC_SMALL_THREADS) <= GENERIC_SMALL_POSITIONS
+    return GENERIC_SMALL_THREADS if small else GENERIC_THREADS
 #: the N/C/J length model the resident database carries per sequence (loop, move of the
 #: generic Forward): hmmsearch's multihit nj; a model with another nj gets its own per run
 RESIDENT_NJ = 1.0

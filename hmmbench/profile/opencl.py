@@ -27,7 +27,7 @@ from .job import PIPELINE, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
 from ..apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
 from . import warp
-from .layout import GENERIC_THREADS, generic_length_model, generic_tables, resident_specials
+from .layout import generic_length_model, generic_tables, generic_threads, resident_specials
 
 SOURCE = "profile/filters.cl"
 #: the pipeline's stage decisions and compaction (kernels_common/profile/stages.h)
@@ -47,9 +47,10 @@ class ProfileFiltersOpenCL:
         self.local_size = local_size
         self.resident = ResidentCache(self._upload_database, resident_specials)
         self._db = None                       # the ResidentDatabase of the current search
-        #: the generic kernels' work-group size, and 0 (scans in local memory) or the sub-group
-        #: size their scans shuffle across (a device with cl_intel_required_subgroup_size)
-        self.generic_threads, self.generic_subgroup = GENERIC_THREADS, 0
+        #: the generic kernels' work-group size (None: generic_threads(M)), and 0 (scans in
+        #: local memory) or the sub-group size their scans shuffle across (a device with
+        #: cl_intel_required_subgroup_size)
+        self.generic_threads, self.generic_subgroup = None, 0
 
     def _upload_database(self, arrays: dict, later=None) -> tuple:
         """The resident database's arrays, then ``later()``'s, as device buffers (blocking
@@ -241,7 +242,7 @@ class ProfileFiltersOpenCL:
         """Generic Viterbi or Forward (float32 nats) of the ``m`` sequences of the device list
         ``order``: the kernel CUDA shares (kernels_common/profile/generic.h), a work-group per
         sequence; the other entries are undefined."""
-        db, threads = self._db, self.generic_threads
+        db, threads = self._db, self.generic_threads or generic_threads(model.M)
         b, out = db.buffers, self.kit.scratch("generic_out", 4 * max(db.n, 1))
         with host("prep"):
             tables = generic_tables(model, forward)
