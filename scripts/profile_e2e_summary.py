@@ -13,20 +13,22 @@ import sys
 
 
 def load_runs(paths: list) -> list:
+    """Every run of the files, each tagged with its file (``_file``): a database load belongs to
+    the run (process) that paid it."""
     runs = []
     for p in paths:
         with open(p) as fh:
-            runs.extend(json.load(fh)["runs"])
+            runs.extend(dict(r, _file=p) for r in json.load(fh)["runs"])
     return runs
 
 
 def db_loads(runs: list) -> dict:
-    """(database, backend) -> seconds of the one-off database load."""
+    """(file, database, backend) -> seconds of the one-off database load."""
     out = {}
     for r in runs:
         load = (r.get("info") or {}).get("db_load_s")
         if load:
-            out[(r["dataset"], r["backend"])] = sum(load.values())
+            out[(r.get("_file"), r["dataset"], r["backend"])] = sum(load.values())
     return out
 
 
@@ -40,7 +42,7 @@ def pipeline_rows(runs: list, peer: str = "profile-hmmsearch") -> list:
             continue
         ref = cells.get((db, model, peer))
         total = r["timing_s"]["total"]
-        first = total + loads.get((db, backend), 0.0)
+        first = total + loads.get((r.get("_file"), db, backend), 0.0)
         theirs = ref["timing_s"]["total"] if ref else None
         ours_counts = (r.get("info") or {}).get("pass_counts")
         their_counts = (ref.get("info") or {}).get("pass_counts") if ref else None
