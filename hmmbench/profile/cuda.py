@@ -452,9 +452,9 @@ def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
                    scratch=None, threads: Optional[int] = None,
                    tuning: Optional[dict] = None) -> np.ndarray:
     """Generic Viterbi/Forward (float32 nats, one per sequence of the resident database
-    ``db``) of the ``n_launch`` sequences of the device launch order ``order``, ``threads``
-    per block (a multiple of 32; default ``generic_threads(M)``), ``tuning``: more kernel defines (GN_PREFETCH); the others'
-    entries are undefined."""
+    ``db``) of the ``n_launch`` sequences of the device launch order ``order``; the others'
+    entries are undefined. ``threads`` per block (a multiple of 32; default
+    ``generic_threads(M)``), ``tuning``: more kernel defines (GN_PREFETCH)."""
     from ..apis import cuda
     drv = cuda.driver()
     n = db.n

@@ -137,6 +137,8 @@ def generic_threads(M: int) -> int:
     """Work-items per sequence of the generic kernels for a model of M positions."""
     small = -(-M // GENERIC_SMALL_THREADS) <= GENERIC_SMALL_POSITIONS
     return GENERIC_SMALL_THREADS if small else GENERIC_THREADS
+
+
 #: the N/C/J length model the resident database carries per sequence (loop, move of the
 #: generic Forward): hmmsearch's multihit nj; a model with another nj gets its own per run
 RESIDENT_NJ = 1.0
