@@ -41,6 +41,16 @@ class Execution:
     untimed_s: float = 0.0
 
 
+class Finished:
+    """A handle whose call already ran (the default :meth:`Backend.submit`)."""
+
+    def __init__(self, execution: Execution):
+        self._execution = execution
+
+    def result(self) -> Execution:
+        return self._execution
+
+
 class StageClock:
     """Host-side stage timer for CPU backends: ``with clock("kernel"): ...``."""
 
@@ -105,6 +115,13 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def run(self, pairs: Unit) -> Execution:
         """Compute every pair; called once per launch (chunk) by the runner."""
+
+    def submit(self, pairs: Unit):
+        """Start a call and return a handle whose ``result()`` gives its Execution; the runner
+        keeps up to ``--in-flight`` calls outstanding and collects them in order. This default
+        runs the call at once (every backend works); a GPU backend may return before its
+        device work is done, each outstanding call on its own resources."""
+        return Finished(self.run(pairs))
 
     def close(self) -> None:
         """Release device resources (contexts, buffers)."""

@@ -100,10 +100,13 @@ def cell_axes(run) -> dict:
 
 def run_label(r: dict) -> str:
     """A run's backend as rows and columns name it: with the worker count of a sharded cluster
-    run ("cuda-subwarp x2") or the worker of a fleet run ("cuda-subwarp @0/host")."""
+    run ("cuda-subwarp x2"), the worker of a fleet run ("cuda-subwarp @0/host") or the calls
+    kept in flight ("cuda-subwarp [in-flight 4]")."""
     label = r["backend"]
     if r.get("workers"):
         label += f" x{r['workers']}"
+    if (r.get("in_flight") or 1) > 1:   # --in-flight N: never matched with N = 1 figures
+        label += f" [in-flight {r['in_flight']}]"
     if r.get("worker") is not None:
         label += f" @{r['worker']}/{r.get('host')}"
     return label

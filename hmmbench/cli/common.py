@@ -45,7 +45,10 @@ def run_config(args, workload):
         raise UserError("--tolerance must be a finite number, at least 0")
     if args.sample_pairs is not None and args.sample_pairs < 1:
         raise UserError("--sample-pairs must be at least 1")
-    return RunConfig(chunking=",".join(args.chunking), repeat=args.repeat, max_time=args.max_time,
+    if args.in_flight < 1:
+        raise UserError("--in-flight must be at least 1")
+    return RunConfig(chunking=",".join(args.chunking), in_flight=args.in_flight,
+                     repeat=args.repeat, max_time=args.max_time,
                      tolerance=1e-4 if args.tolerance is None else args.tolerance,
                      tolerance_fixed=args.tolerance is not None,
                      sample_pairs=args.sample_pairs or workload.sample_items,

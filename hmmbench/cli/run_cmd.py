@@ -28,6 +28,10 @@ def add_parser(sub, workloads) -> None:
                     help="original (a launch per batch), merged, or merged:N (about N pairs "
                          "per launch); repeatable (an axis of the benchmark); default: each "
                          "dataset's own (original for real sets, merged for synthetic)")
+    sp.add_argument("--in-flight", type=int, default=1, metavar="N",
+                    help="launches (per-region calls) kept outstanding at once, as a caller "
+                         "working on several regions does (default 1: one after the other); "
+                         "total is then the wall time of all of them")
     sp.add_argument("--repeat", type=int, default=None,
                     help="timed repeats (default: until stable or --max-time)")
     sp.add_argument("--max-time", type=float, default=10.0,
@@ -84,6 +88,8 @@ def run(args, workload) -> int:
         check_output_path(out_path, "--json")
     if args.resume and args.cluster:
         raise UserError("--resume continues runs of one process, not --cluster runs")
+    if args.in_flight > 1 and args.cluster:
+        raise UserError("--in-flight is for runs of one process, not --cluster runs")
     header = results.document_header(["hmmbench"] + list(args.argv))
     kept = _kept(args, datasets, backends, cfg, plan, header) if args.resume else None
     written = {}

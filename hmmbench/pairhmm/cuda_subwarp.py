@@ -48,7 +48,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..backend import Backend, Execution, Limits
+from ..backend import Backend, Execution, Finished, Limits
 from ..apis import cuda as glue
 from .model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
@@ -59,8 +59,8 @@ from .subwarp_layout import (  # noqa: F401
     read_items, size_tier, table_bytes, tiers_param, tiers_table)
 from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile)
-from .subwarp_call import SubwarpCall, busy_seconds  # noqa: F401
-from .subwarp_device import DeviceResources
+from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
+from .subwarp_device import DeviceResources, Lane, Lanes
 from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
 from .subwarp_staging import (  # noqa: F401
     PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, StagingSlots, chunk_sources, headroom,
@@ -124,9 +124,13 @@ class SubwarpBackend(Backend):
         self._streams_on = streams
         self._kernels: dict = {}
         self._plans: dict = {}
-        self._device = DeviceResources()
-        self._staging = StagingSlots(lambda n: glue.driver().pagelocked_empty(n, np.uint8),
-                                     "subwarp-prep")
+        self._attrs: Optional[dict] = None
+        # lane 0 (one call at a time) owns _device and _staging; _staging's threads serve all
+        self._device = DeviceResources(lambda: self.sm_count)
+        self._staging = self._pinned_slots()
+        self._lanes = Lanes(Lane(0, self._device, self._staging),
+                            lambda i: Lane(i, DeviceResources(lambda: self.sm_count),
+                                           self._pinned_slots()))
         # Off: H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces; H100 (GPU layout) 1.36 vs
         # 1.25-1.44 without, within the run-to-run spread.
         self.ramp_chunks = False
@@ -137,6 +141,24 @@ class SubwarpBackend(Backend):
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
+
+    @staticmethod
+    def _pinned_slots() -> StagingSlots:
+        return StagingSlots(lambda n: glue.driver().pagelocked_empty(n, np.uint8), "subwarp-prep")
+
+    def device_attrs(self) -> dict:
+        """The device's attributes, asked of the driver once (each is a driver query)."""
+        if self._attrs is None:
+            self._attrs = glue.device_attributes()
+        return self._attrs
+
+    @property
+    def sm_count(self) -> int:
+        return self.device_attrs()["sm_count"]
+
+    @staticmethod
+    def sm_clock():
+        return sm_clock_cached()
 
     @property
     def prep_threads(self) -> int:
@@ -205,10 +227,11 @@ class SubwarpBackend(Backend):
             self._kernels["layout"] = fns
         return self._kernels["layout"]
 
-    def _plan(self, pairs: PairSet) -> tuple:
-        """(bins, recompute queue bins, queue of each bin, meta) for inputs of this size class
-        and longest read, with their kernels compiled: worked out once, not on every call."""
-        key = (size_tier(pairs, self._small_tiers), pairs.max_read_length, self.double_k,
+    def _plan(self, pairs: PairSet, max_read_len: int) -> tuple:
+        """(bins, recompute queue bins, queue of each bin, meta, bin of each read length) for
+        inputs of this size class and longest read, with their kernels compiled: worked out
+        once, not on every call."""
+        key = (size_tier(pairs, self._small_tiers), max_read_len, self.double_k,
                self.recompute_all)
         if key not in self._plans:
             bins = self.bins_for(pairs)
@@ -219,52 +242,79 @@ class SubwarpBackend(Backend):
                 self.kernel(q, double=True)
             meta = np.array([len(bins), *(min(b.hi, 2**31 - 1) for b in bins), *queue_of],
                             np.int32)
-            self._plans[key] = (bins, queue_bins, queue_of, meta)
+            bin_lut = np.minimum(np.searchsorted([b.hi for b in bins],
+                                                 np.arange(max_read_len + 1)), len(bins) - 1)
+            self._plans[key] = (bins, queue_bins, queue_of, meta, bin_lut)
         return self._plans[key]
 
-    def _launch(self, b: Bin, double: bool, items_ptr, range_ptr, n_max: int, dev: dict,
+    def _launch(self, res: DeviceResources, b: Bin, double: bool, items_ptr, range_ptr, n_max: int, dev: dict,
                 out_dev, fb_queue_ptr, fb_items_ptr, stream, max_hap_len: int, blocks: int):
         """One bin's kernel over items ``range_ptr[0] ..`` (count ``range_ptr[1]``, at most
         ``n_max``; both read on the device); grid-stride over ``blocks`` blocks. Returns the
-        (begin, end) events recorded on ``stream`` right around the launch."""
+        (begin, end) events recorded on ``stream`` right around the launch; ``res``: the
+        call's lane."""
         fn, smem = self.kernel(b, double)
         # Multi-tile: a bounded grid, one boundary-row scratch per resident group.
-        scratch, stride = self._device.scratch(b, double, max_hap_len)
+        scratch, stride = res.scratch(b, double, max_hap_len)
         if b.multi_tile:
-            blocks = min(blocks, glue.device_attributes()["sm_count"] * 16)
+            blocks = min(blocks, self.sm_count * 16)
         ptr = np.uintp  # device addresses as the prepared signature's "P" (dev's are already)
         args = (ptr(int(items_ptr)), ptr(int(range_ptr)), np.int32(n_max),
                 *(dev[name] for name in KERNEL_ARRAYS), ptr(int(out_dev)), ptr(int(fb_queue_ptr)),
                 ptr(int(fb_items_ptr)), ptr(int(scratch)), np.int32(stride))
-        begin = self._device.mark(stream)
+        begin = res.mark(stream)
         fn.prepared_async_call((max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream, *args,
                                shared_size=smem)
-        return begin, self._device.mark(stream)
+        return begin, res.mark(stream)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
         """Batch ranges of about ``chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""
         return chunk_bounds(pairs, self.chunk_pairs, self.ramp_chunks)
 
     def run(self, pairs: PairSet) -> Execution:
-        self.check_accepts(pairs)
-        info: dict = {"gpu": glue.device_attributes()["name"]}
+        return self.submit(pairs).result()
+
+    def submit(self, pairs: PairSet):
+        """The call enqueued on a free lane (its own streams, buffers, events, pinned slots);
+        ``result()`` waits for it. Calls submitted while others are outstanding overlap."""
+        max_read, max_hap = self._accept(pairs)
+        info: dict = {"gpu": self.device_attrs()["name"]}
         if pairs.n_pairs == 0:
-            return Execution(np.zeros(0), {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0},
-                             0, info)
+            return Finished(Execution(np.zeros(0), {"prep": 0.0, "h2d": 0.0, "kernel": 0.0,
+                                                    "d2h": 0.0}, 0, info))
         if pairs.n_pairs >= 2**31 - 1:
             raise ValueError("cuda-subwarp indexes pairs with int32: split the input")
-        call = SubwarpCall(self, pairs)
-        for c in range(call.n_chunks):
-            call.enqueue(c)
-        ex = call.finish(info)
-        info["sm_clock_mhz"] = sm_clock_cached()
-        return ex
+        handle = SubwarpHandle(self)
+        handle.info = info
+        lane = self._lanes.take(handle)
+        try:
+            call = SubwarpCall(self, pairs, lane, max_read, max_hap)
+            for c in range(call.n_chunks):
+                call.enqueue(c)
+            call.copy_back()
+        except BaseException:
+            lane.busy = None
+            raise
+        handle.call = call
+        return handle
+
+    def _accept(self, pairs: PairSet) -> tuple:
+        """(longest read, longest haplotype) after check_accepts' checks, each length array
+        computed once (the PairSet's properties recompute them on every use)."""
+        ro, ho = pairs.read_offsets, pairs.hap_offsets
+        rl, hl = ro[1:] - ro[:-1], ho[1:] - ho[:-1]
+        max_read, max_hap = int(rl.max(initial=0)), int(hl.max(initial=0))
+        lim = self.limits
+        if (int(rl.min(initial=1)) < 1 or int(hl.min(initial=1)) < 1
+                or (lim.max_read_length is not None and max_read > lim.max_read_length)
+                or (lim.max_hap_length is not None and max_hap > lim.max_hap_length)):
+            self.check_accepts(pairs)  # its reason, or an empty sequence no pair uses
+        return max_read, max_hap
 
     def close(self) -> None:
-        self._device.close()
+        self._lanes.close()
         self._kernels = {}
         self._plans = {}
-        self._staging.close()
 
 
 def backends() -> list[Backend]:

@@ -39,16 +39,39 @@ def _ptr(x) -> np.uintp:
     return np.uintp(int(x))
 
 
+class SubwarpHandle:
+    """A submitted call (``SubwarpBackend.submit``): its work is enqueued on its lane's streams;
+    :meth:`result` waits for it, copies its results out, reads its stage times from its events
+    and frees the lane for a later call."""
+
+    def __init__(self, backend):
+        self.b = backend
+        self.call: "SubwarpCall | None" = None
+        self.info: dict = {}
+        self._execution: "Execution | None" = None
+
+    def result(self) -> Execution:
+        if self._execution is None:
+            call, self.call = self.call, None
+            try:
+                self._execution = call.finish(self.info)
+            finally:
+                call.lane.busy = None
+            self.info["sm_clock_mhz"] = self.b.sm_clock()
+        return self._execution
+
+
 class SubwarpCall:
-    def __init__(self, backend, pairs: PairSet):
-        self.b, self.pairs = backend, pairs
+    def __init__(self, backend, pairs: PairSet, lane, max_read_len: int, max_hap_len: int):
+        self.b, self.pairs, self.lane = backend, pairs, lane
         self.drv = glue.driver()
-        self.bins, self.queue_bins, self.queue_of, meta = backend._plan(pairs)
+        self.bins, self.queue_bins, self.queue_of, meta, self.bin_lut = \
+            backend._plan(pairs, max_read_len)
         self.lk = backend.layout_kernels()
         nb, nq = len(self.bins), len(self.queue_bins)
         self.n_keys = nb * SW_LEVELS
         self.t_run = time.perf_counter()
-        res, staging = backend._device, backend._staging
+        res, staging = lane.res, lane.staging
         self.res = res
 
         # chunks: whole batches; small chunks get one work item per pair
@@ -63,7 +86,7 @@ class SubwarpCall:
 
         # pinned host slots and their device twins, work buffers per slot (grow-only)
         self.offs, slot_bytes = staging_offsets(pairs, self.bounds, len(meta))
-        self.n_slots = min(n_chunks, max(STAGING_SLOTS, (staging.threads or PREP_THREADS) + 2))
+        self.n_slots = min(n_chunks, max(STAGING_SLOTS, (backend.prep_threads or PREP_THREADS) + 2))
         bufs = res.buffers()
         slot_bytes = headroom(slot_bytes)
         self.pinned = staging.slots(self.n_slots, slot_bytes)
@@ -82,10 +105,8 @@ class SubwarpCall:
         self.queue_streams = streams[3 + nb:] if backend._streams_on else [self.main] * nq
         self.out_dev = bufs.get("out", headroom(pairs.n_pairs * 8))
 
-        self.max_hap_len = int(pairs.hap_lengths.max(initial=1))
-        self.bin_lut = np.minimum(np.searchsorted([b.hi for b in self.bins],
-                                                  np.arange(pairs.max_read_length + 1)), nb - 1)
-        self.sms = glue.device_attributes()["sm_count"]
+        self.max_hap_len = max(max_hap_len, 1)
+        self.sms = backend.sm_count
         for b in self.bins:  # multi-tile scratch sized before the first event
             res.scratch(b, False, self.max_hap_len)
         for q in self.queue_bins:
@@ -106,7 +127,7 @@ class SubwarpCall:
         self.sources: dict = {}
         self.futures: dict = {}
         self.prep_work = self.prep_wait = 0.0
-        self.pool = staging.pool() if n_chunks > 1 else None
+        self.pool = backend._staging.pool() if n_chunks > 1 else None  # one for all lanes
         for c in range(min(self.n_slots, n_chunks)):
             self.submit(c)
 
@@ -217,7 +238,7 @@ class SubwarpCall:
                 continue
             s = self.main if profile else self.bin_streams[i]
             s.wait_for_event(laid)
-            begin, end = b._launch(x, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev,
+            begin, end = b._launch(self.res, x, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev,
                                    self.out_dev, queues + 8 * self.queue_of[i], w["fb_items"],
                                    s, self.max_hap_len, -(-n // (THREADS_PER_BLOCK // x.p)))
             self.float_launches.append((begin, end))
@@ -242,19 +263,23 @@ class SubwarpCall:
             for ev in fed[q]:
                 s.wait_for_event(ev)
             blocks = min(-(-self.chunk_pairs[c] // (THREADS_PER_BLOCK // qb.p)), self.sms * 4)
-            begin, end = b._launch(qb, True, w["fb_items"], queues + 8 * q, self.chunk_pairs[c],
+            begin, end = b._launch(self.res, qb, True, w["fb_items"], queues + 8 * q, self.chunk_pairs[c],
                                    dev, self.out_dev, 0, 0, s, self.max_hap_len, blocks)
             self.double_launches.append((begin, end))
             main.wait_for_event(end)
 
     # --- results ------------------------------------------------------------------------------
-    def finish(self, info: dict) -> Execution:
-        """The results copied back once, the stage times and what the call did."""
+    def copy_back(self) -> None:
+        """The results' copy back, enqueued once after every chunk (not waited for)."""
         res, main = self.res, self.main
-        d0 = res.mark(main)
+        self.d0 = res.mark(main)
         self.drv.memcpy_dtoh_async(self.host_out, self.out_dev, main)
         self.drv.memcpy_dtoh_async(self.queue_heads, self.queues_dev, main)
-        d1 = res.mark(main)
+        self.d1 = res.mark(main)
+
+    def finish(self, info: dict) -> Execution:
+        """Once the copy back is done: the results, the stage times and what the call did."""
+        d0, d1 = self.d0, self.d1
         d1.synchronize()
         out = self.host_out.copy()  # the page-locked buffer is the next run's
         n_fb = int(self.queue_heads[1::2].sum())

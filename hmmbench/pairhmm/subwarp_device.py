@@ -1,17 +1,27 @@
 """The device resources one cuda-subwarp backend keeps across runs, so that a call allocates,
 creates and frees nothing once its size class has run: device buffers, streams, a pool of
-events, the multi-tile scratch and page-locked result buffers (issue 13: 110 per-region calls)."""
+events, the multi-tile scratch and page-locked result buffers (issue 13: 110 per-region calls).
+
+Calls in flight (``hmmbench run --in-flight N``): each outstanding call needs a set of its own, a
+:class:`Lane` (resources + pinned staging slots); :class:`Lanes` hands them out round-robin and
+gives a lane to a new call only once the lane's previous call has been collected."""
 from __future__ import annotations
+
+from typing import Callable, Optional
 
 import numpy as np
 
 from ..apis import cuda as glue
 from .subwarp_layout import MAX_P, THREADS_PER_BLOCK, Bin
-from .subwarp_staging import headroom
+from .subwarp_staging import StagingSlots, headroom
+
+#: Lanes at most (calls in flight on one backend); a call beyond waits for the oldest.
+MAX_LANES = 16
 
 
 class DeviceResources:
-    def __init__(self):
+    def __init__(self, sm_count: Callable[[], int] = lambda: glue.device_attributes()["sm_count"]):
+        self._sm_count = sm_count  # the backend's cached device attribute
         self._buffers = None
         self._streams: list = []
         self._events: list = []   # reused by every run (see mark)
@@ -49,7 +59,7 @@ class DeviceResources:
         which synchronizes the device)."""
         if not b.multi_tile:
             return 0, 0
-        cap = glue.device_attributes()["sm_count"] * 16
+        cap = self._sm_count() * 16
         stride = max_hap_len + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
         quad = 32 if double else 16
         buf = self.buffers().get("scratch_d" if double else "scratch",
@@ -75,3 +85,53 @@ class DeviceResources:
         self._streams = []
         self._events = []
         self._results = (None, None)
+
+
+class Lane:
+    """One call's resource set: device resources, pinned staging slots, and the call using it
+    (its handle) until that call has been collected."""
+
+    def __init__(self, index: int, res: DeviceResources, staging: StagingSlots):
+        self.index, self.res, self.staging = index, res, staging
+        self.busy = None     # the outstanding call's handle (``finish()`` frees the lane)
+        self.ticket = 0      # submission order of that call
+
+    def close(self) -> None:
+        self.res.close()
+        self.staging.close()
+        self.busy = None
+
+
+class Lanes:
+    """Resource sets reused round-robin. A lane serves a new call only when its previous call
+    has been collected (its events, buffers and pinned slots are then free); a new lane is made
+    only when every lane is busy, so N calls in flight use N lanes and one call at a time uses
+    lane 0 only. Past ``MAX_LANES`` the oldest outstanding call is collected first."""
+
+    def __init__(self, first: Lane, make: Callable[[int], Lane]):
+        self.all = [first]
+        self._make = make
+        self._next = 0
+        self._tickets = 0
+
+    def take(self, handle) -> Lane:
+        n = len(self.all)
+        lane: Optional[Lane] = next((self.all[(self._next + i) % n] for i in range(n)
+                                     if self.all[(self._next + i) % n].busy is None), None)
+        if lane is None and n < MAX_LANES:
+            self.all.append(self._make(n))
+            lane = self.all[-1]
+        if lane is None:
+            oldest = min(self.all, key=lambda x: x.ticket)
+            oldest.busy.result()  # collects it: the lane is free again
+            lane = oldest
+        self._tickets += 1
+        lane.busy, lane.ticket = handle, self._tickets
+        self._next = (lane.index + 1) % len(self.all)
+        return lane
+
+    def close(self) -> None:
+        for lane in self.all:
+            lane.close()
+        del self.all[1:]
+        self._next = 0

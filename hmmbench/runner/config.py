@@ -16,6 +16,7 @@ TIMING_KEYS = STAGES + ("total",)
 @dataclass
 class RunConfig:
     chunking: str = ""                   # one mode, or several comma-separated (an axis); "": each dataset's default
+    in_flight: int = 1                    # launches outstanding at once (1: one call after the other)
     repeat: Optional[int] = None          # fixed number of timed passes (None: until stable)
     max_time: float = 10.0                # seconds of timed passes per dataset x backend cell
     min_repeats: int = 3
@@ -45,6 +46,7 @@ class RunRecord:
     device: str = ""
     params: dict = field(default_factory=dict)
     chunking: str = "original"
+    in_flight: int = 1                    # launches the runner kept outstanding (--in-flight)
     launches: int = 0
     timing_s: dict = field(default_factory=dict)       # medians per stage and total
     timing_min_s: dict = field(default_factory=dict)

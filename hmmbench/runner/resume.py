@@ -9,9 +9,10 @@ from dataclasses import fields
 from ..errors import UserError
 from .config import RunConfig, RunRecord
 
-#: RunConfig fields that decide what a record's cross-check means: they must match to resume.
+#: RunConfig fields that decide what a record's cross-check (or timing: in_flight) means: they
+#: must match to resume.
 CHECK_SETTINGS = ("workload", "reference", "tolerance", "tolerance_fixed", "sample_pairs",
-                  "full_check_max_cells")
+                  "full_check_max_cells", "in_flight")
 
 
 def record_from_dict(run: dict) -> RunRecord:

@@ -1,0 +1,81 @@
+"""cuda-subwarp's host time per call on a CPU machine (issue 13 point 5): the stand-in driver
+(``subwarp_stand_in.py``, nothing computed, every driver call nearly free) runs the host path of
+1m's 110 per-region calls (``--chunking original``), so what is measured is the Python that builds
+and collects a call. Per call: the median of run(); with ``--in-flight N`` also the runner's
+submit/result window. ``--profile``: a cProfile of one pass.
+
+    HMMBENCH_DATA_PATH=... python scripts/subwarp_host_probe.py [--tree TREE] [--in-flight 1,4]
+        [--passes 20] [--profile] [--json F]
+
+``--tree``: the source tree to import (an older commit unpacked with git archive: before/after).
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import statistics
+import sys
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tree", default=".")
+    ap.add_argument("--backend", default="cuda-subwarp")
+    ap.add_argument("--in-flight", default="1")
+    ap.add_argument("--passes", type=int, default=20)
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    sys.path.insert(0, args.tree)
+    import subwarp_stand_in as fake  # scripts/, beside this file
+    fake.install()
+    fake.quiet()
+    from hmmbench.pairhmm import cuda_subwarp as sw
+    from hmmbench.pairhmm.datasets import resolve
+    from hmmbench.pairhmm.datasets.chunking import launches
+    regions = launches(resolve("1m").load(), "original")
+    b = {x.name: x for x in sw.backends()}[args.backend]
+    out = {"tree": args.tree, "backend": b.name, "calls": len(regions), "passes": args.passes}
+    for n in [int(x) for x in args.in_flight.split(",")]:
+        window = _window(n)
+        window(b, regions)  # warm-up: plans, buffers, lanes
+        per_call = []
+        for _ in range(args.passes):
+            t0 = time.perf_counter()
+            window(b, regions)
+            per_call.append((time.perf_counter() - t0) / len(regions))
+        us = sorted(x * 1e6 for x in per_call)
+        out[f"in_flight_{n}_us_per_call"] = {"min": us[0], "median": statistics.median(us),
+                                             "max": us[-1]}
+        print(f"{b.name} in-flight {n}: host {statistics.median(us):.1f} us per call "
+              f"(min {us[0]:.1f}, max {us[-1]:.1f}; {len(regions)} calls x {args.passes} passes)")
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        for p in regions:
+            b.run(p)
+        prof.disable()
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(25)
+        out["profile"] = text.getvalue()
+        print(out["profile"])
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=1)
+    return 0
+
+
+def _window(n: int):
+    """The calls of one pass: run() one after the other (n = 1), else up to n submitted."""
+    if n == 1:
+        return lambda b, regions: [b.run(p) for p in regions]
+    from hmmbench.runner.cell import run_launches
+    return lambda b, regions: run_launches(b, regions, in_flight=n)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
