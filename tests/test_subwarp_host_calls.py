@@ -1,7 +1,8 @@
 """cuda-subwarp's host path without a GPU: a recording stand-in for the CUDA driver runs run()'s
 control flow (no kernel computes anything) and proves what a repeated call no longer pays for --
 no device or page-locked allocation, no event creation, no compilation -- and that the kernel
-time is the union of the launches' own event spans."""
+time is the union of the launches' own event spans; calls in flight (``submit``) each get a lane
+of their own, reused only once its call has been collected."""
 from __future__ import annotations
 
 from collections import Counter
@@ -13,6 +14,9 @@ from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
+from hmmbench.pairhmm.subwarp_call import SubwarpHandle
+from hmmbench.pairhmm.subwarp_device import MAX_LANES, Lanes
+from hmmbench.runner.cell import run_launches
 
 
 class FakeDriver:
@@ -136,3 +140,64 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     assert 0 < k < ex.info["kernel_span_s"] <= ex.info["gpu_span_s"]
     assert ex.info["float32_kernel_s"] <= k
     b.close()
+
+
+def test_calls_in_flight_each_on_a_lane_of_its_own(fake_cuda, monkeypatch):
+    regions = launches(resolve("shape-100x150@2000").load(), "original")[:20]
+    b = sw.backends()[0]
+    log = []
+    take, result = Lanes.take, SubwarpHandle.result
+
+    def logged_take(self, handle):
+        lane = take(self, handle)
+        log.append(("take", lane.index))
+        return lane
+
+    def logged_result(self):
+        lane = None if self.call is None else self.call.lane
+        ex = result(self)
+        if lane is not None:
+            log.append(("done", lane.index))
+        return ex
+    monkeypatch.setattr(Lanes, "take", logged_take)
+    monkeypatch.setattr(SubwarpHandle, "result", logged_result)
+    outs, _ = run_launches(b, regions, in_flight=3)
+    assert [len(e.log10) for e in outs] == [p.n_pairs for p in regions]
+    assert not np.shares_memory(outs[0].log10, outs[1].log10)
+    # N in flight -> N resource sets: their own streams, device buffers, events, pinned slots
+    lanes = b._lanes.all
+    assert len(lanes) == 3 and [x.index for x in lanes] == [0, 1, 2]
+    streams = [{id(s) for s in x.res._streams} for x in lanes]
+    assert all(streams) and not (streams[0] & streams[1] or streams[1] & streams[2])
+    outs_dev = {int(x.res.buffers().get("out", 1)) for x in lanes}
+    assert len(outs_dev) == 3
+    assert len({id(x.staging._bufs[0]) for x in lanes}) == 3
+    assert len({id(e) for x in lanes for e in x.res._events}) == sum(
+        len(x.res._events) for x in lanes)
+    # no lane taken again before its call was collected; round-robin
+    busy: set = set()
+    for what, i in log:
+        if what == "take":
+            assert i not in busy
+            busy.add(i)
+        else:
+            busy.remove(i)
+    assert [i for what, i in log if what == "take"][:6] == [0, 1, 2, 0, 1, 2]
+    # one call at a time: lane 0 only, as before
+    one = sw.backends()[0]
+    for p in regions[:4]:
+        one.run(p)
+    assert len(one._lanes.all) == 1
+
+
+def test_lanes_are_bounded_the_oldest_call_collected_first(fake_cuda):
+    regions = launches(resolve("shape-100x150@2000").load(), "original")
+    b = sw.backends()[0]
+    handles = [b.submit(p) for p in regions[:MAX_LANES + 1]]
+    assert len(b._lanes.all) == MAX_LANES
+    assert handles[0].call is None and handles[1].call is not None  # the oldest was collected
+    assert [len(h.result().log10) for h in handles] == [p.n_pairs for p in
+                                                        regions[:MAX_LANES + 1]]
+    assert all(x.busy is None for x in b._lanes.all)
+    b.close()
+    assert len(b._lanes.all) == 1

@@ -1,0 +1,112 @@
+"""``hmmbench run --in-flight N``: the runner keeps up to N launches submitted
+(``Backend.submit``) and gathers their results in dataset order; the figures are recorded with N,
+so reports and ``compare`` never mix them with one-call-at-a-time figures."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hmmbench import cli, compare, results
+from hmmbench.backend import Execution
+from hmmbench.pairhmm.datasets import resolve
+from hmmbench.pairhmm.datasets.chunking import launches
+from hmmbench.registry import select
+from hmmbench.runner import ReferenceStore, RunConfig, run_benchmark
+from hmmbench.runner.cell import joined_values, run_launches
+
+from test_cli import fake_world  # noqa: F401 - the fixture
+from test_runner_fakes import ToyBackend, launches_by_batch, toy_dataset, toy_log10, toy_reference
+
+
+class _Later:
+    """A handle whose result is set when its backend decides the call is done."""
+
+    def __init__(self, backend):
+        self.backend, self.execution = backend, None
+
+    def result(self) -> Execution:
+        if self.execution is None:
+            self.backend.complete_all()
+        return self.execution
+
+
+class OutOfOrder(ToyBackend):
+    """Submitted calls complete newest first, all at once, when any result is asked for."""
+
+    def __init__(self):
+        super().__init__("out-of-order")
+        self.pending, self.most_outstanding, self.completed = [], 0, []
+
+    def submit(self, pairs):
+        handle = _Later(self)
+        self.pending.append((handle, pairs))
+        self.most_outstanding = max(self.most_outstanding, len(self.pending))
+        return handle
+
+    def complete_all(self):
+        for handle, pairs in reversed(self.pending):
+            handle.execution = self.run(pairs)
+            self.completed.append(pairs.n_pairs)
+        self.pending = []
+
+
+def test_results_gathered_in_dataset_order_whatever_the_completion_order():
+    pairs = toy_dataset(n_batches=9, seed=3).load()
+    regions = launches_by_batch(pairs, "original")
+    b = OutOfOrder()
+    outs, wall = run_launches(b, regions, in_flight=4)
+    assert b.most_outstanding == 4 and wall > 0
+    assert len(b.completed) == len(regions)
+    assert np.array_equal(joined_values(outs), toy_log10(pairs))
+
+
+def test_numpy_backend_identical_with_calls_in_flight_and_recorded(tmp_path):
+    regions = launches(resolve("shape-20x30@200").load(), "original")
+    numpy_ref = select(["numpy"])[0]
+    one = joined_values(run_launches(numpy_ref, regions)[0])
+    four = joined_values(run_launches(numpy_ref, regions, in_flight=4)[0])
+    assert np.array_equal(one, four)
+    cfg = RunConfig(cache_dir=tmp_path / "cache", repeat=1, in_flight=3)
+    refs = ReferenceStore(toy_reference(), None, cfg)
+    rec = run_benchmark([toy_dataset(n_batches=5)], [ToyBackend("good")], cfg,
+                        launches_fn=launches_by_batch, refs=refs).records[0]
+    assert rec.status == "ok" and rec.in_flight == 3 and rec.launches == 5
+    assert "per-call sums" in rec.info["stage_sums_overlap"]
+
+
+def test_opencl_subwarp_identical_with_calls_in_flight():
+    from test_opencl_subwarp import DEVICES, _backend
+    if not DEVICES:
+        pytest.skip("no usable OpenCL device")
+    b = _backend(DEVICES[0], "auto")
+    regions = launches(resolve("shape-20x30@200").load(), "original")
+    one = joined_values(run_launches(b, regions)[0])
+    three = joined_values(run_launches(b, regions, in_flight=3)[0])
+    assert len(one) == sum(p.n_pairs for p in regions) and np.array_equal(one, three)
+
+
+def test_compare_and_reports_never_match_other_in_flight_figures():
+    base = {"dataset": "1m", "backend": "cuda-subwarp", "chunking": "original"}
+    assert compare.match_key(base) == compare.match_key({**base, "in_flight": 1})
+    four = {**base, "in_flight": 4}
+    assert compare.match_key(four) != compare.match_key(base)
+    assert results.run_label(four) == "cuda-subwarp [in-flight 4]"
+
+
+def test_cli_in_flight(fake_world, tmp_path, capsys):  # noqa: F811
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "-d", "toy", "-b", "numpy", "-b", "good", "--repeat", "1",
+                     "--in-flight", "2", "-q", "--json", str(out)]) == 0
+    doc = results.load(out)
+    assert [r["in_flight"] for r in doc["runs"]] == [2, 2] and doc["config"]["in_flight"] == 2
+    assert {r["status"] for r in doc["runs"]} == {"ok"}
+    capsys.readouterr()
+    bad = tmp_path / "bad.json"
+    assert cli.main(["run", "-d", "toy", "--in-flight", "0", "--json", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["hmmbench: error: --in-flight must be at least 1"] and not bad.exists()
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "--in-flight", "many"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--in-flight" in err[0]
