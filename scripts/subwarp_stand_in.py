@@ -1,6 +1,6 @@
 """A recording stand-in for the CUDA driver (no GPU): every call cuda-subwarp's host path makes --
 kernel (and the defines it was compiled with), grid, block, stream, arguments, events, waits,
-copies and allocations -- appended to ``LOG``; events get a fake clock (their position in the log).
+copies and allocations -- appended to ``LOG``; events get a fake clock (one tick per record).
 Used by ``subwarp_driver_record.py`` (same driver calls before and after a refactor) and
 ``subwarp_host_probe.py`` (host microseconds per call on a CPU machine).
 
@@ -14,7 +14,8 @@ import numpy as np
 
 LOG: list = []
 TS = [0]   # time_since queries
-RECORD = [True]   # False (quiet()): launches are not logged (their arguments cost host time)
+TICKS = [0]   # the fake clock: one tick per event record
+RECORD = [True]   # False (quiet()): nothing is logged (the log costs host time)
 
 
 def val(x):
@@ -48,21 +49,24 @@ class Drv:
         def record(stream=None):
             if RECORD[0]:
                 LOG.append(("record", e._rid, val(stream)))
-            e.t = len(LOG)
+            TICKS[0] += 1; e.t = TICKS[0]
         e.record = record
         def time_since(other):
             TS[0] += 1; return float(e.t - other.t)
         e.time_since = time_since
-        e.synchronize = lambda: LOG.append(("sync", e._rid))
+        e.synchronize = lambda: RECORD[0] and LOG.append(("sync", e._rid))
         e.query = lambda: True
         LOG.append(("Event", e._rid)); return e
     def Stream(self):
         s = Obj("st")
-        s.wait_for_event = lambda ev: LOG.append(("wait", s._rid, ev._rid))
+        s.wait_for_event = lambda ev: RECORD[0] and LOG.append(("wait", s._rid, ev._rid))
         LOG.append(("Stream", s._rid)); return s
-    def memcpy_htod_async(self, dst, src, stream): LOG.append(("h2d", int(dst), val(src), val(stream)))
-    def memset_d32_async(self, dst, v, n, stream): LOG.append(("memset", int(dst), int(v), int(n), val(stream)))
-    def memcpy_dtoh_async(self, dst, src, stream): LOG.append(("d2h", val(dst), int(src), val(stream)))
+    def memcpy_htod_async(self, dst, src, stream):
+        if RECORD[0]: LOG.append(("h2d", int(dst), val(src), val(stream)))
+    def memset_d32_async(self, dst, v, n, stream):
+        if RECORD[0]: LOG.append(("memset", int(dst), int(v), int(n), val(stream)))
+    def memcpy_dtoh_async(self, dst, src, stream):
+        if RECORD[0]: LOG.append(("d2h", val(dst), int(src), val(stream)))
     class function_attribute:
         MAX_DYNAMIC_SHARED_SIZE_BYTES = 0
 

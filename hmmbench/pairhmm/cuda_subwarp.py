@@ -43,6 +43,7 @@ scaled 6-instruction one), ``-nobins`` (one p32k16 kernel for every read, multi-
 """
 from __future__ import annotations
 
+import operator
 import time
 from typing import Optional, Sequence
 
@@ -71,6 +72,7 @@ from .subwarp_staging import (  # noqa: F401
 KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", "read_off",
                  "hap_bases", "hap_off")
 KERNEL_SIGNATURE = "PPi" + "P" * len(KERNEL_ARRAYS) + "PPPPi"
+_kernel_arrays = operator.itemgetter(*KERNEL_ARRAYS)  # a chunk's device addresses, in order
 #: The on-GPU layout kernels' prepared signatures.
 LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPPP",
                      "sw_layout_scatter": "iPPPP"}
@@ -260,7 +262,7 @@ class SubwarpBackend(Backend):
             blocks = min(blocks, self.sm_count * 16)
         ptr = np.uintp  # device addresses as the prepared signature's "P" (dev's are already)
         args = (ptr(int(items_ptr)), ptr(int(range_ptr)), np.int32(n_max),
-                *(dev[name] for name in KERNEL_ARRAYS), ptr(int(out_dev)), ptr(int(fb_queue_ptr)),
+                *_kernel_arrays(dev), ptr(int(out_dev)), ptr(int(fb_queue_ptr)),
                 ptr(int(fb_items_ptr)), ptr(int(scratch)), np.int32(stride))
         begin = res.mark(stream)
         fn.prepared_async_call((max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream, *args,

@@ -71,8 +71,7 @@ class SubwarpCall:
         nb, nq = len(self.bins), len(self.queue_bins)
         self.n_keys = nb * SW_LEVELS
         self.t_run = time.perf_counter()
-        res, staging = lane.res, lane.staging
-        self.res = res
+        self.res = res = lane.res
 
         # chunks: whole batches; small chunks get one work item per pair
         bp, br = pairs.batch_pairs, pairs.batch_reads
@@ -87,23 +86,13 @@ class SubwarpCall:
         # pinned host slots and their device twins, work buffers per slot (grow-only)
         self.offs, slot_bytes = staging_offsets(pairs, self.bounds, len(meta))
         self.n_slots = min(n_chunks, max(STAGING_SLOTS, (backend.prep_threads or PREP_THREADS) + 2))
-        bufs = res.buffers()
-        slot_bytes = headroom(slot_bytes)
-        self.pinned = staging.slots(self.n_slots, slot_bytes)
-        self.dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(self.n_slots)]
-        mu, mp = headroom(max(self.units)), headroom(max(self.chunk_pairs))
-        self.work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
-                      "items": bufs.get(f"items{i}", mu * 16),
-                      "counters": bufs.get(f"counters{i}", (self.n_keys + nb) * 4),
-                      "bin_range": bufs.get(f"bin_range{i}", nb * 8),
-                      "fb_items": bufs.get(f"fb_items{i}", mp * 16)}
-                     for i in range(self.n_slots)]
-        self.queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan: nb heads
-        streams = res.streams(3 + nb + nq)
-        self.main, self.copy, self.lay_stream = streams[:3]
-        self.bin_streams = streams[3:3 + nb] if backend._streams_on else [self.main] * nb
-        self.queue_streams = streams[3 + nb:] if backend._streams_on else [self.main] * nq
-        self.out_dev = bufs.get("out", headroom(pairs.n_pairs * 8))
+        sizes = (self.n_slots, headroom(slot_bytes), headroom(max(self.units)),
+                 headroom(max(self.chunk_pairs)), nb, nq, n_chunks,
+                 headroom(pairs.n_pairs * 8), backend._streams_on)
+        if lane.sized is None or lane.sized[0] != sizes:  # the lane's last call had others
+            lane.sized = (sizes, self._lane_buffers(*sizes))
+        (self.pinned, self.dev_slots, self.work, self.queues_dev, self.out_dev, self.main,
+         self.copy, self.lay_stream, self.bin_streams, self.queue_streams) = lane.sized[1]
 
         self.max_hap_len = max(max_hap_len, 1)
         self.sms = backend.sm_count
@@ -131,6 +120,27 @@ class SubwarpCall:
         for c in range(min(self.n_slots, n_chunks)):
             self.submit(c)
 
+    def _lane_buffers(self, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, out_bytes,
+                      streams_on) -> tuple:
+        """The lane's buffers and streams for calls of these (grow-only) sizes: pinned slots and
+        their device twins, work buffers per slot, queue heads, results, streams. Kept with
+        the lane: the next call of the same sizes takes them as they are."""
+        res, bufs = self.res, self.res.buffers()
+        pinned = self.lane.staging.slots(n_slots, slot_bytes)
+        dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
+        work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
+                 "items": bufs.get(f"items{i}", mu * 16),
+                 "counters": bufs.get(f"counters{i}", (self.n_keys + nb) * 4),
+                 "bin_range": bufs.get(f"bin_range{i}", nb * 8),
+                 "fb_items": bufs.get(f"fb_items{i}", mp * 16)}
+                for i in range(n_slots)]
+        queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan: nb heads
+        streams = res.streams(3 + nb + nq)
+        main = streams[0]
+        return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
+                streams[3:3 + nb] if streams_on else [main] * nb,
+                streams[3 + nb:] if streams_on else [main] * nq)
+
     # --- host staging -------------------------------------------------------------------------
     def _stage_part(self, c: int, names) -> tuple:
         """Worker: arrays ``names`` of chunk c into its pinned slot (numpy frees the GIL)."""
@@ -145,9 +155,13 @@ class SubwarpCall:
         t0 = time.perf_counter()
         pairs, (b0, b1) = self.pairs, self.bounds[c]
         br, bh = pairs.batch_reads, pairs.batch_haps
-        bin_of = self.bin_lut[np.diff(pairs.read_offsets[br[b0]:br[b1] + 1])]
-        est = np.bincount(bin_of, minlength=len(self.bins), weights=np.repeat(
-            np.diff(bh[b0:b1 + 1]), np.diff(br[b0:b1 + 1])) if self.per_pair[c] else None)
+        ro = pairs.read_offsets[br[b0]:br[b1] + 1]
+        bin_of = self.bin_lut[ro[1:] - ro[:-1]]  # (np.diff: the same, with more Python around)
+        if self.per_pair[c]:  # an item per pair: a read counts once per haplotype of its batch
+            r, h = br[b0:b1 + 1], bh[b0:b1 + 1]
+            est = np.bincount(bin_of, np.repeat(h[1:] - h[:-1], r[1:] - r[:-1]), len(self.bins))
+        else:
+            est = np.bincount(bin_of, None, len(self.bins))
         return 0, time.perf_counter() - t0, est
 
     def submit(self, c: int) -> None:

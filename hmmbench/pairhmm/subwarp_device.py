@@ -95,11 +95,12 @@ class Lane:
         self.index, self.res, self.staging = index, res, staging
         self.busy = None     # the outstanding call's handle (``finish()`` frees the lane)
         self.ticket = 0      # submission order of that call
+        self.sized = None    # (sizes, buffers and streams) of its last call (SubwarpCall)
 
     def close(self) -> None:
         self.res.close()
         self.staging.close()
-        self.busy = None
+        self.busy = self.sized = None
 
 
 class Lanes:

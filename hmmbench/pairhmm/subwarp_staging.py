@@ -34,6 +34,9 @@ STAGE_TASKS = (("read_bases",), ("base_qual",), ("ins_qual",), ("del_qual",), ("
                ("hap_bases",), ("read_off", "hap_off", "batch_reads", "batch_haps",
                                 "batch_pairs", "meta"))
 
+_ITEMSIZE = {dtype: np.dtype(dtype).itemsize for _, dtype in STAGED}
+_STAGED_SIZES = tuple((name, dtype, _ITEMSIZE[dtype]) for name, dtype in STAGED)
+
 
 def chunk_sources(pairs: PairSet, b0: int, b1: int, meta: np.ndarray) -> dict:
     """{name: (source array, value subtracted or None)} of batches b0:b1 (views, no copies)."""
@@ -53,21 +56,22 @@ def chunk_sources(pairs: PairSet, b0: int, b1: int, meta: np.ndarray) -> dict:
 
 
 def staging_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple[dict, int]:
-    """{name: (byte offset, dtype)} fitting every chunk, and the slot size (from offsets only)."""
-    b = np.asarray(bounds, np.int64).reshape(-1, 2)
-    br, bh = pairs.batch_reads, pairs.batch_haps
-    r0, r1, h0, h1 = br[b[:, 0]], br[b[:, 1]], bh[b[:, 0]], bh[b[:, 1]]
-    count = {"pos": int(np.max(pairs.read_offsets[r1] - pairs.read_offsets[r0], initial=0)),
-             "read_off": int(np.max(r1 - r0, initial=0)) + 1,
-             "hap_bases": int(np.max(pairs.hap_offsets[h1] - pairs.hap_offsets[h0], initial=0)),
-             "hap_off": int(np.max(h1 - h0, initial=0)) + 1, "meta": n_meta}
-    for name in ("batch_reads", "batch_haps", "batch_pairs"):
-        count[name] = int(np.max(b[:, 1] - b[:, 0], initial=0)) + 1
+    """{name: (byte offset, dtype)} fitting every chunk, and the slot size (from offsets only).
+    Plain integers per chunk: a per-region call has one chunk, where numpy's per-call overhead
+    would be most of the work."""
+    br, bh, ro, ho = pairs.batch_reads, pairs.batch_haps, pairs.read_offsets, pairs.hap_offsets
+    pos = reads = hap_bases = haps = batches = 0
+    for b0, b1 in bounds:
+        r0, r1, h0, h1 = int(br[b0]), int(br[b1]), int(bh[b0]), int(bh[b1])
+        pos = max(pos, int(ro[r1]) - int(ro[r0]))
+        hap_bases = max(hap_bases, int(ho[h1]) - int(ho[h0]))
+        reads, haps, batches = max(reads, r1 - r0), max(haps, h1 - h0), max(batches, b1 - b0)
+    count = {"read_off": reads + 1, "hap_bases": hap_bases, "hap_off": haps + 1, "meta": n_meta,
+             "batch_reads": batches + 1, "batch_haps": batches + 1, "batch_pairs": batches + 1}
     offs, at = {}, 0
-    for name, dtype in STAGED:
+    for name, dtype, size in _STAGED_SIZES:
         offs[name] = (at, dtype)
-        n = count.get(name, count["pos"]) * np.dtype(dtype).itemsize
-        at += -(-max(n, 1) // 256) * 256
+        at += -(-max(count.get(name, pos) * size, 1) // 256) * 256
     return offs, at
 
 
@@ -77,7 +81,7 @@ def stage(sources: dict, names: Sequence[str], offs: dict, buf: np.ndarray) -> i
     for name in names:
         a, base = sources[name]
         o, dtype = offs[name]
-        nbytes = a.size * np.dtype(dtype).itemsize
+        nbytes = a.size * _ITEMSIZE[dtype]
         dst = buf[o:o + nbytes].view(dtype)
         if base is None:
             np.copyto(dst, a, casting="same_kind")
