@@ -2,13 +2,16 @@
 
 percall  1m cut into its 110 active regions (``--chunking original``), one run() per region as
          HaplotypeCaller calls the Pair-HMM: per-call wall, the GPU's span and the host's share,
-         per pass; then a cProfile of one pass (where the host time goes).
+         per pass; then a cProfile of one pass (where the host time goes). ``--in-flight 1,4,8``:
+         also each pass with up to N calls submitted at once (the runner's ``--in-flight``
+         window): its wall time and the sum of its calls' kernel times.
 spread   a multi-chunk set (equal-64, 1.95e6 pairs, 5 chunks) run back to back, after 2 s idle
          (clock ramp?) and with one staging thread (thread contention?): per pass the kernel time
          (union of the launches' own events), ``kernel_span_s`` (the former measure: each chunk
          from its upload's end, host enqueue gaps included) and the SM clock before and after.
 
-    source .device/env.sh && python3 scripts/subwarp_timing_probe.py [percall] [spread] [--json F]
+    source .device/env.sh && python3 scripts/subwarp_timing_probe.py [percall] [spread]
+        [--in-flight 1,4,8] [--json F]
 """
 from __future__ import annotations
 
@@ -36,7 +39,22 @@ def ms(d: dict) -> str:
     return " / ".join(f"{d[k] * 1e3:.3f}" for k in ("min", "median", "max")) + " ms"
 
 
-def percall(passes: int) -> dict:
+def in_flight_passes(b, regions, passes: int, n: int) -> dict:
+    """Passes with up to ``n`` calls outstanding: wall per pass, summed kernel time per pass."""
+    from hmmbench.runner.cell import run_launches
+    run_launches(b, regions, n)  # warm-up: the lanes' buffers and streams
+    walls, kernels = [], []
+    for _ in range(passes):
+        outs, wall = run_launches(b, regions, n)
+        walls.append(wall)
+        kernels.append(sum(ex.timing["kernel"] for ex in outs))
+    out = {"pass_total_s": spread(walls), "pass_kernel_sum_s": spread(kernels)}
+    print(f"percall in-flight {n}: pass total {ms(out['pass_total_s'])}, its calls' kernel "
+          f"times summed {ms(out['pass_kernel_sum_s'])} (min/median/max)")
+    return out
+
+
+def percall(passes: int, in_flight=(1,)) -> dict:
     regions = launches(resolve("1m").load(), "original")
     b = sw.backends()[0]
     for p in regions:  # warm-up: compiles, allocates
@@ -67,6 +85,7 @@ def percall(passes: int) -> dict:
           f"(wall - GPU span) {ms(out['call_wall_minus_gpu_span_s'])}, kernel "
           f"{ms(out['call_kernel_s'])}")
     print(out["profile"])
+    out["in_flight"] = {n: in_flight_passes(b, regions, passes, n) for n in in_flight if n > 1}
     b.close()
     return out
 
@@ -104,13 +123,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("parts", nargs="*", default=["percall", "spread"])
     ap.add_argument("--passes", type=int, default=20)
+    ap.add_argument("--in-flight", default="1",
+                    help="percall: also passes with up to N calls outstanding (e.g. 1,4,8)")
     ap.add_argument("--spread-set", default="equal-64@1953125",
                     help="the multi-chunk set of the spread probe")
     ap.add_argument("--json")
     args = ap.parse_args()
     result = {"gpu": glue.device_attributes()["name"]}
     if "percall" in args.parts:
-        result["percall"] = percall(args.passes)
+        result["percall"] = percall(args.passes,
+                                    [int(x) for x in args.in_flight.split(",") if x.strip()])
     if "spread" in args.parts:
         result["spread"] = spread_probe(max(5, args.passes // 2), args.spread_set)
     if args.json:
