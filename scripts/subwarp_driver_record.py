@@ -10,7 +10,8 @@ same GPU calls: a refactor of the host path can be checked here before a GPU run
     python scripts/subwarp_driver_record.py . new.json cuda-subwarp,cuda-subwarp-nostreams
     cmp old.json new.json   # host copies' wall ("prep") differs between runs: compare without it
 
-Inputs: 12 per-region calls of 1m per backend, a multi-tile set, the bin profile, recompute-all,
+The stand-in driver is ``subwarp_stand_in.py`` (beside this script; ``subwarp_host_probe.py``
+times the host path with it). Inputs: 12 per-region calls of 1m per backend, a multi-tile set, the bin profile, recompute-all,
 and a chunked set staged by a worker thread (needs HMMBENCH_DATA_PATH for 1m)."""
 import json
 import sys
@@ -42,7 +43,6 @@ for name in sys.argv[3].split(","):
 many = sw.SubwarpBackend("many", chunk_pairs=500)
 many.prep_threads = 1
 many.run(resolve("shape-100x150@3000").load())
-import time as _t
 out = [LOG, [[sorted(r.timing.items()), sorted((k, v) for k, v in r.info.items() if k not in ("run_wall_s", "prep_wait_s"))] for r in RES]]
 json.dump(out, open(sys.argv[2], "w"), default=str)
 print(len(LOG), "calls", TS[0], "time_since")
