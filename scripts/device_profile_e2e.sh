@@ -15,6 +15,9 @@
 #               host's CPU, stand-ins for the device (scripts/profile_host_time.py)
 #   upload      (not by default) the db upload by staging threads 1,2,4,8 on the GPU
 #               (scripts/device_upload_threads.py)
+#   paths       (not by default) every way the database can reach the device: staged by chunk
+#               size / buffers / threads, page-locked, pinned in place, pageable
+#               (scripts/device_upload_paths.py)
 # Then scripts/profile_e2e_summary.py prints the first-search / further-search / hmmsearch table
 # and the per-cell total/kernel shares into $OUT/summary.md.
 set -uo pipefail
@@ -48,6 +51,10 @@ for step in ${steps//,/ }; do
         timeout 300 python3 scripts/profile_host_time.py 2>&1 | tee "$OUT/host_time.txt" ;;
     upload)
         timeout 300 python3 scripts/device_upload_threads.py 2>&1 | tee "$OUT/upload_threads.txt" ;;
+    paths)
+        mkdir -p "$OUT/evidence"   # not a result file: the summary reads $OUT/*.json
+        timeout 300 python3 scripts/device_upload_paths.py --json "$OUT/evidence/upload-paths.json" 2>&1 \
+            | tee "$OUT/upload_paths.txt" ;;
     *) echo "unknown step $step" | tee -a "$log" ;;
     esac
 done
