@@ -31,7 +31,7 @@ import numpy as np
 
 def select_longest(db, n: int, longest: int, seed: int = 0) -> np.ndarray:
     """The ``longest`` longest sequences and random others, ``n`` in all, in launch order."""
-    order = db.order                                     # by decreasing length
+    order = db.host_order()                              # by decreasing length
     rng = np.random.default_rng(seed)
     rest = order[longest:]
     pick = rng.choice(rest, size=min(max(n - longest, 0), rest.size), replace=False)
@@ -117,7 +117,8 @@ def survivors(runner, model, hmm, seqs) -> tuple:
     reached = pl.stages_of(ex.log10) >= pl.TO_FORWARD
     db = runner.resident().current
     fwd_stage = ex.info.get("pipeline_stage_s", {}).get("fwd", {})
-    return db.order[reached[db.order]].astype(np.int32), fwd_stage.get("kernel")
+    order = db.host_order()
+    return order[reached[order]].astype(np.int32), fwd_stage.get("kernel")
 
 
 def select(runner, args, model, hmm, seqs) -> tuple:

@@ -304,3 +304,54 @@ def test_cuda_pipeline_on_gpu_matches_reference_and_pyhmmer():
             ex = every[name].run(ProfileSearch(model, seqs, "pipeline", hmm, database="proteome"))
             assert ex.info["pass_counts"] == theirs, (name, spec.name)
             assert np.max(np.abs(ex.log10 - want)) < 1e-2, (name, spec.name)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
+def test_order_kernels_compile_sm90(tmp_path):
+    """The launch order sorted on the device (kernels_cuda/profile/order.cu)."""
+    from hmmbench.profile.cuda import ORDER_THREADS, ORDER_TILE
+    src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "order.cu")
+    out = tmp_path / "o.cubin"
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out),
+                           f"-DORDER_TILE={ORDER_TILE}", f"-DORDER_THREADS={ORDER_THREADS}",
+                           src], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    for name in (b"order_count", b"order_scan", b"order_place"):
+        assert name in out.read_bytes()
+
+
+def _lengths_cases():
+    """Length arrays the device order must sort like the host: the proteome, one sequence, a
+    partial and an exact last tile, a single length, many distinct lengths (up to the limit),
+    ties everywhere."""
+    from hmmbench.profile.cuda import ORDER_MAX_CLASSES, ORDER_TILE
+    rng = np.random.default_rng(5)
+    yield "proteome", datasets.load_proteome().lengths
+    yield "one", np.array([7])
+    yield "partial tile", rng.integers(1, 50, ORDER_TILE + 3)
+    yield "exact tiles", rng.integers(1, 3000, 3 * ORDER_TILE)
+    yield "one length", np.full(10_000, 250)
+    yield "most classes", np.concatenate([np.arange(1, ORDER_MAX_CLASSES + 1),
+                                          rng.integers(1, ORDER_MAX_CLASSES + 1, 50_000)])
+    yield "few lengths, ties", rng.choice([5, 900, 33_000], 70_000)
+
+
+def test_device_launch_order_is_the_host_order_on_gpu():
+    """The launch order computed on the device equals host.launch_order (stable: ties in index
+    order) on every case; the resident database holds it and downloads it only when asked."""
+    from hmmbench.apis import cuda as glue
+    if glue.unavailable_reason():
+        pytest.skip(glue.unavailable_reason())
+    from hmmbench.profile import cuda as pcuda
+    from hmmbench.profile.host import launch_order
+    from hmmbench.profile.model import SequenceSet
+    for name, L in _lengths_cases():
+        offs = np.zeros(len(L) + 1, np.int64)
+        np.cumsum(L, out=offs[1:])
+        seqs = SequenceSet([str(i) for i in range(len(L))], np.zeros(offs[-1], np.uint8), offs)
+        cache = pcuda.resident_cache()
+        db, load = cache.get_seqs(seqs, "db")
+        assert db.order is None, name                     # nothing sorted on the host
+        assert np.array_equal(db.host_order(), launch_order(seqs)), name
+        assert load["prep"] > 0
+        cache.clear()

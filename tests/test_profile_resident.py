@@ -3,6 +3,8 @@ once and every model and kind reuses it (uploads counted), the one-off load is r
 from the cells' stages, and --model takes a whole HMM file (a sweep, summed in the report)."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -251,3 +253,51 @@ def test_staged_upload_filled_by_several_threads(monkeypatch):
     bufs, _ = pcuda.upload_database(arrays)
     for name, arr in arrays.items():
         assert bytes(drv.memory[bufs[name]][:arr.nbytes]) == arr.tobytes(), name
+
+
+def test_device_order_replaces_the_host_sort(monkeypatch):
+    """With a device order the load uploads no host order, counts the device's sort as layout
+    ("prep"), downloads the order only when the host asks (once), and leaves databases with
+    more distinct lengths than the device tables hold to the host sort."""
+    from hmmbench.profile import host
+    from hmmbench.profile.model import SequenceSet
+    from hmmbench.profile.resident import ResidentCache
+    rng = np.random.default_rng(2)
+    L = rng.integers(1, 60, 5000)
+    offs = np.zeros(L.size + 1, np.int64)
+    np.cumsum(L, out=offs[1:])
+    seqs = SequenceSet([str(i) for i in range(L.size)], np.zeros(offs[-1], np.uint8), offs)
+    fetched, prepared = [], []
+
+    class DeviceOrder:
+        max_classes = 59
+
+        def prepare(self):
+            prepared.append(1)
+
+        def __call__(self, buffers, n, n_classes):
+            assert "order" not in buffers and n == L.size and n_classes == len(np.unique(L))
+            buffers["order"] = "device order"
+            time.sleep(0.02)
+
+            def fetch():
+                fetched.append(1)
+                return host.launch_order(seqs)
+            return fetch
+    sorts = []
+    monkeypatch.setattr("hmmbench.profile.resident.launch_order",
+                        lambda s: sorts.append(1) or host.launch_order(s))
+    upload = lambda arrays, later: ({**arrays, **later()}, {"h2d": 0.0})  # noqa: E731
+    cache = ResidentCache(upload, None, DeviceOrder())
+    db, load = cache.get_seqs(seqs, "db")
+    assert sorts == [] and db.order is None and load["prep"] >= 0.02 and prepared == [1]
+    assert db.buffers["order"] == "device order"
+    assert not db.is_whole_order(None) and fetched == []
+    want = host.launch_order(seqs)
+    assert np.array_equal(db.host_order(), want) and db.is_whole_order(db.host_order())
+    assert fetched == [1]
+    few = DeviceOrder()
+    few.max_classes = len(np.unique(L)) - 1
+    small = ResidentCache(upload, None, few)
+    db2, _ = small.get_seqs(seqs, "db")
+    assert sorts == [1] and np.array_equal(db2.order, want)

@@ -45,11 +45,19 @@ STAGES_SOURCE = "profile/stages.cu"
 STAGE_GROUP, STAGE_ITEMS = 256, 16
 STAGE_CHUNK = STAGE_GROUP * STAGE_ITEMS
 STAGE_DEFINES = {"GROUP_SIZE": STAGE_GROUP, "ITEMS": STAGE_ITEMS}
-#: bytes per asynchronous copy of the resident database (through two page-locked buffers)
-UPLOAD_CHUNK = 16 << 20
-#: host threads that fill a staging buffer (NumPy copies release the GIL): one core's memcpy
-#: runs at a fraction of the memory's and of the link's bandwidth
-UPLOAD_THREADS = min(4, os.cpu_count() or 1)
+#: bytes per asynchronous copy of the resident database, and the page-locked staging buffers
+#: it cycles through; host threads that fill a staging buffer (NumPy copies release the GIL).
+#: The copy from page-locked memory runs at ~55 GB/s on the H100's link, one core's memcpy at
+#: ~13 GB/s: the staged upload is bound by the host's copies (H100 host, 204 MB: 64 MiB x 2
+#: buffers x 8 threads 23 GB/s, 16 MiB x 2 x 4 threads 19 GB/s; scripts/device_upload_paths.py)
+UPLOAD_CHUNK = 64 << 20
+UPLOAD_BUFFERS = 2
+UPLOAD_THREADS = min(8, max(1, (os.cpu_count() or 1) // 2))
+#: the launch order on the device (kernels_cuda/profile/order.cu): sequences per tile, threads
+#: per block, and the most length classes its shared-memory tables hold (more: the host sorts)
+ORDER_SOURCE = "profile/order.cu"
+ORDER_TILE, ORDER_THREADS = 4096, 256
+ORDER_MAX_CLASSES = (48 * 1024) // 4 - ORDER_TILE
 
 
 #: shared memory one block may hold (H100/H200 opt-in maximum is 227 KiB)
@@ -70,9 +78,11 @@ _STAGING: list = []
 
 
 def _staging(drv) -> list:
-    """Two page-locked staging buffers of UPLOAD_CHUNK bytes, allocated once per process."""
+    """UPLOAD_BUFFERS page-locked staging buffers of UPLOAD_CHUNK bytes, allocated once per
+    process."""
     if not _STAGING:
-        _STAGING.extend(drv.pagelocked_empty(UPLOAD_CHUNK, np.uint8) for _ in range(2))
+        _STAGING.extend(drv.pagelocked_empty(UPLOAD_CHUNK, np.uint8)
+                        for _ in range(UPLOAD_BUFFERS))
     return _STAGING
 
 
@@ -95,9 +105,9 @@ def fill(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
 
 
 def upload_database(arrays: dict, later=None) -> tuple:
-    """The resident database's arrays copied to the device through two page-locked staging
+    """The resident database's arrays copied to the device through the page-locked staging
     buffers in turn: while one chunk's asynchronous copy runs at the link's speed the host fills
-    the other, UPLOAD_THREADS slices at once (pinning the whole database first would cost more
+    the next, UPLOAD_THREADS slices at once (pinning the whole database first would cost more
     than the copy; pageable copies run at a fraction of the link). ``later()``, when given,
     returns more arrays to copy after these (called once they are under way). Returns ({name:
     device allocation}, {"h2d": wall seconds of the staged copy, host copies and transfers
@@ -105,14 +115,14 @@ def upload_database(arrays: dict, later=None) -> tuple:
     from ..apis import cuda
     drv = cuda.driver()
     stream, staging = drv.Stream(), _staging(drv)
-    done = [None, None]                        # the last copy out of each staging buffer
+    done = [None] * len(staging)               # the last copy out of each staging buffer
     bufs, k = {}, 0
     t0 = time.perf_counter()
     for name, arr in each_array(arrays, later):
         raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
         bufs[name] = dev = drv.mem_alloc(max(raw.size, 1))
         for start in range(0, raw.size, UPLOAD_CHUNK):
-            slot, part = k % 2, raw[start:start + UPLOAD_CHUNK]
+            slot, part = k % len(staging), raw[start:start + UPLOAD_CHUNK]
             if done[slot] is not None:
                 done[slot].synchronize()       # that buffer's previous copy has left it
             fill(staging[slot][:part.size], part, UPLOAD_THREADS)
@@ -124,6 +134,53 @@ def upload_database(arrays: dict, later=None) -> tuple:
     return bufs, {"h2d": time.perf_counter() - t0}
 
 
+class DeviceLaunchOrder:
+    """The resident database's launch order computed on the device from its length classes
+    (``buffers["classes"]``), equal to ``host.launch_order``: a stable counting sort by tiles
+    (order.cu) for databases of at most ``max_classes`` distinct lengths."""
+    max_classes = ORDER_MAX_CLASSES
+
+    def prepare(self):
+        """The kernels, compiled before a load's clocks start (as every kernel is before the
+        timed passes: PyCUDA caches the build)."""
+        from ..apis import cuda
+        return cuda.compile(ORDER_SOURCE, {"ORDER_TILE": ORDER_TILE,
+                                           "ORDER_THREADS": ORDER_THREADS})
+
+    def __call__(self, buffers: dict, n: int, n_classes: int):
+        """``buffers["order"]`` sorted on the device; returns once it is done, with a function
+        that downloads it."""
+        from ..apis import cuda
+        drv = cuda.driver()
+        buffers["order"] = order = drv.mem_alloc(max(4 * n, 4))
+
+        def fetch() -> np.ndarray:
+            host = np.empty(n, np.int32)
+            if n:
+                drv.memcpy_dtoh(host, order)
+            return host
+        if n == 0:
+            return fetch
+        mod, tiles = self.prepare(), -(-n // ORDER_TILE)
+        table = drv.mem_alloc(4 * n_classes * tiles)
+        cls, args, block = buffers["classes"], (np.int32(n), np.int32(n_classes)), (ORDER_THREADS, 1, 1)
+        mod.get_function("order_count")(cls, *args, table, block=block, grid=(tiles, 1),
+                                        shared=4 * n_classes)
+        mod.get_function("order_scan")(table, np.int64(n_classes * tiles), block=(1024, 1, 1),
+                                       grid=(1, 1))
+        mod.get_function("order_place")(cls, *args, table, order, block=block, grid=(tiles, 1),
+                                        shared=4 * (n_classes + ORDER_TILE))
+        drv.Context.synchronize()
+        table.free()
+        return fetch
+
+
+def resident_cache() -> ResidentCache:
+    """The CUDA backends' resident database: staged upload, the generic Forward's per-sequence
+    length model, the launch order sorted on the device."""
+    return ResidentCache(upload_database, resident_specials, DeviceLaunchOrder())
+
+
 class _CudaDevice:
     """The device protocol of :mod:`hmmbench.profile.host` on one CUDA context."""
 
@@ -131,7 +188,7 @@ class _CudaDevice:
         from ..apis import cuda
         self.cuda, self.drv, self.warp = cuda, cuda.driver(), warp
         self.variant = dict(TUNED_VARIANT if variant is None else variant)
-        self.resident = ResidentCache(upload_database, resident_specials)
+        self.resident = resident_cache()
         self.buffers = cuda.DeviceBuffers()     # outputs and scratch, grown once, reused
         self._pinned: dict = {}                 # page-locked download buffers by name
         self.db = None                          # the ResidentDatabase of the current search
@@ -427,7 +484,7 @@ class CudaGenericProfile(_CudaProfileBackend):
 
     def __init__(self):
         super().__init__()
-        self.resident = ResidentCache(upload_database, resident_specials)
+        self.resident = resident_cache()
 
     def run(self, job) -> Execution:
         from ..apis import cuda

@@ -30,20 +30,28 @@ class ResidentDatabase:
     """One database on one device: host-side lengths and launch order, device handles."""
     key: Optional[str]
     seqs: SequenceSet
-    order: np.ndarray                     # int32 length-sorted launch order of every sequence
+    order: Optional[np.ndarray]           # int32 length-sorted launch order of every sequence
+    #                                       (None while only its device copy exists)
     lengths: np.ndarray                   # the distinct lengths (the pipeline's table rows)
     classes: np.ndarray                   # int32 distinct-length index of each sequence
     buffers: dict                         # "residues", "offsets", "order", "classes" and the
     #                                       backend's derived per-sequence arrays: device
     load_s: dict = field(default_factory=dict)    # {"prep": s, "h2d": s} of the one-off load
+    fetch_order: Optional[Callable] = None         # () -> the host copy of a device order
 
     @property
     def n(self) -> int:
         return len(self.seqs)
 
+    def host_order(self) -> np.ndarray:
+        """The launch order on the host (downloaded once where the device computed it)."""
+        if self.order is None:
+            self.order = self.fetch_order()
+        return self.order
+
     def is_whole_order(self, idx) -> bool:
         """Whether ``idx`` is the resident launch order itself (its device copy is used)."""
-        return idx is self.order
+        return isinstance(idx, np.ndarray) and idx is self.host_order()
 
 
 class ResidentCache:
@@ -54,10 +62,16 @@ class ResidentCache:
     resident too, computed from the distinct lengths and each sequence's class. The layout
     (launch order, classes, derived arrays) is computed in a thread while the residues are
     copied: the load's "prep" is the time the copies waited for it, "h2d" the rest of the
-    load's wall time. ``loads`` counts how often it ran (the tests count uploads)."""
+    load's wall time. ``device_order``, when given, computes the launch order on the device
+    from the uploaded classes: ``device_order(buffers, n, n_classes)`` sets ``buffers["order"]``
+    and returns a function that downloads it (called if the host ever needs the order), for
+    databases of at most ``device_order.max_classes`` distinct lengths; ``prepare()`` builds its
+    kernels before the load's clocks start. The host then sorts nothing, and the device's time
+    counts in the load's "prep" (it is layout). ``loads`` counts how often it ran (the tests
+    count uploads)."""
 
-    def __init__(self, upload: Callable, derive: Optional[Callable] = None):
-        self._upload, self._derive = upload, derive
+    def __init__(self, upload: Callable, derive: Optional[Callable] = None, device_order=None):
+        self._upload, self._derive, self._device_order = upload, derive, device_order
         self.current: Optional[ResidentDatabase] = None
         self.loads = 0
 
@@ -66,11 +80,15 @@ class ResidentCache:
         already resident)."""
         return self.get_seqs(job.seqs, getattr(job, "database", None))
 
+    def on_device(self, n_classes: int) -> bool:
+        """Whether the launch order of a database with ``n_classes`` lengths is sorted there."""
+        return self._device_order is not None and n_classes <= self._device_order.max_classes
+
     def _layout(self, seqs: SequenceSet) -> tuple:
         from .pipeline import length_classes
-        order = launch_order(seqs)
         lengths, classes = length_classes(seqs.lengths)
-        arrays = {"order": order, "classes": classes}
+        order = None if self.on_device(len(lengths)) else launch_order(seqs)
+        arrays = {"classes": classes} if order is None else {"order": order, "classes": classes}
         if self._derive is not None:
             arrays.update(self._derive(lengths, classes))
         return order, lengths, classes, arrays
@@ -81,6 +99,8 @@ class ResidentCache:
         if key is not None and cur is not None and cur.key == key and cur.seqs is seqs:
             return cur, None
         self.current = None                   # free the previous database first
+        if self._device_order is not None:
+            self._device_order.prepare()
         waited = []
         with ThreadPoolExecutor(1, "hmmbench-layout") as pool:
             layout = pool.submit(self._layout, seqs)
@@ -93,11 +113,16 @@ class ResidentCache:
             buffers, seconds = self._upload({"residues": seqs.residues,
                                              "offsets": seqs.offsets}, later)
             order, lengths, classes, _ = layout.result()
+        sorting, fetch = 0.0, None
+        if order is None:
+            t0 = time.perf_counter()
+            fetch = self._device_order(buffers, len(seqs), len(lengths))
+            sorting = time.perf_counter() - t0
         self.loads += 1
         wait = sum(waited)
-        load = {"prep": wait + seconds.get("prep", 0.0),
+        load = {"prep": wait + sorting + seconds.get("prep", 0.0),
                 "h2d": max(0.0, seconds.get("h2d", 0.0) - wait)}
-        db = ResidentDatabase(key, seqs, order, lengths, classes, buffers, load)
+        db = ResidentDatabase(key, seqs, order, lengths, classes, buffers, load, fetch)
         if key is not None:
             self.current = db
         return db, load
