@@ -89,13 +89,26 @@ def warp_byte_elements(model: ProfileModel, kind: str, simd16: bool) -> tuple:
     return rows, pad
 
 
-def warp_byte_profile(model: ProfileModel, kind: str, group: int, simd16: bool):
+def warp_byte_profile(model: ProfileModel, kind: str, group: int, simd16: bool, q: int = 1):
     """(Q, words (Kp+1, Q, group) uint32): SSV/MSV profile striped over a group of lanes, each
-    lane holding 4 bytes (or 2 int16 with ``simd16``) of a vector of group x 4 (x 2) elements."""
+    lane holding 4 bytes (or 2 int16 with ``simd16``) of a vector of group x 4 (x 2) elements;
+    at least ``q`` vectors (a batch's common Q: the vectors past M hold the pad, no cells)."""
     rows, pad = warp_byte_elements(model, kind, simd16)
     width = group * (2 if simd16 else 4)
-    s = stripe(rows, width, pad, min_q=1)
+    s = stripe(rows, width, pad, min_q=q)
     return s.shape[1], pack_lanes(s, group)
+
+
+def warp_batch_profile(models: list, kind: str, group: int, simd16: bool):
+    """(Q, words (Kp+1, K, Q, group) uint32) of K models in one SSV/MSV launch (warp.h's
+    MODELS): each model striped with the batch's Q (its largest model's), residue-major so that
+    a row's words of every model lie together."""
+    width = group * (2 if simd16 else 4)
+    if len({m.Kp for m in models}) != 1:
+        raise ValueError("the models of a batch must share an alphabet (Kp)")
+    Q = max(n_vectors(m.M, width, 1) for m in models)
+    words = [warp_byte_profile(m, kind, group, simd16, Q)[1] for m in models]
+    return Q, np.ascontiguousarray(np.stack(words, axis=1))
 
 
 def warp_word_profile(model: ProfileModel, dpx: bool):

@@ -328,34 +328,52 @@ class ProfileWarpOpenCL(ProfileFiltersOpenCL):
             return "local"
 
     def _warp_launch(self, name, kind, model, extra_args, scalars, clock, on_device, seqs, idx):
+        """One warp kernel over the sequences ``idx`` (or ``on_device``): ``model`` one model
+        (``scalars`` its arguments) or a list, a batch of SSV/MSV models in one launch
+        (warp.h's MODELS: the per-model table, outputs [K][n])."""
         n = len(seqs)
         res, offs, ordb, m = self._common(seqs, idx, clock, on_device)
-        Q, words = warp.profile(model, kind, self.variant)
-        defines = warp.defines(model, kind, Q, self.variant, self.block)
+        if isinstance(model, list):
+            Q, words = warp.batch_profile(model, kind, self.variant)
+            defines = warp.batch_defines(model, kind, Q, self.variant, self.block)
+            head, n_out = [warp.batch_scalars(model)], len(model) * n
+            scalars = [n]
+        else:
+            Q, words = warp.profile(model, kind, self.variant)
+            defines = warp.defines(model, kind, Q, self.variant, self.block)
+            head, n_out = [], n
         defines["EXCHANGE"] = EXCHANGE[self.path]
         with clock("h2d"):
             prof = self._buf(words)
+            head = [self._buf(a) for a in head]
             extra = [self._buf(a) for a in extra_args]
-        out = self._output(kind, n, on_device)
+        out = self._output(kind + ("_batch" if head else ""), n_out, on_device)
         if m:
             kern = self.kit.kernel(WARP_SOURCE, name, defines)
             per_group = (self.block // 32) * (32 // defines["GROUP"])
             groups = min(-(-m // per_group), self.kit.device.max_compute_units * WARP_GROUPS_PER_CU)
             ev = kern(self.kit.queue, (groups * self.block,), (self.block,), prof, res, offs,
-                      ordb, np.int32(m), *map(np.int32, scalars), *extra, out)
+                      ordb, np.int32(m), *head, *map(np.int32, scalars), *extra, out)
             ev.wait()
             # the device's own span (profiling event), as the CUDA twin times with CUDA events
             clock.timing["kernel"] += (ev.profile.end - ev.profile.start) * 1e-9
-        return self._finish(out, n, clock, on_device)
+        return self._finish(out, n_out, clock, on_device)
 
     def ssv_xe(self, model, seqs, idx, on_device=None):
-        return self._warp_launch("ssv_xe_warp", "ssv", model, [], [model.byte.bias], self._clock,
+        """SSV xE of ``model``, or of a list of models (one launch; [K][n] raw values)."""
+        scalars = [] if isinstance(model, list) else [model.byte.bias]
+        return self._warp_launch("ssv_xe_warp", "ssv", model, [], scalars, self._clock,
                                  on_device, seqs, idx)
 
     def msv_xj(self, model, seqs, idx, tjbm, on_device=None):
-        bp = model.byte
-        return self._warp_launch("msv_xj_warp", "msv", model, [tjbm],
-                                 [bp.bias, bp.base, bp.tec], self._clock, on_device, seqs, idx)
+        """Full-MSV xJ of ``model``, or of a list of models (``tjbm`` then [K][n])."""
+        if isinstance(model, list):
+            scalars = []
+        else:
+            bp = model.byte
+            scalars = [bp.bias, bp.base, bp.tec]
+        return self._warp_launch("msv_xj_warp", "msv", model, [tjbm], scalars, self._clock,
+                                 on_device, seqs, idx)
 
     def vf_xc(self, model, seqs, idx, move, on_device=None):
         wp = model.word

@@ -4,6 +4,8 @@
 the same profile layouts (:mod:`hmmbench.profile.layout`)."""
 from __future__ import annotations
 
+import numpy as np
+
 from . import layout
 
 #: defines of the warp kernels; "group" None = by model size (``auto_group``).
@@ -48,3 +50,25 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
          "VF_DPX": variant["vf_dpx"], "VF_NTSC_ALU": variant.get("vf_ntsc_alu", 0)}
     d["QW" if kind == "vf" else "QB"] = Q
     return d
+
+
+#: score kinds whose kernels take several models per launch (warp.h's MODELS)
+BATCH_KINDS = ("ssv", "msv")
+
+
+def batch_profile(models: list, kind: str, variant: dict) -> tuple:
+    """(Q, host uint32 words) of ``kind``'s kernel for the models of one batch: one group
+    size for all of them, the largest model's (its Q too)."""
+    g = group(variant, max(m.M for m in models), kind)
+    return layout.warp_batch_profile(models, kind, g, bool(variant["simd16"]))
+
+
+def batch_defines(models: list, kind: str, Q: int, variant: dict, block: int) -> dict:
+    """-D defines of ``kind``'s kernel for a batch of models (MODELS = how many)."""
+    big = max(models, key=lambda m: m.M)
+    return {**defines(big, kind, Q, variant, block), "MODELS": len(models)}
+
+
+def batch_scalars(models: list) -> np.ndarray:
+    """The kernels' per-model table mpar[MODELS][4]: bias, base, tec, 0."""
+    return np.array([[m.byte.bias, m.byte.base, m.byte.tec, 0] for m in models], np.int32)

@@ -23,6 +23,16 @@
  *              wrap) and clamp-then-add for emissions, on 16x2 min/max/add instead of a
  *              saturating add; VF_NTSC_ALU: -32768 - tsc computed as ~tsc + 0x8001 per half
  *              (2 ALU instructions) instead of loaded
+ *   MODELS   : SSV/MSV of MODELS models in one pass over the rows (default 1): each group keeps
+ *              the DP rows of every model in registers and reads a residue once for all of
+ *              them, so the per-row cost that does not depend on M (residue fetch and shuffle,
+ *              loop, reductions) is paid once per MODELS models. The models share QB (the
+ *              batch's largest; a shorter model's vectors past its M hold the "no cell" value,
+ *              which makes them a no-op), GROUP and KP; the profile is [KP+1][MODELS][QB][GROUP]
+ *              words, each model's scalars come from a table mpar[MODELS][4] (bias, base, tec,
+ *              unused) and outputs / tjbm are [MODELS][stride] (stride = the database's
+ *              sequences). MODELS = 1 takes the scalars as arguments, as the single-model hosts
+ *              call it.
  *
  * The including file spells the API:
  *   W_FN, W_KERNEL(name)          device function qualifiers, a kernel's declaration head
@@ -65,6 +75,9 @@
 #endif
 #ifndef KP
 #define KP 29
+#endif
+#ifndef MODELS
+#define MODELS 1
 #endif
 #define PAD_CODE KP
 #ifndef W_SCRATCH_PARAM
@@ -193,86 +206,134 @@ W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 bi
     return rowmax;
 }
 
-#define PROFILE_WORDS_B ((KP + 1) * QB * GROUP)
+#define PROFILE_WORDS_B ((KP + 1) * MODELS * QB * GROUP)
+/* the profile words of residue x for model m (lane lig's column) */
+#define MODEL_ROW(x, m, lig) (P + ((x) * MODELS + (m)) * (QB * GROUP) + (lig))
 
-/* profile: [KP+1][QB][GROUP] words (row KP: the pad residue) */
+/* Each model's scalars: bias_[m] (and base_[m], tec_[m]) and the stride of the [MODELS][stride]
+ * outputs and tjbm; one model takes them as arguments (stride unused). */
+#if MODELS == 1
+#define SSV_MODEL_PARAMS int bias
+#define MSV_MODEL_PARAMS int bias, int base, int tec
+#define MODEL_SCALARS const int bias_[1] = {bias}; const int stride = 0;
+#define MSV_MODEL_SCALARS MODEL_SCALARS const int base_[1] = {base}, tec_[1] = {tec};
+#else
+#define SSV_MODEL_PARAMS W_IN(int) mpar, int stride
+#define MSV_MODEL_PARAMS SSV_MODEL_PARAMS
+#define MODEL_SCALARS int bias_[MODELS];                                                 \
+    _Pragma("unroll") for (int m = 0; m < MODELS; m++) bias_[m] = mpar[4 * m];
+#define MSV_MODEL_SCALARS MODEL_SCALARS int base_[MODELS], tec_[MODELS];                 \
+    _Pragma("unroll") for (int m = 0; m < MODELS; m++) {                                  \
+        base_[m] = mpar[4 * m + 1]; tec_[m] = mpar[4 * m + 2]; }
+#endif
+
+/* profile: [KP+1][MODELS][QB][GROUP] words (row KP: the pad residue); out_xe [MODELS][stride] */
 W_KERNEL(ssv_xe_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
-                      W_IN(int) order, int nseq, int bias, W_OUT(int) out_xe)
+                      W_IN(int) order, int nseq, SSV_MODEL_PARAMS, W_OUT(int) out_xe)
 {
     W_KERNEL_PROLOGUE
     PROFILE_BEGIN(profile, PROFILE_WORDS_B)
+    MODEL_SCALARS
     const int lane = W_LOCAL_ID & 31, lig = lane & (GROUP - 1);
-    const u32 biasv = splat_b(bias);
+    u32 biasv[MODELS];
+#pragma unroll
+    for (int m = 0; m < MODELS; m++) biasv[m] = splat_b(bias_[m]);
     FOR_EACH_WARP_JOB(wj, GROUP) {
         const Slot t = slot_of(W_SCRATCH_ARG GROUP, wj, lane, offsets, order, nseq);
-        u32 dp[QB];
+        u32 dp[MODELS][QB], xEv[MODELS];
 #pragma unroll
-        for (int q = 0; q < QB; q++) dp[q] = 0;
-        u32 xEv = 0;
+        for (int m = 0; m < MODELS; m++) {
+            xEv[m] = 0;
+#pragma unroll
+            for (int q = 0; q < QB; q++) dp[m][q] = 0;
+        }
         /* SSV has no J state: xE is the maximum over every cell, no reduction per row */
         FOR_EACH_ROW(GROUP, residues, t, lig, x,
-            W_PROFILE c = P + x * (QB * GROUP) + lig;
-            xEv = vb_max(xEv, byte_row(W_SCRATCH_ARG dp, c, lig, 0, biasv, 0u));
+            _Pragma("unroll")
+            for (int m = 0; m < MODELS; m++)
+                xEv[m] = vb_max(xEv[m], byte_row(W_SCRATCH_ARG dp[m], MODEL_ROW(x, m, lig), lig,
+                                                 0, biasv[m], 0u));
         )
-        const int best = group_max(W_SCRATCH_ARG vb_lane_max(xEv));
-        if (lig == 0 && t.s >= 0) out_xe[t.s] = 128 + best;
+#pragma unroll
+        for (int m = 0; m < MODELS; m++) {
+            const int best = group_max(W_SCRATCH_ARG vb_lane_max(xEv[m]));
+            if (lig == 0 && t.s >= 0) out_xe[m * stride + t.s] = 128 + best;
+        }
     }
 }
 
-/* LAZY_XE: the row's xE only where some lane's row maximum reaches thr (a vote) */
+/* LAZY_XE: model m's row xE only where some lane's row maximum reaches thr[m] (a vote) */
 #if LAZY_XE
-#define MSV_LAZY_BEGIN xEall = vb_max(xEall, rowmax); if (W_ANY(vb_lane_max(rowmax) >= thr)) {
-#define MSV_LAZY_END thr = over ? 1 << 20 : min(255 - bias, jtop + tec + 1); }
-#define MSV_XJ_ROW
+#define MSV_LAZY_BEGIN(m) xEall[m] = vb_max(xEall[m], rowmax); \
+    if (W_ANY(vb_lane_max(rowmax) >= thr[m])) {
+#define MSV_LAZY_END(m) \
+    thr[m] = over[m] ? 1 << 20 : min(255 - bias_[m], jtop[m] + tec_[m] + 1); }
+#define MSV_XJ_ROW(m)
 #else
-#define MSV_LAZY_BEGIN
-#define MSV_LAZY_END
-#define MSV_XJ_ROW xJ = max(xJ, max(xE - tec, 0));
+#define MSV_LAZY_BEGIN(m)
+#define MSV_LAZY_END(m)
+#define MSV_XJ_ROW(m) xJ[m] = max(xJ[m], max(xE - tec_[m], 0));
 #endif
 
+/* tjbm, out_xj: [MODELS][stride] */
 W_KERNEL(msv_xj_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
-                      W_IN(int) order, int nseq, int bias, int base, int tec, W_IN(u8) tjbm,
+                      W_IN(int) order, int nseq, MSV_MODEL_PARAMS, W_IN(u8) tjbm,
                       W_OUT(int) out_xj)
 {
     W_KERNEL_PROLOGUE
     PROFILE_BEGIN(profile, PROFILE_WORDS_B)
+    MSV_MODEL_SCALARS
     const int lane = W_LOCAL_ID & 31, lig = lane & (GROUP - 1);
-    const u32 biasv = splat_b(bias);
+    u32 biasv[MODELS];
+#pragma unroll
+    for (int m = 0; m < MODELS; m++) biasv[m] = splat_b(bias_[m]);
     FOR_EACH_WARP_JOB(wj, GROUP) {
         const Slot t = slot_of(W_SCRATCH_ARG GROUP, wj, lane, offsets, order, nseq);
-        const int jbm = t.s >= 0 ? tjbm[t.s] : 0;
-        u32 dp[QB];
+        /* per model: xJ is HMMER's max over rows of max(xE - tec, 0); xB = max(max(base, xJ) -
+         * jbm, 0) changes only on rows where xE - tec > jtop = max(base, xJ) */
+        u32 dp[MODELS][QB], xbv[MODELS];
+        int jbm[MODELS], jtop[MODELS], xJ[MODELS], over[MODELS];
+#if LAZY_XE
+        u32 xEall[MODELS];
+        int thr[MODELS];                      /* a row max >= thr[m] needs model m's exact xE */
+#endif
 #pragma unroll
-        for (int q = 0; q < QB; q++) dp[q] = 0;
-        /* xJ is HMMER's max over rows of max(xE - tec, 0); xB = max(max(base, xJ) - jbm, 0)
-         * changes only on rows where xE - tec > jtop = max(base, xJ) */
-        int jtop = base, xJ = 0, over = 0;
-        int xB = max(base - jbm, 0);
-        u32 xbv = splat_b(msv_xbrow(xB, bias));
+        for (int m = 0; m < MODELS; m++) {
+#pragma unroll
+            for (int q = 0; q < QB; q++) dp[m][q] = 0;
+            jbm[m] = t.s >= 0 ? tjbm[m * stride + t.s] : 0;
+            jtop[m] = base_[m]; xJ[m] = 0; over[m] = 0;
+            xbv[m] = splat_b(msv_xbrow(max(base_[m] - jbm[m], 0), bias_[m]));
 #if LAZY_XE
-        u32 xEall = 0;
-        int thr = min(255 - bias, jtop + tec + 1);       /* a row max >= thr needs the exact xE */
+            xEall[m] = 0;
+            thr[m] = min(255 - bias_[m], jtop[m] + tec_[m] + 1);
 #endif
+        }
         FOR_EACH_ROW(GROUP, residues, t, lig, x,
-            W_PROFILE c = P + x * (QB * GROUP) + lig;
-            const u32 rowmax = byte_row(W_SCRATCH_ARG dp, c, lig, 1, biasv, xbv);
-            MSV_LAZY_BEGIN
-                const int xE = group_max(W_SCRATCH_ARG vb_lane_max(rowmax));
-                if (!over) {
-                    if (xE + bias >= 255) over = 1;
-                    else if (xE - tec > jtop) {
-                        jtop = xE - tec;
-                        xB = max(jtop - jbm, 0);
-                        xbv = splat_b(msv_xbrow(xB, bias));
+            _Pragma("unroll")
+            for (int m = 0; m < MODELS; m++) {
+                const u32 rowmax = byte_row(W_SCRATCH_ARG dp[m], MODEL_ROW(x, m, lig), lig, 1,
+                                            biasv[m], xbv[m]);
+                MSV_LAZY_BEGIN(m)
+                    const int xE = group_max(W_SCRATCH_ARG vb_lane_max(rowmax));
+                    if (!over[m]) {
+                        if (xE + bias_[m] >= 255) over[m] = 1;
+                        else if (xE - tec_[m] > jtop[m]) {
+                            jtop[m] = xE - tec_[m];
+                            xbv[m] = splat_b(msv_xbrow(max(jtop[m] - jbm[m], 0), bias_[m]));
+                        }
+                        MSV_XJ_ROW(m)
                     }
-                    MSV_XJ_ROW
-                }
-            MSV_LAZY_END
+                MSV_LAZY_END(m)
+            }
         )
+#pragma unroll
+        for (int m = 0; m < MODELS; m++) {
 #if LAZY_XE
-        xJ = max(group_max(W_SCRATCH_ARG vb_lane_max(xEall)) - tec, 0);
+            xJ[m] = max(group_max(W_SCRATCH_ARG vb_lane_max(xEall[m])) - tec_[m], 0);
 #endif
-        if (lig == 0 && t.s >= 0) out_xj[t.s] = over ? -1 : xJ;
+            if (lig == 0 && t.s >= 0) out_xj[m * stride + t.s] = over[m] ? -1 : xJ[m];
+        }
     }
 }
 
