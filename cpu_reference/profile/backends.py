@@ -30,9 +30,11 @@ from hmmbench.profile.job import pipeline_refusal, refuse_kind
 class ProfileBackend(Backend):
     workload = "profile"
     kinds: tuple = ()
+    #: takes a batch of models (hmmbench.profile.job.ProfileBatch, --batch-models)
+    batches = False
 
     def refuse_reason(self, job) -> Optional[str]:
-        return refuse_kind(self.name, self.kinds, job)
+        return refuse_kind(self.name, self.kinds, job, self.batches)
 
 
 class NumpyProfile(ProfileBackend):
@@ -44,12 +46,16 @@ class NumpyProfile(ProfileBackend):
     family = "reference"
     precision = "int8/int16 exact; float64"
     kinds = ("ssv", "msv", "vf", "viterbi", "forward", "gmsv", "pipeline")
+    batches = True                  # model by model: the check of the batched cells
 
     def refuse_reason(self, job) -> Optional[str]:
         return super().refuse_reason(job) or pipeline_refusal(job)
 
     def run(self, job) -> Execution:
         from cpu_reference.profile import filters as pf
+        from hmmbench.profile.batch import ProfileBatch, run_parts
+        if isinstance(job, ProfileBatch):
+            return run_parts(self.run, job)
         from cpu_reference.profile import generic as pg
         from hmmbench.profile import pipeline as pl
         clock = StageClock()

@@ -32,7 +32,8 @@ from ..backend import Backend, Execution, StageClock
 from . import layout
 from .layout import generic_length_model, generic_tables, generic_threads, resident_specials
 from .host import FILTER_KINDS
-from .job import PIPELINE, pipeline_refusal, refuse_kind
+from .batch import batch_info, batch_scores
+from .job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
 from .warp import CUDAMPF_VARIANT, TUNED_VARIANT, auto_group  # noqa: F401 - re-exported
 from . import warp
@@ -200,6 +201,8 @@ class _CudaDevice:
         self.launches: list = []            # (kernel, defines, grid, registers) for info
 
     def _defines(self, model, kind: str, Q: int) -> dict:
+        if self.warp and isinstance(model, list):
+            return warp.batch_defines(model, kind, Q, self.variant, BLOCK)
         if self.warp:
             return warp.defines(model, kind, Q, self.variant, BLOCK)
         M = model.M
@@ -228,7 +231,10 @@ class _CudaDevice:
             return b["residues"], b["offsets"], self._up(np.asarray(idx, np.int32))
 
     def _profile(self, model, kind: str):
-        """(Q, host uint32 words) of the warp kernels' profile for ``kind``."""
+        """(Q, host uint32 words) of the warp kernels' profile for ``kind`` (a list of models:
+        the batch's)."""
+        if isinstance(model, list):
+            return warp.batch_profile(model, kind, self.variant)
         return warp.profile(model, kind, self.variant)
 
     def _launch(self, model, name, kind, n_items, args, Q=0, profile_words=0):
@@ -271,11 +277,17 @@ class _CudaDevice:
         after the profile), the task kernels' row buffers (``task_rows``: one per entry, bytes
         per model position and sequence), the output. Returns the raw int32 per sequence; with
         ``on_device`` = (device launch list, count) it runs that list of the resident database
-        and returns the device output instead (the pipeline's stages)."""
+        and returns the device output instead (the pipeline's stages). ``model`` a list: a
+        batch of warp SSV/MSV models in one launch (the per-model table for ``scalars``, the
+        outputs [K][n])."""
         n = len(seqs)
+        batch = isinstance(model, list)
+        if batch and not self.warp:
+            raise ValueError("a batch of models runs on the warp kernels only")
+        n_out = len(model) * n if batch else n
         if on_device is None:
             if len(idx) == 0:                         # nothing to launch (empty set)
-                return np.zeros(n, np.int32)
+                return np.zeros(n_out, np.int32)
             res, offs, order = self._seq_arrays(seqs, idx)
             m = len(idx)
         else:
@@ -287,20 +299,27 @@ class _CudaDevice:
             nwords = words.size
         with self.timer("h2d"):
             prof = [self._up(words)] if self.warp else [self._up(a) for a in profile]
+            head = ([self._up(warp.batch_scalars(model)), np.int32(n)] if batch
+                    else list(map(np.int32, scalars)))
             extra = [self._up(a) for a in extra]
-        out = self.buffers.get("out_" + kind, 4 * n)
-        args = prof + [res, offs, order, np.int32(m), *map(np.int32, scalars), *extra]
+        out = self.buffers.get("out_" + kind + ("_batch" if batch else ""), 4 * n_out)
+        args = prof + [res, offs, order, np.int32(m), *head, *extra]
         if not self.warp:
             args += [self.buffers.get(f"rows{i}", b * m * model.M)
                      for i, b in enumerate(task_rows)]
         self._launch(model, name, kind, m, args + [out], Q, nwords)
-        return out if on_device is not None else self._download(out, n)
+        return out if on_device is not None else self._download(out, n_out)
 
     def ssv_xe(self, model, seqs, idx, on_device=None):
+        if isinstance(model, list):
+            return self._filter(model, seqs, idx, "ssv_xe", "ssv", [], [], [], [], on_device)
         return self._filter(model, seqs, idx, "ssv_xe", "ssv", [model.byte.cost],
                             [model.byte.bias], [], task_rows=[1], on_device=on_device)
 
     def msv_xj(self, model, seqs, idx, tjbm, on_device=None):
+        if isinstance(model, list):                    # tjbm: [K][n]
+            return self._filter(model, seqs, idx, "msv_xj", "msv", [], [], [tjbm], [],
+                                on_device)
         bp = model.byte
         return self._filter(model, seqs, idx, "msv_xj", "msv", [bp.cost],
                             [bp.bias, bp.base, bp.tec], [tjbm], task_rows=[1],
@@ -315,6 +334,24 @@ class _CudaDevice:
     # --- the pipeline's stages on the device (hmmbench.profile.device_pipeline) ------------
     def use_clock(self, timer) -> None:
         self.timer = timer
+
+    # --- what a batch of models adds (hmmbench.profile.batch) ------------------------------
+    def copy_bytes(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
+        """A device-to-device copy of ``nbytes`` (timed as device work, "kernel")."""
+        if nbytes:
+            with self.timer("kernel"):
+                self.drv.memcpy_dtod(int(dst) + dst_offset, int(src) + src_offset, nbytes)
+
+    def scratch(self, name: str, nbytes: int):
+        return self.buffers.get(name, nbytes)
+
+    def upload_list(self, idx):
+        """A host launch list as a device array (timed h2d)."""
+        with self.timer("h2d"):
+            return self._up(np.asarray(idx, np.int32))
+
+    def download_ints(self, buf, n: int) -> np.ndarray:
+        return self._download(buf, n)
 
     def _stage_fn(self, name: str):
         return self.cuda.compile(STAGES_SOURCE, STAGE_DEFINES).get_function(name)
@@ -413,7 +450,7 @@ class _CudaProfileBackend(Backend):
         return cuda.gpu_name()
 
     def refuse_reason(self, job) -> Optional[str]:
-        return refuse_kind(self.name, self.kinds, job)
+        return refuse_kind(self.name, self.kinds, job, getattr(self, "warp", False))
 
 
 class CudaProfile(_CudaProfileBackend):
@@ -447,7 +484,10 @@ class CudaProfile(_CudaProfileBackend):
         dev.db, load = dev.resident.get(job)
         extra = {}
         try:
-            if job.kind == PIPELINE:
+            if isinstance(job, ProfileBatch):
+                out = batch_scores(dev, job.models, dev.db, job.kind, host)
+                extra = batch_info(job)
+            elif job.kind == PIPELINE:
                 from .device_pipeline import run_pipeline
                 out, extra = run_pipeline(dev, job.model, dev.db, host, timer, cuda.EventTimer,
                                           lambda t: t.seconds())

@@ -446,13 +446,17 @@ def _make_cell_class():
     return ProfileCell
 
 
-def profile_cells(databases: list, models: list, kinds: list) -> list:
+def profile_cells(databases: list, models: list, kinds: list, batch: int = 1) -> list:
     """The runner's datasets for databases x models x kinds (kinds may include ``pipeline``,
     the cell of the whole-pipeline peers), database-major so that each database is loaded or
-    generated once."""
-    from .job import REFERENCE_CHECK_CELLS, TOLERANCE, ProfileSearch
+    generated once. ``batch`` > 1: the kinds that batch (ssv, msv) run the models sorted by
+    length in cells of ``batch`` models each (:mod:`.batch`; a lone remainder is a cell of its
+    own: a batch of one), after the other kinds' cells."""
+    from .batch import batch_label, group_models
+    from .warp import BATCH_KINDS
     cell_class = _make_cell_class()
     last = _LastDatabase()
+    batched = [k for k in kinds if k in BATCH_KINDS] if batch > 1 else []
     cells = []
     for db in databases:
         def note(db=db):
@@ -461,26 +465,47 @@ def profile_cells(databases: list, models: list, kinds: list) -> list:
             n = db.params["n_residues"]
             return (f"generating database {db.name}: {n:.3g} residues (about "
                     f"{max(1.0, n / GENERATE_RESIDUES_PER_S):.0f} s on the 2-core dev box)")
-        for spec in models:
-            for kind in kinds:
-                axes = {"workload": "profile", "model": spec.name, "model_length": spec.M,
-                        "kind": kind, "residues": db.n_cells}
-
-                def load(db=db, spec=spec, kind=kind, axes=axes):
-                    model, hmm = spec.load()
-                    seqs = last.get(db)
-                    axes["residues"] = seqs.n_residues
-                    return ProfileSearch(model, seqs, kind, hmm, database=db.sha256)
-                cells.append(cell_class(
-                    name=db.name, kind="profile", loader=load,
-                    description=f"{db.name} x {spec.name} (M={spec.M}) x {kind}",
-                    sha256=_sha256_json({"database": db.sha256, "model": spec.sha256,
-                                         "kind": kind}),
-                    n_pairs=db.n_pairs, params={"database": db.name, "model": spec.name,
-                                                "kind": kind},
-                    default_chunking="whole", axes=axes, tolerance=TOLERANCE.get(kind),
-                    check_cells=REFERENCE_CHECK_CELLS.get(kind), note=note))
+        units = [([spec], spec.name, kind) for spec in models for kind in kinds
+                 if kind not in batched]
+        at = 0
+        for group in (group_models(models, batch) if batched else []):
+            units += [(group, batch_label(group, at), kind) for kind in batched]
+            at += len(group)
+        cells += [_cell(cell_class, db, group, name, kind, last, note, batch)
+                  for group, name, kind in units]
     return cells
+
+
+def _cell(cell_class, db, specs: list, name: str, kind: str, last: _LastDatabase, note,
+          batch: int = 1):
+    """One database x model(s) x kind cell: one model's ProfileSearch, or (``batch`` > 1) a
+    ProfileBatch of ``specs`` (model = ``name``, model_length = the largest M)."""
+    from .job import REFERENCE_CHECK_CELLS, TOLERANCE, ProfileBatch, ProfileSearch
+    M = max(s.M for s in specs)
+    axes = {"workload": "profile", "model": name, "model_length": M, "kind": kind,
+            "residues": db.n_cells}
+
+    def load():
+        seqs = last.get(db)
+        axes["residues"] = seqs.n_residues
+        parts = []
+        for spec in specs:
+            model, hmm = spec.load()
+            parts.append(ProfileSearch(model, seqs, kind, hmm, database=db.sha256))
+        if batch == 1:
+            return parts[0]
+        return ProfileBatch(parts, tuple(s.name for s in specs), database=db.sha256,
+                            size=batch)
+    model_key = specs[0].sha256 if batch == 1 else [s.sha256 for s in specs]
+    return cell_class(
+        name=db.name, kind="profile", loader=load,
+        description=f"{db.name} x {name} (M={M}) x {kind}" if batch == 1 else
+        f"{db.name} x {name} ({len(specs)} models, M={min(s.M for s in specs)}..{M}) x {kind}",
+        sha256=_sha256_json({"database": db.sha256, "model": model_key, "kind": kind}),
+        n_pairs=db.n_pairs * len(specs), params={"database": db.name, "model": name,
+                                                 "kind": kind},
+        default_chunking="whole", axes=axes, tolerance=TOLERANCE.get(kind),
+        check_cells=REFERENCE_CHECK_CELLS.get(kind), note=note)
 
 
 def launches(job, mode: str) -> list:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 from .model import ProfileModel, SequenceSet
 
 #: score kinds, HMMER's names: SIMD filters (exact integer arithmetic) and generic float DP
@@ -62,9 +64,72 @@ class ProfileSearch:
         return self.model.M * self.seqs.n_residues
 
 
-def refuse_kind(name: str, kinds, job) -> Optional[str]:
+@dataclass
+class ProfileBatch:
+    """The searches of several models (one kind, one sequence set) as one unit of work
+    (``--batch-models``): the warp kernels run them in one launch per kernel (warp.h's MODELS).
+    Results are model-major: every sequence of the first model, then the second's, ..."""
+    parts: list                            # a ProfileSearch per model
+    names: tuple = ()                      # the models' names (the record's info)
+    #: as ProfileSearch.database: the resident database's key (None: a one-off set)
+    database: Optional[str] = None
+    #: the models per batch the sweep asked for (a sweep's last batch may hold fewer)
+    size: int = 0
+    expected = None
+
+    def __post_init__(self):
+        if len({p.kind for p in self.parts}) != 1:
+            raise ValueError("the searches of a batch share one kind")
+        self.size = self.size or len(self.parts)
+
+    @property
+    def kind(self) -> str:
+        return self.parts[0].kind
+
+    @property
+    def models(self) -> list:
+        return [p.model for p in self.parts]
+
+    @property
+    def seqs(self) -> SequenceSet:
+        """The sequence set every model runs against (a sampled subset has none)."""
+        seqs = self.parts[0].seqs
+        if any(p.seqs is not seqs for p in self.parts):
+            raise ValueError("the searches of this batch run on different sequence sets")
+        return seqs
+
+    @property
+    def n_items(self) -> int:
+        return sum(p.n_items for p in self.parts)
+
+    @property
+    def cells(self) -> int:
+        """DP cells summed over the models: the GCUPS of a batch are aggregate."""
+        return sum(p.cells for p in self.parts)
+
+    def subset(self, idx) -> "ProfileBatch":
+        """The results ``idx`` (model-major indexes, in model order: a sampled check's sorted
+        sample) as a batch of each model's subset."""
+        idx = np.asarray(idx, np.int64)
+        bounds = np.cumsum([0] + [p.n_items for p in self.parts])
+        which = np.searchsorted(bounds, idx, side="right") - 1
+        if (np.diff(which) < 0).any():
+            raise ValueError("a batch's subset takes its indexes in model order")
+        return ProfileBatch([p.subset(idx[which == k] - bounds[k])
+                             for k, p in enumerate(self.parts)], self.names, size=self.size)
+
+
+def refuse_kind(name: str, kinds, job, batches: bool = False) -> Optional[str]:
     """Shared ``refuse_reason`` of the profile backends: the job must be a ProfileSearch (the
-    pair-HMM runner hands them PairSets until the runner learns workloads) of a kind they do."""
+    pair-HMM runner hands them PairSets until the runner learns workloads) of a kind they do,
+    or a ProfileBatch where the backend takes them (``batches``)."""
+    if isinstance(job, ProfileBatch):
+        if not batches:
+            return (f"{name} runs one model per launch: batched cells (--batch-models) run on "
+                    "the warp kernels (profile-cuda-warp, profile-cuda-cudampf, "
+                    "profile-opencl-warp)")
+        return None if job.kind in kinds else \
+            f"{name} does not compute '{job.kind}' (it does: {', '.join(kinds)})"
     if not isinstance(job, ProfileSearch):
         return (f"{name} takes profile searches (hmmbench.profile.job.ProfileSearch), "
                 f"not {type(job).__name__}; the runner's profile integration is pending")

@@ -23,7 +23,8 @@ import numpy as np
 
 from ..backend import Backend, Execution, StageClock
 from .model import ProfileModel, SequenceSet
-from .job import PIPELINE, pipeline_refusal, refuse_kind
+from .batch import batch_info, batch_scores
+from .job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
 from ..apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
 from . import warp
@@ -165,6 +166,26 @@ class ProfileFiltersOpenCL:
     def use_clock(self, clock) -> None:
         self._clock = clock
 
+    # --- what a batch of models adds (hmmbench.profile.batch) ------------------------------
+    def copy_bytes(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
+        """A device-to-device copy of ``nbytes`` (timed as device work, "kernel")."""
+        import pyopencl as cl
+        if nbytes:
+            with self._clock("kernel"):
+                cl.enqueue_copy(self.kit.queue, dst, src, byte_count=nbytes,
+                                src_offset=src_offset, dst_offset=dst_offset).wait()
+
+    def scratch(self, name: str, nbytes: int):
+        return self.kit.scratch(name, nbytes)
+
+    def upload_list(self, idx):
+        """A host launch list as a device buffer (timed h2d)."""
+        with self._clock("h2d"):
+            return self._buf(np.asarray(idx, np.int32))
+
+    def download_ints(self, buf, n: int) -> np.ndarray:
+        return self._download(buf, n, self._clock)
+
     def _stage(self, name, n_items, args, groups=None):
         kern = self.kit.kernel(STAGES_SOURCE, name, STAGE_DEFINES)
         size = STAGE_DEFINES["GROUP_SIZE"]
@@ -279,6 +300,9 @@ class ProfileFiltersOpenCL:
         info = load_info(job, load, clock.timing)
         self._db, self._clock = db, clock
         try:
+            if isinstance(job, ProfileBatch):
+                return batch_scores(self, job.models, db, job.kind, clock), \
+                    {**batch_info(job), **info}
             if job.kind in GENERIC_KINDS:
                 return self.generic(job.model, *self.whole_order(), job.kind == "forward",
                                     clock), info
@@ -423,7 +447,7 @@ class OpenCLProfile(Backend):
         return self.runner().kit.label
 
     def refuse_reason(self, job) -> Optional[str]:
-        return refuse_kind(self.name, self.kinds, job) or pipeline_refusal(job)
+        return refuse_kind(self.name, self.kinds, job, self._warp) or pipeline_refusal(job)
 
     def run(self, job) -> Execution:
         clock = StageClock()

@@ -38,7 +38,7 @@ class Profile(Workload):
         "hmmbench.profile.opencl:backends",
         "hmmbench.profile.cuda:backends",
     )
-    own_options = {"model": "--model", "kind": "--kind"}
+    own_options = {"model": "--model", "kind": "--kind", "batch_models": "--batch-models"}
     #: (the database being sharded, its slices by (start, stop)): see shard
     _sliced: tuple = (None, {})
 
@@ -53,6 +53,11 @@ class Profile(Workload):
                                      "of ssv,msv,vf,viterbi,forward,gmsv,pipeline (default: "
                                      "ssv,msv,vf, plus pipeline where a selected backend runs "
                                      "it: the device pipelines, the reference, the CPU peers)")
+            parser.add_argument("--batch-models", metavar="K", default=None,
+                                help="profile workload: run the models (sorted by length) K per "
+                                     "cell in one SSV / MSV launch (the warp kernels; "
+                                     "aggregate GCUPS); kinds ssv,msv only (default 1: one "
+                                     "model per cell)")
         elif command == "score":
             parser.add_argument("--model", action="append", default=[],
                                 help="profile workload: the model (default: PF02826)")
@@ -63,6 +68,7 @@ class Profile(Workload):
     def plan(self, args, backends: list) -> tuple:
         """Databases x models x kinds as cells, and the backends of each cell."""
         from . import datasets as pds
+        from .batch import check_batch_kinds, parse_batch_models
         from .job import PIPELINE
         _need_pyhmmer()
         dbs = [pds.resolve_database(n) for n in (args.dataset or pds.DEFAULT_DATABASES)]
@@ -72,7 +78,10 @@ class Profile(Workload):
         if PIPELINE not in kinds and not args.kind and any(
                 PIPELINE in getattr(b, "kinds", ()) for b in backends):
             kinds.append(PIPELINE)
-        cells = pds.profile_cells(dbs, models, kinds)
+        batch = parse_batch_models(getattr(args, "batch_models", None))
+        if getattr(args, "batch_models", None) is not None:
+            kinds = check_batch_kinds(batch, kinds, bool(args.kind))
+        cells = pds.profile_cells(dbs, models, kinds, batch)
         first = cells[0] if cells else None
 
         def backends_for(cell) -> list:
@@ -97,6 +106,9 @@ class Profile(Workload):
 
     def shard_costs(self, unit):
         """Cells per sequence: the model length times the sequence length."""
+        from .job import ProfileBatch
+        if isinstance(unit, ProfileBatch):
+            raise UserError("batched cells (--batch-models) cannot be sharded over a cluster")
         return unit.seqs.lengths * unit.model.M
 
     def shard(self, unit, start: int, stop: int):
