@@ -355,3 +355,45 @@ def test_device_launch_order_is_the_host_order_on_gpu():
         assert np.array_equal(db.host_order(), launch_order(seqs)), name
         assert load["prep"] > 0
         cache.clear()
+
+@pytest.mark.parametrize("defines", [
+    {"MODELS": 4, "GROUP": 8, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "QB": 7},
+    {"MODELS": 2, "GROUP": 32, "SIMD16": 0, "PREFETCH": 0, "LAZY_XE": 0, "QB": 2,
+     "PROFILE_SMEM": 1}])
+def test_batched_warp_kernels_compile_sm90(defines, tmp_path):
+    """SSV/MSV of several models per launch (warp.h's MODELS, --batch-models)."""
+    out = tmp_path / "pf.cubin"
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), "-DMODEL_M=138",
+                           "-DQW=3", *[f"-D{k}={v}" for k, v in defines.items()], *INCLUDES,
+                           SOURCE], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    blob = out.read_bytes()
+    assert b"ssv_xe_warp" in blob and b"msv_xj_warp" in blob
+
+
+def test_batched_models_on_gpu_equal_each_model_alone():
+    """Batches of 2, 4 and 8 RREFam models (different M) through profile-cuda-warp and
+    profile-cuda-cudampf on the proteome, each model's scores identical to profile-numpy's
+    (skips without a GPU)."""
+    from cpu_reference.profile.backends import NumpyProfile
+    from hmmbench import registry
+    from hmmbench.profile.job import ProfileBatch, ProfileSearch
+    every = {b.name: b for b in registry.discover("profile")}
+    if every["profile-cuda-warp"].unavailable_reason():
+        pytest.skip(every["profile-cuda-warp"].unavailable_reason())
+    seqs = datasets.load_proteome()
+    specs = sorted(datasets.resolve_models("RREFam"), key=lambda s: s.M)
+    loaded = [s.load() for s in specs]
+    ref = NumpyProfile()
+    for kind in ("ssv", "msv"):
+        want = {s.name: ref.run(ProfileSearch(m, seqs, kind, h)).log10
+                for s, (m, h) in zip(specs, loaded)}
+        for group in ([0, 9], [0, 3, 6, 9], list(range(8))):
+            parts = [ProfileSearch(loaded[i][0], seqs, kind, loaded[i][1], database="proteome")
+                     for i in group]
+            names = tuple(specs[i].name for i in group)
+            for name in ("profile-cuda-warp", "profile-cuda-cudampf"):
+                got = every[name].run(ProfileBatch(parts, names, database="proteome")).log10
+                for k, s in enumerate(names):
+                    part = got[k * len(seqs):(k + 1) * len(seqs)]
+                    assert np.array_equal(part, want[s], equal_nan=True), (name, kind, s)

@@ -97,3 +97,50 @@ def test_layout_computed_while_the_residues_are_copied():
         assert set(db.buffers) == {"residues", "offsets", "order", "classes", "extra"}
         assert (load["prep"] < 0.05) if hidden else (load["prep"] > 0.05)
         assert load["h2d"] >= (0.25 if hidden else 0.0)
+
+
+def test_a_batch_launch_passes_the_models_table_and_the_stride(monkeypatch):
+    """profile-cuda-warp's launch of K models (no GPU: the kernel records its arguments): the
+    batch's profile, MODELS = K, the per-model table and the output stride in warp.h's order,
+    an output of K x n."""
+    from hmmbench.apis import cuda as glue
+    from hmmbench.profile import warp
+    drv, seen = HostDriver(), {}
+
+    class Function:
+        num_regs = 64
+
+        def __call__(self, *args, **kw):
+            seen["args"] = args
+
+    class Module:
+        def get_function(self, name):
+            seen["name"] = name
+            return Function()
+
+    def compile_(source, defines):
+        seen["defines"] = defines
+        return Module()
+    monkeypatch.setattr(glue, "driver", lambda: drv)
+    monkeypatch.setattr(glue, "compile", compile_)
+    monkeypatch.setattr(glue, "device_attributes", lambda: {"sm_count": 132})
+    models = [s.load()[0] for s in datasets.resolve_models("RREFam")[:3]]
+    dev = pcuda._CudaDevice(warp=True)
+    dev.begin(StageClock())
+    n, order = 50, np.arange(40, dtype=np.int32)
+
+    class Db:
+        buffers = {"residues": np.zeros(100, np.uint8), "offsets": np.zeros(n + 1, np.int64)}
+    dev.db = Db()
+    seqs = SequenceSet([str(i) for i in range(n)], np.zeros(0, np.uint8), np.zeros(n + 1, np.int64))
+    tjbm = np.arange(3 * n, dtype=np.uint8)
+    out = dev.msv_xj(models, seqs, None, tjbm, on_device=(order, 40))
+    args = seen["args"]
+    Q, words = warp.batch_profile(models, "msv", warp.TUNED_VARIANT)
+    assert seen["name"] == "msv_xj_warp" and seen["defines"]["MODELS"] == 3
+    assert seen["defines"]["QB"] == Q and (args[0].ravel() == words.ravel()).all()
+    assert args[3] is order and args[4] == 40
+    assert (args[5] == warp.batch_scalars(models)).all() and args[6] == n
+    assert (args[7] == tjbm).all() and args[8] is out and out.nbytes == 4 * 3 * n
+    dev.ssv_xe(models, seqs, None, on_device=(order, 40))
+    assert seen["name"] == "ssv_xe_warp" and len(seen["args"]) == 8

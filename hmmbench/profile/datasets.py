@@ -465,14 +465,14 @@ def profile_cells(databases: list, models: list, kinds: list, batch: int = 1) ->
             n = db.params["n_residues"]
             return (f"generating database {db.name}: {n:.3g} residues (about "
                     f"{max(1.0, n / GENERATE_RESIDUES_PER_S):.0f} s on the 2-core dev box)")
-        units = [([spec], spec.name, kind) for spec in models for kind in kinds
+        units = [([spec], spec.name, kind, 1) for spec in models for kind in kinds
                  if kind not in batched]
         at = 0
         for group in (group_models(models, batch) if batched else []):
-            units += [(group, batch_label(group, at), kind) for kind in batched]
+            units += [(group, batch_label(group, at), kind, batch) for kind in batched]
             at += len(group)
-        cells += [_cell(cell_class, db, group, name, kind, last, note, batch)
-                  for group, name, kind in units]
+        cells += [_cell(cell_class, db, group, name, kind, last, note, size)
+                  for group, name, kind, size in units]
     return cells
 
 
@@ -502,7 +502,7 @@ def _cell(cell_class, db, specs: list, name: str, kind: str, last: _LastDatabase
         description=f"{db.name} x {name} (M={M}) x {kind}" if batch == 1 else
         f"{db.name} x {name} ({len(specs)} models, M={min(s.M for s in specs)}..{M}) x {kind}",
         sha256=_sha256_json({"database": db.sha256, "model": model_key, "kind": kind}),
-        n_pairs=db.n_pairs * len(specs), params={"database": db.name, "model": name,
+        n_pairs=db.n_pairs and db.n_pairs * len(specs), params={"database": db.name, "model": name,
                                                  "kind": kind},
         default_chunking="whole", axes=axes, tolerance=TOLERANCE.get(kind),
         check_cells=REFERENCE_CHECK_CELLS.get(kind), note=note)
