@@ -18,6 +18,9 @@
 #   paths       (not by default) every way the database can reach the device: staged by chunk
 #               size / buffers / threads, page-locked, pinned in place, pageable
 #               (scripts/device_upload_paths.py)
+#   batch       (not by default) the RREFam sweep's ssv,msv with --batch-models 1,2,4,8: is a
+#               launch of several small models faster? (scripts/profile_batch_models.py:
+#               $OUT/batch_models.md and one tarball of the runs, batch_models.tar.gz)
 # Then scripts/profile_e2e_summary.py prints the first-search / further-search / hmmsearch table
 # and the per-cell total/kernel shares into $OUT/summary.md.
 set -uo pipefail
@@ -55,6 +58,9 @@ for step in ${steps//,/ }; do
         mkdir -p "$OUT/evidence"   # not a result file: the summary reads $OUT/*.json
         timeout 300 python3 scripts/device_upload_paths.py --json "$OUT/evidence/upload-paths.json" 2>&1 \
             | tee "$OUT/upload_paths.txt" ;;
+    batch)
+        timeout 580 python3 scripts/profile_batch_models.py --out "$OUT" 2>&1 \
+            | tee "$OUT/batch_models.log" ;;
     *) echo "unknown step $step" | tee -a "$log" ;;
     esac
 done
