@@ -1,5 +1,6 @@
 """Shared pieces of the profile tests: module-scoped fixtures of the shipped proteome (as codes
-and as pyhmmer's block) and the shipped protein models with their test ids.
+and as pyhmmer's block), the shipped protein models with their test ids, and the runner's
+backends narrowed to a test's own (``use_backends``).
 
 Import them into a test module (``from profile_fixtures import HMMS, IDS, block, proteome``)
 after its ``pytest.importorskip("pyhmmer")``.
@@ -8,7 +9,16 @@ import os
 
 import pytest
 
+from hmmbench import registry
 from hmmbench.profile import datasets
+
+
+def use_backends(monkeypatch, tmp_path, *backends) -> None:
+    """The runner of workload profile sees only ``backends`` (instances kept, so a test reads
+    their state after the run), with a fresh reference cache under ``tmp_path``."""
+    monkeypatch.setattr(registry, "discover", lambda workload="pairhmm": list(backends)
+                        if workload == "profile" else [])
+    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def protein_hmms() -> list:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hmmbench import cli, registry, report, results
+from hmmbench import cli, report, results
 
 pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 pytest.importorskip("pyopencl", reason="pyopencl not installed")
@@ -23,6 +23,7 @@ from hmmbench.profile.host import launch_order  # noqa: E402
 from hmmbench.profile.job import ProfileBatch, ProfileSearch  # noqa: E402
 from hmmbench.profile.model import SequenceSet  # noqa: E402
 from hmmbench.profile.opencl import OpenCLProfile, ProfileWarpOpenCL  # noqa: E402
+from profile_fixtures import use_backends  # noqa: E402
 
 DEVICES = [opencl_api._label(p, d) for p, d in opencl_api.usable_devices()]
 needs_device = pytest.mark.skipif(not DEVICES, reason="no usable OpenCL device")
@@ -89,10 +90,7 @@ def warp_run(monkeypatch, tmp_path):
     backend = OpenCLProfile(warp_kernels=True)
     if backend.unavailable_reason():
         pytest.skip(backend.unavailable_reason())
-    monkeypatch.setattr(registry, "discover",
-                        lambda workload="pairhmm": [NumpyProfile(), backend]
-                        if workload == "profile" else [])
-    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    use_backends(monkeypatch, tmp_path, NumpyProfile(), backend)
 
     def run(*args) -> tuple:
         out = tmp_path / "run.json"

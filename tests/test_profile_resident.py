@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from hmmbench import cli, registry, report, results
+from hmmbench import cli, report, results
 
 pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 pytest.importorskip("pyopencl", reason="pyopencl not installed")
@@ -16,6 +16,7 @@ pytest.importorskip("pyopencl", reason="pyopencl not installed")
 from cpu_reference.profile.backends import NumpyProfile  # noqa: E402
 from hmmbench.profile import datasets as pds  # noqa: E402
 from hmmbench.profile.opencl import OpenCLProfile  # noqa: E402
+from profile_fixtures import use_backends  # noqa: E402
 
 DB = "proteins-2e4"          # 54 proteins, 20k residues
 
@@ -26,10 +27,7 @@ def opencl(monkeypatch, tmp_path):
     backend = OpenCLProfile()
     if backend.unavailable_reason():
         pytest.skip(backend.unavailable_reason())
-    monkeypatch.setattr(registry, "discover",
-                        lambda workload="pairhmm": [NumpyProfile(), backend]
-                        if workload == "profile" else [])
-    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    use_backends(monkeypatch, tmp_path, NumpyProfile(), backend)
     return backend
 
 

@@ -53,7 +53,8 @@ class NumpyProfile(ProfileBackend):
 
     def run(self, job) -> Execution:
         from cpu_reference.profile import filters as pf
-        from hmmbench.profile.batch import ProfileBatch, run_parts
+        from hmmbench.profile.batch import run_parts
+        from hmmbench.profile.job import ProfileBatch
         if isinstance(job, ProfileBatch):
             return run_parts(self.run, job)
         from cpu_reference.profile import generic as pg
