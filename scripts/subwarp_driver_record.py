@@ -9,11 +9,14 @@ same GPU calls: a refactor of the host path can be checked here before a GPU run
     python scripts/subwarp_driver_record.py /tmp/old old.json cuda-subwarp-exp,cuda-subwarp-nostreams
     python scripts/subwarp_driver_record.py . new.json cuda-subwarp,cuda-subwarp-nostreams
     cmp old.json new.json   # host copies' wall ("prep") differs between runs: compare without it
+    # the full path only (small calls too; a tree without the small path ignores it):
+    SW_SMALL_BELOW=0 python scripts/subwarp_driver_record.py . full.json cuda-subwarp
 
 The stand-in driver is ``subwarp_stand_in.py`` (beside this script; ``subwarp_host_probe.py``
 times the host path with it). Inputs: 12 per-region calls of 1m per backend, a multi-tile set, the bin profile, recompute-all,
 and a chunked set staged by a worker thread (needs HMMBENCH_DATA_PATH for 1m)."""
 import json
+import os
 import sys
 
 import numpy as np
@@ -32,6 +35,8 @@ cases = []
 regions = launches(resolve("1m").load(), "original")[:12]
 for name in sys.argv[3].split(","):
     b = {x.name: x for x in sw.backends()}[name]
+    if "SW_SMALL_BELOW" in os.environ:
+        b.small_below = int(os.environ["SW_SMALL_BELOW"])
     for p in regions: RES.append(b.run(p))
     b.run(resolve("shape-1100x700@64").load())
     b.profile_bins = True

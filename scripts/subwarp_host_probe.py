@@ -1,8 +1,10 @@
 """cuda-subwarp's host time per call on a CPU machine (issue 13 point 5): the stand-in driver
 (``subwarp_stand_in.py``, nothing computed, every driver call nearly free) runs the host path of
 1m's 110 per-region calls (``--chunking original``), so what is measured is the Python that builds
-and collects a call. Per call: the median of run(); with ``--in-flight N`` also the runner's
-submit/result window. ``--profile``: a cProfile of one pass.
+and collects a call. Per call: the driver calls by kind (launch, event record, stream wait, copies,
+memset, sync, event time query; one pass after the warm-up), then the host time: the median of
+run(); with ``--in-flight N`` also the runner's submit/result window. ``--profile``: a cProfile
+of one pass.
 
     HMMBENCH_DATA_PATH=... python scripts/subwarp_host_probe.py [--tree TREE] [--in-flight 1,4]
         [--passes 20] [--profile] [--json F]
@@ -40,6 +42,9 @@ def main() -> int:
     regions = launches(resolve("1m").load(), "original")
     b = {x.name: x for x in sw.backends()}[args.backend]
     out = {"tree": args.tree, "backend": b.name, "calls": len(regions), "passes": args.passes}
+    out["driver_calls_per_call"] = per_call = driver_calls(fake, b, regions)
+    print(f"{b.name}: driver calls per region call: " + ", ".join(
+        f"{k} {v:.2f}" for k, v in per_call.items()))
     for n in [int(x) for x in args.in_flight.split(",")]:
         window = _window(n)
         window(b, regions)  # warm-up: plans, buffers, lanes
@@ -67,6 +72,19 @@ def main() -> int:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)
     return 0
+
+
+def driver_calls(fake, b, regions) -> dict:
+    """Driver calls per region call, by kind, over one pass after a warm-up pass."""
+    for p in regions:
+        b.run(p)
+    before = dict(fake.COUNTS)
+    for p in regions:
+        b.run(p)
+    spent = {k: v - before.get(k, 0) for k, v in fake.COUNTS.items()}
+    per = {k: spent[k] / len(regions) for k in sorted(spent) if spent[k]}
+    per["all"] = sum(per.values())
+    return per
 
 
 def _window(n: int):

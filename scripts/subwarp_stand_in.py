@@ -9,10 +9,12 @@ Used by ``subwarp_driver_record.py`` (same driver calls before and after a refac
     ...; fake.LOG           # the calls so far
 """
 import json
+from collections import Counter
 
 import numpy as np
 
 LOG: list = []
+COUNTS: Counter = Counter()   # driver calls by kind, counted even when quiet()
 TS = [0]   # time_since queries
 TICKS = [0]   # the fake clock: one tick per event record
 RECORD = [True]   # False (quiet()): nothing is logged (the log costs host time)
@@ -47,25 +49,37 @@ class Drv:
         e = Obj("ev")
         e.t = 0.0
         def record(stream=None):
+            COUNTS["event record"] += 1
             if RECORD[0]:
                 LOG.append(("record", e._rid, val(stream)))
             TICKS[0] += 1; e.t = TICKS[0]
         e.record = record
         def time_since(other):
-            TS[0] += 1; return float(e.t - other.t)
+            TS[0] += 1; COUNTS["event time query"] += 1; return float(e.t - other.t)
         e.time_since = time_since
-        e.synchronize = lambda: RECORD[0] and LOG.append(("sync", e._rid))
-        e.query = lambda: True
+        def synchronize():
+            COUNTS["sync"] += 1
+            if RECORD[0]: LOG.append(("sync", e._rid))
+        e.synchronize = synchronize
+        def query():
+            COUNTS["event query"] += 1; return True
+        e.query = query
         LOG.append(("Event", e._rid)); return e
     def Stream(self):
         s = Obj("st")
-        s.wait_for_event = lambda ev: RECORD[0] and LOG.append(("wait", s._rid, ev._rid))
+        def wait_for_event(ev):
+            COUNTS["stream wait"] += 1
+            if RECORD[0]: LOG.append(("wait", s._rid, ev._rid))
+        s.wait_for_event = wait_for_event
         LOG.append(("Stream", s._rid)); return s
     def memcpy_htod_async(self, dst, src, stream):
+        COUNTS["h2d"] += 1
         if RECORD[0]: LOG.append(("h2d", int(dst), val(src), val(stream)))
     def memset_d32_async(self, dst, v, n, stream):
+        COUNTS["memset"] += 1
         if RECORD[0]: LOG.append(("memset", int(dst), int(v), int(n), val(stream)))
     def memcpy_dtoh_async(self, dst, src, stream):
+        COUNTS["d2h"] += 1
         if RECORD[0]: LOG.append(("d2h", val(dst), int(src), val(stream)))
     class function_attribute:
         MAX_DYNAMIC_SHARED_SIZE_BYTES = 0
@@ -76,6 +90,7 @@ class Fn:
     def prepare(self, sig): pass
     def set_attribute(self, *a): pass
     def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+        COUNTS["launch"] += 1
         if RECORD[0]:
             LOG.append(("launch", self.name, val(grid), val(block), val(stream), [val(a) for a in args], int(shared_size)))
 

@@ -284,6 +284,28 @@ def test_every_recompute_kernel_matches_the_reference_when_every_pair_is_recompu
     assert _check(many, ps).n_fallback == ps.n_pairs
 
 
+@gpu
+@pytest.mark.parametrize("name", ["cuda-subwarp", "cuda-subwarp-f64rescue",
+                                  "cuda-subwarp-nostreams"])
+def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
+    """The small call's path (one stream, sw_layout_small, one copy back) against the full one
+    (three layout launches, bins on their streams): the same results, fallbacks and bins."""
+    small = {x.name: x for x in sw.backends()}[name]
+    full = {x.name: x for x in sw.backends()}[name]
+    full.small_below = 0
+    for ps in (ragged(seed=13, batches=10, max_read=300, max_hap=300),
+               ragged(seed=24, batches=400, max_read=250, max_hap=250),  # > one block's units
+               generate_fixed(1100, 700, 16, seed=5),
+               PairSet.concatenate([deep_pairs(4, 48, length=(150, 300), gcp_q=(10, 25)),
+                                    ragged(seed=23, batches=40, max_read=150, max_hap=200)])):
+        assert ps.n_pairs < small.small_below
+        a, b = small.run(ps), full.run(ps)
+        assert a.info["bins"] == b.info["bins"] and a.n_fallback == b.n_fallback
+        assert np.array_equal(a.log10, b.log10, equal_nan=True), name
+        assert a.timing["kernel"] > 0 and a.info["gpu_span_s"] >= a.timing["kernel"]
+    _check(small, ps)
+
+
 def test_chunk_bounds_cover_every_batch_once_without_splitting_batches():
     ps = ragged(seed=21, batches=40)
     b = sw.SubwarpBackend("t", chunk_pairs=7)

@@ -20,12 +20,16 @@ from hmmbench.runner.cell import run_launches
 
 
 class FakeDriver:
-    """The pycuda.driver calls run() makes; events get a fake clock (1 ms per record)."""
+    """The pycuda.driver calls run() makes, counted by kind; events get a fake clock (1 ms per
+    record); launches (kernel, grid, block, shared bytes, arguments) and uploaded bytes are
+    kept."""
 
     def __init__(self):
         self.calls = Counter()
         self.clock = 0.0
         self.launch_spans = []
+        self.launches: list = []
+        self.uploads: list = []
 
     class _Alloc(int):
         def free(self):
@@ -47,26 +51,30 @@ class FakeDriver:
             t = None
 
             def record(self, stream=None):
+                drv.calls["record"] += 1
                 drv.clock += 1.0
                 self.t = drv.clock
 
             def time_since(self, other):
+                drv.calls["time_since"] += 1
                 return self.t - other.t
 
             def synchronize(self):
-                pass
+                drv.calls["sync"] += 1
         return _Event()
 
     def Stream(self):  # noqa: N802
         self.calls["Stream"] += 1
+        drv = self
 
         class _Stream:
             def wait_for_event(self, ev):
-                pass
+                drv.calls["wait"] += 1
         return _Stream()
 
     def memcpy_htod_async(self, dst, src, stream):
         self.calls["h2d"] += 1
+        self.uploads.append(bytes(src))
 
     def memset_d32_async(self, *args):
         self.calls["memset"] += 1
@@ -79,8 +87,8 @@ class FakeDriver:
 
 
 class FakeFunction:
-    def __init__(self, drv):
-        self.drv = drv
+    def __init__(self, drv, name):
+        self.drv, self.name = drv, name
 
     def prepare(self, signature):
         pass
@@ -90,6 +98,7 @@ class FakeFunction:
 
     def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
         self.drv.calls["launch"] += 1
+        self.drv.launches.append((self.name, grid, block, shared_size, args))
         self.drv.clock += 0.5   # the kernel runs between its begin and end events
 
 
@@ -98,12 +107,15 @@ def fake_cuda(monkeypatch):
     drv = FakeDriver()
 
     class Module:
+        def __init__(self, key):
+            self.key = key
+
         def get_function(self, name):
-            return FakeFunction(drv)
+            return FakeFunction(drv, (name, self.key))
 
     def compile(source, defines=None, options=()):  # noqa: A001
         drv.calls["compile"] += 1
-        return Module()
+        return Module((source, tuple(sorted((defines or {}).items()))))
     monkeypatch.setattr(glue, "driver", lambda: drv)
     monkeypatch.setattr(glue, "compile", compile)
     monkeypatch.setattr(glue, "device_attributes", lambda: {
@@ -201,3 +213,65 @@ def test_lanes_are_bounded_the_oldest_call_collected_first(fake_cuda):
     assert all(x.busy is None for x in b._lanes.all)
     b.close()
     assert len(b._lanes.all) == 1
+
+
+def _spent(drv, b, pairs) -> tuple:
+    """(driver calls by kind, launches, uploaded bytes, Execution) of a repeated call."""
+    b.run(pairs)
+    before, n_launch, n_up = Counter(drv.calls), len(drv.launches), len(drv.uploads)
+    ex = b.run(pairs)
+    return drv.calls - before, drv.launches[n_launch:], drv.uploads[n_up:], ex
+
+
+def test_a_small_call_issues_few_driver_calls(fake_cuda):
+    """One stream, five events, one layout launch, one copy back (issue 13 point 5: the host
+    issuing driver calls bounds a per-region call); fails if events or waits come back."""
+    b = sw.backends()[0]
+    for p in launches(resolve("shape-100x150@2000").load(), "original")[:12]:
+        spent, _, _, ex = _spent(fake_cuda, b, p)
+        bins = b.bins_for(p)
+        _, queue_of = sw.recompute_queues(bins)
+        fed = {queue_of[i] for i, x in enumerate(bins) if x.label in ex.info["bins"]}
+        assert spent["launch"] == 1 + len(ex.info["bins"]) + len(fed)
+        assert dict(spent - Counter(launch=spent["launch"])) == {
+            "record": 5, "h2d": 1, "d2h": 1, "sync": 1, "time_since": 4}
+        # the stages tile the call's span on its one stream
+        t = ex.timing
+        assert 0 < t["h2d"] and 0 < t["kernel"] and 0 < t["d2h"]
+        assert t["h2d"] + t["kernel"] + t["d2h"] == pytest.approx(ex.info["gpu_span_s"])
+        assert 0 < ex.info["float32_kernel_s"] < t["kernel"] == ex.info["kernel_span_s"]
+
+
+def test_a_small_call_stages_and_launches_as_the_full_path(fake_cuda):
+    """The same bytes uploaded and the same bin and recompute kernels (grid, block, shared
+    bytes, sizes) as the full path; only the layout launches and the waits and events go."""
+    region = launches(resolve("1m").load(), "original")[3]
+    small, full = sw.backends()[0], sw.backends()[0]
+    full.small_below = 0
+    s_calls, s_launch, s_up, s_ex = _spent(fake_cuda, small, region)
+    f_calls, f_launch, f_up, f_ex = _spent(fake_cuda, full, region)
+    assert s_up == f_up and len(s_up) == 1
+
+    def bins(launched):
+        return [(name, grid, block, smem, [int(a) for a in args if isinstance(a, np.int32)])
+                for name, grid, block, smem, args in launched
+                if name[0] == "subwarp_forward"]
+    assert bins(s_launch) == bins(f_launch) and bins(s_launch)
+    assert [n[0] for n, *_ in s_launch if n[0] != "subwarp_forward"] == ["sw_layout_small"]
+    assert [n[0] for n, *_ in f_launch if n[0] != "subwarp_forward"] == [
+        "sw_layout_count", "sw_layout_scan", "sw_layout_scatter"]
+    assert s_ex.info["bins"] == f_ex.info["bins"] and s_ex.n_fallback == f_ex.n_fallback
+    assert sum(s_calls.values()) * 2 < sum(f_calls.values())
+
+
+def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake_cuda):
+    """Chunked calls and one chunk over ``small_below`` pairs: the driver calls of the tree
+    before the small path (pinned; scripts/subwarp_driver_record.py checks every argument)."""
+    chunked = sw.backends()[0]
+    chunked.chunk_pairs = 1000
+    spent, *_ = _spent(fake_cuda, chunked, resolve("shape-100x150@3000").load())
+    assert dict(spent) == {"d2h": 2, "h2d": 3, "launch": 15, "memset": 3, "record": 30,
+                           "sync": 1, "time_since": 29, "wait": 20}
+    spent, *_ = _spent(fake_cuda, sw.backends()[0], resolve("1m").load())
+    assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9, "memset": 1, "record": 20,
+                           "sync": 1, "time_since": 19, "wait": 16}

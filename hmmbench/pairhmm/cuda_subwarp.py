@@ -75,7 +75,7 @@ KERNEL_SIGNATURE = "PPi" + "P" * len(KERNEL_ARRAYS) + "PPPPi"
 _kernel_arrays = operator.itemgetter(*KERNEL_ARRAYS)  # a chunk's device addresses, in order
 #: The on-GPU layout kernels' prepared signatures.
 LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPPP",
-                     "sw_layout_scatter": "iPPPP"}
+                     "sw_layout_scatter": "iPPPP", "sw_layout_small": "iii" + "P" * 13}
 
 
 _CLOCK = {"t": -1e9, "mhz": None}
@@ -139,6 +139,9 @@ class SubwarpBackend(Backend):
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
+        # One chunk of fewer pairs: the small call's path (subwarp_call.SubwarpCall.small):
+        # one stream, one layout launch, five events, one copy back; 0 turns it off.
+        self.small_below = SMALL_INPUT_PAIRS
         self.double_k = DOUBLE_K
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         if long_config is None:
@@ -250,11 +253,12 @@ class SubwarpBackend(Backend):
         return self._plans[key]
 
     def _launch(self, res: DeviceResources, b: Bin, double: bool, items_ptr, range_ptr, n_max: int, dev: dict,
-                out_dev, fb_queue_ptr, fb_items_ptr, stream, max_hap_len: int, blocks: int):
+                out_dev, fb_queue_ptr, fb_items_ptr, stream, max_hap_len: int, blocks: int,
+                marked: bool = True):
         """One bin's kernel over items ``range_ptr[0] ..`` (count ``range_ptr[1]``, at most
         ``n_max``; both read on the device); grid-stride over ``blocks`` blocks. Returns the
-        (begin, end) events recorded on ``stream`` right around the launch; ``res``: the
-        call's lane."""
+        (begin, end) events recorded on ``stream`` right around the launch (``marked``; else
+        none); ``res``: the call's lane."""
         fn, smem = self.kernel(b, double)
         # Multi-tile: a bounded grid, one boundary-row scratch per resident group.
         scratch, stride = res.scratch(b, double, max_hap_len)
@@ -264,10 +268,10 @@ class SubwarpBackend(Backend):
         args = (ptr(int(items_ptr)), ptr(int(range_ptr)), np.int32(n_max),
                 *_kernel_arrays(dev), ptr(int(out_dev)), ptr(int(fb_queue_ptr)),
                 ptr(int(fb_items_ptr)), ptr(int(scratch)), np.int32(stride))
-        begin = res.mark(stream)
+        begin = res.mark(stream) if marked else None
         fn.prepared_async_call((max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream, *args,
                                shared_size=smem)
-        return begin, res.mark(stream)
+        return (begin, res.mark(stream)) if marked else None
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
         """Batch ranges of about ``chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""

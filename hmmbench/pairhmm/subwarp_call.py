@@ -7,6 +7,14 @@ so that each step reads as one method: :meth:`enqueue` (upload, :meth:`_layout`,
 :meth:`_recompute`) per chunk, then :meth:`finish` (the copy back and the stage times). The
 backend (``cuda_subwarp.SubwarpBackend``) owns the kernels, plans and resources kept across
 calls; this object lives for one ``run()``.
+
+A small call (``small``: one chunk under the backend's ``small_below`` pairs, e.g. one of 1m's
+110 regions) issues far fewer driver calls (:meth:`_enqueue_small`): the host's issuing is its
+bound, not the GPU. Everything on the lane's main stream (stream order replaces every wait; its
+2-3 bins of a few thousand pairs gain little from running side by side, and calls in flight
+overlap on their own lanes' streams), the layout in one launch that also clears its counters
+(``sw_layout_small``: no memset), five events (start, upload end, float32 end, kernels end, copy
+back end) and one copy back (queue heads in front of the results, ``HEADS_BYTES``).
 """
 from __future__ import annotations
 
@@ -18,6 +26,7 @@ import numpy as np
 from ..apis import cuda as glue
 from ..backend import Execution
 from .model import PairSet
+from .subwarp_device import HEADS_BYTES
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout
 from .subwarp_staging import (PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, chunk_sources,
                               headroom, stage, staging_offsets)
@@ -82,13 +91,15 @@ class SubwarpCall:
         self.units = [self.chunk_pairs[c] if self.per_pair[c] else int(br[b1] - br[b0])
                       for c, (b0, b1) in enumerate(self.bounds)]
         self.meta = meta
+        self.small = n_chunks == 1 and self.chunk_pairs[0] < backend.small_below \
+            and not backend.profile_bins  # the bin profile needs each launch's events
 
         # pinned host slots and their device twins, work buffers per slot (grow-only)
         self.offs, slot_bytes = staging_offsets(pairs, self.bounds, len(meta))
         self.n_slots = min(n_chunks, max(STAGING_SLOTS, (backend.prep_threads or PREP_THREADS) + 2))
         sizes = (self.n_slots, headroom(slot_bytes), headroom(max(self.units)),
                  headroom(max(self.chunk_pairs)), nb, nq, n_chunks,
-                 headroom(pairs.n_pairs * 8), backend._streams_on)
+                 headroom(pairs.n_pairs * 8), backend._streams_on, self.small)
         if lane.sized is None or lane.sized[0] != sizes:  # the lane's last call had others
             lane.sized = (sizes, self._lane_buffers(*sizes))
         (self.pinned, self.dev_slots, self.work, self.queues_dev, self.out_dev, self.main,
@@ -100,14 +111,20 @@ class SubwarpCall:
             res.scratch(b, False, self.max_hap_len)
         for q in self.queue_bins:
             res.scratch(q, True, self.max_hap_len)
-        self.host_out, self.queue_heads = res.result_buffers(pairs.n_pairs, n_chunks * nb * 2)
+        if self.small:
+            self.joined, self.host_out, self.queue_heads = res.joined_results(pairs.n_pairs,
+                                                                              nb * 2)
+        else:
+            self.host_out, self.queue_heads = res.result_buffers(pairs.n_pairs,
+                                                                 n_chunks * nb * 2)
 
         # events: the call's start, then each launch group's own (begin, end) -- their union is
         # the kernel time, without the gaps where the GPU waited for the host to enqueue work
         res.restart_events()
         self.start = res.mark(self.main)
-        self.copy.wait_for_event(self.start)
-        self.lay_stream.wait_for_event(self.start)
+        if not self.small:  # (a small call's streams are all the main one)
+            self.copy.wait_for_event(self.start)
+            self.lay_stream.wait_for_event(self.start)
         self.h2d_spans, self.kernel_spans, self.kernels_done, self.staged_done = [], [], [], []
         self.float_launches, self.double_launches, self.bin_events = [], [], []
         self.bin_counts: Counter = Counter()
@@ -121,10 +138,11 @@ class SubwarpCall:
             self.submit(c)
 
     def _lane_buffers(self, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, out_bytes,
-                      streams_on) -> tuple:
+                      streams_on, small) -> tuple:
         """The lane's buffers and streams for calls of these (grow-only) sizes: pinned slots and
         their device twins, work buffers per slot, queue heads, results, streams. Kept with
-        the lane: the next call of the same sizes takes them as they are."""
+        the lane: the next call of the same sizes takes them as they are. A small call: one
+        stream, the queue heads in front of the results."""
         res, bufs = self.res, self.res.buffers()
         pinned = self.lane.staging.slots(n_slots, slot_bytes)
         dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
@@ -134,6 +152,12 @@ class SubwarpCall:
                  "bin_range": bufs.get(f"bin_range{i}", nb * 8),
                  "fb_items": bufs.get(f"fb_items{i}", mp * 16)}
                 for i in range(n_slots)]
+        if small:
+            assert nb * 8 <= HEADS_BYTES
+            out = bufs.get("out", HEADS_BYTES + out_bytes)
+            main = res.streams(1)[0]
+            return (pinned, dev_slots, work, int(out), int(out) + HEADS_BYTES, main, main, main,
+                    [main] * nb, [main] * nq)
         queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan: nb heads
         streams = res.streams(3 + nb + nq)
         main = streams[0]
@@ -180,17 +204,27 @@ class SubwarpCall:
                 self.pool.submit(self._stage_part, c, names) for names in STAGE_TASKS]
 
     # --- one chunk on the GPU -----------------------------------------------------------------
-    def enqueue(self, c: int) -> None:
-        """Chunk c: wait for its staging, upload it, lay it out, launch its bins and their
-        recompute; then start staging the chunk that reuses its slot."""
-        res, slot = self.res, c % self.n_slots
+    def _staged(self, c: int) -> tuple:
+        """(bytes staged, bin estimate) of chunk c once its staging tasks are done."""
         t0 = time.perf_counter()
         parts = [f if self.pool is None else f.result() for f in self.futures.pop(c)]
         self.prep_wait += time.perf_counter() - t0
-        used = max(u for u, _, _ in parts)
         self.prep_work += sum(w for _, w, _ in parts)
-        est = parts[0][2]
         self.sources.pop(c)
+        return max(u for u, _, _ in parts), parts[0][2]
+
+    def _device_arrays(self, slot: int) -> dict:
+        """{name: device address} of the arrays staged in device slot ``slot``."""
+        base = int(self.dev_slots[slot])
+        return {k: np.uintp(base + o) for k, (o, _) in self.offs.items()}
+
+    def enqueue(self, c: int) -> None:
+        """Chunk c: wait for its staging, upload it, lay it out, launch its bins and their
+        recompute; then start staging the chunk that reuses its slot."""
+        if self.small:
+            return self._enqueue_small()
+        res, slot = self.res, c % self.n_slots
+        used, est = self._staged(c)
         if c >= self.n_slots:  # device slot free once chunk c-n_slots's kernels are done
             self.copy.wait_for_event(self.kernels_done[c - self.n_slots])
         e0 = res.mark(self.copy)
@@ -198,8 +232,7 @@ class SubwarpCall:
         e1 = res.mark(self.copy)
         self.staged_done.append(e1)
         self.h2d_spans.append((e0, e1))
-        base = int(self.dev_slots[slot])
-        dev = {k: np.uintp(base + o) for k, (o, _) in self.offs.items()}
+        dev = self._device_arrays(slot)
         queues = int(self.queues_dev) + 8 * len(self.bins) * c
         laid = self._layout(c, dev, self.work[slot], e1, queues)
         fed = self._bins(c, dev, self.work[slot], est, laid, queues)
@@ -208,6 +241,42 @@ class SubwarpCall:
         self.kernels_done.append(k1)
         self.kernel_spans.append((e1, k1))
         self.submit(c + self.n_slots)
+
+    def _enqueue_small(self) -> None:
+        """The one chunk of a small call, in stream order on the main stream: upload, the
+        one-block layout, the bins with items, each fed recompute queue (no waits, no events
+        but the upload's, the float32 kernels' and the last kernel's end)."""
+        b, main, w = self.b, self.main, self.work[0]
+        used, est = self._staged(0)
+        self.drv.memcpy_htod_async(self.dev_slots[0], self.pinned[0][:used], main)
+        self.uploaded = self.res.mark(main)
+        dev = self._device_arrays(0)
+        b0, b1 = self.bounds[0]
+        n_keys, queues, hist = self.n_keys, int(self.queues_dev), int(w["counters"])
+        self.lk["sw_layout_small"].prepared_async_call(
+            (1, 1), (1024, 1, 1), main, np.int32(self.units[0]), np.int32(self.per_pair[0]),
+            np.int32(b1 - b0), dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"],
+            dev["read_off"], dev["hap_off"], dev["meta"], _ptr(w["raw"]), _ptr(w["key_rank"]),
+            _ptr(hist), _ptr(hist + 4 * n_keys), _ptr(w["bin_range"]), _ptr(queues),
+            _ptr(w["items"]))
+        fed = [False] * len(self.queue_bins)
+        for i, x in enumerate(self.bins):
+            n = int(est[i])
+            if n:
+                b._launch(self.res, x, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev,
+                          self.out_dev, queues + 8 * self.queue_of[i], w["fb_items"], main,
+                          self.max_hap_len, -(-n // (THREADS_PER_BLOCK // x.p)), marked=False)
+                fed[self.queue_of[i]] = True
+                self.bin_counts[x.label] += n
+        self.floats_done = self.res.mark(main)
+        for q, qb in enumerate(self.queue_bins):
+            if fed[q]:
+                blocks = min(-(-self.chunk_pairs[0] // (THREADS_PER_BLOCK // qb.p)),
+                             self.sms * 4)
+                b._launch(self.res, qb, True, w["fb_items"], queues + 8 * q,
+                          self.chunk_pairs[0], dev, self.out_dev, 0, 0, main, self.max_hap_len,
+                          blocks, marked=False)
+        self.kernels_end = self.res.mark(main)
 
     def _layout(self, c: int, dev: dict, w: dict, uploaded, queues: int):
         """Work items on the GPU: count + key, scan, scatter (sorted by bin, descending work);
@@ -286,6 +355,10 @@ class SubwarpCall:
     def copy_back(self) -> None:
         """The results' copy back, enqueued once after every chunk (not waited for)."""
         res, main = self.res, self.main
+        if self.small:  # right after the kernels on the same stream: their end is its start
+            self.drv.memcpy_dtoh_async(self.joined, self.queues_dev, main)
+            self.d1 = res.mark(main)
+            return
         self.d0 = res.mark(main)
         self.drv.memcpy_dtoh_async(self.host_out, self.out_dev, main)
         self.drv.memcpy_dtoh_async(self.queue_heads, self.queues_dev, main)
@@ -293,10 +366,34 @@ class SubwarpCall:
 
     def finish(self, info: dict) -> Execution:
         """Once the copy back is done: the results, the stage times and what the call did."""
-        d0, d1 = self.d0, self.d1
-        d1.synchronize()
+        self.d1.synchronize()
         out = self.host_out.copy()  # the page-locked buffer is the next run's
         n_fb = int(self.queue_heads[1::2].sum())
+        timing = self._small_times(info) if self.small else self._times(info)
+        info["prep_wait_s"] = self.prep_wait
+        info["run_wall_s"] = time.perf_counter() - self.t_run
+        info["chunks"] = self.n_chunks
+        info["bins"] = dict(self.bin_counts)
+        info["recompute_queues"] = [q.label for q in self.queue_bins]
+        return Execution(out, timing, n_fb, info)
+
+    def _small_times(self, info: dict) -> dict:
+        """A small call's stages from its five events on one stream (four driver queries):
+        h2d = start .. upload end; kernel = upload end .. last kernel's end (the layout, the
+        bins and the recompute back to back; a gap where the GPU waited for the host to
+        enqueue the next launch would count in it); d2h = that .. the copy back's end."""
+        start = self.start
+        up, floats, kernels, end = (e.time_since(start) / 1e3 for e in (
+            self.uploaded, self.floats_done, self.kernels_end, self.d1))
+        info["gpu_span_s"] = end
+        info["float32_kernel_s"] = floats - up
+        info["kernel_span_s"] = kernels - up
+        info["recompute_kernel_s"] = kernels - floats
+        return {"prep": self.prep_work, "h2d": up, "kernel": kernels - up, "d2h": end - kernels}
+
+    def _times(self, info: dict) -> dict:
+        """The stages from each chunk's and launch's own events (their unions)."""
+        d0, d1 = self.d0, self.d1
         start, since = self.start, {}
 
         def at(ev) -> float:
@@ -313,8 +410,6 @@ class SubwarpCall:
             # the GPU running a layout, bin or recompute launch (overlap counted once)
             "kernel": busy_seconds(start, self.float_launches + self.double_launches, at),
             "d2h": d1.time_since(d0) / 1e3}
-        info["prep_wait_s"] = self.prep_wait
-        info["run_wall_s"] = time.perf_counter() - self.t_run
         info["gpu_span_s"] = d1.time_since(start) / 1e3
         # kernel = layout + float32 bins + the float64 recompute of their underflows
         info["float32_kernel_s"] = busy_seconds(start, self.float_launches, at)
@@ -329,7 +424,4 @@ class SubwarpCall:
                 row["cells"] += cells
             info["bin_profile"] = prof
         info["recompute_kernel_s"] = timing["kernel"] - info["float32_kernel_s"]
-        info["chunks"] = self.n_chunks
-        info["bins"] = dict(self.bin_counts)
-        info["recompute_queues"] = [q.label for q in self.queue_bins]
-        return Execution(out, timing, n_fb, info)
+        return timing

@@ -17,6 +17,9 @@ from .subwarp_staging import StagingSlots, headroom
 
 #: Lanes at most (calls in flight on one backend); a call beyond waits for the oldest.
 MAX_LANES = 16
+#: A small call's device result buffer starts with its queue heads ({first slot, count} per
+#: recompute queue, SW_MAX_BINS at most), the results follow: one copy back brings both.
+HEADS_BYTES = 512
 
 
 class DeviceResources:
@@ -27,6 +30,7 @@ class DeviceResources:
         self._events: list = []   # reused by every run (see mark)
         self._n_events = 0
         self._results: tuple = (None, None)   # page-locked result and queue-head buffers
+        self._joined = None   # page-locked queue heads + results of a small call
 
     def buffers(self) -> glue.DeviceBuffers:
         if self._buffers is None:
@@ -78,6 +82,16 @@ class DeviceResources:
         self._results = (out, heads)
         return out[:n_out], heads[:n_heads]
 
+    def joined_results(self, n_out: int, n_heads: int) -> tuple:
+        """A small call's copy back target: (the page-locked buffer to copy into -- HEADS_BYTES
+        of queue heads, then the results --, its results, its queue heads); grow-only."""
+        lead = HEADS_BYTES // 8
+        if self._joined is None or len(self._joined) < lead + n_out:
+            self._joined = glue.driver().pagelocked_empty(headroom((lead + n_out) * 8) // 8,
+                                                          np.float64)
+        whole = self._joined[:lead + n_out]
+        return whole, whole[lead:], whole[:lead].view(np.int32)[:n_heads]
+
     def close(self) -> None:
         if self._buffers is not None:
             self._buffers.free()
@@ -85,6 +99,7 @@ class DeviceResources:
         self._streams = []
         self._events = []
         self._results = (None, None)
+        self._joined = None
 
 
 class Lane:

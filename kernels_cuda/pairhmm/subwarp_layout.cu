@@ -1,10 +1,12 @@
 // Sub-warp backend: work items built on the GPU from a chunk's raw PairSet arrays, so the host
-// only copies bytes. Three launches per chunk:
+// only copies bytes. Three launches per chunk (after a memset of hist and bin_pairs):
 //   sw_layout_count    one thread per unit (a read, or a pair for small inputs): its item, bin and
 //                      sort key (bin, descending work level); a rank within its key (atomic)
 //   sw_layout_scan     one block: key histogram -> key starts; per bin {first item, count}; per
 //                      recompute queue {first slot, 0}, sized by the pairs of the bins feeding it
 //   sw_layout_scatter  items to their sorted place (order inside a key is arbitrary: harmless)
+// or, for a small call (units a few times the block), one launch of one block doing all three
+// and the clearing (sw_layout_small): one launch instead of a memset and three.
 // Arrays are chunk-relative: batch_reads/batch_haps count from the chunk's first read/haplotype,
 // batch_pairs are positions in the run's output. meta = [n_bins, hi[n_bins], queue[n_bins]]
 // (hi = a bin's longest read, queue = the recompute queue its underflows go to).
@@ -26,16 +28,16 @@ __device__ __forceinline__ int batch_of(const long long* __restrict__ a, int n, 
     return lo;
 }
 
-extern "C" __global__ void sw_layout_count(
-        int n_units, int per_pair, int n_batches,
+// Unit u's item, sort key and rank within its key (the units of the calling threads' warp that
+// reach this together share one atomic per key).
+__device__ __forceinline__ void count_unit(
+        int u, int per_pair, int n_batches,
         const long long* __restrict__ batch_reads, const long long* __restrict__ batch_haps,
         const long long* __restrict__ batch_pairs,
         const long long* __restrict__ read_off, const long long* __restrict__ hap_off,
         const int* __restrict__ meta,
         SwItem* __restrict__ raw, int* __restrict__ key_rank, int* __restrict__ hist,
         int* __restrict__ bin_pairs) {
-    const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    if (u >= n_units) return;
     SwItem item;
     long long work;
     if (per_pair) {  // one item per pair: (read, hap) from the batch's read-major order
@@ -82,11 +84,25 @@ extern "C" __global__ void sw_layout_count(
     key_rank[2 * u + 1] = peers.shfl(first, 0) + (int)peers.thread_rank();
 }
 
-// Exclusive scan of hist (n_bins * SW_LEVELS keys) in place; bin ranges and queue heads.
-extern "C" __global__ void __launch_bounds__(SW_SCAN_THREADS)
-sw_layout_scan(const int* __restrict__ meta, int* __restrict__ hist,
-               const int* __restrict__ bin_pairs, int* __restrict__ bin_range,
-               int* __restrict__ queues) {
+extern "C" __global__ void sw_layout_count(
+        int n_units, int per_pair, int n_batches,
+        const long long* __restrict__ batch_reads, const long long* __restrict__ batch_haps,
+        const long long* __restrict__ batch_pairs,
+        const long long* __restrict__ read_off, const long long* __restrict__ hap_off,
+        const int* __restrict__ meta,
+        SwItem* __restrict__ raw, int* __restrict__ key_rank, int* __restrict__ hist,
+        int* __restrict__ bin_pairs) {
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u < n_units)
+        count_unit(u, per_pair, n_batches, batch_reads, batch_haps, batch_pairs, read_off,
+                   hap_off, meta, raw, key_rank, hist, bin_pairs);
+}
+
+// Exclusive scan of hist (n_bins * SW_LEVELS keys) in place; bin ranges and queue heads. Every
+// thread of one block of SW_SCAN_THREADS calls it.
+__device__ __forceinline__ void scan_block(const int* __restrict__ meta, int* __restrict__ hist,
+                                           const int* __restrict__ bin_pairs,
+                                           int* __restrict__ bin_range, int* __restrict__ queues) {
     __shared__ int sums[SW_SCAN_THREADS];
     const int n_bins = meta[0];
     const int n_keys = n_bins * SW_LEVELS;
@@ -128,6 +144,13 @@ sw_layout_scan(const int* __restrict__ meta, int* __restrict__ hist,
     }
 }
 
+extern "C" __global__ void __launch_bounds__(SW_SCAN_THREADS)
+sw_layout_scan(const int* __restrict__ meta, int* __restrict__ hist,
+               const int* __restrict__ bin_pairs, int* __restrict__ bin_range,
+               int* __restrict__ queues) {
+    scan_block(meta, hist, bin_pairs, bin_range, queues);
+}
+
 extern "C" __global__ void sw_layout_scatter(int n_units, const SwItem* __restrict__ raw,
                                              const int* __restrict__ key_rank,
                                              const int* __restrict__ key_start,
@@ -136,4 +159,31 @@ extern "C" __global__ void sw_layout_scatter(int n_units, const SwItem* __restri
     if (u >= n_units) return;
     const int key = key_rank[2 * u];
     if (key >= 0) items[key_start[key] + key_rank[2 * u + 1]] = raw[u];
+}
+
+// A small call's whole layout in one block: clear the counters, count, scan, scatter (the block's
+// barriers order them; global writes before __syncthreads are visible to the block after it).
+extern "C" __global__ void __launch_bounds__(SW_SCAN_THREADS)
+sw_layout_small(int n_units, int per_pair, int n_batches,
+                const long long* __restrict__ batch_reads, const long long* __restrict__ batch_haps,
+                const long long* __restrict__ batch_pairs,
+                const long long* __restrict__ read_off, const long long* __restrict__ hap_off,
+                const int* __restrict__ meta, SwItem* __restrict__ raw,
+                int* __restrict__ key_rank, int* __restrict__ hist, int* __restrict__ bin_pairs,
+                int* __restrict__ bin_range, int* __restrict__ queues,
+                SwItem* __restrict__ items) {
+    const int n_bins = meta[0];
+    for (int i = threadIdx.x; i < n_bins * SW_LEVELS; i += blockDim.x) hist[i] = 0;
+    for (int i = threadIdx.x; i < n_bins; i += blockDim.x) bin_pairs[i] = 0;
+    __syncthreads();
+    for (int u = threadIdx.x; u < n_units; u += blockDim.x)
+        count_unit(u, per_pair, n_batches, batch_reads, batch_haps, batch_pairs, read_off,
+                   hap_off, meta, raw, key_rank, hist, bin_pairs);
+    __syncthreads();
+    scan_block(meta, hist, bin_pairs, bin_range, queues);
+    __syncthreads();
+    for (int u = threadIdx.x; u < n_units; u += blockDim.x) {
+        const int key = key_rank[2 * u];
+        if (key >= 0) items[hist[key] + key_rank[2 * u + 1]] = raw[u];
+    }
 }
