@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Issue 13 point 5 on the GPU machine: 1m's 110 per-region calls (--chunking original) with up to
-# N calls in flight (hmmbench run --in-flight N; cuda-subwarp submits each on a lane of its own).
-# Parts: pytest (the CUDA sub-warp tests, the lanes' host tests, the in-flight runner tests), run
-# (`hmmbench run -d 1m -b cuda-subwarp --chunking original --in-flight N` for N = 1 4 8, one JSON
-# each; SW_IN_FLIGHT overrides the list), probe (scripts/subwarp_timing_probe.py percall: per-call
-# wall, host and kernel times, then passes with N in flight). Everything is packed into ONE
+# N calls in flight (hmmbench run --in-flight N; cuda-subwarp submits each on a lane of its own;
+# a region call takes the small call's path: one stream, one layout launch, five events).
+# Parts: pytest (the CUDA sub-warp tests -- among them the small path against the full one, bit
+# for bit --, the host-call tests, the in-flight runner tests), run (`hmmbench run -d 1m -b
+# cuda-subwarp --chunking original --in-flight N` for N = 1 4, one JSON each; SW_IN_FLIGHT
+# overrides the list), probe (scripts/subwarp_timing_probe.py percall cell: per-call wall, host and
+# kernel times, passes with N in flight, then the same calls through the runner's cell in the same
+# process), host (scripts/subwarp_host_probe.py with the stand-in driver on this machine's CPU:
+# driver calls and host us per call, bare and through the cell). Everything is packed into ONE
 # tarball, $OUT/inflight.tgz (logs, JSON, pytest tail).
 #
 # Before the call, on the dev machine, from the repo root (git-ignored folders, carry them):
@@ -15,8 +19,8 @@ final="${OUT:-results/runs}"
 mkdir -p "$final"
 work="$(mktemp -d)"
 OUT="$work/inflight"
-source "$(dirname "$0")/device_common.sh" inflight "pytest run probe" "$@"
-flights="${SW_IN_FLIGHT:-1 4 8}"
+source "$(dirname "$0")/device_common.sh" inflight "pytest run probe host" "$@"
+flights="${SW_IN_FLIGHT:-1 4}"
 # A fresh machine has an empty PyCUDA cache: every kernel of cuda-subwarp, nvcc in parallel.
 python3 - <<'PY' 2>&1 | tee -a "$log"
 import time
@@ -40,8 +44,13 @@ if [[ $parts == *" run "* ]]; then
     done
 fi
 if [[ $parts == *" probe "* ]]; then
-    python3 scripts/subwarp_timing_probe.py percall --in-flight "${flights// /,}" \
+    python3 scripts/subwarp_timing_probe.py percall cell --in-flight "${flights// /,}" \
         --json "$out/probe-percall.json" 2>&1 | tee -a "$log"
+    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
+if [[ $parts == *" host "* ]]; then
+    python3 scripts/subwarp_host_probe.py --cell --in-flight "${flights// /,}" \
+        --json "$out/host-probe.json" 2>&1 | tee -a "$log"
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 fi
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv 2>&1 | tee -a "$log"

@@ -3,11 +3,13 @@
 1m's 110 per-region calls (``--chunking original``), so what is measured is the Python that builds
 and collects a call. Per call: the driver calls by kind (launch, event record, stream wait, copies,
 memset, sync, event time query; one pass after the warm-up), then the host time: the median of
-run(); with ``--in-flight N`` also the runner's submit/result window. ``--profile``: a cProfile
-of one pass.
+run(); with ``--in-flight N`` also the runner's submit/result window; ``--cell``: the same calls
+as the runner's cell runs them (``run_cell``, no cross-check), per call, and the garbage
+collections during its timed passes (the runner's own cost per launch is the difference to the
+bare loop). ``--profile``: a cProfile of one pass.
 
     HMMBENCH_DATA_PATH=... python scripts/subwarp_host_probe.py [--tree TREE] [--in-flight 1,4]
-        [--passes 20] [--profile] [--json F]
+        [--passes 20] [--cell] [--profile] [--json F]
 
 ``--tree``: the source tree to import (an older commit unpacked with git archive: before/after).
 """
@@ -29,6 +31,7 @@ def main() -> int:
     ap.add_argument("--backend", default="cuda-subwarp")
     ap.add_argument("--in-flight", default="1")
     ap.add_argument("--passes", type=int, default=20)
+    ap.add_argument("--cell", action="store_true")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -58,6 +61,11 @@ def main() -> int:
                                              "max": us[-1]}
         print(f"{b.name} in-flight {n}: host {statistics.median(us):.1f} us per call "
               f"(min {us[0]:.1f}, max {us[-1]:.1f}; {len(regions)} calls x {args.passes} passes)")
+        if args.cell:
+            out[f"cell_in_flight_{n}"] = cell = cell_passes(b, n, args.passes)
+            print(f"{b.name} in-flight {n} through run_cell: {cell['us_per_call']['median']:.1f} us "
+                  f"per call (min {cell['us_per_call']['min']:.1f}); garbage collections in its "
+                  f"passes by generation {cell['gc_collections']}")
     if args.profile:
         prof = cProfile.Profile()
         prof.enable()
@@ -72,6 +80,34 @@ def main() -> int:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)
     return 0
+
+
+def cell_passes(b, n: int, passes: int, dataset: str = "1m") -> dict:
+    """``passes`` timed passes of the runner's cell (``--chunking original``, ``n`` in flight,
+    no cross-check): per call the pass total over its launches, and the garbage collections
+    that ran during the cell by generation."""
+    import gc
+    from hmmbench.pairhmm.datasets import resolve
+    from hmmbench.runner.cell import run_cell
+    from hmmbench.runner.config import RunConfig
+    from hmmbench.runner.reference import ReferenceStore
+    cfg = RunConfig(chunking="original", repeat=passes, in_flight=n)
+    seen: list = []
+
+    def count(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+    gc.callbacks.append(count)
+    try:
+        rec = run_cell(resolve(dataset), b, cfg, ReferenceStore(None, "off (probe)", cfg))
+    finally:
+        gc.callbacks.remove(count)
+    if rec.status not in ("unchecked", "ok"):
+        raise RuntimeError(f"run_cell: {rec.status}: {rec.reason}")
+    us = sorted(t / rec.launches * 1e6 for t in rec.samples_s["total"])
+    return {"us_per_call": {"min": us[0], "median": statistics.median(us), "max": us[-1]},
+            "stage_ms_per_pass": {k: v * 1e3 for k, v in rec.timing_s.items()},
+            "gc_collections": {g: seen.count(g) for g in (0, 1, 2)}, "repeats": rec.repeats}
 
 
 def driver_calls(fake, b, regions) -> dict:

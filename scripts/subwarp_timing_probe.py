@@ -5,12 +5,15 @@ percall  1m cut into its 110 active regions (``--chunking original``), one run()
          per pass; then a cProfile of one pass (where the host time goes). ``--in-flight 1,4,8``:
          also each pass with up to N calls submitted at once (the runner's ``--in-flight``
          window): its wall time and the sum of its calls' kernel times.
+cell     the same 110 calls through the runner's cell (``run_cell``, no cross-check; in this
+         process, right after percall): per call per pass, per ``--in-flight`` N, and the garbage
+         collections during its passes -- the runner's own cost is the difference to percall.
 spread   a multi-chunk set (equal-64, 1.95e6 pairs, 5 chunks) run back to back, after 2 s idle
          (clock ramp?) and with one staging thread (thread contention?): per pass the kernel time
          (union of the launches' own events), ``kernel_span_s`` (the former measure: each chunk
          from its upload's end, host enqueue gaps included) and the SM clock before and after.
 
-    source .device/env.sh && python3 scripts/subwarp_timing_probe.py [percall] [spread]
+    source .device/env.sh && python3 scripts/subwarp_timing_probe.py [percall] [cell] [spread]
         [--in-flight 1,4,8] [--json F]
 """
 from __future__ import annotations
@@ -133,6 +136,18 @@ def main() -> int:
     if "percall" in args.parts:
         result["percall"] = percall(args.passes,
                                     [int(x) for x in args.in_flight.split(",") if x.strip()])
+    if "cell" in args.parts:
+        from subwarp_host_probe import cell_passes  # scripts/, beside this file
+        b = sw.backends()[0]
+        result["cell"] = {}
+        for n in [int(x) for x in args.in_flight.split(",") if x.strip()]:
+            cell = result["cell"][n] = cell_passes(b, n, args.passes)
+            print(f"cell in-flight {n}: {cell['us_per_call']['median']:.1f} us per call "
+                  f"(min {cell['us_per_call']['min']:.1f}, max {cell['us_per_call']['max']:.1f}; "
+                  f"{cell['repeats']} passes); stages per pass (ms) "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in cell["stage_ms_per_pass"].items())
+                  + f"; garbage collections by generation {cell['gc_collections']}")
+        b.close()
     if "spread" in args.parts:
         result["spread"] = spread_probe(max(5, args.passes // 2), args.spread_set)
     if args.json:

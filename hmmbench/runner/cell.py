@@ -26,7 +26,6 @@ from .units import n_items, subset_items
 class Pass:
     timing: dict
     n_fallback: int
-    infos: list
     n_launches: int
 
 
@@ -48,16 +47,19 @@ def run_launches(backend: Backend, launches: list, in_flight: int = 1) -> tuple:
     return outs, time.perf_counter() - t0 - sum(ex.untimed_s for ex in outs)
 
 
-def add_stages(timing: dict, outs: list, infos: list) -> int:
-    """Add the launches' stage times into ``timing`` and their infos to ``infos``; returns how
+def add_stages(timing: dict, outs: list, infos: "InfoMerge") -> int:
+    """Add the launches' stage times into ``timing`` and their infos into ``infos``; returns how
     many items fell back to float64."""
     n_fallback = 0
+    sums = [timing.get(s, 0.0) for s in STAGES]
     for ex in outs:
-        for s in STAGES:
-            timing[s] = timing.get(s, 0.0) + float(ex.timing.get(s, 0.0) or 0.0)
+        t = ex.timing
+        for i, s in enumerate(STAGES):
+            sums[i] += float(t.get(s) or 0.0)
         n_fallback += int(ex.n_fallback or 0)
         if ex.info:
-            infos.append(ex.info)
+            infos.add(ex.info)
+    timing.update(zip(STAGES, sums))
     return n_fallback
 
 
@@ -92,9 +94,11 @@ class _CellRunner:
         for ci, chunk in enumerate(self.ds.chunks()):
             yield ci, chunk, list(self.launches_fn(chunk, self.cfg.chunking))
 
-    def one_pass(self, on_chunk: Optional[Callable] = None) -> Pass:
+    def one_pass(self, infos: "InfoMerge", on_chunk: Optional[Callable] = None) -> Pass:
+        """One pass over the dataset's launches; their infos are merged into ``infos`` as they
+        come (a run of 110 calls per pass keeps no list of 110 dicts per pass)."""
         timing = {k: 0.0 for k in TIMING_KEYS}
-        n_fallback, infos, n_launches = 0, [], 0
+        n_fallback, n_launches = 0, 0
         for ci, chunk, launches in self.chunks():
             if on_chunk is not None:
                 refusal = self.b.refuse_reason(chunk)
@@ -110,7 +114,7 @@ class _CellRunner:
                     raise RuntimeError(f"backend returned {len(got)} values for "
                                        f"{n_items(chunk)} items")
                 on_chunk(ci, chunk, got, wall)
-        return Pass(timing, n_fallback, infos, n_launches)
+        return Pass(timing, n_fallback, n_launches)
 
     def run(self, rec: RunRecord) -> None:
         cfg = self.cfg
@@ -119,19 +123,18 @@ class _CellRunner:
                            range_floor=get(cfg.workload).range_floor)
         peer = not getattr(self.b, "scores", True)
         check_note = None if peer else self._checker(rec, tally)
-        warm = self.one_pass(on_chunk=check_note)
+        infos = InfoMerge()
+        warm = self.one_pass(infos, on_chunk=check_note)
         rec.n_fallback = warm.n_fallback
         rec.launches = warm.n_launches
-        infos = list(warm.infos)
 
         passes: list[Pass] = []
         totals: list[float] = []
         started = time.perf_counter()
         while True:
-            p = self.one_pass()
+            p = self.one_pass(infos)
             passes.append(p)
             totals.append(p.timing["total"])
-            infos.extend(p.infos)
             self.progress.repeat(len(passes))
             if stop_repeating(totals, time.perf_counter() - started, cfg):
                 break
@@ -148,7 +151,7 @@ class _CellRunner:
             rec.gcups_kernel = cells / rec.timing_s["kernel"] / 1e9
         if rec.timing_s["total"] > 0:
             rec.gcups_total = cells / rec.timing_s["total"] / 1e9
-        rec.info.update(merge_infos(infos))
+        rec.info.update(infos.merged())
         if cfg.in_flight > 1:
             rec.info["stage_sums_overlap"] = (
                 f"up to {cfg.in_flight} calls in flight: total is the wall time of all calls; "
@@ -238,28 +241,49 @@ def _numbers(v) -> list:
     return [f] if math.isfinite(f) else []
 
 
+class InfoMerge:
+    """Backend-reported infos merged as they come (see :func:`merge_infos`): the last value per
+    key and the SM clocks' extremes, not every launch's dict."""
+
+    def __init__(self):
+        self._last: dict = {}
+        self._clock_lo = self._clock_hi = None
+        self._throttled = False
+
+    def add(self, info: dict) -> None:
+        last = self._last
+        last.update(info)
+        if "throttled" in info:
+            self._throttled = self._throttled or bool(info["throttled"])
+        clock = info.get("sm_clock_mhz")
+        if clock is not None:
+            one = isinstance(clock, (int, float)) and math.isfinite(clock)  # the common case
+            for f in ((float(clock),) if one else _numbers(clock)):
+                if self._clock_lo is None:
+                    self._clock_lo = self._clock_hi = f
+                else:
+                    self._clock_lo, self._clock_hi = min(self._clock_lo, f), max(self._clock_hi, f)
+
+    def merged(self) -> dict:
+        merged = {k: v for k, v in self._last.items() if k != "throttled"}
+        throttled = self._throttled
+        if self._clock_lo is not None:
+            lo, hi = self._clock_lo, self._clock_hi
+            merged["sm_clock_mhz_min"], merged["sm_clock_mhz_max"] = lo, hi
+            throttled = throttled or lo < 0.9 * hi
+        if self._clock_lo is not None or throttled:
+            merged["throttled"] = throttled
+        return merged
+
+
 def merge_infos(infos: Iterable[dict]) -> dict:
     """Backend-reported info over all launches and passes: last value per key wins, except SM
     clocks, which are summarised as min/max seen; ``throttled`` when clocks fell below 90 % of the
     maximum seen (or any report said so)."""
-    merged: dict = {}
-    clocks: list = []
-    throttled = False
+    acc = InfoMerge()
     for info in infos:
-        for k, v in info.items():
-            if k == "sm_clock_mhz":
-                clocks.extend(_numbers(v))
-            if k == "throttled":
-                throttled = throttled or bool(v)
-                continue
-            merged[k] = v
-    if clocks:
-        lo, hi = min(clocks), max(clocks)
-        merged["sm_clock_mhz_min"], merged["sm_clock_mhz_max"] = lo, hi
-        throttled = throttled or lo < 0.9 * hi
-    if clocks or throttled:
-        merged["throttled"] = throttled
-    return merged
+        acc.add(info)
+    return acc.merged()
 
 
 def _dataset_size(ds: Dataset) -> tuple:
