@@ -299,11 +299,24 @@ def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
                PairSet.concatenate([deep_pairs(4, 48, length=(150, 300), gcp_q=(10, 25)),
                                     ragged(seed=23, batches=40, max_read=150, max_hap=200)])):
         assert ps.n_pairs < small.small_below
-        a, b = small.run(ps), full.run(ps)
+        a, b = _check(small, ps), full.run(ps)
         assert a.info["bins"] == b.info["bins"] and a.n_fallback == b.n_fallback
         assert np.array_equal(a.log10, b.log10, equal_nan=True), name
         assert a.timing["kernel"] > 0 and a.info["gpu_span_s"] >= a.timing["kernel"]
-    _check(small, ps)
+        # sw_layout_small's items and bin ranges are the three layout kernels' (the order
+        # inside a sort key is arbitrary)
+        assert _device_layout(small, ps) == _device_layout(full, ps)
+
+
+def _device_layout(backend, ps) -> tuple:
+    """(bin ranges, each bin's items sorted) of the last call on the backend's lane 0."""
+    work = backend._lanes.all[0].sized[1][2][0]
+    drv = glue.driver()
+    ranges = np.empty((len(backend.bins_for(ps)), 2), np.int32)
+    drv.memcpy_dtoh(ranges, work["bin_range"])
+    items = np.empty((int(ranges[:, 1].sum()), 4), np.int32)
+    drv.memcpy_dtoh(items, work["items"])
+    return ranges.tolist(), [sorted(map(tuple, items[f:f + n].tolist())) for f, n in ranges]
 
 
 def test_chunk_bounds_cover_every_batch_once_without_splitting_batches():

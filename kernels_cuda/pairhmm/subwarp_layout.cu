@@ -28,16 +28,21 @@ __device__ __forceinline__ int batch_of(const long long* __restrict__ a, int n, 
     return lo;
 }
 
+// The counting step's inputs and outputs (sw_layout_count, sw_layout_small, count_unit).
+#define SW_COUNT_PARAMS                                                                           \
+    int per_pair, int n_batches,                                                                  \
+    const long long* __restrict__ batch_reads, const long long* __restrict__ batch_haps,          \
+    const long long* __restrict__ batch_pairs,                                                    \
+    const long long* __restrict__ read_off, const long long* __restrict__ hap_off,                \
+    const int* __restrict__ meta,                                                                 \
+    SwItem* __restrict__ raw, int* __restrict__ key_rank, int* __restrict__ hist,                 \
+    int* __restrict__ bin_pairs
+#define SW_COUNT_ARGS per_pair, n_batches, batch_reads, batch_haps, batch_pairs, read_off, \
+    hap_off, meta, raw, key_rank, hist, bin_pairs
+
 // Unit u's item, sort key and rank within its key (the units of the calling threads' warp that
 // reach this together share one atomic per key).
-__device__ __forceinline__ void count_unit(
-        int u, int per_pair, int n_batches,
-        const long long* __restrict__ batch_reads, const long long* __restrict__ batch_haps,
-        const long long* __restrict__ batch_pairs,
-        const long long* __restrict__ read_off, const long long* __restrict__ hap_off,
-        const int* __restrict__ meta,
-        SwItem* __restrict__ raw, int* __restrict__ key_rank, int* __restrict__ hist,
-        int* __restrict__ bin_pairs) {
+__device__ __forceinline__ void count_unit(int u, SW_COUNT_PARAMS) {
     SwItem item;
     long long work;
     if (per_pair) {  // one item per pair: (read, hap) from the batch's read-major order
@@ -84,18 +89,9 @@ __device__ __forceinline__ void count_unit(
     key_rank[2 * u + 1] = peers.shfl(first, 0) + (int)peers.thread_rank();
 }
 
-extern "C" __global__ void sw_layout_count(
-        int n_units, int per_pair, int n_batches,
-        const long long* __restrict__ batch_reads, const long long* __restrict__ batch_haps,
-        const long long* __restrict__ batch_pairs,
-        const long long* __restrict__ read_off, const long long* __restrict__ hap_off,
-        const int* __restrict__ meta,
-        SwItem* __restrict__ raw, int* __restrict__ key_rank, int* __restrict__ hist,
-        int* __restrict__ bin_pairs) {
+extern "C" __global__ void sw_layout_count(int n_units, SW_COUNT_PARAMS) {
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    if (u < n_units)
-        count_unit(u, per_pair, n_batches, batch_reads, batch_haps, batch_pairs, read_off,
-                   hap_off, meta, raw, key_rank, hist, bin_pairs);
+    if (u < n_units) count_unit(u, SW_COUNT_ARGS);
 }
 
 // Exclusive scan of hist (n_bins * SW_LEVELS keys) in place; bin ranges and queue heads. Every
@@ -164,21 +160,13 @@ extern "C" __global__ void sw_layout_scatter(int n_units, const SwItem* __restri
 // A small call's whole layout in one block: clear the counters, count, scan, scatter (the block's
 // barriers order them; global writes before __syncthreads are visible to the block after it).
 extern "C" __global__ void __launch_bounds__(SW_SCAN_THREADS)
-sw_layout_small(int n_units, int per_pair, int n_batches,
-                const long long* __restrict__ batch_reads, const long long* __restrict__ batch_haps,
-                const long long* __restrict__ batch_pairs,
-                const long long* __restrict__ read_off, const long long* __restrict__ hap_off,
-                const int* __restrict__ meta, SwItem* __restrict__ raw,
-                int* __restrict__ key_rank, int* __restrict__ hist, int* __restrict__ bin_pairs,
-                int* __restrict__ bin_range, int* __restrict__ queues,
-                SwItem* __restrict__ items) {
+sw_layout_small(int n_units, SW_COUNT_PARAMS, int* __restrict__ bin_range,
+                int* __restrict__ queues, SwItem* __restrict__ items) {
     const int n_bins = meta[0];
     for (int i = threadIdx.x; i < n_bins * SW_LEVELS; i += blockDim.x) hist[i] = 0;
     for (int i = threadIdx.x; i < n_bins; i += blockDim.x) bin_pairs[i] = 0;
     __syncthreads();
-    for (int u = threadIdx.x; u < n_units; u += blockDim.x)
-        count_unit(u, per_pair, n_batches, batch_reads, batch_haps, batch_pairs, read_off,
-                   hap_off, meta, raw, key_rank, hist, bin_pairs);
+    for (int u = threadIdx.x; u < n_units; u += blockDim.x) count_unit(u, SW_COUNT_ARGS);
     __syncthreads();
     scan_block(meta, hist, bin_pairs, bin_range, queues);
     __syncthreads();
