@@ -19,13 +19,25 @@ from hmmbench.pairhmm.subwarp_device import MAX_LANES, Lanes
 from hmmbench.runner.cell import run_launches
 
 
+class _Ordered(Counter):
+    """Counts by kind, and keeps the order of the counted calls (``order``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.order: list = []
+
+    def __setitem__(self, kind, n):
+        self.order.append(kind)
+        super().__setitem__(kind, n)
+
+
 class FakeDriver:
     """The pycuda.driver calls run() makes, counted by kind; events get a fake clock (1 ms per
     record); launches (kernel, grid, block, shared bytes, arguments) and uploaded bytes are
     kept."""
 
     def __init__(self):
-        self.calls = Counter()
+        self.calls = _Ordered()
         self.clock = 0.0
         self.launch_spans = []
         self.launches: list = []
@@ -235,6 +247,12 @@ def test_a_small_call_issues_few_driver_calls(fake_cuda):
         assert spent["launch"] == 1 + len(ex.info["bins"]) + len(fed)
         assert dict(spent - Counter(launch=spent["launch"])) == {
             "record": 5, "h2d": 1, "d2h": 1, "sync": 1, "time_since": 4}
+        # in stream order: start, upload, its end, layout + bins, their end, recompute, its
+        # end, copy back, its end; then the wait and the four time queries
+        order = fake_cuda.calls.order[-(sum(spent.values())):]
+        assert order == ["record", "h2d", "record", *["launch"] * (1 + len(ex.info["bins"])),
+                         "record", *["launch"] * len(fed), "record", "d2h", "record", "sync",
+                         *["time_since"] * 4]
         # the stages tile the call's span on its one stream
         t = ex.timing
         assert 0 < t["h2d"] and 0 < t["kernel"] and 0 < t["d2h"]

@@ -252,13 +252,12 @@ class SubwarpBackend(Backend):
             self._plans[key] = (bins, queue_bins, queue_of, meta, bin_lut)
         return self._plans[key]
 
-    def _launch(self, res: DeviceResources, b: Bin, double: bool, items_ptr, range_ptr, n_max: int, dev: dict,
-                out_dev, fb_queue_ptr, fb_items_ptr, stream, max_hap_len: int, blocks: int,
-                marked: bool = True):
-        """One bin's kernel over items ``range_ptr[0] ..`` (count ``range_ptr[1]``, at most
-        ``n_max``; both read on the device); grid-stride over ``blocks`` blocks. Returns the
-        (begin, end) events recorded on ``stream`` right around the launch (``marked``; else
-        none); ``res``: the call's lane."""
+    def _kernel_call(self, res: DeviceResources, b: Bin, double: bool, items_ptr, range_ptr,
+                     n_max: int, dev: dict, out_dev, fb_queue_ptr, fb_items_ptr,
+                     max_hap_len: int, blocks: int) -> tuple:
+        """(prepared function, grid, arguments, dynamic shared bytes) of one bin's kernel over
+        items ``range_ptr[0] ..`` (count ``range_ptr[1]``, at most ``n_max``; both read on the
+        device), grid-stride over ``blocks`` blocks; ``res``: the call's lane."""
         fn, smem = self.kernel(b, double)
         # Multi-tile: a bounded grid, one boundary-row scratch per resident group.
         scratch, stride = res.scratch(b, double, max_hap_len)
@@ -268,10 +267,15 @@ class SubwarpBackend(Backend):
         args = (ptr(int(items_ptr)), ptr(int(range_ptr)), np.int32(n_max),
                 *_kernel_arrays(dev), ptr(int(out_dev)), ptr(int(fb_queue_ptr)),
                 ptr(int(fb_items_ptr)), ptr(int(scratch)), np.int32(stride))
-        begin = res.mark(stream) if marked else None
-        fn.prepared_async_call((max(blocks, 1), 1), (THREADS_PER_BLOCK, 1, 1), stream, *args,
-                               shared_size=smem)
-        return (begin, res.mark(stream)) if marked else None
+        return fn, (max(blocks, 1), 1), args, smem
+
+    def _launch(self, res: DeviceResources, stream, *call) -> tuple:
+        """:meth:`_kernel_call` (``call``: its arguments) launched on ``stream``; returns the
+        (begin, end) events recorded right around the launch."""
+        fn, grid, args, smem = self._kernel_call(res, *call)
+        begin = res.mark(stream)
+        fn.prepared_async_call(grid, (THREADS_PER_BLOCK, 1, 1), stream, *args, shared_size=smem)
+        return begin, res.mark(stream)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
         """Batch ranges of about ``chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""

@@ -121,8 +121,8 @@ class SubwarpCall:
         # events: the call's start, then each launch group's own (begin, end) -- their union is
         # the kernel time, without the gaps where the GPU waited for the host to enqueue work
         res.restart_events()
-        self.start = res.mark(self.main)
-        if not self.small:  # (a small call's streams are all the main one)
+        if not self.small:  # (a small call's start: right before its upload, _enqueue_small)
+            self.start = res.mark(self.main)
             self.copy.wait_for_event(self.start)
             self.lay_stream.wait_for_event(self.start)
         self.h2d_spans, self.kernel_spans, self.kernels_done, self.staged_done = [], [], [], []
@@ -244,39 +244,56 @@ class SubwarpCall:
 
     def _enqueue_small(self) -> None:
         """The one chunk of a small call, in stream order on the main stream: upload, the
-        one-block layout, the bins with items, each fed recompute queue (no waits, no events
-        but the upload's, the float32 kernels' and the last kernel's end)."""
-        b, main, w = self.b, self.main, self.work[0]
+        one-block layout, the bins with items, each fed recompute queue. Every launch's
+        arguments are built first, so between the call's first and last event the host only
+        issues driver calls (a small call's stages are spans of one stream: host work there
+        would leave the GPU waiting and count in them)."""
+        b, res, main, w = self.b, self.res, self.main, self.work[0]
         used, est = self._staged(0)
-        self.drv.memcpy_htod_async(self.dev_slots[0], self.pinned[0][:used], main)
-        self.uploaded = self.res.mark(main)
         dev = self._device_arrays(0)
         b0, b1 = self.bounds[0]
-        n_keys, queues, hist = self.n_keys, int(self.queues_dev), int(w["counters"])
-        self.lk["sw_layout_small"].prepared_async_call(
-            (1, 1), (1024, 1, 1), main, np.int32(self.units[0]), np.int32(self.per_pair[0]),
-            np.int32(b1 - b0), dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"],
-            dev["read_off"], dev["hap_off"], dev["meta"], _ptr(w["raw"]), _ptr(w["key_rank"]),
-            _ptr(hist), _ptr(hist + 4 * n_keys), _ptr(w["bin_range"]), _ptr(queues),
-            _ptr(w["items"]))
-        fed = [False] * len(self.queue_bins)
+        queues, hist = int(self.queues_dev), int(w["counters"])
+        layout = (np.int32(self.units[0]), np.int32(self.per_pair[0]), np.int32(b1 - b0),
+                  dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"], dev["read_off"],
+                  dev["hap_off"], dev["meta"], _ptr(w["raw"]), _ptr(w["key_rank"]), _ptr(hist),
+                  _ptr(hist + 4 * self.n_keys), _ptr(w["bin_range"]), _ptr(queues),
+                  _ptr(w["items"]))
+        floats, fed = [], [False] * len(self.queue_bins)
         for i, x in enumerate(self.bins):
             n = int(est[i])
             if n:
-                b._launch(self.res, x, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev,
-                          self.out_dev, queues + 8 * self.queue_of[i], w["fb_items"], main,
-                          self.max_hap_len, -(-n // (THREADS_PER_BLOCK // x.p)), marked=False)
+                floats.append(b._kernel_call(res, *self._bin_call(i, n, dev, w, queues)))
                 fed[self.queue_of[i]] = True
                 self.bin_counts[x.label] += n
-        self.floats_done = self.res.mark(main)
-        for q, qb in enumerate(self.queue_bins):
-            if fed[q]:
-                blocks = min(-(-self.chunk_pairs[0] // (THREADS_PER_BLOCK // qb.p)),
-                             self.sms * 4)
-                b._launch(self.res, qb, True, w["fb_items"], queues + 8 * q,
-                          self.chunk_pairs[0], dev, self.out_dev, 0, 0, main, self.max_hap_len,
-                          blocks, marked=False)
-        self.kernels_end = self.res.mark(main)
+        doubles = [b._kernel_call(res, *self._recompute_call(0, q, dev, w, queues))
+                   for q in range(len(self.queue_bins)) if fed[q]]
+        block = (THREADS_PER_BLOCK, 1, 1)
+        self.start = res.mark(main)
+        self.drv.memcpy_htod_async(self.dev_slots[0], self.pinned[0][:used], main)
+        self.uploaded = res.mark(main)
+        self.lk["sw_layout_small"].prepared_async_call((1, 1), (1024, 1, 1), main, *layout)
+        for fn, grid, args, smem in floats:
+            fn.prepared_async_call(grid, block, main, *args, shared_size=smem)
+        self.floats_done = res.mark(main)
+        for fn, grid, args, smem in doubles:
+            fn.prepared_async_call(grid, block, main, *args, shared_size=smem)
+        self.kernels_end = res.mark(main)
+
+    def _bin_call(self, i: int, n: int, dev: dict, w: dict, queues: int) -> tuple:
+        """``_kernel_call``'s arguments for bin i's float32 kernel over its ``n`` items (at
+        most; the exact range is read on the device)."""
+        x = self.bins[i]
+        return (x, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev, self.out_dev,
+                queues + 8 * self.queue_of[i], w["fb_items"], self.max_hap_len,
+                -(-n // (THREADS_PER_BLOCK // x.p)))
+
+    def _recompute_call(self, c: int, q: int, dev: dict, w: dict, queues: int) -> tuple:
+        """``_kernel_call``'s arguments for recompute queue q's double kernel over chunk c (its
+        count read on the device)."""
+        qb = self.queue_bins[q]
+        blocks = min(-(-self.chunk_pairs[c] // (THREADS_PER_BLOCK // qb.p)), self.sms * 4)
+        return (qb, True, w["fb_items"], queues + 8 * q, self.chunk_pairs[c], dev, self.out_dev,
+                0, 0, self.max_hap_len, blocks)
 
     def _layout(self, c: int, dev: dict, w: dict, uploaded, queues: int):
         """Work items on the GPU: count + key, scan, scatter (sorted by bin, descending work);
@@ -321,9 +338,7 @@ class SubwarpCall:
                 continue
             s = self.main if profile else self.bin_streams[i]
             s.wait_for_event(laid)
-            begin, end = b._launch(self.res, x, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev,
-                                   self.out_dev, queues + 8 * self.queue_of[i], w["fb_items"],
-                                   s, self.max_hap_len, -(-n // (THREADS_PER_BLOCK // x.p)))
+            begin, end = b._launch(self.res, s, *self._bin_call(i, n, dev, w, queues))
             self.float_launches.append((begin, end))
             fed[self.queue_of[i]].append(end)
             self.bin_counts[x.label] += n
@@ -339,15 +354,13 @@ class SubwarpCall:
         for evs in fed:
             for ev in evs:
                 main.wait_for_event(ev)
-        for q, qb in enumerate(self.queue_bins):
+        for q in range(len(self.queue_bins)):
             if not fed[q]:
                 continue
             s = main if b.profile_bins else self.queue_streams[q]
             for ev in fed[q]:
                 s.wait_for_event(ev)
-            blocks = min(-(-self.chunk_pairs[c] // (THREADS_PER_BLOCK // qb.p)), self.sms * 4)
-            begin, end = b._launch(self.res, qb, True, w["fb_items"], queues + 8 * q, self.chunk_pairs[c],
-                                   dev, self.out_dev, 0, 0, s, self.max_hap_len, blocks)
+            begin, end = b._launch(self.res, s, *self._recompute_call(c, q, dev, w, queues))
             self.double_launches.append((begin, end))
             main.wait_for_event(end)
 
