@@ -47,9 +47,10 @@ def run_launches(backend: Backend, launches: list, in_flight: int = 1) -> tuple:
     return outs, time.perf_counter() - t0 - sum(ex.untimed_s for ex in outs)
 
 
-def add_stages(timing: dict, outs: list, infos: "InfoMerge") -> int:
-    """Add the launches' stage times into ``timing`` and their infos into ``infos``; returns how
-    many items fell back to float64."""
+def add_stages(timing: dict, outs: list, infos) -> int:
+    """Add the launches' stage times into ``timing`` and append their infos to ``infos`` (a
+    list, or an :class:`InfoMerge` that merges them as they come); returns how many items fell
+    back to float64."""
     n_fallback = 0
     sums = [timing.get(s, 0.0) for s in STAGES]
     for ex in outs:
@@ -58,7 +59,7 @@ def add_stages(timing: dict, outs: list, infos: "InfoMerge") -> int:
             sums[i] += float(t.get(s) or 0.0)
         n_fallback += int(ex.n_fallback or 0)
         if ex.info:
-            infos.add(ex.info)
+            infos.append(ex.info)
     timing.update(zip(STAGES, sums))
     return n_fallback
 
@@ -250,7 +251,8 @@ class InfoMerge:
         self._clock_lo = self._clock_hi = None
         self._throttled = False
 
-    def add(self, info: dict) -> None:
+    def append(self, info: dict) -> None:
+        """Merge one more info (named like list.append: ``add_stages`` takes either)."""
         last = self._last
         last.update(info)
         if "throttled" in info:
@@ -282,7 +284,7 @@ def merge_infos(infos: Iterable[dict]) -> dict:
     maximum seen (or any report said so)."""
     acc = InfoMerge()
     for info in infos:
-        acc.add(info)
+        acc.append(info)
     return acc.merged()
 
 
