@@ -22,6 +22,7 @@ identical to the reference; figures in docs/profile-notes.md.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
@@ -84,10 +85,22 @@ def _staging(drv) -> list:
     if not _STAGING:
         _STAGING.extend(drv.pagelocked_empty(UPLOAD_CHUNK, np.uint8)
                         for _ in range(UPLOAD_BUFFERS))
+        _copiers(UPLOAD_THREADS)
     return _STAGING
 
 
 _COPIERS: dict = {}                        # thread pools by size, started once per process
+
+
+def _copiers(threads: int) -> ThreadPoolExecutor:
+    """The pool of ``threads`` copying threads, its threads started (once per process, with
+    the staging buffers: process setup, not a load's time)."""
+    pool = _COPIERS.get(threads)
+    if pool is None:
+        pool = _COPIERS[threads] = ThreadPoolExecutor(threads, "hmmbench-staging")
+        barrier = threading.Barrier(threads)     # every thread started: each waits for all
+        list(pool.map(lambda _: barrier.wait(), range(threads)))
+    return pool
 
 
 def fill(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
@@ -95,9 +108,7 @@ def fill(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
     if threads <= 1 or src.size < (1 << 20):
         dst[:] = src
         return
-    pool = _COPIERS.get(threads)
-    if pool is None:
-        pool = _COPIERS[threads] = ThreadPoolExecutor(threads, "hmmbench-staging")
+    pool = _copiers(threads)
     step = -(-src.size // threads)
 
     def copy(start):
