@@ -23,7 +23,10 @@ chunk-relative offsets into a pinned staging slot (worker threads, one task per 
 the timed ``prep``); one H2D per chunk on a copy stream overlaps the kernels of earlier chunks.
 On the GPU, ``subwarp_layout.cu`` builds the chunk's items, bins and sort order (count with
 warp-aggregated atomics, one-block scan, scatter); the bin kernels read their item ranges from
-the device. ``host_layout`` is the host's reference of that layout (tests, bin profile).
+the device. ``host_layout`` is the host's reference of that layout (tests, bin profile). A call of
+one chunk under ``small_below`` pairs (a per-region call) takes the small call's path instead
+(``subwarp_call``): one stream, one layout launch (``sw_layout_small``), five events, one copy
+back -- the host issuing driver calls is what bounds such a call.
 
 Device side: bins launched on separate streams; float32 with C = 2^120 and, by default, a
 power-of-two exponent per thread beside its values (``SW_EXP_SCALE``), so pairs far below
