@@ -48,6 +48,7 @@ class ProfileFiltersOpenCL:
         self.local_size = local_size
         self.resident = ResidentCache(self._upload_database, resident_specials)
         self._db = None                       # the ResidentDatabase of the current search
+        self._clock = StageClock()            # the stage clock of the current search
         #: the generic kernels' work-group size (None: generic_threads(M)), and 0 (scans in
         #: local memory) or the sub-group size their scans shuffle across (a device with
         #: cl_intel_required_subgroup_size)
