@@ -8,9 +8,13 @@ same GPU calls: a refactor of the host path can be checked here before a GPU run
     git archive 59bef88 | (mkdir -p /tmp/old && tar -x -C /tmp/old)
     python scripts/subwarp_driver_record.py /tmp/old old.json cuda-subwarp-exp,cuda-subwarp-nostreams
     python scripts/subwarp_driver_record.py . new.json cuda-subwarp,cuda-subwarp-nostreams
-    cmp old.json new.json   # host copies' wall ("prep") differs between runs: compare without it
+    python scripts/subwarp_driver_record.py --compare old.json new.json
+    # --compare: every driver call and every call's timing and info alike, apart from "prep"
+    # (the host's staging wall time, which differs between runs); exit 1 at the first difference
     # the full path only (small calls too; a tree without the small path ignores it):
     SW_SMALL_BELOW=0 python scripts/subwarp_driver_record.py . full.json cuda-subwarp
+    # work items per read instead of per pair (SW_PER_PAIR_BELOW: the backend's per_pair_below):
+    SW_PER_PAIR_BELOW=0 python scripts/subwarp_driver_record.py . reads.json cuda-subwarp
 
 The stand-in driver is ``subwarp_stand_in.py`` (beside this script; ``subwarp_host_probe.py``
 times the host path with it). Inputs: 12 per-region calls of 1m per backend, a multi-tile set, the bin profile, recompute-all,
@@ -20,6 +24,28 @@ import os
 import sys
 
 import numpy as np
+
+
+def compare(path_a: str, path_b: str) -> int:
+    """0 if the two records are the same apart from each call's "prep" wall time."""
+    def load(path):
+        log, calls = json.load(open(path))
+        return log, [[[kv for kv in timing if kv[0] != "prep"], info] for timing, info in calls]
+    (log_a, calls_a), (log_b, calls_b) = load(path_a), load(path_b)
+    for what, a, b in (("driver call", log_a, log_b), ("call's timing and info", calls_a, calls_b)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                print(f"{what} {i} differs:\n  {x}\n  {y}")
+                return 1
+        if len(a) != len(b):
+            print(f"{what}s: {len(a)} against {len(b)}")
+            return 1
+    print(f"same: {len(log_a)} driver calls, {len(calls_a)} calls' timing and info (prep aside)")
+    return 0
+
+
+if sys.argv[1] == "--compare":
+    sys.exit(compare(sys.argv[2], sys.argv[3]))
 tree = sys.argv[1]
 sys.path.insert(0, tree)
 from hmmbench.pairhmm import cuda_subwarp as sw
@@ -37,6 +63,8 @@ for name in sys.argv[3].split(","):
     b = {x.name: x for x in sw.backends()}[name]
     if "SW_SMALL_BELOW" in os.environ:
         b.small_below = int(os.environ["SW_SMALL_BELOW"])
+    if "SW_PER_PAIR_BELOW" in os.environ:  # 0: an item per read, not per pair
+        b.per_pair_below = int(os.environ["SW_PER_PAIR_BELOW"])
     for p in regions: RES.append(b.run(p))
     b.run(resolve("shape-1100x700@64").load())
     b.profile_bins = True

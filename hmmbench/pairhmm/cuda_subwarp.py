@@ -7,7 +7,8 @@ in registers, so one group covers reads up to ``p*k`` (longer reads run as sever
 Bins, configuration choice and the host's reference layout: ``subwarp_layout.py``; the float64
 rescue's configurations: ``subwarp_rescue.py``; host staging: ``subwarp_staging.py`` (all three
 shared with ``opencl-subwarp``); the device resources kept across calls: ``subwarp_device.py``;
-one call's chunks, launches and stage times: ``subwarp_call.py``; ahead-of-time builds:
+one call's chunks, launches and stage times: ``subwarp_call.py`` (a small call's:
+``subwarp_small.py``); ahead-of-time builds:
 ``subwarp_build.py``.
 
 Work items: one per read (read, first haplotype of its batch, haplotypes in the batch, index of
@@ -25,7 +26,7 @@ On the GPU, ``subwarp_layout.cu`` builds the chunk's items, bins and sort order 
 warp-aggregated atomics, one-block scan, scatter); the bin kernels read their item ranges from
 the device. ``host_layout`` is the host's reference of that layout (tests, bin profile). A call of
 one chunk under ``small_below`` pairs (a per-region call) takes the small call's path instead
-(``subwarp_call``): one stream, one layout launch (``sw_layout_small``), five events, one copy
+(``subwarp_small``): one stream, one layout launch (``sw_layout_small``), five events, one copy
 back -- the host issuing driver calls is what bounds such a call.
 
 Device side: bins launched on separate streams; float32 with C = 2^120 and, by default, a
@@ -48,7 +49,7 @@ from __future__ import annotations
 
 import operator
 import time
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -65,6 +66,7 @@ from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile)
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources, Lane, Lanes
+from .subwarp_small import SmallCall
 from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
 from .subwarp_staging import (  # noqa: F401
     PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, StagingSlots, chunk_sources, headroom,
@@ -79,6 +81,18 @@ _kernel_arrays = operator.itemgetter(*KERNEL_ARRAYS)  # a chunk's device address
 #: The on-GPU layout kernels' prepared signatures.
 LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPPP",
                      "sw_layout_scatter": "iPPPP", "sw_layout_small": "iii" + "P" * 13}
+
+
+class Plan(NamedTuple):
+    """What calls of one size class and longest read share (``SubwarpBackend._plan``)."""
+    bins: list            # the length bins
+    queue_bins: list      # the recompute queues' (double) configurations
+    queue_of: list        # recompute queue of each bin
+    meta: np.ndarray      # staged: [n_bins, longest read of each bin, queue of each bin]
+    bin_lut: np.ndarray   # bin of each read length up to the longest
+    key: tuple            # its key in the backend's plans
+    labels: tuple         # each bin's label (info["bins"])
+    queue_labels: tuple   # each queue's label (info["recompute_queues"])
 
 
 _CLOCK = {"t": -1e9, "mhz": None}
@@ -142,7 +156,7 @@ class SubwarpBackend(Backend):
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
-        # One chunk of fewer pairs: the small call's path (subwarp_call.SubwarpCall.small):
+        # One chunk of fewer pairs: the small call's path (subwarp_small.SmallCall):
         # one stream, one layout launch, five events, one copy back; 0 turns it off.
         self.small_below = SMALL_INPUT_PAIRS
         self.double_k = DOUBLE_K
@@ -235,10 +249,9 @@ class SubwarpBackend(Backend):
             self._kernels["layout"] = fns
         return self._kernels["layout"]
 
-    def _plan(self, pairs: PairSet, max_read_len: int) -> tuple:
-        """(bins, recompute queue bins, queue of each bin, meta, bin of each read length) for
-        inputs of this size class and longest read, with their kernels compiled: worked out
-        once, not on every call."""
+    def _plan(self, pairs: PairSet, max_read_len: int) -> "Plan":
+        """The :class:`Plan` for inputs of this size class and longest read, with its kernels
+        compiled: worked out once, not on every call."""
         key = (size_tier(pairs, self._small_tiers), max_read_len, self.double_k,
                self.recompute_all)
         if key not in self._plans:
@@ -252,7 +265,9 @@ class SubwarpBackend(Backend):
                             np.int32)
             bin_lut = np.minimum(np.searchsorted([b.hi for b in bins],
                                                  np.arange(max_read_len + 1)), len(bins) - 1)
-            self._plans[key] = (bins, queue_bins, queue_of, meta, bin_lut)
+            self._plans[key] = Plan(bins, queue_bins, queue_of, meta, bin_lut, key,
+                                    tuple(b.label for b in bins),
+                                    tuple(q.label for q in queue_bins))
         return self._plans[key]
 
     def _kernel_call(self, res: DeviceResources, b: Bin, double: bool, items_ptr, range_ptr,
@@ -290,7 +305,7 @@ class SubwarpBackend(Backend):
     def submit(self, pairs: PairSet):
         """The call enqueued on a free lane (its own streams, buffers, events, pinned slots);
         ``result()`` waits for it. Calls submitted while others are outstanding overlap."""
-        max_read, max_hap = self._accept(pairs)
+        max_read, max_hap, read_lengths = self._accept(pairs)
         info: dict = {"gpu": self.device_attrs()["name"]}
         if pairs.n_pairs == 0:
             return Finished(Execution(np.zeros(0), {"prep": 0.0, "h2d": 0.0, "kernel": 0.0,
@@ -301,10 +316,17 @@ class SubwarpBackend(Backend):
         handle.info = info
         lane = self._lanes.take(handle)
         try:
-            call = SubwarpCall(self, pairs, lane, max_read, max_hap)
-            for c in range(call.n_chunks):
-                call.enqueue(c)
-            call.copy_back()
+            # one chunk under small_below pairs: the small call's path (the bin profile needs
+            # each launch's events)
+            if pairs.n_pairs < self.small_below and not self.profile_bins \
+                    and len(self.chunk_bounds(pairs)) == 1:
+                call = SmallCall(self, pairs, lane, max_read, max_hap, read_lengths)
+                call.enqueue()
+            else:
+                call = SubwarpCall(self, pairs, lane, max_read, max_hap)
+                for c in range(call.n_chunks):
+                    call.enqueue(c)
+                call.copy_back()
         except BaseException:
             lane.busy = None
             raise
@@ -312,8 +334,8 @@ class SubwarpBackend(Backend):
         return handle
 
     def _accept(self, pairs: PairSet) -> tuple:
-        """(longest read, longest haplotype) after check_accepts' checks, each length array
-        computed once (the PairSet's properties recompute them on every use)."""
+        """(longest read, longest haplotype, read lengths) after check_accepts' checks, each
+        length array computed once (the PairSet's properties recompute them on every use)."""
         ro, ho = pairs.read_offsets, pairs.hap_offsets
         rl, hl = ro[1:] - ro[:-1], ho[1:] - ho[:-1]
         max_read, max_hap = int(rl.max(initial=0)), int(hl.max(initial=0))
@@ -322,7 +344,7 @@ class SubwarpBackend(Backend):
                 or (lim.max_read_length is not None and max_read > lim.max_read_length)
                 or (lim.max_hap_length is not None and max_hap > lim.max_hap_length)):
             self.check_accepts(pairs)  # its reason, or an empty sequence no pair uses
-        return max_read, max_hap
+        return max_read, max_hap, rl
 
     def close(self) -> None:
         self._lanes.close()

@@ -8,13 +8,9 @@ so that each step reads as one method: :meth:`enqueue` (upload, :meth:`_layout`,
 backend (``cuda_subwarp.SubwarpBackend``) owns the kernels, plans and resources kept across
 calls; this object lives for one ``run()``.
 
-A small call (``small``: one chunk under the backend's ``small_below`` pairs, e.g. one of 1m's
-110 regions) issues far fewer driver calls (:meth:`_enqueue_small`): the host's issuing is its
-bound, not the GPU. Everything on the lane's main stream (stream order replaces every wait; its
-2-3 bins of a few thousand pairs gain little from running side by side, and calls in flight
-overlap on their own lanes' streams), the layout in one launch that also clears its counters
-(``sw_layout_small``: no memset), five events (start, upload end, float32 end, kernels end, copy
-back end) and one copy back (queue heads in front of the results, ``HEADS_BYTES``).
+A small call (one chunk under the backend's ``small_below`` pairs, e.g. one of 1m's 110
+regions) takes a path of its own, ``subwarp_small.SmallCall`` (one stream, one layout launch,
+five events, one copy back); the two share a lane's buffers (:func:`sized_lane`).
 """
 from __future__ import annotations
 
@@ -48,6 +44,43 @@ def _ptr(x) -> np.uintp:
     return np.uintp(int(x))
 
 
+def sized_lane(lane, n_keys: int, sizes: tuple) -> tuple:
+    """The lane's (sizes, buffers and streams, the small path's launches per plan) for calls
+    of these (grow-only) sizes: kept with the lane, so the next call of the same sizes takes
+    them as they are; made anew when the lane's last call had others."""
+    if lane.sized is None or lane.sized[0] != sizes:
+        lane.sized = (sizes, _lane_buffers(lane, n_keys, *sizes), {})
+    return lane.sized
+
+
+def _lane_buffers(lane, n_keys, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, out_bytes,
+                  streams_on, small) -> tuple:
+    """The buffers and streams of a lane for calls of these sizes: pinned slots and their
+    device twins, work buffers per slot, queue heads, results, streams. A small call: one
+    stream, the queue heads in front of the results."""
+    res, bufs = lane.res, lane.res.buffers()
+    pinned = lane.staging.slots(n_slots, slot_bytes)
+    dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
+    work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
+             "items": bufs.get(f"items{i}", mu * 16),
+             "counters": bufs.get(f"counters{i}", (n_keys + nb) * 4),
+             "bin_range": bufs.get(f"bin_range{i}", nb * 8),
+             "fb_items": bufs.get(f"fb_items{i}", mp * 16)}
+            for i in range(n_slots)]
+    if small:
+        assert nb * 8 <= HEADS_BYTES
+        out = bufs.get("out", HEADS_BYTES + out_bytes)
+        main = res.streams(1)[0]
+        return (pinned, dev_slots, work, int(out), int(out) + HEADS_BYTES, main, main, main,
+                [main] * nb, [main] * nq)
+    queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan: nb heads
+    streams = res.streams(3 + nb + nq)
+    main = streams[0]
+    return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
+            streams[3:3 + nb] if streams_on else [main] * nb,
+            streams[3 + nb:] if streams_on else [main] * nq)
+
+
 class SubwarpHandle:
     """A submitted call (``SubwarpBackend.submit``): its work is enqueued on its lane's streams;
     :meth:`result` waits for it, copies its results out, reads its stage times from its events
@@ -74,8 +107,8 @@ class SubwarpCall:
     def __init__(self, backend, pairs: PairSet, lane, max_read_len: int, max_hap_len: int):
         self.b, self.pairs, self.lane = backend, pairs, lane
         self.drv = glue.driver()
-        self.bins, self.queue_bins, self.queue_of, meta, self.bin_lut = \
-            backend._plan(pairs, max_read_len)
+        plan = backend._plan(pairs, max_read_len)
+        self.bins, self.queue_bins, self.queue_of, meta, self.bin_lut = plan[:5]
         self.lk = backend.layout_kernels()
         nb, nq = len(self.bins), len(self.queue_bins)
         self.n_keys = nb * SW_LEVELS
@@ -91,19 +124,16 @@ class SubwarpCall:
         self.units = [self.chunk_pairs[c] if self.per_pair[c] else int(br[b1] - br[b0])
                       for c, (b0, b1) in enumerate(self.bounds)]
         self.meta = meta
-        self.small = n_chunks == 1 and self.chunk_pairs[0] < backend.small_below \
-            and not backend.profile_bins  # the bin profile needs each launch's events
 
         # pinned host slots and their device twins, work buffers per slot (grow-only)
         self.offs, slot_bytes = staging_offsets(pairs, self.bounds, len(meta))
         self.n_slots = min(n_chunks, max(STAGING_SLOTS, (backend.prep_threads or PREP_THREADS) + 2))
         sizes = (self.n_slots, headroom(slot_bytes), headroom(max(self.units)),
                  headroom(max(self.chunk_pairs)), nb, nq, n_chunks,
-                 headroom(pairs.n_pairs * 8), backend._streams_on, self.small)
-        if lane.sized is None or lane.sized[0] != sizes:  # the lane's last call had others
-            lane.sized = (sizes, self._lane_buffers(*sizes))
+                 headroom(pairs.n_pairs * 8), backend._streams_on, False)
         (self.pinned, self.dev_slots, self.work, self.queues_dev, self.out_dev, self.main,
-         self.copy, self.lay_stream, self.bin_streams, self.queue_streams) = lane.sized[1]
+         self.copy, self.lay_stream, self.bin_streams, self.queue_streams) = \
+            sized_lane(lane, self.n_keys, sizes)[1]
 
         self.max_hap_len = max(max_hap_len, 1)
         self.sms = backend.sm_count
@@ -111,20 +141,14 @@ class SubwarpCall:
             res.scratch(b, False, self.max_hap_len)
         for q in self.queue_bins:
             res.scratch(q, True, self.max_hap_len)
-        if self.small:
-            self.joined, self.host_out, self.queue_heads = res.joined_results(pairs.n_pairs,
-                                                                              nb * 2)
-        else:
-            self.host_out, self.queue_heads = res.result_buffers(pairs.n_pairs,
-                                                                 n_chunks * nb * 2)
+        self.host_out, self.queue_heads = res.result_buffers(pairs.n_pairs, n_chunks * nb * 2)
 
         # events: the call's start, then each launch group's own (begin, end) -- their union is
         # the kernel time, without the gaps where the GPU waited for the host to enqueue work
         res.restart_events()
-        if not self.small:  # (a small call's start: right before its upload, _enqueue_small)
-            self.start = res.mark(self.main)
-            self.copy.wait_for_event(self.start)
-            self.lay_stream.wait_for_event(self.start)
+        self.start = res.mark(self.main)
+        self.copy.wait_for_event(self.start)
+        self.lay_stream.wait_for_event(self.start)
         self.h2d_spans, self.kernel_spans, self.kernels_done, self.staged_done = [], [], [], []
         self.float_launches, self.double_launches, self.bin_events = [], [], []
         self.bin_counts: Counter = Counter()
@@ -136,34 +160,6 @@ class SubwarpCall:
         self.pool = backend._staging.pool() if n_chunks > 1 else None  # one for all lanes
         for c in range(min(self.n_slots, n_chunks)):
             self.submit(c)
-
-    def _lane_buffers(self, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, out_bytes,
-                      streams_on, small) -> tuple:
-        """The lane's buffers and streams for calls of these (grow-only) sizes: pinned slots and
-        their device twins, work buffers per slot, queue heads, results, streams. Kept with
-        the lane: the next call of the same sizes takes them as they are. A small call: one
-        stream, the queue heads in front of the results."""
-        res, bufs = self.res, self.res.buffers()
-        pinned = self.lane.staging.slots(n_slots, slot_bytes)
-        dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
-        work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
-                 "items": bufs.get(f"items{i}", mu * 16),
-                 "counters": bufs.get(f"counters{i}", (self.n_keys + nb) * 4),
-                 "bin_range": bufs.get(f"bin_range{i}", nb * 8),
-                 "fb_items": bufs.get(f"fb_items{i}", mp * 16)}
-                for i in range(n_slots)]
-        if small:
-            assert nb * 8 <= HEADS_BYTES
-            out = bufs.get("out", HEADS_BYTES + out_bytes)
-            main = res.streams(1)[0]
-            return (pinned, dev_slots, work, int(out), int(out) + HEADS_BYTES, main, main, main,
-                    [main] * nb, [main] * nq)
-        queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan: nb heads
-        streams = res.streams(3 + nb + nq)
-        main = streams[0]
-        return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
-                streams[3:3 + nb] if streams_on else [main] * nb,
-                streams[3 + nb:] if streams_on else [main] * nq)
 
     # --- host staging -------------------------------------------------------------------------
     def _stage_part(self, c: int, names) -> tuple:
@@ -221,8 +217,6 @@ class SubwarpCall:
     def enqueue(self, c: int) -> None:
         """Chunk c: wait for its staging, upload it, lay it out, launch its bins and their
         recompute; then start staging the chunk that reuses its slot."""
-        if self.small:
-            return self._enqueue_small()
         res, slot = self.res, c % self.n_slots
         used, est = self._staged(c)
         if c >= self.n_slots:  # device slot free once chunk c-n_slots's kernels are done
@@ -241,43 +235,6 @@ class SubwarpCall:
         self.kernels_done.append(k1)
         self.kernel_spans.append((e1, k1))
         self.submit(c + self.n_slots)
-
-    def _enqueue_small(self) -> None:
-        """The one chunk of a small call, in stream order on the main stream: upload, the
-        one-block layout, the bins with items, each fed recompute queue. Every launch's
-        arguments are built first, so between the call's first and last event the host only
-        issues driver calls (a small call's stages are spans of one stream: host work there
-        would leave the GPU waiting and count in them)."""
-        b, res, main, w = self.b, self.res, self.main, self.work[0]
-        used, est = self._staged(0)
-        dev = self._device_arrays(0)
-        b0, b1 = self.bounds[0]
-        queues, hist = int(self.queues_dev), int(w["counters"])
-        layout = (np.int32(self.units[0]), np.int32(self.per_pair[0]), np.int32(b1 - b0),
-                  dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"], dev["read_off"],
-                  dev["hap_off"], dev["meta"], _ptr(w["raw"]), _ptr(w["key_rank"]), _ptr(hist),
-                  _ptr(hist + 4 * self.n_keys), _ptr(w["bin_range"]), _ptr(queues),
-                  _ptr(w["items"]))
-        floats, fed = [], [False] * len(self.queue_bins)
-        for i, x in enumerate(self.bins):
-            n = int(est[i])
-            if n:
-                floats.append(b._kernel_call(res, *self._bin_call(i, n, dev, w, queues)))
-                fed[self.queue_of[i]] = True
-                self.bin_counts[x.label] += n
-        doubles = [b._kernel_call(res, *self._recompute_call(0, q, dev, w, queues))
-                   for q in range(len(self.queue_bins)) if fed[q]]
-        block = (THREADS_PER_BLOCK, 1, 1)
-        self.start = res.mark(main)
-        self.drv.memcpy_htod_async(self.dev_slots[0], self.pinned[0][:used], main)
-        self.uploaded = res.mark(main)
-        self.lk["sw_layout_small"].prepared_async_call((1, 1), (1024, 1, 1), main, *layout)
-        for fn, grid, args, smem in floats:
-            fn.prepared_async_call(grid, block, main, *args, shared_size=smem)
-        self.floats_done = res.mark(main)
-        for fn, grid, args, smem in doubles:
-            fn.prepared_async_call(grid, block, main, *args, shared_size=smem)
-        self.kernels_end = res.mark(main)
 
     def _bin_call(self, i: int, n: int, dev: dict, w: dict, queues: int) -> tuple:
         """``_kernel_call``'s arguments for bin i's float32 kernel over its ``n`` items (at
@@ -368,10 +325,6 @@ class SubwarpCall:
     def copy_back(self) -> None:
         """The results' copy back, enqueued once after every chunk (not waited for)."""
         res, main = self.res, self.main
-        if self.small:  # right after the kernels on the same stream: their end is its start
-            self.drv.memcpy_dtoh_async(self.joined, self.queues_dev, main)
-            self.d1 = res.mark(main)
-            return
         self.d0 = res.mark(main)
         self.drv.memcpy_dtoh_async(self.host_out, self.out_dev, main)
         self.drv.memcpy_dtoh_async(self.queue_heads, self.queues_dev, main)
@@ -382,27 +335,13 @@ class SubwarpCall:
         self.d1.synchronize()
         out = self.host_out.copy()  # the page-locked buffer is the next run's
         n_fb = int(self.queue_heads[1::2].sum())
-        timing = self._small_times(info) if self.small else self._times(info)
+        timing = self._times(info)
         info["prep_wait_s"] = self.prep_wait
         info["run_wall_s"] = time.perf_counter() - self.t_run
         info["chunks"] = self.n_chunks
         info["bins"] = dict(self.bin_counts)
         info["recompute_queues"] = [q.label for q in self.queue_bins]
         return Execution(out, timing, n_fb, info)
-
-    def _small_times(self, info: dict) -> dict:
-        """A small call's stages from its five events on one stream (four driver queries):
-        h2d = start .. upload end; kernel = upload end .. last kernel's end (the layout, the
-        bins and the recompute back to back; a gap where the GPU waited for the host to
-        enqueue the next launch would count in it); d2h = that .. the copy back's end."""
-        start = self.start
-        up, floats, kernels, end = (e.time_since(start) / 1e3 for e in (
-            self.uploaded, self.floats_done, self.kernels_end, self.d1))
-        info["gpu_span_s"] = end
-        info["float32_kernel_s"] = floats - up
-        info["kernel_span_s"] = kernels - up
-        info["recompute_kernel_s"] = kernels - floats
-        return {"prep": self.prep_work, "h2d": up, "kernel": kernels - up, "d2h": end - kernels}
 
     def _times(self, info: dict) -> dict:
         """The stages from each chunk's and launch's own events (their unions)."""

@@ -95,6 +95,50 @@ def stage(sources: dict, names: Sequence[str], offs: dict, buf: np.ndarray) -> i
     return used
 
 
+def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
+    """A small call's staging layout: the whole PairSet as one chunk, as ``staging_offsets``
+    and ``chunk_sources`` give it for bounds [(0, n_batches)] -- (byte offsets in STAGED order,
+    slot bytes, its (r0, r1, h0, h1, a0, a1, c0, c1): first and end read, haplotype, read byte
+    and haplotype byte) -- in plain integers, no dict."""
+    br, bh = pairs.batch_reads, pairs.batch_haps
+    r0, r1, h0, h1 = br.item(0), br.item(-1), bh.item(0), bh.item(-1)
+    a0, a1 = pairs.read_offsets.item(r0), pairs.read_offsets.item(r1)
+    c0, c1 = pairs.hap_offsets.item(h0), pairs.hap_offsets.item(h1)
+    pos, batch_bytes = a1 - a0, len(br) * 8
+    offs, at = [], 0
+    for nbytes in (pos, pos, pos, pos, pos, (r1 - r0 + 1) * 8, c1 - c0, (h1 - h0 + 1) * 8,
+                   batch_bytes, batch_bytes, batch_bytes, n_meta * 4):  # STAGED's order
+        offs.append(at)
+        at += -(-max(nbytes, 1) // 256) * 256
+    return offs, at, (r0, r1, h0, h1, a0, a1, c0, c1)
+
+
+def stage_whole(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple,
+                buf: np.ndarray) -> int:
+    """``stage`` of every array of the whole PairSet (``whole_offsets``) into ``buf``: the same
+    bytes at the same offsets (the PairSet's uint8 sequences and int64 offsets), one copy per
+    array and a subtraction only where the chunk's first value is not 0; returns the end of
+    the last array."""
+    r0, r1, h0, h1, a0, a1, c0, c1 = ends
+    n = a1 - a0
+    for o, a in zip(offs, (pairs.read_bases, pairs.base_qual, pairs.ins_qual, pairs.del_qual,
+                           pairs.gcp_qual)):
+        buf[o:o + n] = a[a0:a1]
+    buf[offs[6]:offs[6] + c1 - c0] = pairs.hap_bases[c0:c1]
+    for o, a, base in ((offs[5], pairs.read_offsets[r0:r1 + 1], a0),
+                       (offs[7], pairs.hap_offsets[h0:h1 + 1], c0),
+                       (offs[8], pairs.batch_reads, r0), (offs[9], pairs.batch_haps, h0),
+                       (offs[10], pairs.batch_pairs, 0)):
+        dst = buf[o:o + a.size * 8].view(np.int64)
+        if base:
+            np.subtract(a, base, out=dst, casting="same_kind")
+        else:
+            dst[:] = a
+    o = offs[11]
+    buf[o:o + meta.size * 4].view(np.int32)[:] = meta
+    return o + meta.size * 4
+
+
 def headroom(nbytes: int) -> int:
     """A buffer size of at least ``nbytes``, rounded up to a quarter octave (2^(k/4)): buffers
     that grow with the input (pinned staging, device slots) are reallocated a few times, not on

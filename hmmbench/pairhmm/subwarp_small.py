@@ -1,0 +1,177 @@
+"""One small ``cuda-subwarp`` call (one chunk under the backend's ``small_below`` pairs, e.g. one
+of 1m's 110 regions): the host's Python is its bound (issue 13 point 5), so it does only what
+such a call needs, in plain integers where it can.
+
+Its driver calls (``scripts/subwarp_driver_record.py`` checks every argument): everything on the
+lane's main stream (stream order replaces every wait; its 2-3 bins of a few thousand pairs gain
+little from running side by side, and calls in flight overlap on their own lanes' streams),
+the upload, the layout in one launch that also clears its counters (``sw_layout_small``: no
+memset), the bins with items, each fed recompute queue, five events (start, upload end, float32
+end, kernels end, copy back end) and one copy back (queue heads in front of the results,
+``HEADS_BYTES``). The staging and every launch's arguments are built before the start event, so
+between the first and the last event the host only issues driver calls.
+
+What depends only on the plan and the lane's buffers (kernels, device addresses of the work
+buffers, the fixed head and tail of each launch's arguments) is worked out once per lane and
+plan (:class:`SmallLaunches`); a call adds its staged arrays' addresses and its counts.
+Device addresses go to the prepared calls as Python ints (PyCUDA packs a "P" argument with
+``struct``: the same bytes as the ``np.uintp`` the full path passes); "i" values stay np.int32.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..apis import cuda as glue
+from ..backend import Execution
+from .model import PairSet
+from .subwarp_call import sized_lane
+from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK
+from .subwarp_staging import headroom, stage_whole, whole_offsets
+
+_BLOCK = (THREADS_PER_BLOCK, 1, 1)
+_NO_SCRATCH = (0, np.int32(0))  # a single-tile kernel's scratch pointer and stride
+
+
+class SmallLaunches:
+    """The fixed parts of a small call's launches for one plan on one lane's buffers: per bin
+    and per recompute queue (kernel, dynamic shared bytes, items per block, the bin if it is
+    multi-tile, arguments before its count, arguments after the staged arrays, [bin label,
+    queue]); the layout launch's fixed tail."""
+
+    def __init__(self, backend, plan, bufs: tuple):
+        pinned, dev_slots, work, queues, out = bufs[:5]
+        self.pinned, self.slot, self.main, self.queues = pinned[0], dev_slots[0], bufs[5], queues
+        w = work[0]
+        items, ranges, fb_items = int(w["items"]), int(w["bin_range"]), int(w["fb_items"])
+        hist = int(w["counters"])
+        self.layout_fn = backend.layout_kernels()["sw_layout_small"]
+        self.layout_tail = (int(w["raw"]), int(w["key_rank"]), hist,
+                            hist + 4 * len(plan.bins) * SW_LEVELS, ranges, queues, items)
+        self.bins = [(*backend.kernel(x), THREADS_PER_BLOCK // x.p, x if x.multi_tile else None,
+                      (items, ranges + 8 * i), (out, queues + 8 * plan.queue_of[i], fb_items),
+                      plan.labels[i], plan.queue_of[i])
+                     for i, x in enumerate(plan.bins)]
+        self.queue_launches = [(*backend.kernel(q, True), THREADS_PER_BLOCK // q.p,
+                                q if q.multi_tile else None, (fb_items, queues + 8 * j),
+                                (out, 0, 0))
+                               for j, q in enumerate(plan.queue_bins)]
+        # multi-tile scratch, sized before the first event in the full path's order
+        self.scratch = [(x, False) for x in plan.bins if x.multi_tile] + \
+                       [(q, True) for q in plan.queue_bins if q.multi_tile]
+
+
+class SmallCall:
+    """A small call: staged and its launches' arguments built on construction; :meth:`enqueue`
+    issues its driver calls, :meth:`finish` (``SubwarpHandle.result``) collects it."""
+
+    def __init__(self, backend, pairs: PairSet, lane, max_read_len: int, max_hap_len: int,
+                 read_lengths: np.ndarray):
+        self.t_run = time.perf_counter()
+        self.lane, self.res = lane, lane.res
+        res = lane.res
+        self.plan = plan = backend._plan(pairs, max_read_len)
+        n_pairs = pairs.n_pairs
+        per_pair = n_pairs <= backend.per_pair_below
+        offs, slot_bytes, ends = whole_offsets(pairs, len(plan.meta))
+        units = n_pairs if per_pair else ends[1] - ends[0]
+        nb = len(plan.bins)
+        # the full path's lane sizes for one chunk (n_slots 1), so both reuse a lane alike
+        sizes = (1, headroom(slot_bytes), headroom(units), headroom(n_pairs), nb,
+                 len(plan.queue_bins), 1, headroom(n_pairs * 8), backend._streams_on, True)
+        _, bufs, per_plan = sized_lane(lane, nb * SW_LEVELS, sizes)
+        fixed = per_plan.get(plan.key)
+        if fixed is None:
+            fixed = per_plan[plan.key] = SmallLaunches(backend, plan, bufs)
+        self.fixed = fixed
+        max_hap = max(max_hap_len, 1)
+        for x, double in fixed.scratch:
+            res.scratch(x, double, max_hap)
+        self.joined, self.host_out, self.queue_heads = res.joined_results(n_pairs, nb * 2)
+        res.restart_events()
+
+        # host staging (the timed prep): the arrays, and items per bin for the grids only (the
+        # kernels read the exact ranges): a pair counts in its read's bin
+        t0 = time.perf_counter()
+        self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.pinned)
+        bin_of = plan.bin_lut[read_lengths]
+        est = np.bincount(bin_of[pairs.pair_read] if per_pair else bin_of[ends[0]:ends[1]],
+                          None, nb).tolist()
+        self.prep = time.perf_counter() - t0
+
+        # every launch's arguments
+        base = int(fixed.slot)
+        dev = [base + o for o in offs]
+        karr = tuple(dev[:8])  # KERNEL_ARRAYS: STAGED's first eight
+        self.layout = (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches),
+                       dev[8], dev[9], dev[10], dev[5], dev[7], dev[11], *fixed.layout_tail)
+        mt_cap = backend.sm_count * 16
+        self.floats, self.bins_info, fed = [], {}, [False] * len(plan.queue_bins)
+        for (fn, smem, per_block, mt, head, tail, label, q), n in zip(fixed.bins, est):
+            if n:
+                blocks, end = -(-n // per_block), _NO_SCRATCH
+                if mt is not None:
+                    blocks, end = min(blocks, mt_cap), self._scratch(mt, False, max_hap)
+                self.floats.append((fn, (max(blocks, 1), 1),
+                                    head + (np.int32(n),) + karr + tail + end, smem))
+                fed[q] = True
+                self.bins_info[label] = n
+        self.doubles = []
+        cap = backend.sm_count * 4
+        for (fn, smem, per_block, mt, head, tail), q_fed in zip(fixed.queue_launches, fed):
+            if q_fed:
+                blocks, end = min(-(-n_pairs // per_block), cap), _NO_SCRATCH
+                if mt is not None:
+                    blocks, end = min(blocks, mt_cap), self._scratch(mt, True, max_hap)
+                self.doubles.append((fn, (max(blocks, 1), 1),
+                                     head + (np.int32(n_pairs),) + karr + tail + end, smem))
+
+    def _scratch(self, x, double: bool, max_hap: int) -> tuple:
+        scratch, stride = self.res.scratch(x, double, max_hap)
+        return int(scratch), np.int32(stride)
+
+    def enqueue(self) -> None:
+        """The driver calls, in stream order on the main stream: upload, layout, bins, their
+        recompute, copy back; an event at the start and after each group."""
+        drv, fixed, mark = glue.driver(), self.fixed, self.res.mark
+        main = fixed.main
+        self.start = mark(main)
+        drv.memcpy_htod_async(fixed.slot, fixed.pinned[:self.used], main)
+        self.uploaded = mark(main)
+        fixed.layout_fn.prepared_async_call((1, 1), (1024, 1, 1), main, *self.layout)
+        for fn, grid, args, smem in self.floats:
+            fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
+        self.floats_done = mark(main)
+        for fn, grid, args, smem in self.doubles:
+            fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
+        self.kernels_end = mark(main)
+        # right after the kernels on the same stream: their end is its start
+        drv.memcpy_dtoh_async(self.joined, fixed.queues, main)
+        self.d1 = mark(main)
+
+    def finish(self, info: dict) -> Execution:
+        """Once the copy back is done: the results, the stages from the five events (four
+        driver queries) and what the call did. h2d = start .. upload end; kernel = upload end
+        .. last kernel's end (layout, bins and recompute back to back; a gap where the GPU
+        waited for the host to enqueue the next launch would count in it); d2h = that .. the
+        copy back's end."""
+        self.d1.synchronize()
+        out = self.host_out.copy()  # the page-locked buffer is the next call's
+        n_fb = sum(self.queue_heads.tolist()[1::2])
+        start = self.start
+        up = self.uploaded.time_since(start) / 1e3
+        floats = self.floats_done.time_since(start) / 1e3
+        kernels = self.kernels_end.time_since(start) / 1e3
+        end = self.d1.time_since(start) / 1e3
+        info["gpu_span_s"] = end
+        info["float32_kernel_s"] = floats - up
+        info["kernel_span_s"] = kernels - up
+        info["recompute_kernel_s"] = kernels - floats
+        timing = {"prep": self.prep, "h2d": up, "kernel": kernels - up, "d2h": end - kernels}
+        info["prep_wait_s"] = 0.0  # staged by the calling thread: no wait for workers
+        info["run_wall_s"] = time.perf_counter() - self.t_run
+        info["chunks"] = 1
+        info["bins"] = self.bins_info
+        info["recompute_queues"] = list(self.plan.queue_labels)
+        return Execution(out, timing, n_fb, info)
