@@ -5,6 +5,7 @@ time is the union of the launches' own event spans; calls in flight (``submit``)
 of their own, reused only once its call has been collected."""
 from __future__ import annotations
 
+import struct
 from collections import Counter
 
 import numpy as np
@@ -14,9 +15,13 @@ from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
+from hmmbench.pairhmm.model import PairSet
+from hmmbench.pairhmm.subwarp_staging import (STAGED, chunk_sources, int_views, stage,
+                                              stage_whole, staging_offsets, whole_offsets)
 from hmmbench.pairhmm.subwarp_call import SubwarpHandle
 from hmmbench.pairhmm.subwarp_device import MAX_LANES, Lanes
 from hmmbench.runner.cell import run_launches
+from pairgen import ragged_pairs
 
 
 class _Ordered(Counter):
@@ -293,3 +298,59 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
     spent, *_ = _spent(fake_cuda, sw.backends()[0], resolve("1m").load())
     assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9, "memset": 1, "record": 20,
                            "sync": 1, "time_since": 19, "wait": 16}
+
+
+def _behind_unused(ps: PairSet) -> PairSet:
+    """``ps`` behind an unused read and haplotype: its first read, haplotype and bytes are not
+    0 (the staging's subtractions)."""
+    def ahead(a, n):
+        return np.concatenate([np.full(n, 7, np.uint8), a])
+    return PairSet(read_bases=ahead(ps.read_bases, 3), base_qual=ahead(ps.base_qual, 3),
+                   ins_qual=ahead(ps.ins_qual, 3), del_qual=ahead(ps.del_qual, 3),
+                   gcp_qual=ahead(ps.gcp_qual, 3),
+                   read_offsets=np.concatenate([[0], ps.read_offsets + 3]),
+                   hap_bases=ahead(ps.hap_bases, 2),
+                   hap_offsets=np.concatenate([[0], ps.hap_offsets + 2]),
+                   batch_reads=ps.batch_reads + 1, batch_haps=ps.batch_haps + 1)
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_a_small_calls_staging_is_the_general_stagings_byte_for_byte(shifted):
+    """``whole_offsets`` + ``stage_whole`` (the small call's) against ``staging_offsets`` +
+    ``chunk_sources`` + ``stage`` (the full path's) for the one chunk: the same offsets, slot
+    size and end, and every byte of the buffer alike (the gaps between arrays untouched)."""
+    sets = [ragged_pairs(seed=s, batches=n, max_read=300, max_hap=400)
+            for s, n in ((31, 12), (32, 1), (33, 40))]
+    sets += launches(resolve("shape-100x150@2000").load(), "original")[:3]
+    for ps in sets:
+        ps = _behind_unused(ps) if shifted else ps
+        for meta in (np.arange(5, dtype=np.int32) + 100, np.arange(70, dtype=np.int32)):
+            offs, size = staging_offsets(ps, [(0, ps.n_batches)], len(meta))
+            general = np.full(size + 1000, 0xEE, np.uint8)
+            used = stage(chunk_sources(ps, 0, ps.n_batches, meta), [n for n, _ in STAGED],
+                         offs, general)
+            w_offs, w_size, ends = whole_offsets(ps, len(meta))
+            assert w_offs == [o for o, _ in offs.values()] and w_size == size
+            assert (min(ends) > 0) == shifted
+            for spare in (0, 3, 5):  # a buffer whose length is no multiple of 8 or 4
+                whole = np.full(size + 1000 + spare, 0xEE, np.uint8)
+                assert stage_whole(ps, meta, w_offs, ends, int_views(whole)) == used
+                assert whole[:size + 1000].tobytes() == general.tobytes()
+
+
+def test_a_small_calls_arguments_pack_as_their_signatures_say(fake_cuda):
+    """Every launch of small calls: as many arguments as its prepared signature has, and packed
+    (PyCUDA packs with struct) into the same bytes as the np.uintp / np.int32 the full path
+    passes -- device addresses go as Python ints."""
+    b = sw.backends()[0]
+    regions = launches(resolve("shape-100x150@2000").load(), "original")[:6]
+    regions.append(resolve("shape-1100x700@64").load())  # multi-tile bins: scratch
+    for p in regions:
+        _, launched, _, _ = _spent(fake_cuda, b, p)
+        for (name, _), _, _, _, args in launched:
+            sig = sw.LAYOUT_SIGNATURES.get(name, sw.KERNEL_SIGNATURE)
+            assert len(args) == len(sig)
+            for c, a in zip(sig, args):
+                assert type(a) is (int if c == "P" else np.int32), (name, c, a)
+            as_numpy = [np.uintp(a) if c == "P" else a for c, a in zip(sig, args)]
+            assert struct.pack(sig, *args) == struct.pack(sig, *as_numpy)

@@ -45,12 +45,24 @@ def _ptr(x) -> np.uintp:
 
 
 def sized_lane(lane, n_keys: int, sizes: tuple) -> tuple:
-    """The lane's (sizes, buffers and streams, the small path's launches per plan) for calls
-    of these (grow-only) sizes: kept with the lane, so the next call of the same sizes takes
-    them as they are; made anew when the lane's last call had others."""
+    """The lane's (sizes, buffers and streams, the small path's launches per plan, the buffers'
+    addresses) for calls of these (grow-only) sizes: kept with the lane, so the next call of
+    the same sizes takes them as they are; asked again when the lane's last call had others.
+    The launches per plan hold addresses only: kept while every buffer stays where it was."""
     if lane.sized is None or lane.sized[0] != sizes:
-        lane.sized = (sizes, _lane_buffers(lane, n_keys, *sizes), {})
+        bufs = _lane_buffers(lane, n_keys, *sizes)
+        where = _addresses(bufs)
+        kept = lane.sized[2] if lane.sized is not None and lane.sized[3] == where else {}
+        lane.sized = (sizes, bufs, kept, where)
     return lane.sized
+
+
+def _addresses(bufs: tuple) -> tuple:
+    """What a lane's buffers are: the pinned slots and streams (objects), device addresses."""
+    pinned, dev_slots, work, queues, out, *streams = bufs
+    return (tuple(map(id, pinned)), tuple(map(int, dev_slots)),
+            tuple(int(v) for w in work for v in w.values()), int(queues), int(out),
+            tuple(id(x) for x in streams[:3]))
 
 
 def _lane_buffers(lane, n_keys, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, out_bytes,

@@ -28,7 +28,7 @@ from ..backend import Execution
 from .model import PairSet
 from .subwarp_call import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK
-from .subwarp_staging import headroom, stage_whole, whole_offsets
+from .subwarp_staging import headroom, int_views, stage_whole, whole_offsets
 
 _BLOCK = (THREADS_PER_BLOCK, 1, 1)
 _NO_SCRATCH = (0, np.int32(0))  # a single-tile kernel's scratch pointer and stride
@@ -43,6 +43,7 @@ class SmallLaunches:
     def __init__(self, backend, plan, bufs: tuple):
         pinned, dev_slots, work, queues, out = bufs[:5]
         self.pinned, self.slot, self.main, self.queues = pinned[0], dev_slots[0], bufs[5], queues
+        self.views = int_views(pinned[0])
         w = work[0]
         items, ranges, fb_items = int(w["items"]), int(w["bin_range"]), int(w["fb_items"])
         hist = int(w["counters"])
@@ -80,7 +81,7 @@ class SmallCall:
         # the full path's lane sizes for one chunk (n_slots 1), so both reuse a lane alike
         sizes = (1, headroom(slot_bytes), headroom(units), headroom(n_pairs), nb,
                  len(plan.queue_bins), 1, headroom(n_pairs * 8), backend._streams_on, True)
-        _, bufs, per_plan = sized_lane(lane, nb * SW_LEVELS, sizes)
+        _, bufs, per_plan, _ = sized_lane(lane, nb * SW_LEVELS, sizes)
         fixed = per_plan.get(plan.key)
         if fixed is None:
             fixed = per_plan[plan.key] = SmallLaunches(backend, plan, bufs)
@@ -94,7 +95,7 @@ class SmallCall:
         # host staging (the timed prep): the arrays, and items per bin for the grids only (the
         # kernels read the exact ranges): a pair counts in its read's bin
         t0 = time.perf_counter()
-        self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.pinned)
+        self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views)
         bin_of = plan.bin_lut[read_lengths]
         est = np.bincount(bin_of[pairs.pair_read] if per_pair else bin_of[ends[0]:ends[1]],
                           None, nb).tolist()

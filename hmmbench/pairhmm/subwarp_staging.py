@@ -99,44 +99,54 @@ def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
     """A small call's staging layout: the whole PairSet as one chunk, as ``staging_offsets``
     and ``chunk_sources`` give it for bounds [(0, n_batches)] -- (byte offsets in STAGED order,
     slot bytes, its (r0, r1, h0, h1, a0, a1, c0, c1): first and end read, haplotype, read byte
-    and haplotype byte) -- in plain integers, no dict."""
+    and haplotype byte) -- in plain integers, no dict, no loop."""
     br, bh = pairs.batch_reads, pairs.batch_haps
     r0, r1, h0, h1 = br.item(0), br.item(-1), bh.item(0), bh.item(-1)
     a0, a1 = pairs.read_offsets.item(r0), pairs.read_offsets.item(r1)
     c0, c1 = pairs.hap_offsets.item(h0), pairs.hap_offsets.item(h1)
-    pos, batch_bytes = a1 - a0, len(br) * 8
-    offs, at = [], 0
-    for nbytes in (pos, pos, pos, pos, pos, (r1 - r0 + 1) * 8, c1 - c0, (h1 - h0 + 1) * 8,
-                   batch_bytes, batch_bytes, batch_bytes, n_meta * 4):  # STAGED's order
-        offs.append(at)
-        at += -(-max(nbytes, 1) // 256) * 256
-    return offs, at, (r0, r1, h0, h1, a0, a1, c0, c1)
+    # each array's bytes (at least 1) rounded up to 256, in STAGED's order
+    seq = -(-max(a1 - a0, 1) // 256) * 256  # each of the five read arrays
+    batch = -(-len(br) * 8 // 256) * 256  # each of batch_reads, batch_haps, batch_pairs
+    read_off = 5 * seq
+    hap_bases = read_off + -(-(r1 - r0 + 1) * 8 // 256) * 256
+    hap_off = hap_bases + -(-max(c1 - c0, 1) // 256) * 256
+    batch_reads = hap_off + -(-(h1 - h0 + 1) * 8 // 256) * 256
+    meta = batch_reads + 3 * batch
+    offs = [0, seq, 2 * seq, 3 * seq, 4 * seq, read_off, hap_bases, hap_off, batch_reads,
+            batch_reads + batch, batch_reads + 2 * batch, meta]
+    return offs, meta + -(-max(n_meta * 4, 1) // 256) * 256, (r0, r1, h0, h1, a0, a1, c0, c1)
 
 
-def stage_whole(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple,
-                buf: np.ndarray) -> int:
-    """``stage`` of every array of the whole PairSet (``whole_offsets``) into ``buf``: the same
-    bytes at the same offsets (the PairSet's uint8 sequences and int64 offsets), one copy per
-    array and a subtraction only where the chunk's first value is not 0; returns the end of
-    the last array."""
+def int_views(buf: np.ndarray) -> tuple:
+    """(buf, its int64 view, its int32 view) for ``stage_whole``: made once per buffer."""
+    return buf, buf[:buf.size // 8 * 8].view(np.int64), buf[:buf.size // 4 * 4].view(np.int32)
+
+
+def stage_whole(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple) -> int:
+    """``stage`` of every array of the whole PairSet (``whole_offsets``) into a buffer
+    (``int_views``): the same bytes at the same offsets (the PairSet's uint8 sequences and
+    int64 offsets), one copy per array and a subtraction only where the chunk's first value is
+    not 0; returns the end of the last array."""
+    buf, words, dwords = views
     r0, r1, h0, h1, a0, a1, c0, c1 = ends
+    o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o11 = offs
     n = a1 - a0
-    for o, a in zip(offs, (pairs.read_bases, pairs.base_qual, pairs.ins_qual, pairs.del_qual,
-                           pairs.gcp_qual)):
-        buf[o:o + n] = a[a0:a1]
-    buf[offs[6]:offs[6] + c1 - c0] = pairs.hap_bases[c0:c1]
-    for o, a, base in ((offs[5], pairs.read_offsets[r0:r1 + 1], a0),
-                       (offs[7], pairs.hap_offsets[h0:h1 + 1], c0),
-                       (offs[8], pairs.batch_reads, r0), (offs[9], pairs.batch_haps, h0),
-                       (offs[10], pairs.batch_pairs, 0)):
-        dst = buf[o:o + a.size * 8].view(np.int64)
+    buf[o0:o0 + n] = pairs.read_bases[a0:a1]
+    buf[o1:o1 + n] = pairs.base_qual[a0:a1]
+    buf[o2:o2 + n] = pairs.ins_qual[a0:a1]
+    buf[o3:o3 + n] = pairs.del_qual[a0:a1]
+    buf[o4:o4 + n] = pairs.gcp_qual[a0:a1]
+    buf[o6:o6 + c1 - c0] = pairs.hap_bases[c0:c1]
+    for o, a, base in ((o5, pairs.read_offsets[r0:r1 + 1], a0),
+                       (o7, pairs.hap_offsets[h0:h1 + 1], c0), (o8, pairs.batch_reads, r0),
+                       (o9, pairs.batch_haps, h0), (o10, pairs.batch_pairs, 0)):
+        o //= 8  # offsets are multiples of 256
         if base:
-            np.subtract(a, base, out=dst, casting="same_kind")
+            np.subtract(a, base, out=words[o:o + a.size], casting="same_kind")
         else:
-            dst[:] = a
-    o = offs[11]
-    buf[o:o + meta.size * 4].view(np.int32)[:] = meta
-    return o + meta.size * 4
+            words[o:o + a.size] = a
+    dwords[o11 // 4:o11 // 4 + meta.size] = meta
+    return o11 + meta.size * 4
 
 
 def headroom(nbytes: int) -> int:
