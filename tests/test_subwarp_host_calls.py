@@ -15,7 +15,7 @@ from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
-from hmmbench.pairhmm.model import PairSet
+from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
 from hmmbench.pairhmm.subwarp_staging import (STAGED, chunk_sources, int_views, stage,
                                               stage_whole, staging_offsets, whole_offsets)
 from hmmbench.pairhmm.subwarp_call import SubwarpHandle
@@ -354,3 +354,24 @@ def test_a_small_calls_arguments_pack_as_their_signatures_say(fake_cuda):
                 assert type(a) is (int if c == "P" else np.int32), (name, c, a)
             as_numpy = [np.uintp(a) if c == "P" else a for c, a in zip(sig, args)]
             assert struct.pack(sig, *args) == struct.pack(sig, *as_numpy)
+
+
+def test_accept_gives_the_lengths_and_refuses_empty_pairs(fake_cuda):
+    """``_accept`` (every call; a few haplotypes in Python, many in numpy): the longest read
+    and haplotype and the read lengths of the PairSet's own properties; an empty haplotype or
+    read refused only where it forms a pair, either way."""
+    b = sw.backends()[0]
+    few, many = ragged_pairs(seed=41, batches=3), ragged_pairs(seed=42, batches=60)
+    assert len(few.hap_offsets) <= 64 < len(many.hap_offsets)
+    for ps in (few, many):
+        max_read, max_hap, rl = b._accept(ps)
+        assert (max_read, max_hap) == (int(ps.read_lengths.max()), int(ps.hap_lengths.max()))
+        assert np.array_equal(rl, ps.read_lengths)
+    r = Read(b"ACGT", b"IIII", b"IIII", b"IIII", b"++++")
+    for n_haps in (1, 40):
+        haps = [b"ACGTA"] * n_haps
+        assert b._accept(pack([Batch([], [b""]), Batch([r], haps)]))[:2] == (4, 5)
+        with pytest.raises(ValueError, match="empty"):
+            b._accept(pack([Batch([r], haps + [b""])]))
+        with pytest.raises(ValueError, match="empty"):
+            b._accept(pack([Batch([r, Read(b"", b"", b"", b"", b"")], haps)]))

@@ -95,6 +95,7 @@ class Plan(NamedTuple):
     queue_labels: tuple   # each queue's label (info["recompute_queues"])
 
 
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
 _CLOCK = {"t": -1e9, "mhz": None}
 
 
@@ -337,10 +338,17 @@ class SubwarpBackend(Backend):
         """(longest read, longest haplotype, read lengths) after check_accepts' checks, each
         length array computed once (the PairSet's properties recompute them on every use)."""
         ro, ho = pairs.read_offsets, pairs.hap_offsets
-        rl, hl = ro[1:] - ro[:-1], ho[1:] - ho[:-1]
-        max_read, max_hap = int(rl.max(initial=0)), int(hl.max(initial=0))
+        rl = ro[1:] - ro[:-1]
+        max_read, min_read = int(_MAX(rl, initial=0)), int(_MIN(rl, initial=1))
+        if len(ho) <= 64:  # a region's few haplotypes: Python's max and min cost less here
+            h = ho.tolist()
+            hl = [b - a for a, b in zip(h, h[1:])]
+            max_hap, min_hap = max([0, *hl]), min([1, *hl])
+        else:
+            hl = ho[1:] - ho[:-1]
+            max_hap, min_hap = int(_MAX(hl, initial=0)), int(_MIN(hl, initial=1))
         lim = self.limits
-        if (int(rl.min(initial=1)) < 1 or int(hl.min(initial=1)) < 1
+        if (min_read < 1 or min_hap < 1
                 or (lim.max_read_length is not None and max_read > lim.max_read_length)
                 or (lim.max_hap_length is not None and max_hap > lim.max_hap_length)):
             self.check_accepts(pairs)  # its reason, or an empty sequence no pair uses

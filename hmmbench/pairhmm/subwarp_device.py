@@ -132,8 +132,10 @@ class Lanes:
 
     def take(self, handle) -> Lane:
         n = len(self.all)
-        lane: Optional[Lane] = next((self.all[(self._next + i) % n] for i in range(n)
-                                     if self.all[(self._next + i) % n].busy is None), None)
+        lane: Optional[Lane] = self.all[self._next]  # the next in turn, mostly free
+        if lane.busy is not None:
+            lane = next((self.all[(self._next + i) % n] for i in range(1, n)
+                         if self.all[(self._next + i) % n].busy is None), None)
         if lane is None and n < MAX_LANES:
             self.all.append(self._make(n))
             lane = self.all[-1]

@@ -111,8 +111,11 @@ def tiers_param(tiers: Optional[Sequence[tuple]]) -> Optional[list]:
 def size_tier(pairs: PairSet, small_tiers: Optional[Sequence[tuple]]) -> int:
     """Index of the first (pairs below, bins) tier that holds the input; len(tiers) (or 0
     without tiers) when none does (the full table)."""
-    tiers = small_tiers or ()
-    return next((i for i, (below, _) in enumerate(tiers) if pairs.n_pairs < below), len(tiers))
+    tiers, n = small_tiers or (), pairs.n_pairs
+    for i, (below, _) in enumerate(tiers):  # (no generator: this runs on every call)
+        if n < below:
+            return i
+    return len(tiers)
 
 
 def choose_bins(pairs: PairSet, table: Sequence[tuple], long_config: Optional[tuple],

@@ -58,6 +58,8 @@ class SmallLaunches:
                                 q if q.multi_tile else None, (fb_items, queues + 8 * j),
                                 (out, 0, 0))
                                for j, q in enumerate(plan.queue_bins)]
+        # grid caps: the recompute's, a multi-tile kernel's (resident groups)
+        self.double_cap, self.mt_cap = backend.sm_count * 4, backend.sm_count * 16
         # multi-tile scratch, sized before the first event in the full path's order
         self.scratch = [(x, False) for x in plan.bins if x.multi_tile] + \
                        [(q, True) for q in plan.queue_bins if q.multi_tile]
@@ -107,7 +109,7 @@ class SmallCall:
         karr = tuple(dev[:8])  # KERNEL_ARRAYS: STAGED's first eight
         self.layout = (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches),
                        dev[8], dev[9], dev[10], dev[5], dev[7], dev[11], *fixed.layout_tail)
-        mt_cap = backend.sm_count * 16
+        mt_cap = fixed.mt_cap
         self.floats, self.bins_info, fed = [], {}, [False] * len(plan.queue_bins)
         for (fn, smem, per_block, mt, head, tail, label, q), n in zip(fixed.bins, est):
             if n:
@@ -119,7 +121,7 @@ class SmallCall:
                 fed[q] = True
                 self.bins_info[label] = n
         self.doubles = []
-        cap = backend.sm_count * 4
+        cap = fixed.double_cap
         for (fn, smem, per_block, mt, head, tail), q_fed in zip(fixed.queue_launches, fed):
             if q_fed:
                 blocks, end = min(-(-n_pairs // per_block), cap), _NO_SCRATCH
