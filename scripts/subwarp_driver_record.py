@@ -15,6 +15,8 @@ same GPU calls: a refactor of the host path can be checked here before a GPU run
     SW_SMALL_BELOW=0 python scripts/subwarp_driver_record.py . full.json cuda-subwarp
     # work items per read instead of per pair (SW_PER_PAIR_BELOW: the backend's per_pair_below):
     SW_PER_PAIR_BELOW=0 python scripts/subwarp_driver_record.py . reads.json cuda-subwarp
+    # the 1m regions 4 at a time in flight (the runner's run_launches, one lane each):
+    SW_IN_FLIGHT=4 python scripts/subwarp_driver_record.py . inflight.json cuda-subwarp
 
 The stand-in driver is ``subwarp_stand_in.py`` (beside this script; ``subwarp_host_probe.py``
 times the host path with it). Inputs: 12 per-region calls of 1m per backend, a multi-tile set, the bin profile, recompute-all,
@@ -65,7 +67,11 @@ for name in sys.argv[3].split(","):
         b.small_below = int(os.environ["SW_SMALL_BELOW"])
     if "SW_PER_PAIR_BELOW" in os.environ:  # 0: an item per read, not per pair
         b.per_pair_below = int(os.environ["SW_PER_PAIR_BELOW"])
-    for p in regions: RES.append(b.run(p))
+    if "SW_IN_FLIGHT" in os.environ:  # the regions N at a time in flight, as the runner does
+        from hmmbench.runner.cell import run_launches
+        RES += run_launches(b, regions, in_flight=int(os.environ["SW_IN_FLIGHT"]))[0]
+    else:
+        for p in regions: RES.append(b.run(p))
     b.run(resolve("shape-1100x700@64").load())
     b.profile_bins = True
     b.run(resolve("shape-151x521@512").load())
