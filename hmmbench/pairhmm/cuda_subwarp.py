@@ -340,10 +340,13 @@ class SubwarpBackend(Backend):
         ro, ho = pairs.read_offsets, pairs.hap_offsets
         rl = ro[1:] - ro[:-1]
         max_read, min_read = int(_MAX(rl, initial=0)), int(_MIN(rl, initial=1))
-        if len(ho) <= 64:  # a region's few haplotypes: Python's max and min cost less here
-            h = ho.tolist()
-            hl = [b - a for a, b in zip(h, h[1:])]
-            max_hap, min_hap = max([0, *hl]), min([1, *hl])
+        if len(ho) <= 64:  # a region's few haplotypes: a Python loop costs less here
+            h, max_hap, min_hap = ho.tolist(), 0, 1
+            for a, b in zip(h, h[1:]):
+                if b - a > max_hap:
+                    max_hap = b - a
+                if b - a < min_hap:
+                    min_hap = b - a
         else:
             hl = ho[1:] - ho[:-1]
             max_hap, min_hap = int(_MAX(hl, initial=0)), int(_MIN(hl, initial=1))

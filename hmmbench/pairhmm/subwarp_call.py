@@ -58,9 +58,10 @@ def sized_lane(lane, n_keys: int, sizes: tuple) -> tuple:
 
 
 def _addresses(bufs: tuple) -> tuple:
-    """What a lane's buffers are: the pinned slots and streams (objects), device addresses."""
+    """What a lane's buffers are: the objects passed to the driver (pinned and device slots,
+    streams; the superseded ones are alive until compared) and the addresses used as ints."""
     pinned, dev_slots, work, queues, out, *streams = bufs
-    return (tuple(map(id, pinned)), tuple(map(int, dev_slots)),
+    return (tuple(map(id, pinned)), tuple(map(id, dev_slots)),
             tuple(int(v) for w in work for v in w.values()), int(queues), int(out),
             tuple(id(x) for x in streams[:3]))
 
