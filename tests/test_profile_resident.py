@@ -49,8 +49,13 @@ def test_database_uploaded_once_across_models_and_kinds(opencl, tmp_path):
     assert len(loaded) == 1 and loaded[0] is runs[0]
     assert set(loaded[0]["info"]["db_load_s"]) == {"prep", "h2d"}
     assert loaded[0]["info"]["db_load_s"]["h2d"] > 0
+    seqs = pds.resolve_database(DB).load()
+    # residues, offsets and the layout: launch order, classes (int32) and the length model's
+    # loop and move (float32) per sequence
+    want = seqs.residues.nbytes + seqs.offsets.nbytes + 16 * len(seqs)
+    assert loaded[0]["info"]["db_load_bytes"] == want
     notes = [text for _, _, text in report.notes(runs)]
-    assert any("db load" in t and "first search" in t for t in notes)
+    assert any("db load" in t and "first search" in t and "GB/s" in t for t in notes)
 
 
 def test_a_second_database_is_a_second_upload(opencl, tmp_path):

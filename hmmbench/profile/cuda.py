@@ -493,6 +493,7 @@ class CudaProfile(_CudaProfileBackend):
         host = StageClock()                        # host "prep" spans; device stages: events
         dev.begin(timer)
         dev.db, load = dev.resident.get(job)
+        nbytes = dev.db.load_bytes
         extra = {}
         try:
             if isinstance(job, ProfileBatch):
@@ -510,7 +511,7 @@ class CudaProfile(_CudaProfileBackend):
         timing = dict(host.timing)
         for stage, s in timer.seconds().items():
             timing[stage] = timing.get(stage, 0.0) + s
-        info = load_info(job, load, timing)
+        info = load_info(job, load, timing, nbytes)
         return Execution(log10=np.asarray(out, np.float64), timing=timing,
                          info={"unit": "nats", "wall": time.perf_counter() - t0,
                                "family": self.family, "launches": dev.launches, **extra,
@@ -548,7 +549,7 @@ class CudaGenericProfile(_CudaProfileBackend):
         timing = dict(host.timing)
         for stage, s in timer.seconds().items():
             timing[stage] = timing.get(stage, 0.0) + s
-        info = load_info(job, load, timing)
+        info = load_info(job, load, timing, db.load_bytes)
         return Execution(log10=scores.astype(np.float64), timing=timing,
                          info={"unit": "nats", "wall": time.perf_counter() - t0, **info})
 

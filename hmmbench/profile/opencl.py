@@ -298,7 +298,7 @@ class ProfileFiltersOpenCL:
         outcome per sequence (hmmbench.profile.device_pipeline); ``viterbi`` / ``forward``: the
         generic kernel over the whole launch order."""
         db, load = self.resident.get(job)
-        info = load_info(job, load, clock.timing)
+        info = load_info(job, load, clock.timing, db.load_bytes)
         self._db, self._clock = db, clock
         try:
             if isinstance(job, ProfileBatch):

@@ -38,6 +38,7 @@ class ResidentDatabase:
     #                                       backend's derived per-sequence arrays: device
     load_s: dict = field(default_factory=dict)    # {"prep": s, "h2d": s} of the one-off load
     fetch_order: Optional[Callable] = None         # () -> the host copy of a device order
+    load_bytes: int = 0                            # host bytes the one-off load uploaded
 
     @property
     def n(self) -> int:
@@ -112,7 +113,9 @@ class ResidentCache:
                 return arrays
             buffers, seconds = self._upload({"residues": seqs.residues,
                                              "offsets": seqs.offsets}, later)
-            order, lengths, classes, _ = layout.result()
+            order, lengths, classes, layout_arrays = layout.result()
+        nbytes = seqs.residues.nbytes + seqs.offsets.nbytes + sum(
+            a.nbytes for a in layout_arrays.values())
         sorting, fetch = 0.0, None
         if order is None:
             t0 = time.perf_counter()
@@ -122,7 +125,7 @@ class ResidentCache:
         wait = sum(waited)
         load = {"prep": wait + sorting + seconds.get("prep", 0.0),
                 "h2d": max(0.0, seconds.get("h2d", 0.0) - wait)}
-        db = ResidentDatabase(key, seqs, order, lengths, classes, buffers, load, fetch)
+        db = ResidentDatabase(key, seqs, order, lengths, classes, buffers, load, fetch, nbytes)
         if key is not None:
             self.current = db
         return db, load
@@ -138,13 +141,14 @@ def each_array(arrays: dict, later: Optional[Callable] = None):
         yield from later().items()
 
 
-def load_info(job, load: Optional[dict], timing: dict) -> dict:
-    """Where a load's seconds go: a resident database's into ``info["db_load_s"]``, a one-off
-    set's into the run's own stages (``timing`` is updated)."""
+def load_info(job, load: Optional[dict], timing: dict, nbytes: int = 0) -> dict:
+    """Where a load's seconds go: a resident database's into ``info["db_load_s"]`` (with the
+    bytes it uploaded, ``info["db_load_bytes"]``), a one-off set's into the run's own stages
+    (``timing`` is updated)."""
     if load is None:
         return {}
     if getattr(job, "database", None) is None:
         for stage, s in load.items():
             timing[stage] = timing.get(stage, 0.0) + s
         return {}
-    return {"db_load_s": dict(load)}
+    return {"db_load_s": dict(load), **({"db_load_bytes": int(nbytes)} if nbytes else {})}

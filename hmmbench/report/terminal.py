@@ -46,8 +46,11 @@ def notes(runs: list) -> list:
             bits.append("vs ref*: against one cold pass of the reference (it did not run here)")
         load = info.get("db_load_s")
         if load:
+            nbytes, h2d = info.get("db_load_bytes"), load.get("h2d")
+            rate = f", {nbytes / h2d / 1e9:.1f} GB/s of {nbytes / 1e6:.0f} MB" \
+                if nbytes and h2d else ""
             bits.append(f"db load {fmt_seconds(sum(load.values()))} (prep "
-                        f"{fmt_seconds(load.get('prep'))}, h2d {fmt_seconds(load.get('h2d'))}), "
+                        f"{fmt_seconds(load.get('prep'))}, h2d {fmt_seconds(h2d)}{rate}), "
                         "once per database: a first search costs db load + total")
         if bits:
             out.append((r["backend"], r["status"], "; ".join(bits)))
