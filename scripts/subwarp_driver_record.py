@@ -17,6 +17,9 @@ same GPU calls: a refactor of the host path can be checked here before a GPU run
     SW_PER_PAIR_BELOW=0 python scripts/subwarp_driver_record.py . reads.json cuda-subwarp
     # the 1m regions 4 at a time in flight (the runner's run_launches, one lane each):
     SW_IN_FLIGHT=4 python scripts/subwarp_driver_record.py . inflight.json cuda-subwarp
+    # larger sets run by every backend after the regions (multi-chunk calls with the default
+    # chunk size: chunks@1e6 is 3 chunks), and the ramp of smaller first chunks:
+    SW_SETS=chunks@1e6,shape-100x150@100000 SW_RAMP=1 python scripts/subwarp_driver_record.py ...
 
 The stand-in driver is ``subwarp_stand_in.py`` (beside this script; ``subwarp_host_probe.py``
 times the host path with it). Inputs: 12 per-region calls of 1m per backend, a multi-tile set, the bin profile, recompute-all,
@@ -61,10 +64,13 @@ RES = []
 
 cases = []
 regions = launches(resolve("1m").load(), "original")[:12]
+extra = [resolve(name).load() for name in os.environ.get("SW_SETS", "").split(",") if name]
 for name in sys.argv[3].split(","):
     b = {x.name: x for x in sw.backends()}[name]
     if "SW_SMALL_BELOW" in os.environ:
         b.small_below = int(os.environ["SW_SMALL_BELOW"])
+    if os.environ.get("SW_RAMP"):  # the first chunks 1/8, 1/4, 1/2 of chunk_pairs
+        b.ramp_chunks = True
     if "SW_PER_PAIR_BELOW" in os.environ:  # 0: an item per read, not per pair
         b.per_pair_below = int(os.environ["SW_PER_PAIR_BELOW"])
     if "SW_IN_FLIGHT" in os.environ:  # the regions N at a time in flight, as the runner does
@@ -72,6 +78,7 @@ for name in sys.argv[3].split(","):
         RES += run_launches(b, regions, in_flight=int(os.environ["SW_IN_FLIGHT"]))[0]
     else:
         for p in regions: RES.append(b.run(p))
+    for p in extra: RES.append(b.run(p))
     b.run(resolve("shape-1100x700@64").load())
     b.profile_bins = True
     b.run(resolve("shape-151x521@512").load())

@@ -17,6 +17,8 @@ from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
+from hmmbench.pairhmm.subwarp_staging import (CHUNK_PARTS, chunk_offsets, int_views,
+                                              stage_chunk_part)
 from pairgen import deep_pairs, ragged_pairs
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels_cuda"
@@ -367,18 +369,25 @@ def test_a_batch_range_layout_matches_the_same_batches_packed_alone(per_pair):
         assert len(whole.items) == int(ps.batch_pairs[b1] - ps.batch_pairs[b0])
 
 
-def _staged_chunk(ps, bins, b0, b1, offs, size):
-    """A chunk staged as run() stages it; returns {name: array view of the staging buffer}."""
+def _meta(bins) -> np.ndarray:
     queue_bins, queue_of = sw.recompute_queues(bins)
-    meta = np.array([len(bins), *(min(b.hi, 2**31 - 1) for b in bins), *queue_of], np.int32)
-    src = sw.chunk_sources(ps, b0, b1, meta)
+    return np.array([len(bins), *(min(b.hi, 2**31 - 1) for b in bins), *queue_of], np.int32)
+
+
+def _staged_chunk(ps, bins, bounds, c):
+    """Chunk c staged as run() stages it (``chunk_offsets``, ``stage_chunk_part`` per worker
+    task); returns {name: array view of the staging buffer}."""
+    meta = _meta(bins)
+    offs, size, ends = chunk_offsets(ps, bounds, len(meta))
+    (b0, b1), end = bounds[c], ends[c]
     buf = np.full(size, 0xEE, np.uint8)
-    used = 0
-    for names in sw.STAGE_TASKS:  # the worker threads' parts
-        used = max(used, sw.stage(src, names, offs, buf))
+    used = max(stage_chunk_part(ps, meta, offs, end, int_views(buf), b0, b1, part)
+               for part in range(CHUNK_PARTS))
     assert used <= size
-    return {name: buf[o:o + src[name][0].size * np.dtype(dt).itemsize].view(dt)
-            for name, (o, dt) in offs.items()}
+    r0, r1, h0, h1, a0, a1, c0, c1 = end
+    sizes = [a1 - a0] * 5 + [r1 - r0 + 1, c1 - c0, h1 - h0 + 1] + [b1 - b0 + 1] * 3 + [len(meta)]
+    return {name: buf[o:o + n * np.dtype(dt).itemsize].view(dt)
+            for (name, dt), o, n in zip(sw.STAGED, offs, sizes)}
 
 
 def test_chunks_stage_their_raw_arrays_chunk_relative_into_one_block():
@@ -390,8 +399,10 @@ def test_chunks_stage_their_raw_arrays_chunk_relative_into_one_block():
     assert [n for n, _ in sw.STAGED] == list(offs)
     assert sorted(n for t in sw.STAGE_TASKS for n in t) == sorted(offs)
     assert all(o % 256 == 0 for o, _ in offs.values())
-    for b0, b1 in bounds:
-        got = _staged_chunk(ps, bins, b0, b1, offs, size)
+    assert len(sw.STAGE_TASKS) == CHUNK_PARTS
+    for c, (b0, b1) in enumerate(bounds):
+        got = _staged_chunk(ps, bins, bounds, c)
+        assert np.array_equal(got["meta"], _meta(bins))
         r0, r1 = int(ps.batch_reads[b0]), int(ps.batch_reads[b1])
         h0, h1 = int(ps.batch_haps[b0]), int(ps.batch_haps[b1])
         for r in range(r0, r1):  # every read's bytes at its chunk-relative offset
@@ -466,9 +477,8 @@ def test_gpu_layout_kernels_emulated_give_the_host_layout(per_pair):
     bounds = b.chunk_bounds(ps)
     assert len(bounds) > 2
     bins = b.bins_for(ps)
-    offs, size = sw.staging_offsets(ps, bounds, 1 + 2 * len(bins))
-    for b0, b1 in bounds:
-        st = _staged_chunk(ps, bins, b0, b1, offs, size)
+    for c, (b0, b1) in enumerate(bounds):
+        st = _staged_chunk(ps, bins, bounds, c)
         items, ranges, queue_first = emulate_layout_kernels(st, per_pair)
         ref = sw.host_layout(ps, bins, b0, b1, per_pair=per_pair)
         assert len(items) == len(ref.items)

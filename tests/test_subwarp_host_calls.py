@@ -16,8 +16,9 @@ from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
-from hmmbench.pairhmm.subwarp_staging import (STAGED, chunk_sources, int_views, stage,
-                                              stage_whole, staging_offsets, whole_offsets)
+from hmmbench.pairhmm.subwarp_staging import (
+    CHUNK_PARTS, STAGE_TASKS, STAGED, chunk_offsets, chunk_sources, int_views, stage,
+    stage_chunk_part, stage_whole, staging_offsets, whole_offsets)
 from hmmbench.pairhmm.subwarp_call import SubwarpHandle
 from hmmbench.pairhmm.subwarp_device import MAX_LANES, Lanes
 from hmmbench.runner.cell import run_launches
@@ -336,6 +337,44 @@ def test_a_small_calls_staging_is_the_general_stagings_byte_for_byte(shifted):
                 whole = np.full(size + 1000 + spare, 0xEE, np.uint8)
                 assert stage_whole(ps, meta, w_offs, ends, int_views(whole)) == used
                 assert whole[:size + 1000].tobytes() == general.tobytes()
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_a_full_calls_chunk_staging_is_the_general_stagings_byte_for_byte(shifted):
+    """``chunk_offsets`` + ``stage_chunk_part`` (the full path's, every chunk of multi-chunk
+    PairSets: chunk bases 0 and not, per-pair and per-read chunk sizes, the ramp) against
+    ``staging_offsets`` + ``chunk_sources`` + ``stage``: the same offsets and slot size, each
+    part writing its ``STAGE_TASKS`` arrays' bytes alone, and every byte of the buffer alike
+    (the gaps between arrays and a previous chunk's longer arrays untouched)."""
+    sets = [(ragged_pairs(seed=s, batches=n, max_read=300, max_hap=400), k)
+            for s, n, k in ((34, 30, 40), (35, 60, 7), (36, 12, 1))]
+    sets.append((resolve("shape-100x150@2000").load(), 300))
+    for ps, chunk in sets:
+        ps = _behind_unused(ps) if shifted else ps
+        for ramp in (False, True):
+            bounds = sw.chunk_bounds(ps, chunk, ramp)
+            assert len(bounds) > 2
+            meta = np.arange(70, dtype=np.int32) + 3
+            offs, size = staging_offsets(ps, bounds, len(meta))
+            n_offs, n_size, ends = chunk_offsets(ps, bounds, len(meta))
+            assert n_offs == [o for o, _ in offs.values()] and n_size == size
+            general = np.full(size + 1000, 0xEE, np.uint8)
+            new = np.full(size + 1003, 0xEE, np.uint8)  # no multiple of 8: views cut it
+            views = int_views(new)
+            for (b0, b1), end in zip(bounds, ends):
+                src = chunk_sources(ps, b0, b1, meta)
+                used = 0
+                for part, names in zip(range(CHUNK_PARTS), STAGE_TASKS):
+                    alone = np.full(size, 0xEE, np.uint8)
+                    stage_chunk_part(ps, meta, n_offs, end, int_views(alone), b0, b1, part)
+                    ref = np.full(size, 0xEE, np.uint8)
+                    last = stage(src, names, offs, ref)
+                    assert alone.tobytes() == ref.tobytes(), (part, names)
+                    used = max(used, stage_chunk_part(ps, meta, n_offs, end, views, b0, b1, part))
+                    stage(src, names, offs, general)
+                assert used == last and used <= size  # meta's end: the upload's size
+                assert new[:size + 1000].tobytes() == general.tobytes()
+            assert sum(min(end) > 0 for end in ends) >= len(ends) - 1 + shifted  # bases not 0
 
 
 def test_a_small_calls_arguments_pack_as_their_signatures_say(fake_cuda):

@@ -24,8 +24,8 @@ from ..backend import Execution
 from .model import PairSet
 from .subwarp_device import HEADS_BYTES
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout
-from .subwarp_staging import (PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, chunk_sources,
-                              headroom, stage, staging_offsets)
+from .subwarp_staging import (CHUNK_PARTS, PREP_THREADS, STAGED, STAGING_SLOTS, chunk_offsets,
+                              headroom, int_views, stage_chunk_part)
 
 
 def busy_seconds(start, spans, at=None) -> float:
@@ -139,7 +139,7 @@ class SubwarpCall:
         self.meta = meta
 
         # pinned host slots and their device twins, work buffers per slot (grow-only)
-        self.offs, slot_bytes = staging_offsets(pairs, self.bounds, len(meta))
+        self.offs, slot_bytes, self.ends = chunk_offsets(pairs, self.bounds, len(meta))
         self.n_slots = min(n_chunks, max(STAGING_SLOTS, (backend.prep_threads or PREP_THREADS) + 2))
         sizes = (self.n_slots, headroom(slot_bytes), headroom(max(self.units)),
                  headroom(max(self.chunk_pairs)), nb, nq, n_chunks,
@@ -147,6 +147,15 @@ class SubwarpCall:
         (self.pinned, self.dev_slots, self.work, self.queues_dev, self.out_dev, self.main,
          self.copy, self.lay_stream, self.bin_streams, self.queue_streams) = \
             sized_lane(lane, self.n_keys, sizes)[1]
+
+        # host staging: one worker task per array group of a chunk, plus its bin estimate; the
+        # first chunks start now (the workers make no driver calls), the GPU waits for chunk 0
+        self.views = [int_views(buf) for buf in self.pinned]
+        self.futures: dict = {}
+        self.prep_work = self.prep_wait = 0.0
+        self.pool = backend._staging.pool() if n_chunks > 1 else None  # one for all lanes
+        for c in range(min(self.n_slots, n_chunks)):
+            self.submit(c)
 
         self.max_hap_len = max(max_hap_len, 1)
         self.sms = backend.sm_count
@@ -166,19 +175,14 @@ class SubwarpCall:
         self.float_launches, self.double_launches, self.bin_events = [], [], []
         self.bin_counts: Counter = Counter()
 
-        # host staging: one worker task per array group of a chunk, plus its bin estimate
-        self.sources: dict = {}
-        self.futures: dict = {}
-        self.prep_work = self.prep_wait = 0.0
-        self.pool = backend._staging.pool() if n_chunks > 1 else None  # one for all lanes
-        for c in range(min(self.n_slots, n_chunks)):
-            self.submit(c)
-
     # --- host staging -------------------------------------------------------------------------
-    def _stage_part(self, c: int, names) -> tuple:
-        """Worker: arrays ``names`` of chunk c into its pinned slot (numpy frees the GIL)."""
+    def _stage_part(self, c: int, parts) -> tuple:
+        """Worker: staging tasks ``parts`` of chunk c into its pinned slot (numpy frees the
+        GIL)."""
         t0 = time.perf_counter()
-        used = stage(self.sources[c], names, self.offs, self.pinned[c % self.n_slots])
+        (b0, b1), ends, views = self.bounds[c], self.ends[c], self.views[c % self.n_slots]
+        used = max(stage_chunk_part(self.pairs, self.meta, self.offs, ends, views, b0, b1, part)
+                   for part in parts)
         return used, time.perf_counter() - t0, None
 
     def _bin_estimate(self, c: int) -> tuple:
@@ -186,15 +190,16 @@ class SubwarpCall:
         ranges). Ready before the launches: any host work between a chunk's upload and its
         launches would leave the GPU waiting (and count in its kernel time)."""
         t0 = time.perf_counter()
-        pairs, (b0, b1) = self.pairs, self.bounds[c]
-        br, bh = pairs.batch_reads, pairs.batch_haps
-        ro = pairs.read_offsets[br[b0]:br[b1] + 1]
-        bin_of = self.bin_lut[ro[1:] - ro[:-1]]  # (np.diff: the same, with more Python around)
+        pairs, (b0, b1), lut, nb = self.pairs, self.bounds[c], self.bin_lut, len(self.bins)
+        r0, r1 = self.ends[c][:2]
+        ro = pairs.read_offsets[r0:r1 + 1]
+        lengths = ro[1:] - ro[:-1]  # (np.diff: the same, with more Python around)
         if self.per_pair[c]:  # an item per pair: a read counts once per haplotype of its batch
+            br, bh = pairs.batch_reads, pairs.batch_haps
             r, h = br[b0:b1 + 1], bh[b0:b1 + 1]
-            est = np.bincount(bin_of, np.repeat(h[1:] - h[:-1], r[1:] - r[:-1]), len(self.bins))
-        else:
-            est = np.bincount(bin_of, None, len(self.bins))
+            est = np.bincount(lut[lengths], np.repeat(h[1:] - h[:-1], r[1:] - r[:-1]), nb)
+        else:  # reads per length, summed per bin (cheaper than each read's bin)
+            est = np.bincount(lut, np.bincount(lengths, None, len(lut)), nb)
         return 0, time.perf_counter() - t0, est
 
     def submit(self, c: int) -> None:
@@ -203,14 +208,11 @@ class SubwarpCall:
             return
         if c >= self.n_slots:
             self.staged_done[c - self.n_slots].synchronize()
-        b0, b1 = self.bounds[c]
-        self.sources[c] = chunk_sources(self.pairs, b0, b1, self.meta)
         if self.pool is None:
-            self.futures[c] = [self._bin_estimate(c),
-                               self._stage_part(c, [n for n, _ in STAGED])]
+            self.futures[c] = [self._bin_estimate(c), self._stage_part(c, range(CHUNK_PARTS))]
         else:
             self.futures[c] = [self.pool.submit(self._bin_estimate, c)] + [
-                self.pool.submit(self._stage_part, c, names) for names in STAGE_TASKS]
+                self.pool.submit(self._stage_part, c, (part,)) for part in range(CHUNK_PARTS)]
 
     # --- one chunk on the GPU -----------------------------------------------------------------
     def _staged(self, c: int) -> tuple:
@@ -219,13 +221,12 @@ class SubwarpCall:
         parts = [f if self.pool is None else f.result() for f in self.futures.pop(c)]
         self.prep_wait += time.perf_counter() - t0
         self.prep_work += sum(w for _, w, _ in parts)
-        self.sources.pop(c)
         return max(u for u, _, _ in parts), parts[0][2]
 
     def _device_arrays(self, slot: int) -> dict:
         """{name: device address} of the arrays staged in device slot ``slot``."""
         base = int(self.dev_slots[slot])
-        return {k: np.uintp(base + o) for k, (o, _) in self.offs.items()}
+        return {name: np.uintp(base + o) for (name, _), o in zip(STAGED, self.offs)}
 
     def enqueue(self, c: int) -> None:
         """Chunk c: wait for its staging, upload it, lay it out, launch its bins and their

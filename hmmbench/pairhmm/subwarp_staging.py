@@ -95,6 +95,24 @@ def stage(sources: dict, names: Sequence[str], offs: dict, buf: np.ndarray) -> i
     return used
 
 
+def slot_layout(seq: int, reads: int, hap_bytes: int, haps: int, batches: int,
+                n_meta: int) -> tuple:
+    """(byte offsets in STAGED order, slot bytes) of a slot that holds a chunk of ``seq`` read
+    bytes, ``reads`` reads, ``hap_bytes`` haplotype bytes, ``haps`` haplotypes, ``batches``
+    batches and ``n_meta`` meta values (or less): each array's bytes (at least 1) rounded up to
+    256, as ``staging_offsets`` lays them out."""
+    seq = -(-max(seq, 1) // 256) * 256  # each of the five read arrays
+    batch = -(-(batches + 1) * 8 // 256) * 256  # each of batch_reads, batch_haps, batch_pairs
+    read_off = 5 * seq
+    hap_bases = read_off + -(-(reads + 1) * 8 // 256) * 256
+    hap_off = hap_bases + -(-max(hap_bytes, 1) // 256) * 256
+    batch_reads = hap_off + -(-(haps + 1) * 8 // 256) * 256
+    meta = batch_reads + 3 * batch
+    offs = [0, seq, 2 * seq, 3 * seq, 4 * seq, read_off, hap_bases, hap_off, batch_reads,
+            batch_reads + batch, batch_reads + 2 * batch, meta]
+    return offs, meta + -(-max(n_meta * 4, 1) // 256) * 256
+
+
 def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
     """A small call's staging layout: the whole PairSet as one chunk, as ``staging_offsets``
     and ``chunk_sources`` give it for bounds [(0, n_batches)] -- (byte offsets in STAGED order,
@@ -104,17 +122,24 @@ def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
     r0, r1, h0, h1 = br.item(0), br.item(-1), bh.item(0), bh.item(-1)
     a0, a1 = pairs.read_offsets.item(r0), pairs.read_offsets.item(r1)
     c0, c1 = pairs.hap_offsets.item(h0), pairs.hap_offsets.item(h1)
-    # each array's bytes (at least 1) rounded up to 256, in STAGED's order
-    seq = -(-max(a1 - a0, 1) // 256) * 256  # each of the five read arrays
-    batch = -(-len(br) * 8 // 256) * 256  # each of batch_reads, batch_haps, batch_pairs
-    read_off = 5 * seq
-    hap_bases = read_off + -(-(r1 - r0 + 1) * 8 // 256) * 256
-    hap_off = hap_bases + -(-max(c1 - c0, 1) // 256) * 256
-    batch_reads = hap_off + -(-(h1 - h0 + 1) * 8 // 256) * 256
-    meta = batch_reads + 3 * batch
-    offs = [0, seq, 2 * seq, 3 * seq, 4 * seq, read_off, hap_bases, hap_off, batch_reads,
-            batch_reads + batch, batch_reads + 2 * batch, meta]
-    return offs, meta + -(-max(n_meta * 4, 1) // 256) * 256, (r0, r1, h0, h1, a0, a1, c0, c1)
+    offs, size = slot_layout(a1 - a0, r1 - r0, c1 - c0, h1 - h0, len(br) - 1, n_meta)
+    return offs, size, (r0, r1, h0, h1, a0, a1, c0, c1)
+
+
+def chunk_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple:
+    """The full path's staging layout: (byte offsets in STAGED order and slot bytes fitting
+    every chunk, as ``staging_offsets`` gives them; per chunk its ends as ``whole_offsets``
+    gives them), from the PairSet's own cumulative offsets at the chunks' bounds (a few numpy
+    calls for all chunks, no loop over batches)."""
+    b0, b1 = np.array(bounds, np.int64).reshape(-1, 2).T
+    r0, r1 = pairs.batch_reads[b0], pairs.batch_reads[b1]
+    h0, h1 = pairs.batch_haps[b0], pairs.batch_haps[b1]
+    a0, a1 = pairs.read_offsets[r0], pairs.read_offsets[r1]
+    c0, c1 = pairs.hap_offsets[h0], pairs.hap_offsets[h1]
+    offs, size = slot_layout(*(int((hi - lo).max()) for lo, hi in
+                               ((a0, a1), (r0, r1), (c0, c1), (h0, h1), (b0, b1))), n_meta)
+    ends = list(zip(*(x.tolist() for x in (r0, r1, h0, h1, a0, a1, c0, c1))))
+    return offs, size, ends
 
 
 def int_views(buf: np.ndarray) -> tuple:
@@ -127,26 +152,57 @@ def stage_whole(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views
     (``int_views``): the same bytes at the same offsets (the PairSet's uint8 sequences and
     int64 offsets), one copy per array and a subtraction only where the chunk's first value is
     not 0; returns the end of the last array."""
-    buf, words, dwords = views
-    r0, r1, h0, h1, a0, a1, c0, c1 = ends
-    o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o11 = offs
+    buf = views[0]
+    a0, a1, c0, c1 = ends[4:]
     n = a1 - a0
-    buf[o0:o0 + n] = pairs.read_bases[a0:a1]
-    buf[o1:o1 + n] = pairs.base_qual[a0:a1]
-    buf[o2:o2 + n] = pairs.ins_qual[a0:a1]
-    buf[o3:o3 + n] = pairs.del_qual[a0:a1]
-    buf[o4:o4 + n] = pairs.gcp_qual[a0:a1]
-    buf[o6:o6 + c1 - c0] = pairs.hap_bases[c0:c1]
-    for o, a, base in ((o5, pairs.read_offsets[r0:r1 + 1], a0),
-                       (o7, pairs.hap_offsets[h0:h1 + 1], c0), (o8, pairs.batch_reads, r0),
-                       (o9, pairs.batch_haps, h0), (o10, pairs.batch_pairs, 0)):
+    buf[offs[0]:offs[0] + n] = pairs.read_bases[a0:a1]
+    buf[offs[1]:offs[1] + n] = pairs.base_qual[a0:a1]
+    buf[offs[2]:offs[2] + n] = pairs.ins_qual[a0:a1]
+    buf[offs[3]:offs[3] + n] = pairs.del_qual[a0:a1]
+    buf[offs[4]:offs[4] + n] = pairs.gcp_qual[a0:a1]
+    buf[offs[6]:offs[6] + c1 - c0] = pairs.hap_bases[c0:c1]
+    return stage_ints(pairs, meta, offs, ends, views, 0, len(pairs.batch_reads) - 1)
+
+
+def stage_ints(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple,
+               b0: int, b1: int) -> int:
+    """``stage`` of the offsets, batch arrays and meta of batches b0:b1 (their ``ends``) into
+    a buffer (``int_views``): one copy each, a subtraction only where the chunk's first value is
+    not 0 (pair numbers stay global); returns the end of the last array (meta's)."""
+    _, words, dwords = views
+    r0, r1, h0, h1, a0, _, c0, _ = ends
+    for o, a, base in ((offs[5], pairs.read_offsets[r0:r1 + 1], a0),
+                       (offs[7], pairs.hap_offsets[h0:h1 + 1], c0),
+                       (offs[8], pairs.batch_reads[b0:b1 + 1], r0),
+                       (offs[9], pairs.batch_haps[b0:b1 + 1], h0),
+                       (offs[10], pairs.batch_pairs[b0:b1 + 1], 0)):
         o //= 8  # offsets are multiples of 256
         if base:
             np.subtract(a, base, out=words[o:o + a.size], casting="same_kind")
         else:
             words[o:o + a.size] = a
-    dwords[o11 // 4:o11 // 4 + meta.size] = meta
-    return o11 + meta.size * 4
+    o = offs[11]
+    dwords[o // 4:o // 4 + meta.size] = meta
+    return o + meta.size * 4
+
+
+#: The full path's staging tasks of a chunk (worker threads, ``stage_chunk_part``): each read
+#: array, the haplotype bytes, then the offsets, batch arrays and meta together (``STAGE_TASKS``).
+CHUNK_PARTS = 7
+_SEQ_PARTS = tuple((name, i) for i, (name, _) in enumerate(STAGED[:5])) + (("hap_bases", 6),)
+
+
+def stage_chunk_part(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple,
+                     b0: int, b1: int, part: int) -> int:
+    """Task ``part`` (< CHUNK_PARTS) of staging batches b0:b1 (their ``ends``, ``chunk_offsets``)
+    into a buffer (``int_views``): the bytes ``stage`` writes for that task, one copy per array;
+    returns the end of what it wrote (meta's end for the last part, 0 for the others)."""
+    if part == CHUNK_PARTS - 1:
+        return stage_ints(pairs, meta, offs, ends, views, b0, b1)
+    name, i = _SEQ_PARTS[part]
+    lo, hi = ends[6:] if i == 6 else ends[4:6]
+    views[0][offs[i]:offs[i] + hi - lo] = getattr(pairs, name)[lo:hi]
+    return 0
 
 
 def headroom(nbytes: int) -> int:
