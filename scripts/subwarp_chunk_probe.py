@@ -57,7 +57,8 @@ def main() -> int:
           f"tree {args.tree}: per pass (median of {args.passes}) prep {med['prep'] * 1e3:.1f} ms "
           f"({out['prep_ms_per_chunk']:.2f} ms a chunk, {out['prep_ns_per_pair']:.2f} ns a pair), "
           f"prep wait {med['prep_wait'] * 1e3:.1f} ms, to the first upload "
-          f"{med['first_upload'] * 1e3:.2f} ms (summed over calls), wall {med['wall'] * 1e3:.1f} ms")
+          f"{med['first_upload'] * 1e3:.2f} ms (summed over calls), "
+          f"wall {med['wall'] * 1e3:.1f} ms")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1)

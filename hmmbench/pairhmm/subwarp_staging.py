@@ -1,10 +1,16 @@
 """Sub-warp Pair-HMM: the host staging pipeline (API-free).
 
 A chunk's raw arrays (byte slices of the PairSet, offsets made chunk-relative) are copied into one
-staging buffer per chunk (``stage``, at the offsets of ``staging_offsets``) by worker threads, one
-task per big array (``STAGE_TASKS``); numpy frees the GIL, so several chunks are staged while the
-device works on earlier ones. ``StagingSlots`` owns the reusable buffers (page-locked where the API
-allocates them so) and the thread pool.
+staging buffer per chunk by worker threads, one task per big array (``STAGE_TASKS``); numpy frees
+the GIL, so several chunks are staged while the device works on earlier ones. ``StagingSlots``
+owns the reusable buffers (page-locked where the API allocates them so) and the thread pool.
+
+The layout (``slot_layout``) and the copies are shared by the two call paths, in plain integers
+and one slice assignment per array: a small call stages its whole PairSet (``whole_offsets``,
+``stage_whole``), a multi-chunk call each chunk by task (``chunk_offsets``: every chunk's ends
+from a few numpy calls; ``stage_chunk_part``). ``staging_offsets``, ``chunk_sources`` and
+``stage`` are the general staging by array name, the reference both are tested against byte for
+byte.
 """
 from __future__ import annotations
 
@@ -161,21 +167,22 @@ def stage_whole(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views
     buf[offs[3]:offs[3] + n] = pairs.del_qual[a0:a1]
     buf[offs[4]:offs[4] + n] = pairs.gcp_qual[a0:a1]
     buf[offs[6]:offs[6] + c1 - c0] = pairs.hap_bases[c0:c1]
-    return stage_ints(pairs, meta, offs, ends, views, 0, len(pairs.batch_reads) - 1)
+    return stage_ints(pairs, meta, offs, ends, views,
+                      (pairs.batch_reads, pairs.batch_haps, pairs.batch_pairs))
 
 
 def stage_ints(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple,
-               b0: int, b1: int) -> int:
-    """``stage`` of the offsets, batch arrays and meta of batches b0:b1 (their ``ends``) into
-    a buffer (``int_views``): one copy each, a subtraction only where the chunk's first value is
-    not 0 (pair numbers stay global); returns the end of the last array (meta's)."""
+               batches: tuple) -> int:
+    """``stage`` of a chunk's offsets (its ``ends``), batch arrays (``batches``: its slices of
+    batch_reads, batch_haps, batch_pairs) and meta into a buffer (``int_views``): one copy each,
+    a subtraction only where the chunk's first value is not 0 (pair numbers stay global);
+    returns the end of the last array (meta's)."""
     _, words, dwords = views
     r0, r1, h0, h1, a0, _, c0, _ = ends
+    br, bh, bp = batches
     for o, a, base in ((offs[5], pairs.read_offsets[r0:r1 + 1], a0),
                        (offs[7], pairs.hap_offsets[h0:h1 + 1], c0),
-                       (offs[8], pairs.batch_reads[b0:b1 + 1], r0),
-                       (offs[9], pairs.batch_haps[b0:b1 + 1], h0),
-                       (offs[10], pairs.batch_pairs[b0:b1 + 1], 0)):
+                       (offs[8], br, r0), (offs[9], bh, h0), (offs[10], bp, 0)):
         o //= 8  # offsets are multiples of 256
         if base:
             np.subtract(a, base, out=words[o:o + a.size], casting="same_kind")
@@ -198,7 +205,8 @@ def stage_chunk_part(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, 
     into a buffer (``int_views``): the bytes ``stage`` writes for that task, one copy per array;
     returns the end of what it wrote (meta's end for the last part, 0 for the others)."""
     if part == CHUNK_PARTS - 1:
-        return stage_ints(pairs, meta, offs, ends, views, b0, b1)
+        return stage_ints(pairs, meta, offs, ends, views, (pairs.batch_reads[b0:b1 + 1],
+                          pairs.batch_haps[b0:b1 + 1], pairs.batch_pairs[b0:b1 + 1]))
     name, i = _SEQ_PARTS[part]
     lo, hi = ends[6:] if i == 6 else ends[4:6]
     views[0][offs[i]:offs[i] + hi - lo] = getattr(pairs, name)[lo:hi]
