@@ -20,6 +20,8 @@ same GPU calls: a refactor of the host path can be checked here before a GPU run
     # larger sets run by every backend after the regions (multi-chunk calls with the default
     # chunk size: chunks@1e6 is 3 chunks), and the ramp of smaller first chunks:
     SW_SETS=chunks@1e6,shape-100x150@100000 SW_RAMP=1 python scripts/subwarp_driver_record.py ...
+    # the staging threads of a larger host (the H100's: 8; slots = threads + 2):
+    SW_PREP_THREADS=8 SW_SETS=chunks@3e6 python scripts/subwarp_driver_record.py ...
 
 The stand-in driver is ``subwarp_stand_in.py`` (beside this script; ``subwarp_host_probe.py``
 times the host path with it). Inputs: 12 per-region calls of 1m per backend, a multi-tile set, the bin profile, recompute-all,
@@ -69,6 +71,8 @@ for name in sys.argv[3].split(","):
     b = {x.name: x for x in sw.backends()}[name]
     if "SW_SMALL_BELOW" in os.environ:
         b.small_below = int(os.environ["SW_SMALL_BELOW"])
+    if "SW_PREP_THREADS" in os.environ:
+        b.prep_threads = int(os.environ["SW_PREP_THREADS"])
     if os.environ.get("SW_RAMP"):  # the first chunks 1/8, 1/4, 1/2 of chunk_pairs
         b.ramp_chunks = True
     if "SW_PER_PAIR_BELOW" in os.environ:  # 0: an item per read, not per pair

@@ -148,14 +148,15 @@ class SubwarpCall:
          self.copy, self.lay_stream, self.bin_streams, self.queue_streams) = \
             sized_lane(lane, self.n_keys, sizes)[1]
 
-        # host staging: one worker task per array group of a chunk, plus its bin estimate; the
-        # first chunks start now (the workers make no driver calls), the GPU waits for chunk 0
+        # host staging: one worker task per array group of a chunk, plus its bin estimate.
+        # Chunk 0 starts now, alone (the workers make no driver calls): the GPU waits for it,
+        # so it has every thread and the memory bandwidth to itself; the chunks after it start
+        # once it is staged (``enqueue``), while the GPU uploads and runs it.
         self.views = [int_views(buf) for buf in self.pinned]
         self.futures: dict = {}
         self.prep_work = self.prep_wait = 0.0
         self.pool = backend._staging.pool() if n_chunks > 1 else None  # one for all lanes
-        for c in range(min(self.n_slots, n_chunks)):
-            self.submit(c)
+        self.submit(0)
 
         self.max_hap_len = max(max_hap_len, 1)
         self.sms = backend.sm_count
@@ -233,6 +234,9 @@ class SubwarpCall:
         recompute; then start staging the chunk that reuses its slot."""
         res, slot = self.res, c % self.n_slots
         used, est = self._staged(c)
+        if c == 0:  # the other first slots' chunks (no driver call: their slots are unused)
+            for nxt in range(1, self.n_slots):
+                self.submit(nxt)
         if c >= self.n_slots:  # device slot free once chunk c-n_slots's kernels are done
             self.copy.wait_for_event(self.kernels_done[c - self.n_slots])
         e0 = res.mark(self.copy)
