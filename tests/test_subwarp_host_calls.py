@@ -301,6 +301,39 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
                            "sync": 1, "time_since": 19, "wait": 16}
 
 
+def test_a_chunked_call_stages_chunk_0_alone_before_the_others(fake_cuda, monkeypatch):
+    """What the GPU waits for first, chunk 0, is staged with no other chunk's task beside it
+    (every thread and the memory bandwidth on it); every chunk's tasks run once each."""
+    import threading
+    from hmmbench.pairhmm.subwarp_call import SubwarpCall
+    seen, lock = [], threading.Lock()
+
+    def logged(method):
+        def run(self, c, *args):
+            with lock:
+                seen.append(("start", c))
+            out = method(self, c, *args)
+            with lock:
+                seen.append(("end", c))
+            return out
+        return run
+    monkeypatch.setattr(SubwarpCall, "_stage_part", logged(SubwarpCall._stage_part))
+    monkeypatch.setattr(SubwarpCall, "_bin_estimate", logged(SubwarpCall._bin_estimate))
+    b = sw.SubwarpBackend("t", chunk_pairs=300)
+    b.prep_threads = 3
+    ps = resolve("shape-100x150@3000").load()
+    n_chunks = len(b.chunk_bounds(ps))
+    assert n_chunks > 6  # more chunks than the 5 slots
+    for _ in range(3):
+        seen.clear()
+        b.run(ps)
+        assert Counter(seen) == {(what, c): 1 + CHUNK_PARTS  # the bin estimate and the parts
+                                 for what in ("start", "end") for c in range(n_chunks)}
+        last_of_0 = max(i for i, (what, c) in enumerate(seen) if c == 0)
+        first_other = min(i for i, (what, c) in enumerate(seen) if c > 0)
+        assert last_of_0 < first_other
+
+
 def _behind_unused(ps: PairSet) -> PairSet:
     """``ps`` behind an unused read and haplotype: its first read, haplotype and bytes are not
     0 (the staging's subtractions)."""
