@@ -16,10 +16,7 @@ bare loop). ``--profile``: a cProfile of one pass.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import json
-import pstats
 import statistics
 import sys
 import time
@@ -67,14 +64,8 @@ def main() -> int:
                   f"per call (min {cell['us_per_call']['min']:.1f}); garbage collections in its "
                   f"passes by generation {cell['gc_collections']}")
     if args.profile:
-        prof = cProfile.Profile()
-        prof.enable()
-        for p in regions:
-            b.run(p)
-        prof.disable()
-        text = io.StringIO()
-        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(25)
-        out["profile"] = text.getvalue()
+        from probe_profile import profile_calls  # scripts/, beside this file
+        out["profile"] = profile_calls(b.run, regions, 25)
         print(out["profile"])
     if args.json:
         with open(args.json, "w") as fh:

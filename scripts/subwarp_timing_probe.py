@@ -19,10 +19,7 @@ spread   a multi-chunk set (equal-64, 1.95e6 pairs, 5 chunks) run back to back, 
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import json
-import pstats
 import statistics
 import time
 
@@ -30,6 +27,7 @@ from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
+from probe_profile import profile_calls  # scripts/, beside this file
 
 
 def spread(values) -> dict:
@@ -73,16 +71,9 @@ def percall(passes: int, in_flight=(1,)) -> dict:
             host.append(w - ex.info["gpu_span_s"])
             kernels.append(ex.timing["kernel"])
         totals.append(time.perf_counter() - t_pass)
-    prof = cProfile.Profile()
-    prof.enable()
-    for p in regions:
-        b.run(p)
-    prof.disable()
-    text = io.StringIO()
-    pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(20)
     out = {"calls": len(regions), "passes": passes, "pass_total_s": spread(totals),
            "call_wall_s": spread(walls), "call_wall_minus_gpu_span_s": spread(host),
-           "call_kernel_s": spread(kernels), "profile": text.getvalue()}
+           "call_kernel_s": spread(kernels), "profile": profile_calls(b.run, regions, 20)}
     print(f"percall: {len(regions)} calls per pass, {passes} passes: pass total {ms(out['pass_total_s'])}"
           f" (min/median/max); per call wall {ms(out['call_wall_s'])}, of it host only "
           f"(wall - GPU span) {ms(out['call_wall_minus_gpu_span_s'])}, kernel "
