@@ -15,7 +15,7 @@ import time
 
 def main(argv=None) -> int:
     from hmmbench.apis import cuda as glue
-    from hmmbench.profile import cuda as pcuda, datasets
+    from hmmbench.profile import cuda_resident as pcuda, datasets
     from hmmbench.profile.resident import ResidentCache
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-d", "--database", default="proteins-2e8")

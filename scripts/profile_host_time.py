@@ -96,6 +96,11 @@ class FreeDriver:
     def time_since(self, other):
         return 0.0
 
+    class Context:  # noqa: N801 - pycuda's name
+        @staticmethod
+        def synchronize():
+            pass
+
 
 class FreeFunction:
     """A kernel that costs nothing; the compaction's scan reports ``survivors``."""
@@ -157,7 +162,7 @@ class FreeDevice:
 def main(argv=None) -> int:
     from hmmbench.apis import cuda as glue
     from hmmbench.backend import StageClock
-    from hmmbench.profile import cuda as pcuda, datasets, pipeline as pl
+    from hmmbench.profile import cuda_resident as pcuda, datasets, pipeline as pl
     from hmmbench.profile.device_pipeline import run_pipeline
     from hmmbench.profile.cuda import TUNED_VARIANT, CudaProfile
     from hmmbench.profile.host import launch_order

@@ -309,7 +309,7 @@ def test_cuda_pipeline_on_gpu_matches_reference_and_pyhmmer():
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
 def test_order_kernels_compile_sm90(tmp_path):
     """The launch order sorted on the device (kernels_cuda/profile/order.cu)."""
-    from hmmbench.profile.cuda import ORDER_THREADS, ORDER_TILE
+    from hmmbench.profile.cuda_resident import ORDER_THREADS, ORDER_TILE
     src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "order.cu")
     out = tmp_path / "o.cubin"
     proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out),
@@ -324,7 +324,7 @@ def _lengths_cases():
     """Length arrays the device order must sort like the host: the proteome, one sequence, a
     partial and an exact last tile, a single length, many distinct lengths (up to the limit),
     ties everywhere."""
-    from hmmbench.profile.cuda import ORDER_MAX_CLASSES, ORDER_TILE
+    from hmmbench.profile.cuda_resident import ORDER_MAX_CLASSES, ORDER_TILE
     rng = np.random.default_rng(5)
     yield "proteome", datasets.load_proteome().lengths
     yield "one", np.array([7])
@@ -342,7 +342,7 @@ def test_device_launch_order_is_the_host_order_on_gpu():
     from hmmbench.apis import cuda as glue
     if glue.unavailable_reason():
         pytest.skip(glue.unavailable_reason())
-    from hmmbench.profile import cuda as pcuda
+    from hmmbench.profile import cuda_resident as pcuda
     from hmmbench.profile.host import launch_order
     from hmmbench.profile.model import SequenceSet
     for name, L in _lengths_cases():

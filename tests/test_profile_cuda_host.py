@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("pyhmmer")
 
 from hmmbench.backend import StageClock  # noqa: E402
-from hmmbench.profile import cuda as pcuda, datasets  # noqa: E402
+from hmmbench.profile import cuda as pcuda, cuda_resident, datasets  # noqa: E402
 from hmmbench.profile.model import SequenceSet  # noqa: E402
 from hmmbench.profile.resident import ResidentCache  # noqa: E402
 
@@ -18,7 +18,7 @@ from hmmbench.profile.resident import ResidentCache  # noqa: E402
 def test_fill_copies_every_byte(size, threads):
     src = np.random.default_rng(size).integers(0, 256, size).astype(np.uint8)
     dst = np.zeros(size + 10, np.uint8)
-    pcuda.fill(dst[:size], src, threads)
+    cuda_resident.fill(dst[:size], src, threads)
     assert (dst[:size] == src).all() and not dst[size:].any()
 
 
@@ -60,7 +60,7 @@ def test_generic_forward_reads_the_length_model_the_database_carries(monkeypatch
     np.cumsum(L, out=offs[1:])
     seqs = SequenceSet([str(i) for i in range(L.size)], np.zeros(offs[-1], np.uint8), offs)
     cache = ResidentCache(lambda arrays, later: ({**arrays, **later()}, {"h2d": 0.0}),
-                          pcuda.resident_specials)
+                          cuda_resident.resident_specials)
     db, _ = cache.get_seqs(seqs, "db")
     model = datasets.resolve_model("query-M100").load()[0]
     other = copy.copy(model)

@@ -205,7 +205,7 @@ def test_staged_upload_delivers_every_byte(monkeypatch):
     stand-in with late copies): every array arrives whole, chunk after chunk, and the staging
     buffers are allocated once for every later upload."""
     from hmmbench.apis import cuda as glue
-    from hmmbench.profile import cuda as pcuda
+    from hmmbench.profile import cuda_resident as pcuda
     drv = AsyncDriver()
     monkeypatch.setattr(glue, "driver", lambda: drv)
     monkeypatch.setattr(pcuda, "UPLOAD_CHUNK", 1000)
@@ -244,7 +244,7 @@ def test_launch_order_and_length_classes_without_a_full_sort():
 def test_staged_upload_filled_by_several_threads(monkeypatch):
     """The same upload with each staging buffer filled in slices by several host threads."""
     from hmmbench.apis import cuda as glue
-    from hmmbench.profile import cuda as pcuda
+    from hmmbench.profile import cuda_resident as pcuda
     drv = AsyncDriver()
     monkeypatch.setattr(glue, "driver", lambda: drv)
     monkeypatch.setattr(pcuda, "UPLOAD_CHUNK", 3 << 20)
