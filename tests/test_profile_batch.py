@@ -19,6 +19,7 @@ from hmmbench.apis import opencl as opencl_api  # noqa: E402
 from hmmbench.backend import StageClock  # noqa: E402
 from hmmbench.errors import UserError  # noqa: E402
 from hmmbench.profile import batch as pb, datasets as pds, job as pjob, workload  # noqa: E402
+from hmmbench.profile.cells import profile_cells  # noqa: E402
 from hmmbench.profile.host import launch_order  # noqa: E402
 from hmmbench.profile.job import ProfileBatch, ProfileSearch  # noqa: E402
 from hmmbench.profile.model import SequenceSet  # noqa: E402
@@ -158,9 +159,9 @@ def test_batch_option_belongs_to_the_profile_workload(tmp_path, capsys):
 def test_batched_cells_group_by_length_and_keep_other_kinds_alone():
     specs = pds.resolve_models("RREFam")
     db = pds.resolve_database("proteins-2e4")
-    cells = pds.profile_cells([db], specs + pds.resolve_models("PF02826"), ["ssv", "vf"], 4)
+    cells = profile_cells([db], specs + pds.resolve_models("PF02826"), ["ssv", "vf"], 4)
     # the single-model cells are the same cells as without batching (reference cache keys)
-    plain = pds.profile_cells([db], specs, ["vf"])
+    plain = profile_cells([db], specs, ["vf"])
     assert [c.sha256 for c in plain] == [c.sha256 for c in cells[:10]]
     names = [(c.axes["model"], c.axes["kind"]) for c in cells]
     assert names[:11] == [(s.name, "vf") for s in specs] + [("PF02826", "vf")]

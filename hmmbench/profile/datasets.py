@@ -165,7 +165,8 @@ def _sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
-def _sha256_json(params: dict) -> str:
+def sha256_of_params(params: dict) -> str:
+    """The sha256 naming a generated dataset, model or cell by its parameters."""
     import hashlib
     import json
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
@@ -174,7 +175,7 @@ def _sha256_json(params: dict) -> str:
 def _synthetic_database(name: str, n_res: int, seed: int, text: str):
     from ..dataset import Dataset
     params = {"n_residues": n_res, "seed": seed, "generator": "generate_proteins/1"}
-    return Dataset(name=name, kind="synthetic", description=text, sha256=_sha256_json(params),
+    return Dataset(name=name, kind="synthetic", description=text, sha256=sha256_of_params(params),
                    loader=(lambda n=n_res, s=seed: generate_proteins(n, seed=s)),
                    params=params, n_cells=n_res)
 
@@ -303,7 +304,7 @@ def file_models(path: str, description: str = "") -> list:
     for i, h in enumerate(hmms):
         name = stem if len(hmms) == 1 else f"{stem}/{_model_name(h)}"
         out.append(ModelSpec(
-            name=name, M=h.M, sha256=_sha256_json({"file": digest, "index": i}),
+            name=name, M=h.M, sha256=sha256_of_params({"file": digest, "index": i}),
             description=f"{description}{_model_name(h)} {_accession(h)} (M={h.M})".replace(
                 "  ", " "),
             aliases=tuple(a for a in (_model_name(h), _accession(h)) if a),
@@ -339,7 +340,7 @@ def _generated_model(kind: str, M: int, seed: int) -> ModelSpec:
             "calibration)" if kind == "random" else
             "pyhmmer Builder on a seeded background sequence (calibrated, like phmmer)")
     return ModelSpec(name=f"{kind}-M{M}" + (f":{seed}" if seed != 1 else ""), M=M,
-                     sha256=_sha256_json({"model": kind, "M": M, "seed": seed,
+                     sha256=sha256_of_params({"model": kind, "M": M, "seed": seed,
                                           "generator": "pyhmmer-0.12"}),
                      description=f"seeded model, M={M}, seed {seed}: {what}", load_hmm=load)
 
@@ -399,119 +400,3 @@ def resolve_models(name: str) -> list:
 #: the models of `hmmbench run --workload profile` without --model
 DEFAULT_MODELS = ("PF02826", "LuxC")
 DEFAULT_DATABASES = ("proteome",)
-
-
-# --- the runner's cells: database x model x kind ---------------------------------------------
-
-class _LastDatabase:
-    """The sequence set of the database in use: cells run database-major, so one is enough
-    (a Swiss-Prot-sized set is 0.6 GB)."""
-
-    def __init__(self):
-        self.sha, self.seqs = None, None
-
-    def has(self, db) -> bool:
-        return self.sha == db.sha256
-
-    def get(self, db) -> SequenceSet:
-        if not self.has(db):
-            self.sha, self.seqs = None, None           # free the previous one first
-            self.seqs = db.load()
-            self.sha = db.sha256
-            db._cache = None                            # held here, not twice
-        return self.seqs
-
-
-def _make_cell_class():
-    from ..dataset import Dataset
-
-    @dataclass
-    class ProfileCell(Dataset):
-        """One database x model x kind of the profile workload, as the runner's Dataset: its
-        load() is the ProfileSearch; the attributes are the runner's hints (see runner)."""
-        axes: dict = field(default_factory=dict)
-        tolerance: Optional[float] = None
-        check_cells: Optional[int] = None
-        nonfinite_equal: bool = True
-        note: Optional[Callable] = field(default=None, repr=False)
-
-        def loading_note(self) -> Optional[str]:
-            return self.note() if self.note else None
-
-        @property
-        def label(self) -> str:
-            """What progress lines call this cell."""
-            return self.description
-
-    return ProfileCell
-
-
-def profile_cells(databases: list, models: list, kinds: list, batch: int = 1) -> list:
-    """The runner's datasets for databases x models x kinds (kinds may include ``pipeline``,
-    the cell of the whole-pipeline peers), database-major so that each database is loaded or
-    generated once. ``batch`` > 1: the kinds that batch (ssv, msv) run the models sorted by
-    length in cells of ``batch`` models each (:mod:`.batch`; a lone remainder is a cell of its
-    own: a batch of one), after the other kinds' cells."""
-    from .batch import batch_label, group_models
-    from .warp import BATCH_KINDS
-    cell_class = _make_cell_class()
-    last = _LastDatabase()
-    batched = [k for k in kinds if k in BATCH_KINDS] if batch > 1 else []
-    cells = []
-    for db in databases:
-        def note(db=db):
-            if last.has(db) or db.kind != "synthetic":
-                return None
-            n = db.params["n_residues"]
-            return (f"generating database {db.name}: {n:.3g} residues (about "
-                    f"{max(1.0, n / GENERATE_RESIDUES_PER_S):.0f} s on the 2-core dev box)")
-        units = [([spec], spec.name, kind, 1) for spec in models for kind in kinds
-                 if kind not in batched]
-        at = 0
-        for group in (group_models(models, batch) if batched else []):
-            units += [(group, batch_label(group, at), kind, batch) for kind in batched]
-            at += len(group)
-        cells += [_cell(cell_class, db, group, name, kind, last, note, size)
-                  for group, name, kind, size in units]
-    return cells
-
-
-def _cell(cell_class, db, specs: list, name: str, kind: str, last: _LastDatabase, note,
-          batch: int = 1):
-    """One database x model(s) x kind cell: one model's ProfileSearch, or (``batch`` > 1) a
-    ProfileBatch of ``specs`` (model = ``name``, model_length = the largest M)."""
-    from .job import REFERENCE_CHECK_CELLS, TOLERANCE, ProfileBatch, ProfileSearch
-    M = max(s.M for s in specs)
-    axes = {"workload": "profile", "model": name, "model_length": M, "kind": kind,
-            "residues": db.n_cells}
-
-    def load():
-        seqs = last.get(db)
-        axes["residues"] = seqs.n_residues
-        parts = []
-        for spec in specs:
-            model, hmm = spec.load()
-            parts.append(ProfileSearch(model, seqs, kind, hmm, database=db.sha256))
-        if batch == 1:
-            return parts[0]
-        return ProfileBatch(parts, tuple(s.name for s in specs), database=db.sha256,
-                            size=batch)
-    model_key = specs[0].sha256 if batch == 1 else [s.sha256 for s in specs]
-    return cell_class(
-        name=db.name, kind="profile", loader=load,
-        description=f"{db.name} x {name} (M={M}) x {kind}" if batch == 1 else
-        f"{db.name} x {name} ({len(specs)} models, M={min(s.M for s in specs)}..{M}) x {kind}",
-        sha256=_sha256_json({"database": db.sha256, "model": model_key, "kind": kind}),
-        n_pairs=db.n_pairs and db.n_pairs * len(specs), params={"database": db.name, "model": name,
-                                                 "kind": kind},
-        default_chunking="whole", axes=axes, tolerance=TOLERANCE.get(kind),
-        check_cells=REFERENCE_CHECK_CELLS.get(kind), note=note)
-
-
-def launches(job, mode: str) -> list:
-    """The runner's chunking for profile searches: one launch per job (``whole``)."""
-    from ..errors import UserError
-    if mode != "whole":
-        raise UserError(f"chunking '{mode}' does not apply to the profile workload (it runs "
-                        "each database x model x kind as one job: 'whole')")
-    return [job]

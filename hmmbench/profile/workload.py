@@ -69,6 +69,7 @@ class Profile(Workload):
         """Databases x models x kinds as cells, and the backends of each cell."""
         from . import datasets as pds
         from .batch import check_batch_kinds, parse_batch_models
+        from .cells import launches, profile_cells
         from .job import PIPELINE
         _need_pyhmmer()
         dbs = [pds.resolve_database(n) for n in (args.dataset or pds.DEFAULT_DATABASES)]
@@ -81,7 +82,7 @@ class Profile(Workload):
         batch = parse_batch_models(getattr(args, "batch_models", None))
         if getattr(args, "batch_models", None) is not None:
             kinds = check_batch_kinds(batch, kinds, bool(args.kind))
-        cells = pds.profile_cells(dbs, models, kinds, batch)
+        cells = profile_cells(dbs, models, kinds, batch)
         first = cells[0] if cells else None
 
         def backends_for(cell) -> list:
@@ -94,10 +95,10 @@ class Profile(Workload):
                 elif cell is first and not set(does) & set(kinds):
                     out.append(b)      # computes none of the kinds asked for: one row says why
             return out
-        return cells, {"backends_for": backends_for, "launches_fn": pds.launches}
+        return cells, {"backends_for": backends_for, "launches_fn": launches}
 
     def launches(self, unit, mode: str) -> list:
-        from .datasets import launches
+        from .cells import launches
         return launches(unit, mode)
 
     def check_chunking(self, mode: str) -> None:

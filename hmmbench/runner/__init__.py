@@ -21,7 +21,7 @@ float64 CPU reference is slow.
 
 Workloads: the unit of work a backend runs is the dataset's load() (a PairSet for "pairhmm"; a
 :class:`hmmbench.profile.job.ProfileSearch` for "profile", whose "datasets" are the
-database x model x kind cells built by :func:`hmmbench.profile.datasets.profile_cells`). A
+database x model x kind cells built by :func:`hmmbench.profile.cells.profile_cells`). A
 dataset may carry runner hints as attributes: ``axes`` (extra record fields), ``tolerance``,
 ``check_cells`` (a reference cell budget: above it the check is sampled), ``nonfinite_equal``
 (NaN == NaN and inf == inf count as agreement, as HMMER's filters report them) and
