@@ -20,6 +20,7 @@ from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
 from hmmbench.pairhmm.subwarp_staging import (CHUNK_PARTS, chunk_offsets, int_views,
                                               stage_chunk_part)
 from pairgen import deep_pairs, ragged_pairs
+from subwarp_staging_reference import STAGE_TASKS, staging_offsets
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels_cuda"
 INCLUDES = [f"-I{d}" for d in glue.include_dirs(sw.SOURCE)]
@@ -395,11 +396,11 @@ def test_chunks_stage_their_raw_arrays_chunk_relative_into_one_block():
     b = sw.SubwarpBackend("t", chunk_pairs=11)
     bounds = b.chunk_bounds(ps)
     bins = b.bins_for(ps)
-    offs, size = sw.staging_offsets(ps, bounds, 1 + 2 * len(bins))
+    offs, size = staging_offsets(ps, bounds, 1 + 2 * len(bins))
     assert [n for n, _ in sw.STAGED] == list(offs)
-    assert sorted(n for t in sw.STAGE_TASKS for n in t) == sorted(offs)
+    assert sorted(n for t in STAGE_TASKS for n in t) == sorted(offs)
     assert all(o % 256 == 0 for o, _ in offs.values())
-    assert len(sw.STAGE_TASKS) == CHUNK_PARTS
+    assert len(STAGE_TASKS) == CHUNK_PARTS
     for c, (b0, b1) in enumerate(bounds):
         got = _staged_chunk(ps, bins, bounds, c)
         assert np.array_equal(got["meta"], _meta(bins))

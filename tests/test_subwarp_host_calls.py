@@ -17,12 +17,12 @@ from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
 from hmmbench.pairhmm.subwarp_staging import (
-    CHUNK_PARTS, STAGE_TASKS, STAGED, chunk_offsets, chunk_sources, int_views, stage,
-    stage_chunk_part, stage_whole, staging_offsets, whole_offsets)
+    CHUNK_PARTS, STAGED, chunk_offsets, int_views, stage_chunk_part, stage_whole, whole_offsets)
 from hmmbench.pairhmm.subwarp_call import SubwarpHandle
 from hmmbench.pairhmm.subwarp_device import MAX_LANES, Lanes
 from hmmbench.runner.cell import run_launches
 from pairgen import ragged_pairs
+from subwarp_staging_reference import STAGE_TASKS, chunk_sources, stage, staging_offsets
 
 
 class _Ordered(Counter):

@@ -69,8 +69,7 @@ from .subwarp_device import DeviceResources, Lane, Lanes
 from .subwarp_small import SmallCall
 from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
 from .subwarp_staging import (  # noqa: F401
-    PREP_THREADS, STAGE_TASKS, STAGED, STAGING_SLOTS, StagingSlots, chunk_sources, headroom,
-    stage, staging_offsets)
+    PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, headroom)
 
 #: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int): items, range,
 #: n_max, KERNEL_ARRAYS, out, fb_queue, fb_items, scratch, scratch_stride.

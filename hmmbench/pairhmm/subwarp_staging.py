@@ -1,22 +1,21 @@
 """Sub-warp Pair-HMM: the host staging pipeline (API-free).
 
 A chunk's raw arrays (byte slices of the PairSet, offsets made chunk-relative) are copied into one
-staging buffer per chunk by worker threads, one task per big array (``STAGE_TASKS``); numpy frees
+staging buffer per chunk by worker threads, one task per big array (``CHUNK_PARTS``); numpy frees
 the GIL, so several chunks are staged while the device works on earlier ones. ``StagingSlots``
 owns the reusable buffers (page-locked where the API allocates them so) and the thread pool.
 
 The layout (``slot_layout``) and the copies are shared by the two call paths, in plain integers
 and one slice assignment per array: a small call stages its whole PairSet (``whole_offsets``,
 ``stage_whole``), a multi-chunk call each chunk by task (``chunk_offsets``: every chunk's ends
-from a few numpy calls; ``stage_chunk_part``). ``staging_offsets``, ``chunk_sources`` and
-``stage`` are the general staging by array name, the reference both are tested against byte for
-byte.
+from a few numpy calls; ``stage_chunk_part``). Both are tested byte for byte against the general
+staging by array name in ``tests/subwarp_staging_reference.py``.
 """
 from __future__ import annotations
 
 import math
 import os
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
@@ -35,78 +34,12 @@ STAGED = (("read_bases", np.uint8), ("base_qual", np.uint8), ("ins_qual", np.uin
           ("del_qual", np.uint8), ("gcp_qual", np.uint8), ("read_off", np.int64),
           ("hap_bases", np.uint8), ("hap_off", np.int64), ("batch_reads", np.int64),
           ("batch_haps", np.int64), ("batch_pairs", np.int64), ("meta", np.int32))
-#: Staging tasks of a chunk (worker threads): the big byte arrays alone, the rest together.
-STAGE_TASKS = (("read_bases",), ("base_qual",), ("ins_qual",), ("del_qual",), ("gcp_qual",),
-               ("hap_bases",), ("read_off", "hap_off", "batch_reads", "batch_haps",
-                                "batch_pairs", "meta"))
-
-_ITEMSIZE = {dtype: np.dtype(dtype).itemsize for _, dtype in STAGED}
-_STAGED_SIZES = tuple((name, dtype, _ITEMSIZE[dtype]) for name, dtype in STAGED)
-
-
-def chunk_sources(pairs: PairSet, b0: int, b1: int, meta: np.ndarray) -> dict:
-    """{name: (source array, value subtracted or None)} of batches b0:b1 (views, no copies)."""
-    r0, r1 = int(pairs.batch_reads[b0]), int(pairs.batch_reads[b1])
-    h0, h1 = int(pairs.batch_haps[b0]), int(pairs.batch_haps[b1])
-    a0, a1 = int(pairs.read_offsets[r0]), int(pairs.read_offsets[r1])
-    c0, c1 = int(pairs.hap_offsets[h0]), int(pairs.hap_offsets[h1])
-    src = {name: (getattr(pairs, name)[a0:a1], None)
-           for name in ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual")}
-    src.update(read_off=(pairs.read_offsets[r0:r1 + 1], a0),
-               hap_bases=(pairs.hap_bases[c0:c1], None),
-               hap_off=(pairs.hap_offsets[h0:h1 + 1], c0),
-               batch_reads=(pairs.batch_reads[b0:b1 + 1], r0),
-               batch_haps=(pairs.batch_haps[b0:b1 + 1], h0),
-               batch_pairs=(pairs.batch_pairs[b0:b1 + 1], None), meta=(meta, None))
-    return src
-
-
-def staging_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple[dict, int]:
-    """{name: (byte offset, dtype)} fitting every chunk, and the slot size (from offsets only).
-    Plain integers per chunk: a per-region call has one chunk, where numpy's per-call overhead
-    would be most of the work."""
-    br, bh, ro, ho = pairs.batch_reads, pairs.batch_haps, pairs.read_offsets, pairs.hap_offsets
-    pos = reads = hap_bases = haps = batches = 0
-    for b0, b1 in bounds:
-        r0, r1, h0, h1 = int(br[b0]), int(br[b1]), int(bh[b0]), int(bh[b1])
-        pos = max(pos, int(ro[r1]) - int(ro[r0]))
-        hap_bases = max(hap_bases, int(ho[h1]) - int(ho[h0]))
-        reads, haps, batches = max(reads, r1 - r0), max(haps, h1 - h0), max(batches, b1 - b0)
-    count = {"read_off": reads + 1, "hap_bases": hap_bases, "hap_off": haps + 1, "meta": n_meta,
-             "batch_reads": batches + 1, "batch_haps": batches + 1, "batch_pairs": batches + 1}
-    offs, at = {}, 0
-    for name, dtype, size in _STAGED_SIZES:
-        offs[name] = (at, dtype)
-        at += -(-max(count.get(name, pos) * size, 1) // 256) * 256
-    return offs, at
-
-
-def stage(sources: dict, names: Sequence[str], offs: dict, buf: np.ndarray) -> int:
-    """Copy arrays ``names`` of a chunk into its staging buffer; returns the end of the last."""
-    used = 0
-    for name in names:
-        a, base = sources[name]
-        o, dtype = offs[name]
-        nbytes = a.size * _ITEMSIZE[dtype]
-        if base is None and dtype is np.uint8 and a.dtype == np.uint8:
-            buf[o:o + nbytes] = a  # bytes as they are (~0.7 us less than a view and copyto)
-            used = max(used, o + nbytes)
-            continue
-        dst = buf[o:o + nbytes].view(dtype)
-        if base is None:
-            np.copyto(dst, a, casting="same_kind")
-        else:
-            np.subtract(a, base, out=dst, casting="same_kind")
-        used = max(used, o + nbytes)
-    return used
-
-
 def slot_layout(seq: int, reads: int, hap_bytes: int, haps: int, batches: int,
                 n_meta: int) -> tuple:
     """(byte offsets in STAGED order, slot bytes) of a slot that holds a chunk of ``seq`` read
     bytes, ``reads`` reads, ``hap_bytes`` haplotype bytes, ``haps`` haplotypes, ``batches``
     batches and ``n_meta`` meta values (or less): each array's bytes (at least 1) rounded up to
-    256, as ``staging_offsets`` lays them out."""
+    256."""
     seq = -(-max(seq, 1) // 256) * 256  # each of the five read arrays
     batch = -(-(batches + 1) * 8 // 256) * 256  # each of batch_reads, batch_haps, batch_pairs
     read_off = 5 * seq
@@ -120,8 +53,8 @@ def slot_layout(seq: int, reads: int, hap_bytes: int, haps: int, batches: int,
 
 
 def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
-    """A small call's staging layout: the whole PairSet as one chunk, as ``staging_offsets``
-    and ``chunk_sources`` give it for bounds [(0, n_batches)] -- (byte offsets in STAGED order,
+    """A small call's staging layout: the whole PairSet as one chunk (bounds [(0, n_batches)])
+    -- (byte offsets in STAGED order,
     slot bytes, its (r0, r1, h0, h1, a0, a1, c0, c1): first and end read, haplotype, read byte
     and haplotype byte) -- in plain integers, no dict, no loop."""
     br, bh = pairs.batch_reads, pairs.batch_haps
@@ -134,7 +67,7 @@ def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
 
 def chunk_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple:
     """The full path's staging layout: (byte offsets in STAGED order and slot bytes fitting
-    every chunk, as ``staging_offsets`` gives them; per chunk its ends as ``whole_offsets``
+    every chunk; per chunk its ends as ``whole_offsets``
     gives them), from the PairSet's own cumulative offsets at the chunks' bounds (a few numpy
     calls for all chunks, no loop over batches)."""
     b0, b1 = np.array(bounds, np.int64).reshape(-1, 2).T
@@ -154,7 +87,7 @@ def int_views(buf: np.ndarray) -> tuple:
 
 
 def stage_whole(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple) -> int:
-    """``stage`` of every array of the whole PairSet (``whole_offsets``) into a buffer
+    """Every array of the whole PairSet (``whole_offsets``) into a buffer
     (``int_views``): the same bytes at the same offsets (the PairSet's uint8 sequences and
     int64 offsets), one copy per array and a subtraction only where the chunk's first value is
     not 0; returns the end of the last array."""
@@ -173,7 +106,7 @@ def stage_whole(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views
 
 def stage_ints(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple,
                batches: tuple) -> int:
-    """``stage`` of a chunk's offsets (its ``ends``), batch arrays (``batches``: its slices of
+    """A chunk's offsets (its ``ends``), batch arrays (``batches``: its slices of
     batch_reads, batch_haps, batch_pairs) and meta into a buffer (``int_views``): one copy each,
     a subtraction only where the chunk's first value is not 0 (pair numbers stay global);
     returns the end of the last array (meta's)."""
@@ -194,7 +127,7 @@ def stage_ints(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views:
 
 
 #: The full path's staging tasks of a chunk (worker threads, ``stage_chunk_part``): each read
-#: array, the haplotype bytes, then the offsets, batch arrays and meta together (``STAGE_TASKS``).
+#: array, the haplotype bytes, then the offsets, batch arrays and meta together.
 CHUNK_PARTS = 7
 _SEQ_PARTS = tuple((name, i) for i, (name, _) in enumerate(STAGED[:5])) + (("hap_bases", 6),)
 
@@ -202,7 +135,7 @@ _SEQ_PARTS = tuple((name, i) for i, (name, _) in enumerate(STAGED[:5])) + (("hap
 def stage_chunk_part(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple,
                      b0: int, b1: int, part: int) -> int:
     """Task ``part`` (< CHUNK_PARTS) of staging batches b0:b1 (their ``ends``, ``chunk_offsets``)
-    into a buffer (``int_views``): the bytes ``stage`` writes for that task, one copy per array;
+    into a buffer (``int_views``): that task's arrays, one copy per array;
     returns the end of what it wrote (meta's end for the last part, 0 for the others)."""
     if part == CHUNK_PARTS - 1:
         return stage_ints(pairs, meta, offs, ends, views, (pairs.batch_reads[b0:b1 + 1],
