@@ -1,8 +1,9 @@
 """On the GPU machine: the ways a resident database can reach the device, timed on its real bytes
-(issue 14 asks >= 20 GB/s): the staged upload the CUDA backends use
-(``hmmbench.profile.cuda.upload_database``) by chunk size, staging buffers and host threads; the
-link's own speed from memory already page-locked; pinning the database in place
-(``cuMemHostRegister``) or copying it into a fresh page-locked buffer, each with its copy; the
+(issue 14 asks >= 20 GB/s): the staged upload (``hmmbench.profile.cuda_resident.upload_database``
+with pinning off) by chunk size, staging buffers and host threads; the link's own speed from
+memory already page-locked; pinning the database in place (``cuMemHostRegister``) whole, and by
+chunks each copied while the next is registered (``pin_and_copy``, what the backends do), or
+copying it into a fresh page-locked buffer, each with its copy; the
 pageable copy; the host's memcpy bandwidth; and the layout the load computes beside the copies.
 
     python3 scripts/device_upload_paths.py [-d proteins-2e8] [--repeats 5] [--json FILE]
@@ -59,7 +60,7 @@ def main(argv=None) -> int:
     pcuda._staging(drv)
     first = pcuda.resident_cache()
     t0 = time.perf_counter()
-    _, load = first.get_seqs(seqs, "db")
+    load = first.get_seqs(seqs, "db")[1]         # the database itself not kept: dropped by clear()
     wall = time.perf_counter() - t0
     t0 = time.perf_counter()
     probe = drv.mem_alloc(nbytes)
@@ -80,6 +81,8 @@ def main(argv=None) -> int:
                                                      args.repeats))
     # the staged upload by chunk size, buffers, threads
     arrays = {"residues": res, "offsets": offs}
+    pin_min = pcuda.PIN_MIN
+    pcuda.PIN_MIN = 1 << 62                    # staging alone
     for chunk_mib in (4, 16, 64):
         for nbuf in (2, 4):
             for threads in (4, 8):
@@ -89,13 +92,14 @@ def main(argv=None) -> int:
                 pcuda._staging(drv)
 
                 def staged():
-                    bufs, _ = pcuda.upload_database(arrays)
+                    bufs, *_ = pcuda.upload_database(arrays)
                     for b in bufs.values():
                         b.free()
                 row(f"staged {chunk_mib} MiB x {nbuf} buffers, {threads} threads",
                     timed(staged, args.repeats), chunk_mib=chunk_mib, buffers=nbuf,
                     threads=threads)
     pcuda._STAGING.clear()
+    pcuda.PIN_MIN = pin_min
     # the link from page-locked memory (the bound of any staged path)
     t0 = time.perf_counter()
     locked = drv.pagelocked_empty(res.size, np.uint8)
@@ -140,6 +144,33 @@ def main(argv=None) -> int:
         rc=[int(x) for x in parts[:, 3]], rc_unregister=[int(x) for x in parts[:, 4]])
     print(f"  register {rows[-1]['register_ms']:.2f} ms, copy {rows[-1]['copy_ms']:.2f} ms, "
           f"unregister {rows[-1]['unregister_ms']:.2f} ms, rc {rows[-1]['rc']}", flush=True)
+    # pinning in place by chunks, each chunk's copy while the next is registered (the backends'
+    # path: pin_and_copy), unpinning timed apart (the backends unpin when a database is dropped)
+    pin_chunk = pcuda.PIN_CHUNK
+    for chunk_mib in (8, 16, 32, 64, 256):
+        pcuda.PIN_CHUNK = chunk_mib << 20
+        unpins = []
+
+        def pin_chunks():
+            locked, head = pcuda.pin_and_copy(drv, res, dev, stream)
+            stream.synchronize()
+            t0 = time.perf_counter()
+            for ptr in locked:
+                glue.host_unregister(ptr)
+            unpins.append((time.perf_counter() - t0, head == res.nbytes, len(locked)))
+            return t0
+        walls = []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            walls.append(pin_chunks() - t0)
+        t = {"first_ms": 1e3 * walls[0], "best_ms": 1e3 * min(walls),
+             "median_ms": 1e3 * statistics.median(walls)}
+        row(f"pinned in place by {chunk_mib} MiB chunks", t, chunk_mib=chunk_mib,
+            unpin_ms=1e3 * statistics.median(u[0] for u in unpins),
+            all_pinned=all(u[1] for u in unpins), chunks=unpins[0][2])
+        print(f"  unpin {rows[-1]['unpin_ms']:.2f} ms apart; every chunk locked: "
+              f"{rows[-1]['all_pinned']}", flush=True)
+    pcuda.PIN_CHUNK = pin_chunk
     # a fresh page-locked buffer each time (allocate, fill, copy)
     def fresh():
         buf = drv.pagelocked_empty(res.size, np.uint8)
@@ -159,15 +190,21 @@ def main(argv=None) -> int:
     pcuda.UPLOAD_CHUNK, pcuda.UPLOAD_BUFFERS, pcuda.UPLOAD_THREADS = defaults
     pcuda._staging(drv)
     for name, c in (("db load, host order", host_cache), ("db load, device order", cache)):
-        loads = []
-
-        def load():
-            c.clear()
+        loads, walls, drops = [], [], []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
             loads.append(c.get_seqs(seqs, "db")[1])
-        t = timed(load, args.repeats)
+            walls.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            c.clear()                         # the database dropped: unpinned, freed
+            drops.append(time.perf_counter() - t0)
+        t = {"first_ms": 1e3 * walls[0], "best_ms": 1e3 * min(walls),
+             "median_ms": 1e3 * statistics.median(walls)}
         med = {k: 1e3 * statistics.median(x[k] for x in loads) for k in ("prep", "h2d")}
-        row(name, t, prep_ms=med["prep"], h2d_ms=med["h2d"])
-        print(f"  median prep {med['prep']:.2f} ms, h2d {med['h2d']:.2f} ms", flush=True)
+        row(name, t, prep_ms=med["prep"], h2d_ms=med["h2d"],
+            drop_ms=1e3 * statistics.median(drops))
+        print(f"  median prep {med['prep']:.2f} ms, h2d {med['h2d']:.2f} ms; dropping it "
+              f"(unpinning) {rows[-1]['drop_ms']:.2f} ms apart", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": glue.gpu_name(), "database": args.database, "bytes": nbytes,

@@ -177,6 +177,7 @@ def main(argv=None) -> int:
     glue.driver = FreeDriver
     glue.compile = lambda *a, **kw: FreeModule(1000)
     glue.device_attributes = lambda: {"sm_count": 132}
+    glue.host_register = lambda ptr, nbytes: False    # page-locking is the driver's: staged copies
     seqs = load_database(args.database, args.cache)
     r = args.repeats
     print(f"{args.database}: {len(seqs)} sequences, {seqs.n_residues} residues; "

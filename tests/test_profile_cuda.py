@@ -357,6 +357,38 @@ def test_device_launch_order_is_the_host_order_on_gpu():
         cache.clear()
 
 
+def test_upload_pinned_in_place_on_gpu():
+    """On the GPU: a large array is page-locked in place chunk by chunk (the driver accepts
+    every chunk, the first not on a page bound), arrives bit for bit, stays locked while the
+    database is resident (the driver refuses to lock its pages again) and is unlocked when
+    the database is dropped (then it can be locked again)."""
+    from hmmbench.apis import cuda as glue
+    if glue.unavailable_reason():
+        pytest.skip(glue.unavailable_reason())
+    from hmmbench.profile import cuda_resident as pcuda
+    drv = glue.driver()
+    rng = np.random.default_rng(5)
+    raw = rng.integers(0, 256, 3 * pcuda.PIN_CHUNK + 12_346, dtype=np.uint8)[1:]
+    stream = drv.Stream()
+    dev = drv.mem_alloc(raw.nbytes)
+    locked, head = pcuda.pin_and_copy(drv, raw, dev, stream)
+    stream.synchronize()
+    assert head == raw.nbytes and len(locked) == 4 and locked[0] == raw.ctypes.data
+    assert not glue.host_register(raw.ctypes.data + raw.nbytes // 2, 4096)   # locked already
+    back = np.empty_like(raw)
+    drv.memcpy_dtoh(back, dev)
+    assert np.array_equal(back, raw)
+    assert all(glue.host_unregister(p) for p in locked)
+    bufs, seconds, unpin = pcuda.upload_database({"residues": raw, "small": raw[:1000].copy()})
+    back[:] = 0
+    drv.memcpy_dtoh(back, bufs["residues"])
+    assert np.array_equal(back, raw) and seconds["h2d"] > 0
+    assert not glue.host_register(raw.ctypes.data, 4096)
+    unpin()
+    assert glue.host_register(raw.ctypes.data, raw.nbytes)
+    assert glue.host_unregister(raw.ctypes.data)
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
 @pytest.mark.parametrize("defines", [
     {"MODELS": 4, "GROUP": 8, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "QB": 7},

@@ -215,8 +215,9 @@ def test_staged_upload_delivers_every_byte(monkeypatch):
               "offsets": np.cumsum(rng.integers(1, 9, 700)).astype(np.int64),
               "order": rng.permutation(700).astype(np.int32), "empty": np.zeros(0, np.int32)}
     for _ in range(2):
-        bufs, seconds = pcuda.upload_database(arrays)
+        bufs, seconds, unpin = pcuda.upload_database(arrays)
         assert set(seconds) == {"h2d"} and not drv.pending
+        unpin()
         for name, arr in arrays.items():
             got = bytes(drv.memory[bufs[name]][:arr.nbytes])
             assert got == arr.tobytes(), name
@@ -253,9 +254,79 @@ def test_staged_upload_filled_by_several_threads(monkeypatch):
     rng = np.random.default_rng(3)
     arrays = {"residues": rng.integers(0, 29, 10_000_001).astype(np.uint8),
               "offsets": np.cumsum(rng.integers(1, 9, 300_000)).astype(np.int64)}
-    bufs, _ = pcuda.upload_database(arrays)
+    bufs, *_ = pcuda.upload_database(arrays)
     for name, arr in arrays.items():
         assert bytes(drv.memory[bufs[name]][:arr.nbytes]) == arr.tobytes(), name
+
+
+class HostPins:
+    """A stand-in for the driver's page-locking (cuMemHostRegister): records the locked ranges,
+    refuses a range overlapping a locked one (as the driver does) and, once ``refuse_after``
+    ranges are locked, every further one."""
+
+    def __init__(self, refuse_after=None):
+        self.locked, self.refuse_after, self.unlocked = {}, refuse_after, []
+
+    def register(self, ptr, nbytes):
+        if self.refuse_after is not None and len(self.locked) >= self.refuse_after:
+            return False
+        if any(p < ptr + nbytes and ptr < p + n for p, n in self.locked.items()):
+            return False
+        self.locked[ptr] = nbytes
+        return True
+
+    def unregister(self, ptr):
+        self.unlocked.append(ptr)
+        return self.locked.pop(ptr, None) is not None
+
+
+@pytest.mark.parametrize("refuse_after", [None, 2, 0])
+def test_large_arrays_pinned_in_place_by_page_aligned_chunks(monkeypatch, refuse_after):
+    """Arrays of PIN_MIN bytes or more are page-locked in place chunk by chunk (chunk bounds on
+    page bounds, together the whole array, none locked twice), each chunk's copy enqueued from
+    the array itself; what the driver refuses to lock goes through the staging buffers; every
+    byte arrives; the locked chunks stay locked while the database is resident and are unlocked
+    once, when it is dropped."""
+    import mmap
+    from hmmbench.apis import cuda as glue
+    from hmmbench.profile import cuda_resident as pcuda
+    from hmmbench.profile.model import SequenceSet
+    from hmmbench.profile.resident import ResidentCache
+    drv, pins = AsyncDriver(), HostPins(refuse_after)
+    monkeypatch.setattr(glue, "driver", lambda: drv)
+    monkeypatch.setattr(glue, "host_register", pins.register)
+    monkeypatch.setattr(glue, "host_unregister", pins.unregister)
+    monkeypatch.setattr(pcuda, "PIN_CHUNK", 4 * mmap.PAGESIZE)
+    monkeypatch.setattr(pcuda, "PIN_MIN", 6 * mmap.PAGESIZE)
+    monkeypatch.setattr(pcuda, "UPLOAD_CHUNK", 5000)
+    monkeypatch.setattr(pcuda, "_STAGING", [])
+    rng = np.random.default_rng(4)
+    n = 15 * mmap.PAGESIZE + 123
+    L = np.full(n // 100, 100)
+    L[-1] += n - L.sum()
+    offs = np.zeros(L.size + 1, np.int64)
+    np.cumsum(L, out=offs[1:])
+    residues = rng.integers(0, 29, 1 + n).astype(np.uint8)[1:]    # not on a page bound
+    seqs = SequenceSet([str(i) for i in range(L.size)], residues, offs)
+    cache = ResidentCache(pcuda.upload_database)
+    db, _ = cache.get_seqs(seqs, "db")
+    assert bytes(drv.memory[db.buffers["residues"]][:n]) == residues.tobytes()
+    assert bytes(drv.memory[db.buffers["offsets"]][:offs.nbytes]) == offs.tobytes()
+    ranges = sorted(pins.locked.items())
+    if refuse_after == 0:
+        assert ranges == []
+    else:
+        base = residues.ctypes.data
+        assert ranges[0][0] == base and all(p % mmap.PAGESIZE == 0 for p, _ in ranges[1:])
+        assert all(p + k == q for (p, k), (q, _) in zip(ranges, ranges[1:]))   # no gap
+        assert ranges[-1][0] + ranges[-1][1] == (base + n if refuse_after is None
+                                                 else ranges[-1][0] + ranges[-1][1])
+        assert len(ranges) == (-(-n // pcuda.PIN_CHUNK) if refuse_after is None else refuse_after)
+    was_locked = set(pins.locked)
+    assert pins.unlocked == []                  # resident: still locked
+    cache.clear()
+    del db
+    assert sorted(pins.unlocked) == sorted(was_locked) and pins.locked == {}
 
 
 def test_device_order_replaces_the_host_sort(monkeypatch):

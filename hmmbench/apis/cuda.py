@@ -97,6 +97,42 @@ def release_thread() -> None:
             pass
 
 
+_LIBCUDA: dict = {}
+
+
+def _libcuda():
+    if "lib" not in _LIBCUDA:
+        _LIBCUDA["lib"] = ctypes.CDLL("libcuda.so.1")
+    return _LIBCUDA["lib"]
+
+
+def host_register(ptr: int, nbytes: int) -> bool:
+    """Page-locks ``nbytes`` of host memory at ``ptr`` in place (cuMemHostRegister, through
+    ctypes: PyCUDA's register_host_memory fails under NumPy 2, inducer/pycuda#459), so copies
+    from it run at the link's speed without a staging copy. False where the driver refuses
+    (memory already registered, a read-only file mapping, no page-locked memory left)."""
+    driver()
+    try:
+        lib = _libcuda()
+    except OSError:                        # no driver library (a stand-in driver's test)
+        return False
+    return lib.cuMemHostRegister_v2(ctypes.c_void_p(ptr), ctypes.c_size_t(nbytes),
+                                           ctypes.c_uint(0)) == 0
+
+
+def host_unregister(ptr: int) -> bool:
+    """Makes memory :func:`host_register` page-locked at ``ptr`` pageable again, from any thread
+    (the process's context pushed for the call where it is not current there)."""
+    pushed = not getattr(_THREAD, "pushed", False)
+    if pushed:
+        _CTX["ctx"].push()
+    try:
+        return _libcuda().cuMemHostUnregister(ctypes.c_void_p(ptr)) == 0
+    finally:
+        if pushed:
+            _CTX["ctx"].pop()
+
+
 def device():
     driver()
     return _CTX["dev"]

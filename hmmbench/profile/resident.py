@@ -15,6 +15,7 @@ loaded for that run alone and its load counts in the run's own stages.
 from __future__ import annotations
 
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -58,7 +59,9 @@ class ResidentDatabase:
 class ResidentCache:
     """A backend's resident database. ``upload(arrays, later)`` puts named host arrays on the
     device (residues and offsets, then the dict ``later()`` returns: launch order, length
-    classes and what ``derive`` adds) and returns (buffers, {"prep": s, "h2d": s});
+    classes and what ``derive`` adds) and returns (buffers, {"prep": s, "h2d": s}), and may
+    return a third item: a function releasing what the host keeps for the database's life
+    (page-locked memory), called when the database is dropped;
     ``derive(lengths, classes)``, when given, adds per-sequence arrays the backend wants
     resident too, computed from the distinct lengths and each sequence's class. The layout
     (launch order, classes, derived arrays) is computed in a thread while the residues are
@@ -111,21 +114,28 @@ class ResidentCache:
                 arrays = layout.result()[3]
                 waited.append(time.perf_counter() - t0)
                 return arrays
-            buffers, seconds = self._upload({"residues": seqs.residues,
-                                             "offsets": seqs.offsets}, later)
+            buffers, seconds, *release = self._upload({"residues": seqs.residues,
+                                                       "offsets": seqs.offsets}, later)
             order, lengths, classes, layout_arrays = layout.result()
         nbytes = seqs.residues.nbytes + seqs.offsets.nbytes + sum(
             a.nbytes for a in layout_arrays.values())
         sorting, fetch = 0.0, None
         if order is None:
             t0 = time.perf_counter()
-            fetch = self._device_order(buffers, len(seqs), len(lengths))
+            try:
+                fetch = self._device_order(buffers, len(seqs), len(lengths))
+            except BaseException:
+                for fn in release:            # no database to unlock it when dropped
+                    fn()
+                raise
             sorting = time.perf_counter() - t0
         self.loads += 1
         wait = sum(waited)
         load = {"prep": wait + sorting + seconds.get("prep", 0.0),
                 "h2d": max(0.0, seconds.get("h2d", 0.0) - wait)}
         db = ResidentDatabase(key, seqs, order, lengths, classes, buffers, load, fetch, nbytes)
+        for fn in release:                    # when the database is dropped, not at exit (the
+            weakref.finalize(db, fn).atexit = False     # process's end unlocks everything)
         if key is not None:
             self.current = db
         return db, load
