@@ -31,6 +31,38 @@ def timed(fn, repeats: int) -> dict:
             "median_ms": 1e3 * statistics.median(walls)}
 
 
+class Parts:
+    """Wall time of a load's device allocations and page-locking calls (the driver's calls
+    wrapped with clocks): where a load's time goes, the process's first load apart."""
+
+    def __init__(self, drv, glue):
+        self.t = {"alloc_ms": 0.0, "register_ms": 0.0}
+        alloc, register = drv.mem_alloc, glue.host_register
+
+        def timed_alloc(n):
+            t0 = time.perf_counter()
+            try:
+                return alloc(n)
+            finally:
+                self.t["alloc_ms"] += 1e3 * (time.perf_counter() - t0)
+
+        def timed_register(ptr, n):
+            t0 = time.perf_counter()
+            try:
+                return register(ptr, n)
+            finally:
+                self.t["register_ms"] += 1e3 * (time.perf_counter() - t0)
+        drv.mem_alloc, glue.host_register = timed_alloc, timed_register
+
+    def take(self) -> dict:
+        out, self.t = self.t, dict.fromkeys(self.t, 0.0)
+        return out
+
+    @staticmethod
+    def text(p: dict) -> str:
+        return f"device allocations {p['alloc_ms']:.2f} ms, page-locking {p['register_ms']:.2f} ms"
+
+
 def main(argv=None) -> int:
     from hmmbench.apis import cuda as glue
     from hmmbench.profile import cuda_resident as pcuda, datasets
@@ -57,11 +89,27 @@ def main(argv=None) -> int:
     print(f"{args.database}: {len(seqs)} sequences, {nbytes / 1e6:.1f} MB", flush=True)
     # the process's first load, as a run's first search pays it (staging buffers, copying
     # threads and the order kernels set up first, as the backends do before their clocks)
+    for i in range(2):                        # the process's first page-locking, and a second
+        small = np.ones(1 << 20, np.uint8)
+        t0 = time.perf_counter()
+        ok = glue.host_register(small.ctypes.data, small.nbytes)
+        t1 = time.perf_counter()
+        glue.host_unregister(small.ctypes.data)
+        rows.append({"path": f"page-locking 1 MiB, {'first' if i == 0 else 'second'} in the "
+                     "process", "register_ms": 1e3 * (t1 - t0), "ok": ok,
+                     "unregister_ms": 1e3 * (time.perf_counter() - t1)})
+        print(f"{rows[-1]['path']}: register {rows[-1]['register_ms']:.3f} ms, unregister "
+              f"{rows[-1]['unregister_ms']:.3f} ms", flush=True)
+    t0 = time.perf_counter()
     pcuda._staging(drv)
+    print(f"process setup (staging buffers, copying threads): "
+          f"{1e3 * (time.perf_counter() - t0):.2f} ms", flush=True)
     first = pcuda.resident_cache()
+    parts = Parts(drv, glue)
     t0 = time.perf_counter()
     load = first.get_seqs(seqs, "db")[1]         # the database itself not kept: dropped by clear()
     wall = time.perf_counter() - t0
+    first_parts = parts.take()
     t0 = time.perf_counter()
     probe = drv.mem_alloc(nbytes)
     alloc = time.perf_counter() - t0
@@ -69,10 +117,10 @@ def main(argv=None) -> int:
     first.clear()
     rows.append({"path": "first load in the process", "wall_ms": 1e3 * wall,
                  "prep_ms": 1e3 * load["prep"], "h2d_ms": 1e3 * load["h2d"],
-                 "later_alloc_ms": 1e3 * alloc})
+                 "later_alloc_ms": 1e3 * alloc, **first_parts})
     print(f"first load in the process: wall {1e3 * wall:.2f} ms (prep {1e3 * load['prep']:.2f}, "
-          f"h2d {1e3 * load['h2d']:.2f}); a later {nbytes / 1e6:.0f} MB cuMemAlloc "
-          f"{1e3 * alloc:.2f} ms", flush=True)
+          f"h2d {1e3 * load['h2d']:.2f}; {Parts.text(first_parts)}); a later "
+          f"{nbytes / 1e6:.0f} MB cuMemAlloc {1e3 * alloc:.2f} ms", flush=True)
     # host memcpy into a warm destination, by threads (the staging's own bound)
     dst = np.empty_like(res)
     dst[:] = res
@@ -192,9 +240,11 @@ def main(argv=None) -> int:
     for name, c in (("db load, host order", host_cache), ("db load, device order", cache)):
         loads, walls, drops = [], [], []
         for _ in range(args.repeats):
+            parts.take()
             t0 = time.perf_counter()
             loads.append(c.get_seqs(seqs, "db")[1])
             walls.append(time.perf_counter() - t0)
+            loads[-1] = {**loads[-1], **parts.take()}
             t0 = time.perf_counter()
             c.clear()                         # the database dropped: unpinned, freed
             drops.append(time.perf_counter() - t0)
@@ -204,7 +254,8 @@ def main(argv=None) -> int:
         row(name, t, prep_ms=med["prep"], h2d_ms=med["h2d"],
             drop_ms=1e3 * statistics.median(drops))
         print(f"  median prep {med['prep']:.2f} ms, h2d {med['h2d']:.2f} ms; dropping it "
-              f"(unpinning) {rows[-1]['drop_ms']:.2f} ms apart", flush=True)
+              f"(unpinning) {rows[-1]['drop_ms']:.2f} ms apart; last load: "
+              f"{Parts.text(loads[-1])}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"gpu": glue.gpu_name(), "database": args.database, "bytes": nbytes,

@@ -310,6 +310,8 @@ def test_large_arrays_pinned_in_place_by_page_aligned_chunks(monkeypatch, refuse
     seqs = SequenceSet([str(i) for i in range(L.size)], residues, offs)
     cache = ResidentCache(pcuda.upload_database)
     db, _ = cache.get_seqs(seqs, "db")
+    assert len(pins.unlocked) == (refuse_after != 0)    # the process setup's first locking
+    pins.unlocked.clear()
     assert bytes(drv.memory[db.buffers["residues"]][:n]) == residues.tobytes()
     assert bytes(drv.memory[db.buffers["offsets"]][:offs.nbytes]) == offs.tobytes()
     ranges = sorted(pins.locked.items())

@@ -123,6 +123,8 @@ def host_register(ptr: int, nbytes: int) -> bool:
 def host_unregister(ptr: int) -> bool:
     """Makes memory :func:`host_register` page-locked at ``ptr`` pageable again, from any thread
     (the process's context pushed for the call where it is not current there)."""
+    if "ctx" not in _CTX:                  # no context: nothing was locked through it
+        return False
     pushed = not getattr(_THREAD, "pushed", False)
     if pushed:
         _CTX["ctx"].push()

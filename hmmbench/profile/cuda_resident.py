@@ -45,11 +45,15 @@ _STAGING: list = []
 
 def _staging(drv) -> list:
     """UPLOAD_BUFFERS page-locked staging buffers of UPLOAD_CHUNK bytes, allocated once per
-    process."""
+    process, with the process's first page-locking in place (the driver sets it up then)."""
     if not _STAGING:
+        from ..apis import cuda
         _STAGING.extend(drv.pagelocked_empty(UPLOAD_CHUNK, np.uint8)
                         for _ in range(UPLOAD_BUFFERS))
         _copiers(UPLOAD_THREADS)
+        first = np.ones(1 << 20, np.uint8)
+        if cuda.host_register(first.ctypes.data, first.nbytes):
+            cuda.host_unregister(first.ctypes.data)
     return _STAGING
 
 
