@@ -66,6 +66,7 @@ class Parts:
 def main(argv=None) -> int:
     from hmmbench.apis import cuda as glue
     from hmmbench.profile import cuda_resident as pcuda, datasets
+    from hmmbench.profile.model import SequenceSet
     from hmmbench.profile.resident import ResidentCache
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-d", "--database", default="proteins-2e8")
@@ -192,28 +193,30 @@ def main(argv=None) -> int:
         rc=[int(x) for x in parts[:, 3]], rc_unregister=[int(x) for x in parts[:, 4]])
     print(f"  register {rows[-1]['register_ms']:.2f} ms, copy {rows[-1]['copy_ms']:.2f} ms, "
           f"unregister {rows[-1]['unregister_ms']:.2f} ms, rc {rows[-1]['rc']}", flush=True)
-    # pinning in place by chunks, each chunk's copy while the next is registered (the backends'
-    # path: pin_and_copy), unpinning timed apart (the backends unpin when a database is dropped)
+    # pinning in place by chunks, each chunk's copy as soon as it is locked (the backends'
+    # path: pin_and_copy), by chunk size and locking threads; each repeat on a fresh copy of
+    # the residues (a database's pages are locked once: locking pages again is faster);
+    # unpinning timed apart (the backends unpin when a database is dropped)
     pin_chunk = pcuda.PIN_CHUNK
-    for chunk_mib in (8, 16, 32, 64, 256):
+    for chunk_mib, threads in ((8, 1), (16, 1), (32, 1), (64, 1), (16, 2), (16, 4), (16, 8),
+                               (8, 4), (32, 4), (pin_chunk >> 20, pcuda.PIN_THREADS)):
         pcuda.PIN_CHUNK = chunk_mib << 20
-        unpins = []
-
-        def pin_chunks():
-            locked, head = pcuda.pin_and_copy(drv, res, dev, stream)
+        unpins, walls = [], []
+        for _ in range(args.repeats):
+            fresh = res.copy()
+            t0 = time.perf_counter()
+            locked, head = pcuda.pin_and_copy(drv, fresh, dev, stream, threads)
             stream.synchronize()
+            walls.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             for ptr in locked:
                 glue.host_unregister(ptr)
             unpins.append((time.perf_counter() - t0, head == res.nbytes, len(locked)))
-            return t0
-        walls = []
-        for _ in range(args.repeats):
-            t0 = time.perf_counter()
-            walls.append(pin_chunks() - t0)
+            del fresh
         t = {"first_ms": 1e3 * walls[0], "best_ms": 1e3 * min(walls),
              "median_ms": 1e3 * statistics.median(walls)}
-        row(f"pinned in place by {chunk_mib} MiB chunks", t, chunk_mib=chunk_mib,
+        row(f"pinned in place by {chunk_mib} MiB chunks, {threads} threads", t,
+            chunk_mib=chunk_mib, threads=threads,
             unpin_ms=1e3 * statistics.median(u[0] for u in unpins),
             all_pinned=all(u[1] for u in unpins), chunks=unpins[0][2])
         print(f"  unpin {rows[-1]['unpin_ms']:.2f} ms apart; every chunk locked: "
@@ -240,9 +243,10 @@ def main(argv=None) -> int:
     for name, c in (("db load, host order", host_cache), ("db load, device order", cache)):
         loads, walls, drops = [], [], []
         for _ in range(args.repeats):
-            parts.take()
+            fresh = SequenceSet(seqs.names, seqs.residues.copy(), seqs.offsets)   # pages
+            parts.take()                                      # never locked before, as a run's
             t0 = time.perf_counter()
-            loads.append(c.get_seqs(seqs, "db")[1])
+            loads.append(c.get_seqs(fresh, "db")[1])
             walls.append(time.perf_counter() - t0)
             loads[-1] = {**loads[-1], **parts.take()}
             t0 = time.perf_counter()

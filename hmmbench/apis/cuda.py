@@ -18,6 +18,7 @@ this module imports without it).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import functools
 import importlib.resources
@@ -106,33 +107,44 @@ def _libcuda():
     return _LIBCUDA["lib"]
 
 
-def host_register(ptr: int, nbytes: int) -> bool:
-    """Page-locks ``nbytes`` of host memory at ``ptr`` in place (cuMemHostRegister, through
-    ctypes: PyCUDA's register_host_memory fails under NumPy 2, inducer/pycuda#459), so copies
-    from it run at the link's speed without a staging copy. False where the driver refuses
-    (memory already registered, a read-only file mapping, no page-locked memory left)."""
-    driver()
-    try:
-        lib = _libcuda()
-    except OSError:                        # no driver library (a stand-in driver's test)
-        return False
-    return lib.cuMemHostRegister_v2(ctypes.c_void_p(ptr), ctypes.c_size_t(nbytes),
-                                           ctypes.c_uint(0)) == 0
-
-
-def host_unregister(ptr: int) -> bool:
-    """Makes memory :func:`host_register` page-locked at ``ptr`` pageable again, from any thread
-    (the process's context pushed for the call where it is not current there)."""
-    if "ctx" not in _CTX:                  # no context: nothing was locked through it
-        return False
+@contextlib.contextmanager
+def _in_context():
+    """The process's context current in this thread for a call (pushed and popped again where
+    this thread does not hold it: a pool's thread)."""
     pushed = not getattr(_THREAD, "pushed", False)
     if pushed:
         _CTX["ctx"].push()
     try:
-        return _libcuda().cuMemHostUnregister(ctypes.c_void_p(ptr)) == 0
+        yield
     finally:
         if pushed:
             _CTX["ctx"].pop()
+
+
+def host_register(ptr: int, nbytes: int) -> bool:
+    """Page-locks ``nbytes`` of host memory at ``ptr`` in place (cuMemHostRegister, through
+    ctypes: PyCUDA's register_host_memory fails under NumPy 2, inducer/pycuda#459), so copies
+    from it run at the link's speed without a staging copy; from any thread once the process
+    has its context. False where the driver refuses (memory already registered, a read-only
+    file mapping, no page-locked memory left) or there is no context or driver library."""
+    if "ctx" not in _CTX:
+        return False
+    try:
+        lib = _libcuda()
+    except OSError:
+        return False
+    with _in_context():
+        return lib.cuMemHostRegister_v2(ctypes.c_void_p(ptr), ctypes.c_size_t(nbytes),
+                                        ctypes.c_uint(0)) == 0
+
+
+def host_unregister(ptr: int) -> bool:
+    """Makes memory :func:`host_register` page-locked at ``ptr`` pageable again, from any
+    thread."""
+    if "ctx" not in _CTX:
+        return False
+    with _in_context():
+        return _libcuda().cuMemHostUnregister(ctypes.c_void_p(ptr)) == 0
 
 
 def device():
