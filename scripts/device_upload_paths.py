@@ -106,11 +106,11 @@ def main(argv=None) -> int:
     print(f"process setup (staging buffers, copying threads): "
           f"{1e3 * (time.perf_counter() - t0):.2f} ms", flush=True)
     first = pcuda.resident_cache()
-    parts = Parts(drv, glue)
+    clocks = Parts(drv, glue)
     t0 = time.perf_counter()
     load = first.get_seqs(seqs, "db")[1]         # the database itself not kept: dropped by clear()
     wall = time.perf_counter() - t0
-    first_parts = parts.take()
+    first_parts = clocks.take()
     t0 = time.perf_counter()
     probe = drv.mem_alloc(nbytes)
     alloc = time.perf_counter() - t0
@@ -132,9 +132,9 @@ def main(argv=None) -> int:
     arrays = {"residues": res, "offsets": offs}
     pin_min = pcuda.PIN_MIN
     pcuda.PIN_MIN = 1 << 62                    # staging alone
-    for chunk_mib in (4, 16, 64):
-        for nbuf in (2, 4):
-            for threads in (4, 8):
+    for chunk_mib in (16, 64):
+        for nbuf in (2,):
+            for threads in (8,):
                 pcuda.UPLOAD_CHUNK, pcuda.UPLOAD_BUFFERS = chunk_mib << 20, nbuf
                 pcuda.UPLOAD_THREADS = threads
                 pcuda._STAGING.clear()
@@ -194,18 +194,17 @@ def main(argv=None) -> int:
     print(f"  register {rows[-1]['register_ms']:.2f} ms, copy {rows[-1]['copy_ms']:.2f} ms, "
           f"unregister {rows[-1]['unregister_ms']:.2f} ms, rc {rows[-1]['rc']}", flush=True)
     # pinning in place by chunks, each chunk's copy as soon as it is locked (the backends'
-    # path: pin_and_copy), by chunk size and locking threads; each repeat on a fresh copy of
+    # path: pin_and_copy), by chunk size; each repeat on a fresh copy of
     # the residues (a database's pages are locked once: locking pages again is faster);
     # unpinning timed apart (the backends unpin when a database is dropped)
     pin_chunk = pcuda.PIN_CHUNK
-    for chunk_mib, threads in ((8, 1), (16, 1), (32, 1), (64, 1), (16, 2), (16, 4), (16, 8),
-                               (8, 4), (32, 4), (pin_chunk >> 20, pcuda.PIN_THREADS)):
+    for chunk_mib in (16, 32, 64, 128):
         pcuda.PIN_CHUNK = chunk_mib << 20
         unpins, walls = [], []
         for _ in range(args.repeats):
             fresh = res.copy()
             t0 = time.perf_counter()
-            locked, head = pcuda.pin_and_copy(drv, fresh, dev, stream, threads)
+            locked, head = pcuda.pin_and_copy(drv, fresh, dev, stream)
             stream.synchronize()
             walls.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
@@ -215,8 +214,7 @@ def main(argv=None) -> int:
             del fresh
         t = {"first_ms": 1e3 * walls[0], "best_ms": 1e3 * min(walls),
              "median_ms": 1e3 * statistics.median(walls)}
-        row(f"pinned in place by {chunk_mib} MiB chunks, {threads} threads", t,
-            chunk_mib=chunk_mib, threads=threads,
+        row(f"pinned in place by {chunk_mib} MiB chunks", t, chunk_mib=chunk_mib,
             unpin_ms=1e3 * statistics.median(u[0] for u in unpins),
             all_pinned=all(u[1] for u in unpins), chunks=unpins[0][2])
         print(f"  unpin {rows[-1]['unpin_ms']:.2f} ms apart; every chunk locked: "
@@ -244,11 +242,11 @@ def main(argv=None) -> int:
         loads, walls, drops = [], [], []
         for _ in range(args.repeats):
             fresh = SequenceSet(seqs.names, seqs.residues.copy(), seqs.offsets)   # pages
-            parts.take()                                      # never locked before, as a run's
+            clocks.take()                                     # never locked before, as a run's
             t0 = time.perf_counter()
             loads.append(c.get_seqs(fresh, "db")[1])
             walls.append(time.perf_counter() - t0)
-            loads[-1] = {**loads[-1], **parts.take()}
+            loads[-1] = {**loads[-1], **clocks.take()}
             t0 = time.perf_counter()
             c.clear()                         # the database dropped: unpinned, freed
             drops.append(time.perf_counter() - t0)

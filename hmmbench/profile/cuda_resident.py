@@ -27,14 +27,15 @@ from .resident import ResidentCache, each_array
 UPLOAD_CHUNK = 64 << 20
 UPLOAD_BUFFERS = 2
 UPLOAD_THREADS = min(8, max(1, (os.cpu_count() or 1) // 2))
-#: arrays of at least PIN_MIN bytes are page-locked in place in chunks of PIN_CHUNK bytes by
-#: PIN_THREADS threads at once, each chunk's copy enqueued as soon as it is locked, and stay
-#: page-locked while the database is resident (H100 host, 204 MB: page-locking 4.6 ms on one
-#: thread, 10.7 ms the first time those pages are locked; copying 3.8 ms; unpinning 3.5 ms;
-#: the staged copy 9-13 ms; scripts/device_upload_paths.py)
-PIN_CHUNK = 16 << 20
+#: arrays of at least PIN_MIN bytes are page-locked in place in chunks of PIN_CHUNK bytes, each
+#: chunk's copy enqueued as soon as it is locked, and stay page-locked while the database is
+#: resident (H100 host, 204 MB never locked before: 16 / 64 MiB chunks 6.2 / 6.8 ms, locking
+#: and copies overlapped; the copy alone 3.7 ms, unpinning 3.5-4.5 ms; 2-8 threads locking at
+#: once are slower, 8.7-10.6 ms: the driver serializes them. Fewer chunks, fewer times the loop
+#: waits for the GIL the layout thread holds. The staged copy: 8-13 ms.
+#: scripts/device_upload_paths.py)
+PIN_CHUNK = 64 << 20
 PIN_MIN = 32 << 20
-PIN_THREADS = min(4, max(1, (os.cpu_count() or 1) // 2))
 #: the launch order on the device (kernels_cuda/profile/order.cu): sequences per tile, threads
 #: per block, and the most length classes its shared-memory tables hold (more: the host sorts)
 ORDER_SOURCE = "profile/order.cu"
@@ -86,33 +87,21 @@ def fill(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
     list(pool.map(copy, range(0, src.size, step)))
 
 
-def pin_and_copy(drv, raw: np.ndarray, dev, stream, threads: int = 0) -> tuple:
-    """Page-locks ``raw`` (bytes) in place in chunks of PIN_CHUNK, ``threads`` (default
-    PIN_THREADS) chunks at once, enqueuing each chunk's copy to ``dev`` in order as soon as it
-    is locked, so copies run while later chunks are locked. Chunk bounds fall on page bounds (a
-    page is locked once). The copies stop at the first chunk the driver refuses. Returns (the
-    addresses of every chunk locked, the bytes enqueued from the start of ``raw``)."""
+def pin_and_copy(drv, raw: np.ndarray, dev, stream) -> tuple:
+    """Page-locks ``raw`` (bytes) in place in chunks of PIN_CHUNK, enqueuing each chunk's copy
+    to ``dev`` as soon as it is locked, so the copy of one runs while the next is locked. Chunk
+    bounds fall on page bounds (a page is locked once). Stops at the first chunk the driver
+    refuses. Returns (the locked chunks' addresses, the bytes enqueued)."""
     from ..apis import cuda as glue
     base, end, page = raw.ctypes.data, raw.ctypes.data + raw.nbytes, mmap.PAGESIZE
     cuts = [base] + [(base + k) // page * page for k in range(PIN_CHUNK, raw.nbytes, PIN_CHUNK)]
-    chunks = [(lo, hi) for lo, hi in zip(cuts, cuts[1:] + [end]) if hi > lo]
-    threads = threads or PIN_THREADS
-    if threads > 1:
-        pool = _copiers(threads)
-        locks = [pool.submit(glue.host_register, lo, hi - lo) for lo, hi in chunks]
-        locked = [f.result for f in locks]
-    else:
-        locked = [lambda lo=lo, hi=hi: glue.host_register(lo, hi - lo) for lo, hi in chunks]
     pinned, done = [], 0
-    for (lo, hi), ok in zip(chunks, locked):
-        if not ok():
-            if threads <= 1:
-                break
-            continue                           # locked or refused, the others are waited for
+    for lo, hi in zip(cuts, cuts[1:] + [end]):
+        if hi <= lo or not glue.host_register(lo, hi - lo):
+            break
         pinned.append(lo)
-        if done == lo - base:                  # no refused chunk before this one
-            drv.memcpy_htod_async(int(dev) + done, raw[done:done + hi - lo], stream)
-            done += hi - lo
+        drv.memcpy_htod_async(int(dev) + done, raw[done:done + hi - lo], stream)
+        done += hi - lo
     return pinned, done
 
 

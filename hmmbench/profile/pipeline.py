@@ -159,8 +159,9 @@ def length_classes(lengths, order=None) -> tuple:
         return lengths[:0].copy(), np.zeros(0, np.int32)
     if (np.can_cast(lengths.dtype, np.intp) and lengths.min() >= 0
             and lengths.max() < COUNTED_LENGTHS):
-        present = np.bincount(lengths) > 0
-        cls_of_length = np.cumsum(present, dtype=np.int32) - 1
+        present = np.zeros(int(lengths.max()) + 1, bool)   # a scatter, not bincount: it lets
+        present[lengths] = True                            # go of the GIL (the load's copies
+        cls_of_length = np.cumsum(present, dtype=np.int32) - 1    # wait on it beside)
         return np.flatnonzero(present).astype(lengths.dtype), cls_of_length[lengths]
     uniq, cls = np.unique(lengths, return_inverse=True)
     return uniq, cls.reshape(-1).astype(np.int32)
