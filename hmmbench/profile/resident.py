@@ -24,6 +24,8 @@ import numpy as np
 
 from .host import launch_order
 from .model import SequenceSet
+from .pipeline import length_classes   # here, not in the layout thread: a first import there
+#                                        holds the GIL the load's copies wait for
 
 
 @dataclass
@@ -89,7 +91,6 @@ class ResidentCache:
         return self._device_order is not None and n_classes <= self._device_order.max_classes
 
     def _layout(self, seqs: SequenceSet) -> tuple:
-        from .pipeline import length_classes
         lengths, classes = length_classes(seqs.lengths)
         order = None if self.on_device(len(lengths)) else launch_order(seqs)
         arrays = {"classes": classes} if order is None else {"order": order, "classes": classes}
