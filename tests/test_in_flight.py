@@ -85,6 +85,65 @@ def test_opencl_subwarp_identical_with_calls_in_flight():
     assert len(one) == sum(p.n_pairs for p in regions) and np.array_equal(one, three)
 
 
+class Batched(ToyBackend):
+    """A toy backend whose calls in flight run as one (hmmbench.pairhmm.batched_calls)."""
+
+    def __init__(self):
+        from hmmbench.pairhmm.batched_calls import CallBatches
+        super().__init__("batched", fallback=2)
+        self.sizes, self._batches = [], CallBatches(self.run_one)
+
+    def run_one(self, pairs):
+        self.sizes.append(pairs.n_batches)
+        ex = self.run(pairs)
+        ex.timing = {"prep": 1.0, "kernel": 3.0}
+        return ex
+
+    def submit(self, pairs):
+        return self._batches.submit(pairs)
+
+
+@pytest.mark.parametrize("in_flight, sizes", [(2, [2] * 5), (4, [4, 4, 2]), (3, [3, 3, 3, 1]),
+                                              (12, [10])])
+def test_calls_in_flight_run_as_one_call_and_split_back(in_flight, sizes):
+    """Calls submitted while others wait run as one call when the oldest is collected (at most
+    as many as the caller keeps in flight); each call gets its own pairs' results, its share of
+    the stage times (their sums are the call's), the recomputes once, the batch's size."""
+    pairs = toy_dataset(n_batches=10, seed=4).load()
+    regions = launches_by_batch(pairs, "original")
+    b = Batched()
+    outs, _ = run_launches(b, regions, in_flight=in_flight)
+    assert b.sizes == sizes and len(outs) == len(regions)
+    assert np.array_equal(joined_values(outs), toy_log10(pairs))
+    for ex, region in zip(outs, regions):
+        assert len(ex.log10) == region.n_pairs
+    assert sum(ex.timing["kernel"] for ex in outs) == pytest.approx(3.0 * len(sizes))
+    assert sum(ex.n_fallback for ex in outs) == 2 * len(sizes)
+    assert [ex.info.get("batched_calls", 1) for ex in outs] == [
+        n for n in sizes for _ in range(n)]
+
+
+def test_opencl_subwarp_batched_in_flight_is_the_calls_alone():
+    """opencl-subwarp with calls in flight merged (batch_calls, as cuda-subwarp-batched): the
+    results of the calls one by one (the merged calls' tier may differ: within 1e-5)."""
+    from test_opencl_subwarp import DEVICES
+    from hmmbench.pairhmm.opencl_subwarp import SubwarpOpenCL
+    if not DEVICES:
+        pytest.skip("no usable OpenCL device")
+    alone = SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0])
+    batched = SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0], batch_calls=True)
+    for b in (alone, batched):
+        reason = b.unavailable_reason()
+        if reason:
+            pytest.skip(reason)
+    regions = launches(resolve("1m").load(), "original")[:9]
+    one = joined_values(run_launches(alone, regions)[0])
+    outs = run_launches(batched, regions, in_flight=4)[0]
+    assert [ex.info.get("batched_calls") for ex in outs] == [4] * 8 + [None]
+    assert batched.params["batch_calls"] is True and "batch_calls" not in alone.params
+    np.testing.assert_allclose(joined_values(outs), one, rtol=0, atol=1e-5)
+
+
 def test_compare_and_reports_never_match_other_in_flight_figures():
     base = {"dataset": "1m", "backend": "cuda-subwarp", "chunking": "original"}
     assert compare.match_key(base) == compare.match_key({**base, "in_flight": 1})

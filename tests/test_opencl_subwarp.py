@@ -126,11 +126,13 @@ def test_work_groups_shrink_until_the_emission_table_fits_local_memory():
 
 def test_registered_with_the_cuda_twins_bins():
     from hmmbench.pairhmm.cuda_subwarp import backends as cuda_backends
-    ocl_exp, ocl = backends()
+    ocl_exp, ocl_batched, ocl = backends()
     cuda = cuda_backends()[0]
     assert ocl.name == "opencl-subwarp-f64rescue" and ocl.family == cuda.family == "subwarp"
     assert ocl_exp.name == "opencl-subwarp" and ocl_exp.exp_scale and not ocl.exp_scale
-    for b in (ocl, ocl_exp):
+    assert ocl_batched.name == "opencl-subwarp-batched" and ocl_batched.exp_scale
+    assert ocl_batched.params["batch_calls"] is True
+    for b in (ocl, ocl_exp, ocl_batched):
         assert b._bins_table == cuda._bins_table and b._small_tiers == cuda._small_tiers
         assert b._long == cuda._long
 

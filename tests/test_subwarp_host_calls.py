@@ -172,6 +172,23 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     b.close()
 
 
+def test_batched_calls_in_flight_are_one_call_each(fake_cuda):
+    """cuda-subwarp-batched: 10 region calls with 4 in flight reach the device as 3 calls (4, 4
+    and 2 regions): 3 uploads, 3 copies back, one lane, the same bin launches as the calls'
+    pairs merged; each region gets its own pairs' results."""
+    regions = launches(resolve("shape-100x150@2000").load(), "original")[:10]
+    b = {x.name: x for x in sw.backends()}["cuda-subwarp-batched"]
+    assert b.params["batch_calls"] is True
+    b.run(regions[0])                          # warm-up: plan, lane, buffers
+    before = Counter(fake_cuda.calls)
+    outs, _ = run_launches(b, regions, in_flight=4)
+    spent = fake_cuda.calls - before
+    assert spent["h2d"] == 3 and spent["d2h"] == 3 and spent["sync"] == 3
+    assert len(b._lanes.all) == 1
+    assert [len(e.log10) for e in outs] == [p.n_pairs for p in regions]
+    assert [e.info.get("batched_calls") for e in outs] == [4] * 8 + [2] * 2
+
+
 def test_calls_in_flight_each_on_a_lane_of_its_own(fake_cuda, monkeypatch):
     regions = launches(resolve("shape-100x150@2000").load(), "original")[:20]
     b = sw.backends()[0]

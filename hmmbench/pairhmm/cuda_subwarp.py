@@ -27,7 +27,8 @@ warp-aggregated atomics, one-block scan, scatter); the bin kernels read their it
 the device. ``host_layout`` is the host's reference of that layout (tests, bin profile). A call of
 one chunk under ``small_below`` pairs (a per-region call) takes the small call's path instead
 (``subwarp_small``): one stream, one layout launch (``sw_layout_small``), five events, one copy
-back -- the host issuing driver calls is what bounds such a call.
+back -- the host issuing driver calls is what bounds such a call. ``cuda-subwarp-batched`` runs
+the calls a caller keeps in flight (``--in-flight N``) as one call (``batched_calls``).
 
 Device side: bins launched on separate streams; float32 with C = 2^120 and, by default, a
 power-of-two exponent per thread beside its values (``SW_EXP_SCALE``), so pairs far below
@@ -55,6 +56,7 @@ import numpy as np
 
 from ..backend import Backend, Execution, Finished, Limits
 from ..apis import cuda as glue
+from .batched_calls import CallBatches
 from .model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .subwarp_layout import (  # noqa: F401
@@ -121,13 +123,14 @@ class SubwarpBackend(Backend):
                  chunk_pairs: int = 3 << 17, min_blocks: int = 1,
                  per_pair_below: int = PER_PAIR_BELOW,
                  small_tiers: Optional[Sequence[tuple]] = None,
-                 exp_scale: bool = False, exp_above: int = 0):
+                 exp_scale: bool = False, exp_above: int = 0, batch_calls: bool = False):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams, exp_scale=exp_scale,
                          exp_above=exp_above,
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
                          per_pair_below=per_pair_below,
-                         small_tiers=tiers_param(small_tiers))
+                         small_tiers=tiers_param(small_tiers),
+                         **({"batch_calls": True} if batch_calls else {}))
         self.name = name
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
@@ -141,6 +144,9 @@ class SubwarpBackend(Backend):
         self._exp = exp_scale
         self._exp_above = exp_above  # exponents only in bins of longer reads (the rest: rescue)
         self._streams_on = streams
+        # calls in flight run as one call (batched_calls.py); None: each call on its own lane
+        self._batches = CallBatches(lambda p: self._submit_now(p).result()) \
+            if batch_calls else None
         self._kernels: dict = {}
         self._plans: dict = {}
         self._attrs: Optional[dict] = None
@@ -300,11 +306,17 @@ class SubwarpBackend(Backend):
         return chunk_bounds(pairs, self.chunk_pairs, self.ramp_chunks)
 
     def run(self, pairs: PairSet) -> Execution:
-        return self.submit(pairs).result()
+        return self._submit_now(pairs).result()
 
     def submit(self, pairs: PairSet):
         """The call enqueued on a free lane (its own streams, buffers, events, pinned slots);
-        ``result()`` waits for it. Calls submitted while others are outstanding overlap."""
+        ``result()`` waits for it. Calls submitted while others are outstanding overlap, or,
+        with ``batch_calls``, run as one call when the oldest is collected."""
+        if self._batches is not None:
+            return self._batches.submit(pairs)
+        return self._submit_now(pairs)
+
+    def _submit_now(self, pairs: PairSet):
         max_read, max_hap, read_lengths = self._accept(pairs)
         info: dict = {"gpu": self.device_attrs()["name"]}
         if pairs.n_pairs == 0:
@@ -368,6 +380,11 @@ def backends() -> list[Backend]:
                        description="auto (p,k) per length bin, float32 with per-thread "
                                    "power-of-two exponents (no float64 recompute of "
                                    "underflowing pairs)"),
+        SubwarpBackend("cuda-subwarp-batched", small_tiers=SMALL_TIERS, exp_scale=True,
+                       batch_calls=True,
+                       description="as cuda-subwarp; calls in flight (--in-flight N) run as one "
+                                   "call: one staging, upload, launch set and copy back for up "
+                                   "to N regions"),
         SubwarpBackend("cuda-subwarp-exp-long", small_tiers=SMALL_TIERS, exp_scale=True,
                        exp_above=256,
                        description="exponents only for reads over 256 (where pairs underflow in "

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
 from ..backend import Backend
+from .batched_calls import CallBatches
 from .model import LOG10_C32, LOG10_C64, PairSet
 from .opencl import Layout, OpenCLBackend
 from .subwarp_layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
@@ -62,10 +63,13 @@ class SubwarpOpenCL(OpenCLBackend):
                  long_config: Optional[tuple] = DEFAULT_LONG,
                  small_tiers: Optional[Sequence[tuple]] = SMALL_TIERS, exchange: str = "auto",
                  per_pair_below: int = PER_PAIR_BELOW, device: Optional[str] = None,
-                 description: str = ""):
+                 description: str = "", batch_calls: bool = False):
         super().__init__(name, "subwarp", device=device, bins=[list(b) for b in bins],
                          long_config=long_config, exchange=exchange,
-                         small_tiers=tiers_param(small_tiers))
+                         small_tiers=tiers_param(small_tiers),
+                         **({"batch_calls": True} if batch_calls else {}))
+        # calls in flight run as one call (batched_calls.py), as cuda-subwarp-batched
+        self._batches = CallBatches(self.run) if batch_calls else None
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
         self._small_tiers = tiers_table(small_tiers)
@@ -73,6 +77,11 @@ class SubwarpOpenCL(OpenCLBackend):
         self._exchange = exchange   # "auto": the device's shuffle where it works, or "local"
         self.per_pair_below = per_pair_below
         self._paths: dict = {}
+
+    def submit(self, pairs: PairSet):
+        if self._batches is not None:
+            return self._batches.submit(pairs)
+        return super().submit(pairs)
 
     # --- device paths -------------------------------------------------------------------------
     def path(self, kit: DeviceKit, p: int) -> str:
@@ -221,6 +230,9 @@ def backends(device: Optional[str] = None) -> list[Backend]:
     return [SubwarpOpenCLExp("opencl-subwarp", device=device,
                              description="auto bins, float32 with per-thread power-of-two "
                                          "exponents, as cuda-subwarp (sub-group paths)"),
+            SubwarpOpenCLExp("opencl-subwarp-batched", device=device, batch_calls=True,
+                             description="as opencl-subwarp; calls in flight run as one call, "
+                                         "as cuda-subwarp-batched"),
             SubwarpOpenCL("opencl-subwarp-f64rescue", device=device,
                           description="auto (p,k) per length bin, float32 pairs under 1e-28 "
                                       "recomputed in float64, as cuda-subwarp-f64rescue")]
