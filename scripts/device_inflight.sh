@@ -8,8 +8,11 @@
 # overrides the list), probe (scripts/subwarp_timing_probe.py percall cell: per-call wall, host and
 # kernel times, passes with N in flight, then the same calls through the runner's cell in the same
 # process), host (scripts/subwarp_host_probe.py with the stand-in driver on this machine's CPU:
-# driver calls and host us per call, bare and through the cell). Everything is packed into ONE
-# tarball, $OUT/inflight.tgz (logs, JSON, pytest tail).
+# driver calls and host us per call, bare and through the cell), batched (`hmmbench run -d 1m -b
+# cuda-subwarp -b cuda-subwarp-batched --chunking original --in-flight N` for N = 4 8 16, one JSON
+# each; SW_BATCHED overrides the list: the calls in flight as one call beside the calls on their
+# lanes, same run). Everything is packed into ONE tarball, $OUT/inflight.tgz (logs, JSON, pytest
+# tail).
 #
 # Before the call, on the dev machine, from the repo root (git-ignored folders, carry them):
 #   mkdir -p .device .data && cp -r ../shared/device/. .device/ && cp -r ../shared/data/pairhmm .data/
@@ -19,14 +22,15 @@ final="${OUT:-results/runs}"
 mkdir -p "$final"
 work="$(mktemp -d)"
 OUT="$work/inflight"
-source "$(dirname "$0")/device_common.sh" inflight "pytest run probe host" "$@"
+source "$(dirname "$0")/device_common.sh" inflight "pytest run batched probe host" "$@"
 flights="${SW_IN_FLIGHT:-1 4}"
 # A fresh machine has an empty PyCUDA cache: every kernel of cuda-subwarp, nvcc in parallel.
 python3 - <<'PY' 2>&1 | tee -a "$log"
 import time
 from hmmbench.pairhmm import cuda_subwarp as sw
 t = time.time()
-names = ("cuda-subwarp", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue")  # as device_exp.sh
+names = ("cuda-subwarp", "cuda-subwarp-batched", "cuda-subwarp-exp-long",
+         "cuda-subwarp-f64rescue")  # as device_exp.sh
 pick = [b for b in sw.backends() if b.name in names]
 print("precompiled", sw.precompile(pick), "kernels in", round(time.time() - t, 1), "s")
 PY
@@ -40,6 +44,13 @@ if [[ $parts == *" run "* ]]; then
     for n in $flights; do
         python3 -m hmmbench run -d 1m -b cuda-subwarp --chunking original --in-flight "$n" \
             --json "$out/run-1m-original-inflight$n.json" 2>&1 | tee -a "$log"
+        [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+    done
+fi
+if [[ $parts == *" batched "* ]]; then
+    for n in ${SW_BATCHED:-4 8 16}; do
+        python3 -m hmmbench run -d 1m -b cuda-subwarp -b cuda-subwarp-batched --chunking original \
+            --in-flight "$n" --json "$out/run-1m-original-batched$n.json" 2>&1 | tee -a "$log"
         [[ ${PIPESTATUS[0]} == 0 ]] || status=1
     done
 fi

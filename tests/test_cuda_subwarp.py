@@ -311,6 +311,25 @@ def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
         assert _device_layout(small, ps) == _device_layout(full, ps)
 
 
+@gpu
+def test_batched_calls_in_flight_are_the_calls_alone():
+    """cuda-subwarp-batched with 8 of 1m's region calls in flight: batches of 8 (then 4), each
+    call's results those of cuda-subwarp's call alone (a batch's bins may be other instances of
+    the same (p, k): within 1e-5), and within the tolerance of the float64 reference."""
+    from hmmbench.pairhmm.datasets import resolve
+    from hmmbench.pairhmm.datasets.chunking import launches
+    from hmmbench.runner.cell import joined_values, run_launches
+    regions = launches(resolve("1m").load(), "original")[:20]
+    by = {x.name: x for x in sw.backends()}
+    alone = joined_values(run_launches(by["cuda-subwarp"], regions)[0])
+    outs = run_launches(by["cuda-subwarp-batched"], regions, in_flight=8)[0]
+    assert [e.info.get("batched_calls") for e in outs] == [8] * 16 + [4] * 4
+    got = joined_values(outs)
+    np.testing.assert_allclose(got, alone, rtol=0, atol=1e-5)
+    want = forward_log10(PairSet.concatenate(regions), "float64")
+    assert np.max(np.abs(got - want)) < TOL
+
+
 def _device_layout(backend, ps) -> tuple:
     """(bin ranges, each bin's items sorted) of the last call on the backend's lane 0."""
     work = backend._lanes.all[0].sized[1][2][0]
