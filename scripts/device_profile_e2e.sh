@@ -32,6 +32,9 @@ export PYTHONUNBUFFERED=1 HMMBENCH_CACHE_DIR=/tmp/hmmbench-cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 log="$OUT/e2e.log"
 { nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.total --format=csv; nproc;
+  # transparent huge pages: page-locking a database of 2 MiB pages locks 512x fewer pages
+  echo "THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>&1) defrag: $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>&1)";
+  grep -i AnonHugePages /proc/meminfo;
   python3 -c "from cpu_reference.profile.backends import HmmsearchPeer as H; print(H.executable(), H().cpus)"; } \
     | tee "$OUT/host.txt"
 
