@@ -123,6 +123,24 @@ def test_calls_in_flight_run_as_one_call_and_split_back(in_flight, sizes):
         n for n in sizes for _ in range(n)]
 
 
+def test_a_failed_batch_fails_each_of_its_calls_without_running_again():
+    from hmmbench.pairhmm.batched_calls import CallBatches
+    runs = []
+
+    def run_one(pairs):
+        runs.append(pairs.n_pairs)
+        raise RuntimeError("device lost")
+    regions = launches_by_batch(toy_dataset(n_batches=3, seed=5).load(), "original")
+    batches = CallBatches(run_one)
+    handles = [batches.submit(p) for p in regions]
+    for h in handles:
+        with pytest.raises(RuntimeError, match="device lost"):
+            h.result()
+    assert runs == [sum(p.n_pairs for p in regions)]
+    batches.submit(regions[0])                 # a new batch after the failed one
+    assert len(runs) == 1
+
+
 def test_opencl_subwarp_batched_in_flight_is_the_calls_alone():
     """opencl-subwarp with calls in flight merged (batch_calls, as cuda-subwarp-batched): the
     results of the calls one by one (the merged calls' tier may differ: within 1e-5)."""

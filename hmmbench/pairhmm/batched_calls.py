@@ -41,20 +41,27 @@ class CallBatch:
         self._run_one = run_one
         self.parts: list = []
         self._outs: "list | None" = None
+        self._error: "BaseException | None" = None
 
     @property
     def ran(self) -> bool:
-        return self._outs is not None
+        return self._outs is not None or self._error is not None
 
     def add(self, pairs: PairSet) -> "BatchedCall":
         self.parts.append(pairs)
         return BatchedCall(self, len(self.parts) - 1)
 
     def executions(self) -> list:
+        if self._error is not None:            # every call of a failed batch fails, once run
+            raise self._error
         if self._outs is None:
             parts = self.parts
             whole = parts[0] if len(parts) == 1 else PairSet.concatenate(parts)
-            self._outs = split(self._run_one(whole), [p.n_pairs for p in parts])
+            try:
+                self._outs = split(self._run_one(whole), [p.n_pairs for p in parts])
+            except BaseException as exc:
+                self._error = exc
+                raise
         return self._outs
 
 
