@@ -18,6 +18,9 @@
 #   paths       (not by default) every way the database can reach the device: staged by chunk
 #               size / buffers / threads, page-locked, pinned in place, pageable
 #               (scripts/device_upload_paths.py)
+#   timeline    (not by default) a pipeline cell's steps with host clocks and CUDA events: where
+#               the GPU waits between kernels (scripts/profile_pipeline_timeline.py: query-M1200
+#               and M400, $OUT/timeline.{txt,json})
 #   batch       (not by default) the RREFam sweep's ssv,msv with --batch-models 1,2,4,8: is a
 #               launch of several small models faster? (scripts/profile_batch_models.py:
 #               $OUT/batch_models.md and one tarball of the runs, batch_models.tar.gz)
@@ -61,6 +64,10 @@ for step in ${steps//,/ }; do
         mkdir -p "$OUT/evidence"   # not a result file: the summary reads $OUT/*.json
         timeout 300 python3 scripts/device_upload_paths.py --json "$OUT/evidence/upload-paths.json" 2>&1 \
             | tee "$OUT/upload_paths.txt" ;;
+    timeline)
+        mkdir -p "$OUT/evidence"   # not a result file: the summary reads $OUT/*.json
+        timeout 300 python3 scripts/profile_pipeline_timeline.py \
+            --json "$OUT/evidence/timeline.json" 2>&1 | tee "$OUT/timeline.txt" ;;
     batch)
         timeout 580 python3 scripts/profile_batch_models.py --out "$OUT" 2>&1 \
             | tee "$OUT/batch_models.log" ;;
