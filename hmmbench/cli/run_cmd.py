@@ -31,7 +31,8 @@ def add_parser(sub, workloads) -> None:
     sp.add_argument("--in-flight", type=int, default=1, metavar="N",
                     help="launches (per-region calls) kept outstanding at once, as a caller "
                          "working on several regions does (default 1: one after the other); "
-                         "total is then the wall time of all of them")
+                         "total is then the wall time of all of them; the *-subwarp-batched "
+                         "backends run the calls in flight as one call")
     sp.add_argument("--repeat", type=int, default=None,
                     help="timed repeats (default: until stable or --max-time)")
     sp.add_argument("--max-time", type=float, default=10.0,
