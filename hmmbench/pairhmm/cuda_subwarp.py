@@ -145,8 +145,7 @@ class SubwarpBackend(Backend):
         self._exp_above = exp_above  # exponents only in bins of longer reads (the rest: rescue)
         self._streams_on = streams
         # calls in flight run as one call (batched_calls.py); None: each call on its own lane
-        self._batches = CallBatches(lambda p: self._submit_now(p).result()) \
-            if batch_calls else None
+        self._batches = CallBatches(self.run) if batch_calls else None
         self._kernels: dict = {}
         self._plans: dict = {}
         self._attrs: Optional[dict] = None

@@ -97,7 +97,7 @@ def pin_and_copy(drv, raw: np.ndarray, dev, stream) -> tuple:
     cuts = [base] + [(base + k) // page * page for k in range(PIN_CHUNK, raw.nbytes, PIN_CHUNK)]
     pinned, done = [], 0
     for lo, hi in zip(cuts, cuts[1:] + [end]):
-        if hi <= lo or not glue.host_register(lo, hi - lo):
+        if not glue.host_register(lo, hi - lo):
             break
         pinned.append(lo)
         drv.memcpy_htod_async(int(dev) + done, raw[done:done + hi - lo], stream)
