@@ -52,46 +52,7 @@ run() {  # one hmmbench command, its exit status and wall time in the log
 
 if [[ " $PARTS " == *" check "* ]]; then
   # results identical to one process on one GPU: every value, not a sample
-  # (CHECK_* override the backends and sets, e.g. to try the check on a CPU machine)
-  python3 - "$OUT" <<'PY' 2>&1 | tee -a "$LOG"
-import json, os, sys, time
-import numpy as np
-from hmmbench import workload
-from hmmbench.cluster.connect import connect
-from hmmbench.cluster.sharded import sharded_values
-from hmmbench.registry import select
-out = {}
-pairhmm, profile = workload.get("pairhmm"), workload.get("profile")
-with connect("local", 2, 120) as (client, kind):
-    print("cluster:", kind, sorted(client.scheduler_info(n_workers=-1)["workers"]))
-    t = time.time()
-    name = os.environ.get("CHECK_PAIRHMM_BACKEND", "cuda-subwarp")
-    b = select([name])[0]
-    # a lazy set (generated piece by piece) and an eager one
-    for set_name in os.environ.get("CHECK_PAIRHMM_SETS", "chunks@6e6 equal-128@100000").split():
-        ds = pairhmm.resolve([set_name])[0]
-        single = np.concatenate([b.run(u).log10 for u in ds.chunks()])
-        for n in (1, 2):
-            got = sharded_values(client, pairhmm, name, ds, n, mode="merged")[0]
-            out[f"{name} {set_name} x{n}"] = bool(np.array_equal(got, single))
-    import argparse
-    name = os.environ.get("CHECK_PROFILE_BACKEND", "profile-cuda-warp")
-    args = argparse.Namespace(dataset=[os.environ.get("CHECK_PROFILE_SET", "proteins-2e7")],
-                              model=["PF02826"], kind=["ssv", "msv", "vf"], backend=[name])
-    cells, _ = profile.plan(args, select(args.backend, "profile"))
-    pb = select([name], "profile")[0]
-    for cell in cells:
-        single = pb.run(cell.load()).log10
-        for n in (1, 2):
-            got = sharded_values(client, profile, name, cell, n, mode="whole",
-                                 args=vars(args))[0]
-            out[f"{name} {cell.description} x{n}"] = bool(np.array_equal(got, single,
-                                                                          equal_nan=True))
-    out["seconds"] = round(time.time() - t, 1)
-print(json.dumps(out, indent=1))
-json.dump(out, open(f"{sys.argv[1]}/identical.json", "w"), indent=1)
-print("IDENTICAL" if all(v for k, v in out.items() if k != "seconds") else "DIFFERENT")
-PY
+  python3 scripts/dask_identical.py "$OUT" 2>&1 | tee -a "$LOG"
 fi
 
 if [[ " $PARTS " == *" subwarp-2e7 "* ]]; then

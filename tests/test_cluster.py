@@ -205,6 +205,7 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):
     two = runs[1]
     assert len(two["info"]["worker_stages"]) == 2
     assert sum(w["items"] for w in two["info"]["worker_stages"]) == 29307
+    assert doc["cluster"]["work_stealing_off"] and doc["cluster"]["shards_retried"] == []
     scaling = doc["cluster"]["scaling"]
     assert [row["workers"] for row in scaling] == [1, 2]
     assert scaling[0]["parallel_efficiency"] == pytest.approx(1.0)
@@ -254,6 +255,20 @@ def test_backend_shards_only_on_workers_that_can_run_it(cluster, monkeypatch):
     values = np.concatenate([both.run(p.with_mode("merged")).log10 for p in cds.chunks()])
     assert np.array_equal(values, good.run(ds.load()).log10)
     session.release()
+
+
+def test_work_stealing_is_off_while_shards_are_placed_and_back_after(cluster):
+    """An idle worker must not steal a piece (and copy its whole shard) from the shard's
+    holder; the scheduler's stealing is restored afterwards."""
+    from hmmbench.cluster.connect import shards_stay
+    _, client = cluster
+
+    def stealing(dask_scheduler):
+        return "stealing" in dask_scheduler.periodic_callbacks
+    assert client.run_on_scheduler(stealing)
+    with shards_stay(client) as off:
+        assert off and not client.run_on_scheduler(stealing)
+    assert client.run_on_scheduler(stealing)
 
 
 # --- fleet mode ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import sys
 from ..errors import UserError
 from ..runner import run_benchmark
 from ..runner.benchmark import Benchmark, devices_of
-from .connect import DEFAULT_TIMEOUT, connect, versions, wait_for_workers
+from .connect import DEFAULT_TIMEOUT, connect, shards_stay, versions, wait_for_workers
 from .scaling import fill_efficiency, parse_counts
 
 #: options that only the client uses (not passed to the workers' rebuilt plans)
@@ -51,8 +51,7 @@ def run_cluster(args, workload, cfg, backends: list, datasets: list, plan: dict,
 
 def _shard(client, workers, counts, info, args, workload, cfg, backends, datasets, plan,
            progress) -> Benchmark:
-    from .sharded import (ClusterDataset, LocalReferences, Session, ShardedBackend,
-                          single_launch, worker_stages)
+    from .sharded import LocalReferences, Session
     session = Session(client, workload, worker_args(args), plan.get("launches_fn"),
                       per_worker=args.shards_per_worker or 1)
     session.probe(workers, backends)
@@ -67,8 +66,28 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
         raise UserError(f"--workers {counts[-1]}: only {len(session.capable)} workers of the "
                         "cluster can run the backends asked for")
     refs = LocalReferences.for_config(cfg)
-    records, chunkings = [], []
     pick = plan.get("backends_for")
+    with shards_stay(client) as stealing_off:
+        if not stealing_off:
+            say("the scheduler refused to turn work stealing off: a piece may run away from "
+                "its shard (the record's shards_retried lists each)")
+        records, chunkings, bench = _scale(session, counts, backends, datasets, cfg, progress,
+                                           refs, pick)
+    info.update(mode="shard", worker_counts=counts, work_stealing_off=stealing_off,
+                workers=[{**{k: p[k] for k in ("worker", "name", "host", "pid",
+                                               "cuda_visible_devices", "versions")},
+                          "backends": p["backends"]} for p in session.probes.values()],
+                excluded={session.label(w): why for w, why in session.excluded.items()},
+                shards_retried=session.retried, scaling=fill_efficiency(records))
+    return Benchmark(records, devices_of(records), ",".join(dict.fromkeys(chunkings)),
+                     bench.config, cluster=info)
+
+
+def _scale(session, counts, backends, datasets, cfg, progress, refs, pick) -> tuple:
+    """The sharded benchmark at each worker count: (records, chunkings, the last count's
+    Benchmark)."""
+    from .sharded import ClusterDataset, ShardedBackend, single_launch, worker_stages
+    records, chunkings = [], []
     try:
         for n in counts:
             session.use(n)
@@ -97,11 +116,4 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
             chunkings += bench.chunking.split(",")
     finally:
         session.release()
-    info.update(mode="shard", worker_counts=counts,
-                workers=[{**{k: p[k] for k in ("worker", "name", "host", "pid",
-                                               "cuda_visible_devices", "versions")},
-                          "backends": p["backends"]} for p in session.probes.values()],
-                excluded={session.label(w): why for w, why in session.excluded.items()},
-                shards_retried=session.retried, scaling=fill_efficiency(records))
-    return Benchmark(records, devices_of(records), ",".join(dict.fromkeys(chunkings)),
-                     bench.config, cluster=info)
+    return records, chunkings, bench

@@ -127,6 +127,40 @@ def connect(spec: str, n_workers: Optional[int] = None,
                 cluster.close(timeout=timeout)
 
 
+async def _stop_stealing(dask_scheduler) -> bool:
+    """Stop the scheduler's work stealing; whether it was running."""
+    stealing = dask_scheduler.extensions.get("stealing")
+    running = stealing is not None and "stealing" in dask_scheduler.periodic_callbacks
+    if running:
+        await stealing.stop()
+    return running
+
+
+async def _start_stealing(dask_scheduler) -> None:
+    await dask_scheduler.extensions["stealing"].start()
+
+
+@contextlib.contextmanager
+def shards_stay(client) -> Iterator[bool]:
+    """Work stealing off while shards are placed: an idle worker (one left out of a smaller
+    worker count, or one a moment ahead) would otherwise steal a piece, copy the whole shard it
+    needs and compute beside its holder, which inflates a copy's time and makes one "worker" two.
+    Faults still move a dead worker's tasks (that is the scheduler's own recovery, not stealing).
+    Turned back on afterwards where it was on. Yields whether it could be turned off (a
+    scheduler may refuse ``run_on_scheduler``)."""
+    try:
+        was_on = client.run_on_scheduler(_stop_stealing)
+        stopped = True
+    except Exception:  # noqa: BLE001 - a hardened scheduler: run, and say so in the record
+        was_on, stopped = False, False
+    try:
+        yield stopped
+    finally:
+        if was_on:
+            with contextlib.suppress(Exception):
+                client.run_on_scheduler(_start_stealing)
+
+
 def wait_for_workers(client, n: int, timeout: float) -> list:
     """The addresses of the scheduler's workers, in a stable order, once at least n are up."""
     try:

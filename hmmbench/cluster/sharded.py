@@ -376,7 +376,7 @@ def sharded_values(client, workload, backend_name: str, ds, n_workers: int,
     """Every piece of ``ds`` through one backend sharded over ``n_workers`` of the client's
     workers, outside the runner (identity checks): (values in dataset order, session, the
     sharded backend, the wrapped dataset)."""
-    from .connect import wait_for_workers
+    from .connect import shards_stay, wait_for_workers
     session = Session(client, workload, args or {"dataset": [ds.name],
                                                  "backend": [backend_name]},
                       per_worker=per_worker)
@@ -389,5 +389,6 @@ def sharded_values(client, workload, backend_name: str, ds, n_workers: int,
     if reason:
         raise RuntimeError(f"{backend_name}: {reason}")
     cds = ClusterDataset(ds, session)
-    values = np.concatenate([sb.run(p.with_mode(mode)).log10 for p in cds.chunks()])
+    with shards_stay(client):
+        values = np.concatenate([sb.run(p.with_mode(mode)).log10 for p in cds.chunks()])
     return values, session, sb, cds
