@@ -2,7 +2,7 @@
 # Issue 15 on the 2-GPU machine (kind nvidia-h200-x2): hmmbench sharded over 1 and 2 GPUs with
 # dask-cuda's LocalCUDACluster (one worker per GPU). Logs and result JSON under $OUT.
 #
-#   bash scripts/device_dask.sh [check] [subwarp-2e7] [subwarp-na12878] [profile]
+#   bash scripts/device_dask.sh [check] [timeline] [subwarp-2e7] [subwarp-na12878] [profile]
 #
 # (no arguments: all parts; each part is one hmmbench command, so the parts can also be spread
 # over several device calls). Needs, carried into the checkout: .device/ (the PyCUDA kit,
@@ -55,6 +55,10 @@ if [[ " $PARTS " == *" check "* ]]; then
   python3 scripts/dask_identical.py "$OUT" 2>&1 | tee -a "$LOG"
 fi
 
+if [[ " $PARTS " == *" timeline "* ]]; then
+  # where a sharded call's time goes (scripts/dask_timeline.py)
+  python3 scripts/dask_timeline.py "$OUT" chunks@2e7 cuda-subwarp 2>&1 | tee -a "$LOG"
+fi
 if [[ " $PARTS " == *" subwarp-2e7 "* ]]; then
   run run -d chunks@2e7 --chunking merged -b cuda-subwarp --cluster local --workers 1,2 --repeat 5 \
       --json "$OUT/subwarp-chunks2e7.json"
