@@ -106,6 +106,9 @@ def test_profile_shards_are_one_database_slice_for_every_model_and_kind():
     assert [shard_bounds(profile, u, 2) for u in units] == [bounds] * 4   # M scales every cost
     firsts = [profile.shard(u, *bounds[1]) for u in units]
     assert all(f.seqs is firsts[0].seqs for f in firsts)           # resident once per worker
+    # ... under a key of its own (a device backend keeps no keyless set resident)
+    assert {f.database for f in firsts} == {f"{units[0].database}[{bounds[1][0]}:{bounds[1][1]}]"}
+    assert profile.shard(units[0], *bounds[0]).database != firsts[0].database
     assert sum(len(profile.shard(units[0], a, b).seqs) for a, b in bounds) == len(units[0].seqs)
     assert firsts[0].seqs.n_residues == int(units[0].seqs.lengths[slice(*bounds[1])].sum())
 
@@ -228,6 +231,30 @@ def test_cli_profile_shards_the_database(cluster, tmp_path):
                                                                       ("msv", "ok", 2)]
     stages = runs[0]["info"]["worker_stages"]
     assert sum(w["items"] for w in stages) == runs[0]["pairs"]
+
+
+def test_profile_shards_stay_resident_on_each_worker(cluster):
+    """Every model and kind, every call, reuses the worker's resident slice: one upload each."""
+    pytest.importorskip("pyhmmer")
+    import argparse
+    from hmmbench.cluster.sharded import sharded_values
+    _, client = cluster
+    profile, name = workload.get("profile"), "profile-opencl-task"
+    args = argparse.Namespace(dataset=["proteins-2e4"], model=["PF02826", "LuxC"],
+                              kind=["ssv", "msv"], backend=[name])
+    backends = select(args.backend, "profile")
+    if backends[0].unavailable_reason():
+        pytest.skip(backends[0].unavailable_reason())
+    cells, _ = profile.plan(args, backends)
+    for cell in cells:
+        for _ in range(2):
+            sharded_values(client, profile, name, cell, 2, mode="whole", args=vars(args))
+
+    def uploads():
+        from hmmbench.cluster import worker
+        return [b.runner().resident.loads for key, b in worker._BACKENDS.items()
+                if key == ("profile", name)]
+    assert list(client.run(uploads).values()) == [[1], [1]]
 
 
 def test_backend_shards_only_on_workers_that_can_run_it(cluster, monkeypatch):

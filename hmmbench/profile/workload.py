@@ -113,8 +113,8 @@ class Profile(Workload):
         return unit.seqs.lengths * unit.model.M
 
     def shard(self, unit, start: int, stop: int):
-        """Sequences ``start:stop``; the same slice object for every model and kind of a database,
-        so that a GPU backend keeps it resident (its uploads are keyed by the object)."""
+        """Sequences ``start:stop``; the same slice object, under its own resident key, for every
+        model and kind of a database, so that a GPU backend keeps it resident."""
         from .job import ProfileSearch
         seqs, slices = self._sliced
         if seqs is not unit.seqs:                   # another database: drop the old slices
@@ -122,7 +122,10 @@ class Profile(Workload):
             self._sliced = (seqs, slices)
         if (start, stop) not in slices:
             slices[start, stop] = seqs.slice(start, stop)
-        return ProfileSearch(unit.model, slices[start, stop], unit.kind, unit.hmm)
+        # a slice of a resident database stays resident (its own key): without a key a device
+        # backend would upload the worker's slice again for every call
+        key = f"{unit.database}[{start}:{stop}]" if unit.database else None
+        return ProfileSearch(unit.model, slices[start, stop], unit.kind, unit.hmm, database=key)
 
     def catalog_tables(self) -> list:
         """The sequence databases and models."""
