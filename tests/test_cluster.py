@@ -172,22 +172,39 @@ def test_lazy_set_runs_and_samples_from_the_shards(cluster, small_pieces):
                                            per_worker=2)
     assert np.array_equal(got, single)
     proxies = list(cds.chunks())
-    assert [p.n_items for p in proxies] == [u.n_pairs for u in pieces]
+    # two workers: a sharded call covers two of the set's pieces (each worker's share is one)
+    groups = [pieces[i:i + 2] for i in range(0, len(pieces), 2)]
+    assert [p.n_items for p in proxies] == [sum(u.n_pairs for u in g) for g in groups]
     # each piece's call submits the next one before gathering its own results (the transfer
     # overlaps compute); the last piece of a pass submits nothing ahead
     placement = cds.placement()
     for k, proxy in enumerate(proxies):
         out = placement.run(sb, proxy.with_mode("merged"))
-        start = sum(u.n_pairs for u in pieces[:k])
-        assert np.array_equal(out.log10, single[start:start + pieces[k].n_pairs])
+        start = sum(p.n_items for p in proxies[:k])
+        assert np.array_equal(out.log10, single[start:start + proxy.n_items])
         assert list(placement._ahead) == ([("numpy-f32", k + 1, "merged")]
                                           if k + 1 < len(proxies) else [])
-    idx = np.array([7, 0, pieces[1].n_pairs - 1, 300, 299])
-    sample, want = proxies[1].subset(idx), pieces[1].subset(idx)
+    idx = np.array([7, 0, groups[1][0].n_pairs + 3, proxies[1].n_items - 1, 300, 299])
+    sample, want = proxies[1].subset(idx), type(pieces[0]).concatenate(groups[1]).subset(idx)
     assert np.array_equal(sample.read_bases, want.read_bases)
     assert np.array_equal(sample.hap_bases, want.hap_bases)
     assert proxies[1].expected is None
     session.release()
+
+
+def test_lazy_set_checks_at_every_worker_count(cluster, small_pieces, tmp_path):
+    """Two workers cut a lazy set into other pieces than one: each piece's sample has its own
+    reference (keyed by the piece's place in the set, not its index)."""
+    c, _ = cluster
+    out = tmp_path / "lazy.json"
+    code = cli.main(["run", "-d", "chunks@9000", "--chunking", "merged", "-b", "numpy-f32",
+                     "--repeat", "1", "--cluster", c.scheduler_address, "--workers", "1,2",
+                     "--json", str(out), "-q"])
+    assert code == 0
+    runs = results.load(out)["runs"]
+    assert [(r["workers"], r["status"], r["n_over_tol"]) for r in runs] == [(1, "ok", 0),
+                                                                           (2, "ok", 0)]
+    assert [r["launches"] for r in runs] == [4, 4]     # 4 pieces: 4 calls, 2 per worker
 
 
 def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):

@@ -44,3 +44,19 @@ def shard_of(workload, unit, n_shards: int, index: int):
     """Shard ``index`` of ``n_shards`` of a unit, as a unit of its own."""
     start, stop = shard_bounds(workload, unit, n_shards)[index]
     return workload.shard(unit, start, stop)
+
+
+def joined(units, size: int):
+    """Consecutive units joined ``size`` at a time, in order (the last join may hold fewer)."""
+    group: list = []
+    for unit in units:
+        group.append(unit)
+        if len(group) == size:
+            yield _join(group)
+            group = []
+    if group:
+        yield _join(group)
+
+
+def _join(group: list):
+    return group[0] if len(group) == 1 else type(group[0]).concatenate(group)

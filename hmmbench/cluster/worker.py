@@ -142,15 +142,19 @@ def rebuild(spec: dict):
 def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict) -> list:
     """This worker's shards of every piece of a dataset: per piece, a list of ``per_worker``
     consecutive shards (of n_workers x per_worker). Received from the client (``spec["units"]``,
-    files read there once) or rebuilt here (generated sets)."""
+    files read there once) or rebuilt here (generated sets; a lazy set's piece here is n_workers
+    of its own pieces joined)."""
     from ..workload import get
-    from .shards import shard_bounds
+    from .shards import joined, shard_bounds
     _apply(env)
     if "units" in spec:
         return list(spec["units"])
     wl = get(spec["workload"])
     ds = rebuild(spec)
-    pieces = ds.chunks() if ds.lazy else [ds.load()]
+    # a lazy set's pieces n_workers at a time: each worker's share of a sharded call is then as
+    # large as one process's call, whose fixed costs (pipeline fill, result round trip) would
+    # otherwise be paid n_workers times as often per pair
+    pieces = joined(ds.chunks(), n_workers) if ds.lazy else [ds.load()]
     mine = slice(index * per_worker, (index + 1) * per_worker)
     part = [[wl.shard(unit, a, b) for a, b in shard_bounds(wl, unit, n_workers * per_worker)[mine]]
             for unit in pieces]

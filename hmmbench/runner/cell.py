@@ -197,8 +197,11 @@ class _CellRunner:
         cfg, refs, ds = self.cfg, self.refs, self.ds
         full, n_sample = check_plan(ds, rec.cells or 0, rec.pairs or 0, cfg)
         is_reference = self.b.name == cfg.reference
+        offset = [0]       # the chunk's first item in the dataset: with the chunk's size, the
+        #                    sample's key (a sharded run may cut a lazy set into other pieces)
 
         def check(ci: int, chunk, got: np.ndarray, wall: float) -> None:
+            start, offset[0] = offset[0], offset[0] + n_items(chunk)
             if not refs.available:
                 return
             if full:
@@ -220,7 +223,8 @@ class _CellRunner:
                 return
             idx = sample_indexes(n_items(chunk), n_sample, seed=ci)
             sub = subset_items(chunk, idx)
-            ref, seconds, fresh = refs.compute(ds.sha256, f"c{ci}-s{n_sample}", sub)
+            ref, seconds, fresh = refs.compute(
+                ds.sha256, f"c{ci}@{start}+{n_items(chunk)}-s{n_sample}", sub)
             if fresh:
                 rec.reference_s = (rec.reference_s or 0.0) + seconds
             tally.add(got[idx], ref, None if chunk.expected is None else chunk.expected[idx])
