@@ -113,6 +113,37 @@ def test_profile_shards_are_one_database_slice_for_every_model_and_kind():
     assert firsts[0].seqs.n_residues == int(units[0].seqs.lengths[slice(*bounds[1])].sum())
 
 
+def _sharded_record(model, workers, total, kernel, walls, cells=1e9):
+    from types import SimpleNamespace
+    return SimpleNamespace(
+        dataset="db", dataset_sha256="d", chunking="whole", backend="b", model=model,
+        kind="ssv", workers=workers, status="ok", device="gpu",
+        timing_s={"total": total, "kernel": kernel}, gcups_total=cells / total / 1e9,
+        gcups_kernel=cells / kernel / 1e9, info={"worker_stages": [{"wall": w, "kernel": kernel}
+                                                                   for w in walls]})
+
+
+def test_scaling_rows_say_what_stays_outside_the_workers_and_sum_a_sweep():
+    from hmmbench.cluster.scaling import completed, fill_efficiency
+    records = [_sharded_record("m1", 1, 0.020, 0.006, [0.010]),
+               _sharded_record("m1", 2, 0.020, 0.003, [0.006, 0.004]),
+               _sharded_record("m2", 1, 0.100, 0.090, [0.095]),
+               _sharded_record("m2", 2, 0.060, 0.045, [0.050, 0.048])]
+    rows = fill_efficiency(records)
+    assert [(r["model"], r["workers"]) for r in rows] == [
+        ("m1", 1), ("m1", 2), ("m2", 1), ("m2", 2), ("all", 1), ("all", 2)]
+    assert [round(r["outside_s"], 6) for r in rows[:4]] == [0.010, 0.014, 0.005, 0.010]
+    swept = rows[5]
+    assert swept["cells"] == 2 and swept["total_s"] == pytest.approx(0.080)
+    assert swept["parallel_efficiency"] == pytest.approx(0.120 / (2 * 0.080))
+    assert swept["parallel_efficiency_kernel"] == pytest.approx(0.096 / (2 * 0.048))
+    assert swept["gcups_total"] == pytest.approx(2 / 0.080)      # 2e9 cells in 80 ms
+    # a file written before these fields: the same rows, made from what it stored
+    old = [{k: v for k, v in r.items() if k != "outside_s"} for r in rows[:4]]
+    assert completed(old) == rows
+    assert completed(rows) == rows
+
+
 # --- shard mode: identical to one process ----------------------------------------------------
 @pytest.mark.parametrize("backend", ["numpy-f32", "opencl-inter-tile8"])
 def test_sharded_1m_identical_to_single_process(cluster, backend, monkeypatch):

@@ -3,7 +3,10 @@
 Per worker count N and cell (dataset, chunking, backend; profile: model and kind): the wall time
 of the whole sharded call (``total``), aggregate GCUPS end to end (cells / total) and kernel-only
 (cells / the slowest worker's kernel time), and the parallel efficiency T1 / (N x TN) of both,
-T1 being the 1-worker time (or, without a 1-worker run, the smallest count's, scaled: Tm x m).
+T1 being the 1-worker time (or, without a 1-worker run, the smallest count's, scaled: Tm x m);
+``outside_s``, the part of ``total`` beyond the slowest worker's own wall (task round trips,
+result transfer: what does not shrink with more workers). A dataset with several cells (a
+profile sweep: models x kinds) also gets a row of all its cells summed (``cells`` > 1).
 """
 from __future__ import annotations
 
@@ -47,8 +50,60 @@ def fill_efficiency(records: list) -> list:
                 row[key] = r.info[key] = t1 / (r.workers * tn) if t1 and tn else None
             r.info["parallel_efficiency_basis"] = f"{base.workers} worker(s)"
             row["per_worker"] = r.info.get("worker_stages", [])
+            row["outside_s"] = _outside(row)
             rows.append(row)
-    return rows
+    return rows + _summed(rows)
+
+
+def _outside(row: dict):
+    """The call's wall beyond its slowest worker's own (None without the workers' walls)."""
+    walls = [w.get("wall") or 0.0 for w in row.get("per_worker") or []]
+    return max(0.0, row["total_s"] - max(walls)) if walls else None
+
+
+def completed(rows: list) -> list:
+    """Stored rows as :func:`fill_efficiency` makes them today (files written before
+    ``outside_s`` and the summed rows existed get them, from the same data)."""
+    rows = [{**r, "outside_s": r.get("outside_s", _outside(r))} for r in rows]
+    return rows if any(r.get("cells") for r in rows) else rows + _summed(rows)
+
+
+def _summed(rows: list) -> list:
+    """Per dataset, chunking and backend of several cells: the cells' times summed at each worker
+    count that every cell ran, and the efficiency of the sums (a sweep's figure)."""
+    by_set: dict = {}
+    for row in rows:
+        key = (row["dataset"], row["chunking"], row["backend"])
+        by_set.setdefault(key, {}).setdefault((row["model"], row["kind"]), {})[
+            row["workers"]] = row
+    out = []
+    for (dataset, chunking, backend), cells in by_set.items():
+        if len(cells) < 2:
+            continue
+        counts = sorted(set.intersection(*(set(c) for c in cells.values())))
+        if not counts:
+            continue
+        sums = {}
+        for n in counts:
+            rs = [c[n] for c in cells.values()]
+            total = sum(r["total_s"] for r in rs)
+            kernel = sum(r["kernel_s"] or 0.0 for r in rs)
+            cell_count = sum((r["gcups_total"] or 0.0) * r["total_s"] for r in rs)   # G cells
+            sums[n] = (total, kernel, cell_count, sum(r["outside_s"] or 0.0 for r in rs))
+        base = counts[0]
+        for n in counts:
+            total, kernel, g, outside = sums[n]
+            t1, k1 = sums[base][0] * base, sums[base][1] * base
+            out.append({"dataset": dataset, "chunking": chunking, "backend": backend,
+                        "model": "all", "kind": f"{len(cells)} cells", "cells": len(cells),
+                        "workers": n, "device": None, "total_s": total, "kernel_s": kernel,
+                        "gcups_total": g / total if total else None,
+                        "gcups_kernel": g / kernel if kernel else None,
+                        "baseline_workers": base, "outside_s": outside,
+                        "parallel_efficiency": t1 / (n * total) if total else None,
+                        "parallel_efficiency_kernel": k1 / (n * kernel) if kernel else None,
+                        "per_worker": []})
+    return out
 
 
 def scaling_table(rows: list, title: str = "scaling"):
@@ -56,15 +111,17 @@ def scaling_table(rows: list, title: str = "scaling"):
     from rich.table import Table
     from ..report import fmt_number, fmt_seconds
     t = Table(title=title, title_justify="left", header_style="bold")
-    for col in ("dataset", "backend", "workers", "total", "GCUPS total", "GCUPS kernel",
-                "efficiency", "eff. kernel", "worker kernels"):
+    for col in ("dataset", "backend", "workers", "total", "outside workers", "GCUPS total",
+                "GCUPS kernel", "efficiency", "eff. kernel", "worker kernels"):
         t.add_column(col, justify="left" if col in ("dataset", "backend") else "right")
     for row in rows:
         what = row["dataset"] + (f" × {row['model']} × {row['kind']}" if row.get("kind") else "")
         kernels = [w.get("kernel") for w in row.get("per_worker", [])]
         spread = (f"{fmt_seconds(min(kernels))} .. {fmt_seconds(max(kernels))}"
                   if kernels else "-")
+        outside = row.get("outside_s")
         t.add_row(what, row["backend"], str(row["workers"]), fmt_seconds(row["total_s"]),
+                  "-" if outside is None else fmt_seconds(outside),
                   fmt_number(row["gcups_total"]), fmt_number(row["gcups_kernel"]),
                   fmt_number(row["parallel_efficiency"]),
                   fmt_number(row["parallel_efficiency_kernel"]), spread)
@@ -75,8 +132,8 @@ def render_cluster(doc: dict, out) -> None:
     """A cluster run's scaling table and retried shards, when the document has them."""
     cluster = doc.get("cluster") or {}
     if cluster.get("scaling"):
-        out.print(scaling_table(cluster["scaling"], "scaling (parallel efficiency = "
-                                                    "T1 / (N x TN))"))
+        out.print(scaling_table(completed(cluster["scaling"]), "scaling (parallel efficiency "
+                                                               "= T1 / (N x TN))"))
     for x in cluster.get("shards_retried") or []:
         out.print(f"shard {x['shard']} of piece {x['piece']} ({x['dataset']}, {x['backend']}) "
                   f"re-ran on {x['ran_on']} ({x['host']}), planned on {x['planned']}")
