@@ -256,6 +256,7 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):
     two = runs[1]
     assert len(two["info"]["worker_stages"]) == 2
     assert sum(w["items"] for w in two["info"]["worker_stages"]) == 29307
+    assert all(w["task"] >= w["wall"] > 0 for w in two["info"]["worker_stages"])
     assert doc["cluster"]["work_stealing_off"] and doc["cluster"]["shards_retried"] == []
     scaling = doc["cluster"]["scaling"]
     assert [row["workers"] for row in scaling] == [1, 2]

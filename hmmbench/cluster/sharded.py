@@ -288,13 +288,14 @@ class Placement:
             items, cells, _ = self.shard_sizes[i][proxy.piece]
             row = passes[-1].setdefault(w, {"index": w, "worker": r["name"], "host": r["host"],
                                             "device": r.get("device"), "items": 0, "cells": 0,
-                                            "launches": 0, "wall": 0.0,
+                                            "launches": 0, "wall": 0.0, "task": 0.0,
                                             **{st: 0.0 for st in STAGES}})
             row.update(worker=r["name"], host=r["host"], device=r.get("device") or row["device"])
             row["items"] += items
             row["cells"] += cells
             row["launches"] += int(r.get("launches", 0))
             row["wall"] += float(r["wall"])
+            row["task"] += float(r.get("task", r["wall"]))
             for st in STAGES:
                 row[st] += float(r["timing"].get(st, 0.0))
 
@@ -355,7 +356,8 @@ def single_launch(unit, mode: str) -> list:
 
 
 def worker_stages(session: Session, record) -> list:
-    """Each shard's median per-pass stages, wall, items and cells (the warm-up pass left out)."""
+    """Each shard's median per-pass stages, wall (its launches), task (the whole task on the
+    worker), items and cells (the warm-up pass left out)."""
     passes = session.stats.get((record.dataset_sha256, record.chunking, record.backend)) or []
     timed = passes[1:] or passes
     if not timed:
@@ -366,7 +368,7 @@ def worker_stages(session: Session, record) -> list:
         last = rows[-1]
         out.append({**{k: last[k] for k in ("index", "worker", "host", "device", "items",
                                              "cells", "launches")},
-                    **{k: statistics.median(r[k] for r in rows) for k in ("wall",) + STAGES}})
+                    **{k: statistics.median(r[k] for r in rows) for k in ("wall", "task") + STAGES}})
     return out
 
 
