@@ -236,6 +236,8 @@ def test_lazy_set_checks_at_every_worker_count(cluster, small_pieces, tmp_path):
     assert [(r["workers"], r["status"], r["n_over_tol"]) for r in runs] == [(1, "ok", 0),
                                                                            (2, "ok", 0)]
     assert [r["launches"] for r in runs] == [4, 4]     # 4 pieces: 4 calls, 2 per worker
+    # the sample per call doubles with the pieces per call: as many pairs checked
+    assert runs[1]["n_checked"] >= runs[0]["n_checked"] > 0
 
 
 def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):

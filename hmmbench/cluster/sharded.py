@@ -142,6 +142,12 @@ class ClusterDataset:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
+    @property
+    def pieces_per_chunk(self) -> int:
+        """A lazy set's pieces per sharded call (joined on the workers, one per worker): the
+        check's sample per call grows with it, so every worker count checks as many items."""
+        return self.session.n if self.inner.lazy else 1
+
     def placement(self, workers: Optional[list] = None) -> "Placement":
         """The shards on these workers (default: the session's active ones)."""
         return self.session.place(self, tuple(workers or self.session.active))

@@ -78,12 +78,14 @@ MIN_SAMPLE = 100
 def check_plan(ds: Dataset, cells: int, items: int, cfg: RunConfig) -> tuple:
     """(check everything?, sample size otherwise). A dataset's ``check_cells`` budget (the
     profile workload: per score kind) caps the reference's work: a sample of about that many
-    cells, at most ``cfg.sample_pairs`` items."""
+    cells, at most ``cfg.sample_pairs`` items per piece of the set (a chunk may join several:
+    ``pieces_per_chunk``, a sharded run's)."""
     budget = getattr(ds, "check_cells", None)
+    per_chunk = cfg.sample_pairs * getattr(ds, "pieces_per_chunk", 1)
     if budget is None:
-        return (not ds.lazy and cells <= cfg.full_check_max_cells), cfg.sample_pairs
+        return (not ds.lazy and cells <= cfg.full_check_max_cells), per_chunk
     budget = min(budget, cfg.full_check_max_cells)
     if not ds.lazy and cells <= budget:
         return True, items
     k = int(items * budget / cells) if cells else items
-    return False, max(1, min(cfg.sample_pairs, max(MIN_SAMPLE, k)))
+    return False, max(1, min(per_chunk, max(MIN_SAMPLE, k)))
