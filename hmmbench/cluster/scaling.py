@@ -4,8 +4,8 @@ Per worker count N and cell (dataset, chunking, backend; profile: model and kind
 of the whole sharded call (``total``), aggregate GCUPS end to end (cells / total) and kernel-only
 (cells / the slowest worker's kernel time), and the parallel efficiency T1 / (N x TN) of both,
 T1 being the 1-worker time (or, without a 1-worker run, the smallest count's, scaled: Tm x m);
-``outside_s``, the part of ``total`` beyond the slowest worker's own wall (task round trips,
-result transfer: what does not shrink with more workers). A dataset with several cells (a
+``outside_s``, the part of ``total`` beyond the slowest worker's whole task (Dask's round trip
+and the result transfer: what does not shrink with more workers). A dataset with several cells (a
 profile sweep: models x kinds) also gets a row of all its cells summed (``cells`` > 1).
 """
 from __future__ import annotations
@@ -56,8 +56,9 @@ def fill_efficiency(records: list) -> list:
 
 
 def _outside(row: dict):
-    """The call's wall beyond its slowest worker's own (None without the workers' walls)."""
-    walls = [w.get("wall") or 0.0 for w in row.get("per_worker") or []]
+    """The call's wall beyond its slowest worker's whole task (files before ``task``: its
+    launches' wall); None without the workers' times."""
+    walls = [w.get("task") or w.get("wall") or 0.0 for w in row.get("per_worker") or []]
     return max(0.0, row["total_s"] - max(walls)) if walls else None
 
 

@@ -374,7 +374,8 @@ def worker_stages(session: Session, record) -> list:
         last = rows[-1]
         out.append({**{k: last[k] for k in ("index", "worker", "host", "device", "items",
                                              "cells", "launches")},
-                    **{k: statistics.median(r[k] for r in rows) for k in ("wall", "task") + STAGES}})
+                    **{k: statistics.median(r[k] for r in rows)
+                       for k in ("wall", "task") + STAGES}})
     return out
 
 
