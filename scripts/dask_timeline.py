@@ -19,27 +19,20 @@ import time
 def main(out_dir: str, set_name: str, name: str) -> int:
     import distributed
     from hmmbench import workload
-    from hmmbench.cluster.connect import connect, shards_stay, wait_for_workers
-    from hmmbench.cluster.sharded import ClusterDataset, Session, ShardedBackend
-    from hmmbench.registry import select
+    from hmmbench.cluster.connect import connect, shards_stay
+    from hmmbench.cluster.sharded import sharded_values
     pairhmm = workload.get("pairhmm")
     ds = pairhmm.resolve([set_name])[0]
-    inner = select([name])[0]
     out: dict = {"set": set_name, "backend": name, "runs": []}
     with connect("local", 2, 120) as (client, kind), shards_stay(client):
-        session = Session(client, pairhmm, {"dataset": [set_name], "backend": [name]})
-        session.probe(wait_for_workers(client, 2, 60), [inner])
         for n in (1, 2):
-            session.use(n)
-            sb = ShardedBackend(inner, session)
-            cds = ClusterDataset(ds, session)
+            # one pass places the shards and compiles (the warm-up); its session runs the rest
+            _, session, sb, cds = sharded_values(client, pairhmm, name, ds, n, mode="merged")
             proxies = [p.with_mode("merged") for p in cds.chunks()]
-            for p in proxies:                                   # warm-up (placement, compile)
-                sb.run(p)
             for direct in (False, True, False, True):
                 client.direct_to_workers = direct
                 with distributed.get_task_stream(client) as ts:
-                    calls, walls = [], 0.0
+                    calls = []
                     t0 = time.perf_counter()
                     for p in proxies:
                         t = time.perf_counter()

@@ -197,11 +197,13 @@ class _CellRunner:
         cfg, refs, ds = self.cfg, self.refs, self.ds
         full, n_sample = check_plan(ds, rec.cells or 0, rec.pairs or 0, cfg)
         is_reference = self.b.name == cfg.reference
-        offset = [0]       # the chunk's first item in the dataset: with the chunk's size, the
-        #                    sample's key (a sharded run may cut a lazy set into other pieces)
+        # the chunk's first item in the dataset: with the chunk's size, the sample's key (a
+        # sharded run may cut a lazy set into other pieces)
+        offset = 0
 
         def check(ci: int, chunk, got: np.ndarray, wall: float) -> None:
-            start, offset[0] = offset[0], offset[0] + n_items(chunk)
+            nonlocal offset
+            start, offset = offset, offset + n_items(chunk)
             if not refs.available:
                 return
             if full:
