@@ -260,6 +260,7 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):
     assert sum(w["items"] for w in two["info"]["worker_stages"]) == 29307
     assert all(w["task"] >= w["wall"] > 0 for w in two["info"]["worker_stages"])
     assert doc["cluster"]["work_stealing_off"] and doc["cluster"]["shards_retried"] == []
+    assert doc["cluster"]["messages_at_once"]
     scaling = doc["cluster"]["scaling"]
     assert [row["workers"] for row in scaling] == [1, 2]
     assert scaling[0]["parallel_efficiency"] == pytest.approx(1.0)
@@ -349,6 +350,32 @@ def test_work_stealing_is_off_while_shards_are_placed_and_back_after(cluster):
     assert client.run_on_scheduler(stealing)
 
 
+def _intervals(client) -> tuple:
+    """(client's, scheduler's per stream, workers') message batching intervals."""
+    def scheduler(dask_scheduler):
+        return sorted(c.interval for c in [*dask_scheduler.stream_comms.values(),
+                                           *dask_scheduler.client_comms.values()])
+
+    def worker(dask_worker):
+        return dask_worker.batched_stream.interval
+    return (client.scheduler_comm.interval, client.run_on_scheduler(scheduler),
+            sorted(client.run(worker).values()))
+
+
+def test_messages_go_at_once_while_shards_run_and_batch_again_after(cluster):
+    """A sharded call is a few messages each way, each within Dask's batching interval of the
+    last call's: every stream sends at once while shards run, and batches as before after."""
+    from hmmbench.cluster.connect import prompt_messages
+    _, client = cluster
+    before = _intervals(client)
+    assert before[0] > 0 and min(before[1]) > 0 and min(before[2]) > 0   # Dask's defaults
+    with prompt_messages(client) as done:
+        assert done
+        own, sched, workers = _intervals(client)
+        assert own == 0 and set(sched) == {0} and workers == [0, 0]
+    assert _intervals(client) == before
+
+
 # --- fleet mode ------------------------------------------------------------------------------
 def test_fleet_one_row_per_worker_per_cell(cluster, tmp_path, capsys):
     c, _ = cluster
@@ -413,6 +440,8 @@ def test_unreachable_scheduler_fails_fast(capsys):
     (["--cluster", "nowhere"], "expected 'local' or a scheduler address"),
     (["--fleet"], "--fleet needs --cluster"),
     (["--workers", "1,2"], "--workers needs --cluster"),
+    (["--dask-batching"], "--dask-batching needs --cluster"),
+    (["--cluster", "local", "--fleet", "--dask-batching"], "applies to shard mode"),
     (["--cluster", "local", "--workers", "0,2"], "--workers '0,2'"),
 ])
 def test_bad_cluster_options_exit_2(argv, message, capsys, tmp_path):

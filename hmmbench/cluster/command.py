@@ -3,17 +3,19 @@ mode; returns a :class:`hmmbench.runner.Benchmark` whose ``cluster`` holds the c
 description (workers, hosts, devices, versions) and the scaling rows."""
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from ..errors import UserError
 from ..runner import run_benchmark
 from ..runner.benchmark import Benchmark, devices_of
-from .connect import DEFAULT_TIMEOUT, connect, shards_stay, versions, wait_for_workers
+from .connect import (DEFAULT_TIMEOUT, connect, prompt_messages, shards_stay, versions,
+                      wait_for_workers)
 from .scaling import fill_efficiency, parse_counts
 
 #: options that only the client uses (not passed to the workers' rebuilt plans)
 CLIENT_ONLY = ("func", "argv", "json", "quiet", "cluster", "fleet", "workers", "cluster_timeout",
-               "shards_per_worker")
+               "shards_per_worker", "dask_batching")
 
 
 def worker_args(args) -> dict:
@@ -67,13 +69,17 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
                         "cluster can run the backends asked for")
     refs = LocalReferences.for_config(cfg)
     pick = plan.get("backends_for")
-    with shards_stay(client) as stealing_off:
+    with shards_stay(client) as stealing_off, _prompt(client, args) as prompt:
         if not stealing_off:
             say("the scheduler refused to turn work stealing off: a piece may run away from "
                 "its shard (the record's shards_retried lists each)")
+        if prompt is False:
+            say("the scheduler refused to send its messages at once: every sharded call waits "
+                "for Dask's message batching")
         records, chunkings, bench = _scale(session, counts, backends, datasets, cfg, progress,
                                            refs, pick)
     info.update(mode="shard", worker_counts=counts, work_stealing_off=stealing_off,
+                messages_at_once=bool(prompt),
                 workers=[{**{k: p[k] for k in ("worker", "name", "host", "pid",
                                                "cuda_visible_devices", "versions")},
                           "backends": p["backends"]} for p in session.probes.values()],
@@ -81,6 +87,16 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
                 shards_retried=session.retried, scaling=fill_efficiency(records))
     return Benchmark(records, devices_of(records), ",".join(dict.fromkeys(chunkings)),
                      bench.config, cluster=info)
+
+
+@contextlib.contextmanager
+def _prompt(client, args):
+    """Dask's control messages sent at once, unless --dask-batching keeps its batching (None)."""
+    if args.dask_batching:
+        yield None
+    else:
+        with prompt_messages(client) as done:
+            yield done
 
 
 def _scale(session, counts, backends, datasets, cfg, progress, refs, pick) -> tuple:

@@ -22,6 +22,10 @@ def add_arguments(parser) -> None:
                    help="shard mode: cut each piece into K shards per worker, run as separate "
                         "tasks, so that one shard's results travel back while the next one "
                         "computes (default 1)")
+    g.add_argument("--dask-batching", action="store_true", default=None,
+                   help="shard mode: keep Dask's batching of control messages (each waits up to "
+                        "2-10 ms for more to send with it); by default they go at once, since a "
+                        "sharded call is a few messages each way")
     g.add_argument("--cluster-timeout", type=float, default=None, metavar="S",
                    help="seconds to wait for the scheduler and its workers (default 30)")
 
@@ -31,12 +35,15 @@ def check(args) -> None:
     if args.cluster is None:
         for flag, value in (("--fleet", args.fleet), ("--workers", args.workers),
                             ("--cluster-timeout", args.cluster_timeout),
-                            ("--shards-per-worker", args.shards_per_worker)):
+                            ("--shards-per-worker", args.shards_per_worker),
+                            ("--dask-batching", args.dask_batching)):
             if value is not None:
                 raise UserError(f"{flag} needs --cluster local or --cluster tcp://HOST:PORT")
     if args.cluster_timeout is not None and not args.cluster_timeout > 0:
         raise UserError("--cluster-timeout must be positive")
     if args.shards_per_worker is not None and args.shards_per_worker < 1:
         raise UserError("--shards-per-worker must be at least 1")
-    if args.fleet and args.shards_per_worker is not None:
-        raise UserError("--shards-per-worker applies to shard mode, not --fleet")
+    for flag, value in (("--shards-per-worker", args.shards_per_worker),
+                        ("--dask-batching", args.dask_batching)):
+        if args.fleet and value is not None:
+            raise UserError(f"{flag} applies to shard mode, not --fleet")
