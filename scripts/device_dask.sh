@@ -3,6 +3,7 @@
 # dask-cuda's LocalCUDACluster (one worker per GPU). Logs and result JSON under $OUT.
 #
 #   bash scripts/device_dask.sh [check] [timeline] [subwarp-2e7] [subwarp-na12878] [profile]
+#                               [profile-batching]
 #
 # (no arguments: all parts; each part is one hmmbench command, so the parts can also be spread
 # over several device calls). Needs, carried into the checkout: .device/ (the PyCUDA kit,
@@ -68,9 +69,21 @@ if [[ " $PARTS " == *" subwarp-na12878 "* ]]; then
       --repeat 5 \
       --json "$OUT/subwarp-na12878.json"
 fi
-if [[ " $PARTS " == *" profile "* ]]; then
+profile() {  # the profile set over 1 and 2 GPUs; extra options, then the result file's name
+  local name="${@: -1}"
+  # which processes hold a context on which GPU, mid-run (the client should hold none)
+  ( sleep 45; nvidia-smi --query-compute-apps=pid,process_name,used_memory,gpu_uuid --format=csv
+    nvidia-smi --query-gpu=index,uuid --format=csv ) > "$OUT/$name-gpu-apps.txt" 2>&1 &
   run run --workload profile -d proteins-2e8 --model PF02826 --model Thioesterase --model KR \
       --model LuxC --kind ssv,msv,vf -b profile-cuda-warp --cluster local --workers 1,2 \
-      --repeat 5 --json "$OUT/profile-warp-2e8.json"
+      --repeat 5 "${@:1:$#-1}" --json "$OUT/$name.json"
+  wait
+}
+if [[ " $PARTS " == *" profile "* ]]; then
+  profile profile-warp-2e8
+fi
+if [[ " $PARTS " == *" profile-batching "* ]]; then
+  # the same with Dask's message batching kept (--dask-batching): what sending at once buys
+  profile --dask-batching profile-warp-2e8-batching
 fi
 ls -la "$OUT"

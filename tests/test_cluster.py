@@ -72,6 +72,14 @@ def _sharded_values(client, backend: str, ds, n: int = 2) -> tuple:
     return sharded_values(client, PAIRHMM, backend, ds, n)
 
 
+@pytest.mark.parametrize("ids, text", [({0, 1, 2, 3}, "0-3"), ({5}, "5"),
+                                       ({0, 1, 2, 8, 10, 11}, "0-2,8,10-11")])
+def test_cpus_are_named_as_ranges(ids, text, monkeypatch):
+    from hmmbench.cluster import worker
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: ids)
+    assert worker.cpus() == text
+
+
 # --- shard planning --------------------------------------------------------------------------
 def test_balance_cuts_whole_atoms_near_equal_cost():
     costs = np.random.default_rng(1).integers(1, 1000, 5000)
@@ -261,6 +269,7 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):
     assert all(w["task"] >= w["wall"] > 0 for w in two["info"]["worker_stages"])
     assert doc["cluster"]["work_stealing_off"] and doc["cluster"]["shards_retried"] == []
     assert doc["cluster"]["messages_at_once"]
+    assert doc["cluster"]["client_cpus"] and all(w["cpus"] for w in doc["cluster"]["workers"])
     scaling = doc["cluster"]["scaling"]
     assert [row["workers"] for row in scaling] == [1, 2]
     assert scaling[0]["parallel_efficiency"] == pytest.approx(1.0)

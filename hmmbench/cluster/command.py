@@ -12,6 +12,7 @@ from ..runner.benchmark import Benchmark, devices_of
 from .connect import (DEFAULT_TIMEOUT, connect, prompt_messages, shards_stay, versions,
                       wait_for_workers)
 from .scaling import fill_efficiency, parse_counts
+from .worker import cpus
 
 #: options that only the client uses (not passed to the workers' rebuilt plans)
 CLIENT_ONLY = ("func", "argv", "json", "quiet", "cluster", "fleet", "workers", "cluster_timeout",
@@ -38,7 +39,7 @@ def run_cluster(args, workload, cfg, backends: list, datasets: list, plan: dict,
                                                                                         kind):
         workers = wait_for_workers(client, start or 1, timeout)
         info = {"address": args.cluster, "kind": kind, "client_versions": versions(),
-                "shards_per_worker": args.shards_per_worker or 1}
+                "shards_per_worker": args.shards_per_worker or 1, "client_cpus": cpus()}
         if args.fleet:
             from .fleet import run_fleet
             chosen = workers[:start] if start else workers
@@ -81,7 +82,7 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
     info.update(mode="shard", worker_counts=counts, work_stealing_off=stealing_off,
                 messages_at_once=bool(prompt),
                 workers=[{**{k: p[k] for k in ("worker", "name", "host", "pid",
-                                               "cuda_visible_devices", "versions")},
+                                               "cuda_visible_devices", "cpus", "versions")},
                           "backends": p["backends"]} for p in session.probes.values()],
                 excluded={session.label(w): why for w, why in session.excluded.items()},
                 shards_retried=session.retried, scaling=fill_efficiency(records))

@@ -74,7 +74,22 @@ def whoami() -> dict:
     except (ImportError, ValueError):
         addr, name = "local", "local"
     return {"worker": addr, "name": name, "host": socket.gethostname(), "pid": os.getpid(),
-            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "cpus": cpus()}
+
+
+def cpus() -> Optional[str]:
+    """The CPUs this process may run on, as ranges ("0-15,32-47"): dask-cuda pins each worker
+    to its GPU's NUMA node, so two workers may share cores with each other or the client."""
+    try:
+        ids = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    runs, start = [], 0
+    for i in range(1, len(ids) + 1):
+        if i == len(ids) or ids[i] != ids[i - 1] + 1:
+            runs.append(f"{ids[start]}" if i - 1 == start else f"{ids[start]}-{ids[i - 1]}")
+            start = i
+    return ",".join(runs)
 
 
 def backend(sent):
