@@ -144,3 +144,30 @@ def test_a_batch_launch_passes_the_models_table_and_the_stride(monkeypatch):
     assert (args[7] == tjbm).all() and args[8] is out and out.nbytes == 4 * 3 * n
     dev.ssv_xe(models, seqs, None, on_device=(order, 40))
     assert seen["name"] == "ssv_xe_warp" and len(seen["args"]) == 8
+
+
+def test_a_search_keeps_its_uploads_until_it_ends(monkeypatch):
+    """A free (cuMemFree) waits for the whole device: an upload freed as its launch returns (a
+    local going out of scope) makes the host wait for that kernel, so the pipeline's host
+    tables could not be built beside SSV. A search's uploads live until it ends."""
+    from hmmbench.apis import cuda as glue
+    freed = []
+
+    class Allocation:
+        def __init__(self, n):
+            self.n = n
+
+        def __del__(self):
+            freed.append(self.n)
+
+    class Driver:
+        def to_device(self, arr):
+            return Allocation(arr.size)
+    monkeypatch.setattr(glue, "driver", lambda: Driver())
+    dev = pcuda._CudaDevice(warp=True)
+    dev.begin(StageClock())
+    for n in (3, 5):
+        dev._up(np.zeros(n, np.int32))                # dropped by the caller at once
+    assert freed == []
+    dev.end()
+    assert sorted(freed) == [3, 5]

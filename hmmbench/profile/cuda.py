@@ -76,6 +76,14 @@ class _CudaDevice:
         """A new search: its stage timer, a fresh launch list for its info."""
         self.timer = timer
         self.launches: list = []            # (kernel, defines, grid, registers) for info
+        # the search's uploads (profiles, tables, lists), freed when it ends: a free waits for
+        # the whole device, so one freed as its launch returns would make the host wait for
+        # that kernel instead of preparing the next step beside it
+        self._held: list = []
+
+    def end(self) -> None:
+        """The search is over (its results are on the host): its uploads are freed."""
+        self._held = []
 
     def _defines(self, model, kind: str, Q: int) -> dict:
         if self.warp and isinstance(model, list):
@@ -93,7 +101,9 @@ class _CudaDevice:
         """A host array's device copy (a device array, gathered there already, passes)."""
         if not isinstance(arr, np.ndarray):
             return arr
-        return self.drv.to_device(np.ascontiguousarray(arr))
+        dev = self.drv.to_device(np.ascontiguousarray(arr))
+        self._held.append(dev)
+        return dev
 
     def _seq_arrays(self, seqs, idx):
         """Residues, offsets (resident) and the launch order ``idx``: the resident order's
@@ -374,6 +384,7 @@ class CudaProfile(_CudaProfileBackend):
                 out = device_scores(dev, job.model, dev.db, job.kind, host)
         finally:
             dev.db = None
+            dev.end()
         timing = dict(host.timing)
         for stage, s in timer.seconds().items():
             timing[stage] = timing.get(stage, 0.0) + s
