@@ -248,7 +248,7 @@ def test_lazy_set_checks_at_every_worker_count(cluster, small_pieces, tmp_path):
     assert runs[1]["n_checked"] >= runs[0]["n_checked"] > 0
 
 
-def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):
+def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HMMBENCH_OPENCL_DEVICE", OPENCL_CPU)
     c, _ = cluster
     _dataset("1m")
@@ -270,6 +270,9 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch):
     assert doc["cluster"]["work_stealing_off"] and doc["cluster"]["shards_retried"] == []
     assert doc["cluster"]["messages_at_once"]
     assert doc["cluster"]["client_cpus"] and all(w["cpus"] for w in doc["cluster"]["workers"])
+    # the fixture's workers are a plain LocalCluster's: Dask's trim threshold, named and warned
+    assert all(w["malloc_trim_threshold"] for w in doc["cluster"]["workers"])
+    assert "MALLOC_TRIM_THRESHOLD_ set" in capsys.readouterr().err
     scaling = doc["cluster"]["scaling"]
     assert [row["workers"] for row in scaling] == [1, 2]
     assert scaling[0]["parallel_efficiency"] == pytest.approx(1.0)
@@ -369,6 +372,21 @@ def _intervals(client) -> tuple:
         return dask_worker.batched_stream.interval
     return (client.scheduler_comm.interval, client.run_on_scheduler(scheduler),
             sorted(client.run(worker).values()))
+
+
+def test_local_workers_keep_the_allocators_defaults(cluster):
+    """Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in every worker it spawns (the fixture's plain
+    LocalCluster has it); that maps and unmaps every large NumPy temporary (a host path 3x
+    slower). The local cluster hmmbench starts leaves it unset, also after another cluster set
+    it in this process's environment."""
+    from hmmbench.cluster.connect import TRIM_ENV, connect
+
+    def trim():
+        return os.environ.get(TRIM_ENV)
+    _, plain = cluster
+    assert all(plain.run(trim).values())
+    with connect("local", 1, 60) as (client, kind):
+        assert kind == "processes" and list(client.run(trim).values()) == [None]
 
 
 def test_messages_go_at_once_while_shards_run_and_batch_again_after(cluster):

@@ -9,8 +9,8 @@ import sys
 from ..errors import UserError
 from ..runner import run_benchmark
 from ..runner.benchmark import Benchmark, devices_of
-from .connect import (DEFAULT_TIMEOUT, connect, prompt_messages, shards_stay, versions,
-                      wait_for_workers)
+from .connect import (DEFAULT_TIMEOUT, TRIM_ENV, connect, prompt_messages, shards_stay,
+                      versions, wait_for_workers)
 from .scaling import fill_efficiency, parse_counts
 from .worker import cpus
 
@@ -60,6 +60,13 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
     session.probe(workers, backends)
     for w, why in session.excluded.items():
         say(f"worker {session.label(w)} gets no shards: {why}")
+    trimmed = [session.label(w) for w, p in session.probes.items()
+               if p.get("malloc_trim_threshold")]
+    if trimmed:
+        say(f"{len(trimmed)} workers ({', '.join(trimmed[:4])}{', ...' if len(trimmed) > 4 else ''})"
+            f" run with {TRIM_ENV} set (Dask's default): NumPy's large temporaries are then "
+            "mapped and unmapped on every call, which slows a backend's host work (3x measured);"
+            f" start them with distributed.nanny.pre-spawn-environ.{TRIM_ENV} set to null")
     if not session.capable:
         raise UserError("no worker of the cluster can run the backends asked for: "
                         + "; ".join(f"{session.label(w)}: {why}"
@@ -82,7 +89,8 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
     info.update(mode="shard", worker_counts=counts, work_stealing_off=stealing_off,
                 messages_at_once=bool(prompt),
                 workers=[{**{k: p[k] for k in ("worker", "name", "host", "pid",
-                                               "cuda_visible_devices", "cpus", "versions")},
+                                               "cuda_visible_devices", "cpus", "versions",
+                                               "malloc_trim_threshold")},
                           "backends": p["backends"]} for p in session.probes.values()],
                 excluded={session.label(w): why for w, why in session.excluded.items()},
                 shards_retried=session.retried, scaling=fill_efficiency(records))

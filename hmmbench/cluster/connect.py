@@ -59,10 +59,26 @@ def worker_env() -> dict:
     return {k: os.environ[k] for k in KEEP_ENV if k in os.environ}
 
 
+#: Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 in every worker it spawns, to hand freed memory
+#: back to the system at once. That also fixes glibc's mmap threshold, so every large NumPy
+#: temporary is mapped, faulted in page by page and unmapped again: a backend's host work ran 3x
+#: slower in a worker (profile-numpy: 35 -> 100 ms a call). Our workers keep glibc's defaults.
+TRIM_ENV = "MALLOC_TRIM_THRESHOLD_"
+
+
 def start_local(n_workers: Optional[int], timeout: float):
     """(cluster, kind): dask-cuda's LocalCUDACluster, one worker per GPU, where GPUs and dask-cuda
     exist; else a LocalCluster of single-threaded worker processes (the CPU backends)."""
+    import dask
     import_distributed()
+    # a nanny started earlier in this process left the variable in its environment, which
+    # spawned workers inherit (this process's own allocator read it at start, if ever)
+    os.environ.pop(TRIM_ENV, None)
+    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{TRIM_ENV}": None}):
+        return _start_local(n_workers, timeout)
+
+
+def _start_local(n_workers: Optional[int], timeout: float):
     gpus = gpu_count()
     quiet = {"silence_logs": logging.ERROR, "dashboard_address": None,
              "preload": ["hmmbench.cluster.worker"]}    # its dask_setup: Ctrl-C is the client's

@@ -126,8 +126,9 @@ def probe(backends: list, env: dict) -> dict:
             except Exception as exc:  # noqa: BLE001 - a device that cannot name itself
                 device = f"unknown ({exc})"
         out[b.name] = {"reason": reason, "device": device}
-    from .connect import versions
-    return {**whoami(), "backends": out, "versions": versions()}
+    from .connect import TRIM_ENV, versions
+    return {**whoami(), "backends": out, "versions": versions(),
+            "malloc_trim_threshold": os.environ.get(TRIM_ENV)}
 
 
 def namespace(args: dict) -> argparse.Namespace:
