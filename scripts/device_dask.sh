@@ -3,7 +3,7 @@
 # dask-cuda's LocalCUDACluster (one worker per GPU). Logs and result JSON under $OUT.
 #
 #   bash scripts/device_dask.sh [check] [timeline] [subwarp-2e7] [subwarp-na12878] [profile]
-#                               [profile-batching]
+#                               [profile-batching] [overhead]
 #
 # (no arguments: all parts; each part is one hmmbench command, so the parts can also be spread
 # over several device calls). Needs, carried into the checkout: .device/ (the PyCUDA kit,
@@ -56,6 +56,10 @@ if [[ " $PARTS " == *" check "* ]]; then
   python3 scripts/dask_identical.py "$OUT" 2>&1 | tee -a "$LOG"
 fi
 
+if [[ " $PARTS " == *" overhead "* ]]; then
+  # where a sharded profile call's time goes beyond its kernels (scripts/dask_task_overhead.py)
+  python3 scripts/dask_task_overhead.py "$OUT" 2>&1 | tee -a "$LOG"
+fi
 if [[ " $PARTS " == *" timeline "* ]]; then
   # where a sharded call's time goes (scripts/dask_timeline.py)
   python3 scripts/dask_timeline.py "$OUT" chunks@2e7 cuda-subwarp 2>&1 | tee -a "$LOG"
