@@ -6,7 +6,11 @@
   thread    the same call on a thread of a pool, the way a Dask worker runs its tasks
   loop      on the Dask worker, N calls of the task's body inside one task (no round trips)
   dask      the sharded call on 1 worker of a local cluster, split on the client into submit,
-            gather and join; with the task's own time, its launches' wall and the kernel
+            gather and join; with the task's own time, its launches' wall and the kernel (the
+            worker's statistical profiler paused, as shard mode runs; also with it running, and
+            with the GIL switch interval at 0.5 ms)
+  loop_with_gaps  the looped body with 13 ms of sleep before each call (the device and the
+            thread idle as between Dask calls)
 
 and a cProfile of the task's body on the worker (top 30 by cumulative time).
 
@@ -46,8 +50,9 @@ def embedded(b, job, call) -> list:
     return rows
 
 
-def task_loop(part, piece, shard, sent, mode, launches_fn, env, reps):
-    """On the worker: ``reps`` calls of the task's body in one task, timed, then profiled."""
+def task_loop(part, piece, shard, sent, mode, launches_fn, env, reps, gap_s=0.0):
+    """On the worker: ``reps`` calls of the task's body in one task, timed (``gap_s`` of sleep
+    before each: the device and the thread left idle as between Dask calls), then profiled."""
     import cProfile
     import io
     import pstats
@@ -55,10 +60,13 @@ def task_loop(part, piece, shard, sent, mode, launches_fn, env, reps):
     from hmmbench.cluster import worker as remote
     rows = []
     for _ in range(reps):
+        clock.sleep(gap_s)
         t = clock.perf_counter()
         r = remote.run_piece(part, piece, shard, sent, mode, launches_fn, env)
         rows.append({"call_ms": 1e3 * (clock.perf_counter() - t), "task_ms": 1e3 * r["task"],
                      "wall_ms": 1e3 * r["wall"], "kernel_ms": 1e3 * r["timing"]["kernel"]})
+    if gap_s:
+        return rows, ""
     prof = cProfile.Profile()
     for _ in range(reps):
         prof.enable()
@@ -73,7 +81,7 @@ def main(out_dir: str, set_name: str, model: str, kind: str) -> int:
     os.environ.setdefault("HMMBENCH_CUDA_DEVICE", "1")    # this process: the second GPU
     from concurrent.futures import ThreadPoolExecutor
     from hmmbench import workload
-    from hmmbench.cluster.connect import connect, prompt_messages, shards_stay
+    from hmmbench.cluster.connect import connect, profilers_paused, prompt_messages, shards_stay
     from hmmbench.cluster.sharded import sharded_values
     from hmmbench.cluster.worker import releases_device
     from hmmbench.registry import select
@@ -95,31 +103,56 @@ def main(out_dir: str, set_name: str, model: str, kind: str) -> int:
         rows, profiled = client.gather(placement._submit(
             task_loop, 0, 0, 0, sb.inner, "whole", session.launches_fn, session.env, REPEATS))
         out["loop"], out["task_profile"] = summary(rows), profiled
-        import numpy as np
-        rows = []
-        for i in range(REPEATS + 1):
-            t0 = time.perf_counter()
-            futures = placement._submit_piece(sb, 0, "whole")
-            t1 = time.perf_counter()
-            results = client.gather(futures)
-            t2 = time.perf_counter()
-            np.concatenate([np.asarray(r["log10"], np.float64) for r in results])
-            t3 = time.perf_counter()
-            r = results[0]
-            if i:
-                rows.append({"call_ms": 1e3 * (t3 - t0), "submit_ms": 1e3 * (t1 - t0),
-                             "gather_ms": 1e3 * (t2 - t1), "join_ms": 1e3 * (t3 - t2),
-                             "task_ms": 1e3 * r["task"], "wall_ms": 1e3 * r["wall"],
-                             "kernel_ms": 1e3 * r["timing"]["kernel"],
-                             "result_mb": sum(np.asarray(x["log10"]).nbytes
-                                              for x in results) / 1e6})
-        out["dask"] = summary(rows)
+        rows, _ = client.gather(placement._submit(
+            task_loop, 0, 0, 0, sb.inner, "whole", session.launches_fn, session.env, REPEATS,
+            GAP_S))
+        out["loop_with_gaps"] = summary(rows)
+        out["dask_profiler_on"] = dask_calls(client, placement, sb)
+        # the same calls with the worker's statistical profiler stopped (as shard mode does),
+        # then with the GIL handed over every 0.5 ms instead of 5 (a task's driver calls each
+        # give it up)
+        with profilers_paused(client):
+            out["dask"] = dask_calls(client, placement, sb)
+            client.run(_switch, 0.0005)
+            out["dask_switch_0.5ms"] = dask_calls(client, placement, sb)
+            client.run(_switch, 0.005)
         session.release()
     print(json.dumps({k: v for k, v in out.items() if k != "task_profile"}, indent=1))
     print(out["task_profile"])
     with open(os.path.join(out_dir, "dask-task-overhead.json"), "w") as fh:
         json.dump(out, fh, indent=1)
     return 0
+
+
+#: the idle time before each call of the looped variant: about a Dask call's round trip
+GAP_S = 0.013
+
+
+def _switch(interval: float) -> None:
+    sys.setswitchinterval(interval)
+
+
+def dask_calls(client, placement, sb) -> dict:
+    """One sharded call per search, timed on the client: submit, gather, join."""
+    import numpy as np
+    rows = []
+    for i in range(REPEATS + 1):
+        t0 = time.perf_counter()
+        futures = placement._submit_piece(sb, 0, "whole")
+        t1 = time.perf_counter()
+        results = client.gather(futures)
+        t2 = time.perf_counter()
+        np.concatenate([np.asarray(r["log10"], np.float64) for r in results])
+        t3 = time.perf_counter()
+        r = results[0]
+        if i:
+            rows.append({"call_ms": 1e3 * (t3 - t0), "submit_ms": 1e3 * (t1 - t0),
+                         "gather_ms": 1e3 * (t2 - t1), "join_ms": 1e3 * (t3 - t2),
+                         "task_ms": 1e3 * r["task"], "wall_ms": 1e3 * r["wall"],
+                         "kernel_ms": 1e3 * r["timing"]["kernel"],
+                         "result_mb": sum(np.asarray(x["log10"]).nbytes
+                                          for x in results) / 1e6})
+    return summary(rows)
 
 
 if __name__ == "__main__":

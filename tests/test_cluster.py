@@ -268,7 +268,7 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch, capsys
     assert sum(w["items"] for w in two["info"]["worker_stages"]) == 29307
     assert all(w["task"] >= w["wall"] > 0 for w in two["info"]["worker_stages"])
     assert doc["cluster"]["work_stealing_off"] and doc["cluster"]["shards_retried"] == []
-    assert doc["cluster"]["messages_at_once"]
+    assert doc["cluster"]["messages_at_once"] and doc["cluster"]["worker_profilers_paused"]
     assert doc["cluster"]["client_cpus"] and all(w["cpus"] for w in doc["cluster"]["workers"])
     # the fixture's workers are a plain LocalCluster's: Dask's trim threshold, named and warned
     assert all(w["malloc_trim_threshold"] for w in doc["cluster"]["workers"])
@@ -372,6 +372,18 @@ def _intervals(client) -> tuple:
         return dask_worker.batched_stream.interval
     return (client.scheduler_comm.interval, client.run_on_scheduler(scheduler),
             sorted(client.run(worker).values()))
+
+
+def test_worker_profilers_pause_while_shards_run_and_run_again_after(cluster):
+    from hmmbench.cluster.connect import profilers_paused
+    _, client = cluster
+
+    def running(dask_worker):
+        return dask_worker.periodic_callbacks["profile"].is_running()
+    assert all(client.run(running).values())
+    with profilers_paused(client) as paused:
+        assert paused and not any(client.run(running).values())
+    assert all(client.run(running).values())
 
 
 def test_local_workers_keep_the_allocators_defaults(cluster):

@@ -234,6 +234,39 @@ def prompt_messages(client, interval: float = PROMPT_INTERVAL) -> Iterator[bool]
                 client.run(_set_worker_interval, interval=was, workers=[addr])
 
 
+def _pause_profiler(dask_worker, resume: bool = False) -> bool:
+    """Stop (or start again) the worker's statistical profiler; whether it was running."""
+    callbacks = [dask_worker.periodic_callbacks.get(n) for n in ("profile", "profile-cycle")]
+    callbacks = [pc for pc in callbacks if pc is not None]
+    running = any(pc.is_running() for pc in callbacks)
+    for pc in callbacks:
+        if resume:
+            pc.start()
+        else:
+            pc.stop()
+    return running
+
+
+@contextlib.contextmanager
+def profilers_paused(client) -> Iterator[bool]:
+    """The workers' statistical profilers (a periodic sampling of the running task's stack, for
+    the dashboard's profile page) stopped while shards run: each sample takes the GIL from a task
+    whose every driver call gives it up. Started again afterwards where they ran. Yields whether
+    they could be stopped."""
+    try:
+        was = client.run(_pause_profiler)
+        paused = True
+    except Exception:  # noqa: BLE001 - a hardened cluster: run as is, and say so in the record
+        was, paused = {}, False
+    try:
+        yield paused
+    finally:
+        for addr, running in was.items():
+            if running:
+                with contextlib.suppress(Exception):
+                    client.run(_pause_profiler, resume=True, workers=[addr])
+
+
 def wait_for_workers(client, n: int, timeout: float) -> list:
     """The addresses of the scheduler's workers, in a stable order, once at least n are up."""
     try:
