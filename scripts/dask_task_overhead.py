@@ -7,8 +7,8 @@
   loop      on the Dask worker, N calls of the task's body inside one task (no round trips)
   dask      the sharded call on 1 worker of a local cluster, split on the client into submit,
             gather and join; with the task's own time, its launches' wall and the kernel (the
-            worker's statistical profiler paused, as shard mode runs; also with it running, and
-            with the GIL switch interval at 0.5 ms)
+            worker quiet as shard mode runs it: statistical profiler paused, GIL switch interval
+            0.5 ms; also with the profiler running, and paused at Python's 5 ms interval)
   loop_with_gaps  the looped body with 13 ms of sleep before each call (the device and the
             thread idle as between Dask calls)
 
@@ -81,7 +81,7 @@ def main(out_dir: str, set_name: str, model: str, kind: str) -> int:
     os.environ.setdefault("HMMBENCH_CUDA_DEVICE", "1")    # this process: the second GPU
     from concurrent.futures import ThreadPoolExecutor
     from hmmbench import workload
-    from hmmbench.cluster.connect import connect, profilers_paused, prompt_messages, shards_stay
+    from hmmbench.cluster.connect import connect, prompt_messages, quiet_workers, shards_stay
     from hmmbench.cluster.sharded import sharded_values
     from hmmbench.cluster.worker import releases_device
     from hmmbench.registry import select
@@ -111,11 +111,10 @@ def main(out_dir: str, set_name: str, model: str, kind: str) -> int:
         # the same calls with the worker's statistical profiler stopped (as shard mode does),
         # then with the GIL handed over every 0.5 ms instead of 5 (a task's driver calls each
         # give it up)
-        with profilers_paused(client):
+        with quiet_workers(client, switch=0.005):
+            out["dask_profiler_off"] = dask_calls(client, placement, sb)
+        with quiet_workers(client):               # as shard mode runs
             out["dask"] = dask_calls(client, placement, sb)
-            client.run(_switch, 0.0005)
-            out["dask_switch_0.5ms"] = dask_calls(client, placement, sb)
-            client.run(_switch, 0.005)
         session.release()
     print(json.dumps({k: v for k, v in out.items() if k != "task_profile"}, indent=1))
     print(out["task_profile"])
@@ -126,10 +125,6 @@ def main(out_dir: str, set_name: str, model: str, kind: str) -> int:
 
 #: the idle time before each call of the looped variant: about a Dask call's round trip
 GAP_S = 0.013
-
-
-def _switch(interval: float) -> None:
-    sys.setswitchinterval(interval)
 
 
 def dask_calls(client, placement, sb) -> dict:

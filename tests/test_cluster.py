@@ -269,6 +269,7 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch, capsys
     assert all(w["task"] >= w["wall"] > 0 for w in two["info"]["worker_stages"])
     assert doc["cluster"]["work_stealing_off"] and doc["cluster"]["shards_retried"] == []
     assert doc["cluster"]["messages_at_once"] and doc["cluster"]["worker_profilers_paused"]
+    assert doc["cluster"]["worker_switch_interval_s"] == 0.0005
     assert doc["cluster"]["client_cpus"] and all(w["cpus"] for w in doc["cluster"]["workers"])
     # the fixture's workers are a plain LocalCluster's: Dask's trim threshold, named and warned
     assert all(w["malloc_trim_threshold"] for w in doc["cluster"]["workers"])
@@ -374,16 +375,19 @@ def _intervals(client) -> tuple:
             sorted(client.run(worker).values()))
 
 
-def test_worker_profilers_pause_while_shards_run_and_run_again_after(cluster):
-    from hmmbench.cluster.connect import profilers_paused
+def test_workers_are_quiet_while_shards_run_and_as_before_after(cluster):
+    """While shards run the workers' profilers are paused and the GIL changes hands every 0.5
+    ms; afterwards both are as they were."""
+    from hmmbench.cluster.connect import TASK_SWITCH_INTERVAL, quiet_workers
     _, client = cluster
 
-    def running(dask_worker):
-        return dask_worker.periodic_callbacks["profile"].is_running()
-    assert all(client.run(running).values())
-    with profilers_paused(client) as paused:
-        assert paused and not any(client.run(running).values())
-    assert all(client.run(running).values())
+    def state(dask_worker):
+        return dask_worker.periodic_callbacks["profile"].is_running(), sys.getswitchinterval()
+    before = client.run(state)
+    assert all(running for running, _ in before.values())
+    with quiet_workers(client) as quiet:
+        assert quiet and set(client.run(state).values()) == {(False, TASK_SWITCH_INTERVAL)}
+    assert client.run(state) == before
 
 
 def test_local_workers_keep_the_allocators_defaults(cluster):

@@ -9,8 +9,8 @@ import sys
 from ..errors import UserError
 from ..runner import run_benchmark
 from ..runner.benchmark import Benchmark, devices_of
-from .connect import (DEFAULT_TIMEOUT, TRIM_ENV, connect, profilers_paused, prompt_messages,
-                      shards_stay, versions, wait_for_workers)
+from .connect import (DEFAULT_TIMEOUT, TASK_SWITCH_INTERVAL, TRIM_ENV, connect, prompt_messages,
+                      quiet_workers, shards_stay, versions, wait_for_workers)
 from .scaling import fill_efficiency, parse_counts
 from .worker import cpus
 
@@ -78,7 +78,7 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
     refs = LocalReferences.for_config(cfg)
     pick = plan.get("backends_for")
     with shards_stay(client) as stealing_off, _prompt(client, args) as prompt, \
-            profilers_paused(client) as profilers_off:
+            quiet_workers(client) as quiet:
         if not stealing_off:
             say("the scheduler refused to turn work stealing off: a piece may run away from "
                 "its shard (the record's shards_retried lists each)")
@@ -88,7 +88,8 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
         records, chunkings, bench = _scale(session, counts, backends, datasets, cfg, progress,
                                            refs, pick)
     info.update(mode="shard", worker_counts=counts, work_stealing_off=stealing_off,
-                messages_at_once=bool(prompt), worker_profilers_paused=profilers_off,
+                messages_at_once=bool(prompt), worker_profilers_paused=quiet,
+                worker_switch_interval_s=TASK_SWITCH_INTERVAL if quiet else None,
                 workers=[{**{k: p[k] for k in ("worker", "name", "host", "pid",
                                                "cuda_visible_devices", "cpus", "versions",
                                                "malloc_trim_threshold")},
