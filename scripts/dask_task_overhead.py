@@ -81,7 +81,8 @@ def main(out_dir: str, set_name: str, model: str, kind: str) -> int:
     os.environ.setdefault("HMMBENCH_CUDA_DEVICE", "1")    # this process: the second GPU
     from concurrent.futures import ThreadPoolExecutor
     from hmmbench import workload
-    from hmmbench.cluster.connect import connect, prompt_messages, quiet_workers, shards_stay
+    from hmmbench.cluster.connect import connect
+    from hmmbench.cluster.settings import prompt_messages, quiet_workers, shards_stay
     from hmmbench.cluster.sharded import sharded_values
     from hmmbench.cluster.worker import releases_device
     from hmmbench.registry import select

@@ -19,7 +19,8 @@ import time
 def main(out_dir: str, set_name: str, name: str) -> int:
     import distributed
     from hmmbench import workload
-    from hmmbench.cluster.connect import connect, shards_stay
+    from hmmbench.cluster.connect import connect
+    from hmmbench.cluster.settings import shards_stay
     from hmmbench.cluster.sharded import sharded_values
     pairhmm = workload.get("pairhmm")
     ds = pairhmm.resolve([set_name])[0]

@@ -352,7 +352,7 @@ def test_backend_shards_only_on_workers_that_can_run_it(cluster, monkeypatch):
 def test_work_stealing_is_off_while_shards_are_placed_and_back_after(cluster):
     """An idle worker must not steal a piece (and copy its whole shard) from the shard's
     holder; the scheduler's stealing is restored afterwards."""
-    from hmmbench.cluster.connect import shards_stay
+    from hmmbench.cluster.settings import shards_stay
     _, client = cluster
 
     def stealing(dask_scheduler):
@@ -378,7 +378,7 @@ def _intervals(client) -> tuple:
 def test_workers_are_quiet_while_shards_run_and_as_before_after(cluster):
     """While shards run the workers' profilers are paused and the GIL changes hands every 0.5
     ms; afterwards both are as they were."""
-    from hmmbench.cluster.connect import TASK_SWITCH_INTERVAL, quiet_workers
+    from hmmbench.cluster.settings import TASK_SWITCH_INTERVAL, quiet_workers
     _, client = cluster
 
     def state(dask_worker):
@@ -408,7 +408,7 @@ def test_local_workers_keep_the_allocators_defaults(cluster):
 def test_messages_go_at_once_while_shards_run_and_batch_again_after(cluster):
     """A sharded call is a few messages each way, each within Dask's batching interval of the
     last call's: every stream sends at once while shards run, and batches as before after."""
-    from hmmbench.cluster.connect import prompt_messages
+    from hmmbench.cluster.settings import prompt_messages
     _, client = cluster
     before = _intervals(client)
     assert before[0] > 0 and min(before[1]) > 0 and min(before[2]) > 0   # Dask's defaults

@@ -9,6 +9,8 @@ Workload-free, like the runner: the workload supplies the atoms a unit is cut at
                   imported or started)
 :mod:`.connect`   a client for ``local`` (a cluster started here, closed on the way out, Ctrl-C
                   included) or a scheduler address, within a timeout
+:mod:`.settings`  what shard mode changes on the cluster while it runs (work stealing off,
+                  messages at once, workers quiet), each put back afterwards
 :mod:`.shards`    cost-balanced contiguous shards of whole atoms (batches, sequences)
 :mod:`.worker`    what runs on a worker: probe, load or rebuild its shard, run a piece, fleet runs
 :mod:`.sharded`   shard mode on the client: datasets and backends as stand-ins the ordinary runner

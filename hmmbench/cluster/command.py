@@ -9,9 +9,9 @@ import sys
 from ..errors import UserError
 from ..runner import run_benchmark
 from ..runner.benchmark import Benchmark, devices_of
-from .connect import (DEFAULT_TIMEOUT, TASK_SWITCH_INTERVAL, TRIM_ENV, connect, prompt_messages,
-                      quiet_workers, shards_stay, versions, wait_for_workers)
+from .connect import DEFAULT_TIMEOUT, TRIM_ENV, connect, versions, wait_for_workers
 from .scaling import fill_efficiency, parse_counts
+from .settings import TASK_SWITCH_INTERVAL, prompt_messages, quiet_workers, shards_stay
 from .worker import cpus
 
 #: options that only the client uses (not passed to the workers' rebuilt plans)

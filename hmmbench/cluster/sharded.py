@@ -385,7 +385,8 @@ def sharded_values(client, workload, backend_name: str, ds, n_workers: int,
     """Every piece of ``ds`` through one backend sharded over ``n_workers`` of the client's
     workers, outside the runner (identity checks): (values in dataset order, session, the
     sharded backend, the wrapped dataset)."""
-    from .connect import shards_stay, wait_for_workers
+    from .connect import wait_for_workers
+    from .settings import shards_stay
     session = Session(client, workload, args or {"dataset": [ds.name],
                                                  "backend": [backend_name]},
                       per_worker=per_worker)

@@ -74,7 +74,7 @@ def whoami() -> dict:
     except (ImportError, ValueError):
         addr, name = "local", "local"
     return {"worker": addr, "name": name, "host": socket.gethostname(), "pid": os.getpid(),
-            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "cpus": cpus()}
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
 def cpus() -> Optional[str]:
@@ -127,7 +127,7 @@ def probe(backends: list, env: dict) -> dict:
                 device = f"unknown ({exc})"
         out[b.name] = {"reason": reason, "device": device}
     from .connect import TRIM_ENV, versions
-    return {**whoami(), "backends": out, "versions": versions(),
+    return {**whoami(), "backends": out, "versions": versions(), "cpus": cpus(),
             "malloc_trim_threshold": os.environ.get(TRIM_ENV)}
 
 
