@@ -296,6 +296,7 @@ def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
     small = {x.name: x for x in sw.backends()}[name]
     full = {x.name: x for x in sw.backends()}[name]
     full.small_below = 0
+    streams = []
     for ps in (ragged(seed=13, batches=10, max_read=300, max_hap=300),
                ragged(seed=24, batches=400, max_read=250, max_hap=250),  # > one block's units
                generate_fixed(1100, 700, 16, seed=5),
@@ -309,6 +310,8 @@ def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
         # sw_layout_small's items and bin ranges are the three layout kernels' (the order
         # inside a sort key is arbitrary)
         assert _device_layout(small, ps) == _device_layout(full, ps)
+        streams.append(a.info["bin_streams"])
+    assert max(streams) == 2  # 2,075 pairs in two bins: side by side
 
 
 @gpu
@@ -399,7 +402,7 @@ def _staged_chunk(ps, bins, bounds, c):
     task); returns {name: array view of the staging buffer}."""
     meta = _meta(bins)
     offs, size, ends = chunk_offsets(ps, bounds, len(meta))
-    (b0, b1), end = bounds[c], ends[c]
+    (b0, b1), end, offs = bounds[c], ends[c], offs[c]
     buf = np.full(size, 0xEE, np.uint8)
     used = max(stage_chunk_part(ps, meta, offs, end, int_views(buf), b0, b1, part)
                for part in range(CHUNK_PARTS))

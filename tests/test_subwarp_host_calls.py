@@ -47,6 +47,7 @@ class FakeDriver:
         self.clock = 0.0
         self.launch_spans = []
         self.launches: list = []
+        self.launch_streams: list = []
         self.uploads: list = []
 
     class _Alloc(int):
@@ -117,6 +118,7 @@ class FakeFunction:
     def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
         self.drv.calls["launch"] += 1
         self.drv.launches.append((self.name, grid, block, shared_size, args))
+        self.drv.launch_streams.append(stream)
         self.drv.clock += 0.5   # the kernel runs between its begin and end events
 
 
@@ -162,6 +164,7 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     pairs = resolve("shape-100x150@3000").load()
     b = sw.backends()[0]
     b.chunk_pairs = 1000       # three chunks, staged by worker threads
+    b.ramp_chunks = False
     ex = b.run(pairs)
     assert ex.info["chunks"] == 3 and len(ex.log10) == pairs.n_pairs
     # fake clock: each launch lasts 0.5 ms between its events, events themselves 1 ms apart;
@@ -170,6 +173,26 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     assert 0 < k < ex.info["kernel_span_s"] <= ex.info["gpu_span_s"]
     assert ex.info["float32_kernel_s"] <= k
     b.close()
+
+
+def test_a_multi_chunk_call_uploads_a_small_first_chunk(fake_cuda):
+    """The default ramp: the GPU's first wait is an eighth of a chunk's staging and upload."""
+    pairs = resolve("shape-100x150@3000").load()
+    sizes = {}
+    for ramp in (True, False):
+        b = sw.backends()[0]
+        assert b.ramp_chunks  # cuda-subwarp ramps; cuda-subwarp-noramp does not
+        b.chunk_pairs, b.ramp_chunks = 1000, ramp
+        fake_cuda.uploads.clear()
+        ex = b.run(pairs)
+        sizes[ramp] = [len(u) for u in fake_cuda.uploads]
+        assert len(sizes[ramp]) == ex.info["chunks"]
+        b.close()
+    assert sizes[True][0] * 6 < sizes[False][0]
+    assert sizes[True][:3] == sorted(sizes[True][:3])
+    assert sum(sizes[True]) == pytest.approx(sum(sizes[False]), rel=0.02)
+    noramp = [x for x in sw.backends() if x.name == "cuda-subwarp-noramp"][0]
+    assert not noramp.ramp_chunks
 
 
 def test_batched_calls_in_flight_are_one_call_each(fake_cuda):
@@ -283,6 +306,38 @@ def test_a_small_call_issues_few_driver_calls(fake_cuda):
         assert 0 < ex.info["float32_kernel_s"] < t["kernel"] == ex.info["kernel_span_s"]
 
 
+def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
+    """From SIDE_BINS_FROM pairs (10s: 3,550 pairs in a p32k4 and a p32k8 bin) the bins after
+    the layout run on streams of their own, the longest reads' bin launched first, joined on
+    the main stream before the recompute; -nostreams and smaller calls keep one stream."""
+    from hmmbench.pairhmm.subwarp_small import SIDE_BINS_FROM
+    ps = resolve("shape-100x150@3000").load()
+    ps = PairSet.concatenate([ps, resolve("shape-200x250@64").load()])  # two bins
+    assert ps.n_pairs >= SIDE_BINS_FROM
+    by = {x.name: x for x in sw.backends()}
+    for name, n_streams in (("cuda-subwarp", 2), ("cuda-subwarp-nostreams", 1)):
+        b = by[name]
+        spent, launched, _, ex = _spent(fake_cuda, b, ps)
+        assert ex.info["bin_streams"] == n_streams and len(ex.info["bins"]) == 2
+        streams = fake_cuda.launch_streams[-len(launched):]
+        bins = [(name[0], s) for (name, *_), s in zip(launched, streams)]
+        floats = [(n, s) for n, s in bins if n == "subwarp_forward"][:2]
+        assert launched[0][0][0] == "sw_layout_small"
+        if n_streams == 2:
+            # the p32k8 bin (reads over 128) first, on a side stream; the main stream joins
+            (_, first), (_, second) = floats
+            assert first is not second and second is streams[0]
+            assert dict(spent)["wait"] == 2 and dict(spent)["record"] == 7
+            assert [a for a in launched[1][4] if isinstance(a, np.int32)][0] == 64
+        else:
+            assert len({id(s) for s in streams}) == 1 and "wait" not in spent
+        assert dict(spent)["time_since"] == 4
+    small = launches(resolve("1m").load(), "original")[3]
+    assert small.n_pairs < SIDE_BINS_FROM
+    _, _, _, ex = _spent(fake_cuda, by["cuda-subwarp"], small)
+    assert ex.info["bin_streams"] == 1
+
+
 def test_a_small_call_stages_and_launches_as_the_full_path(fake_cuda):
     """The same bytes uploaded and the same bin and recompute kernels (grid, block, shared
     bytes, sizes) as the full path; only the layout launches and the waits and events go."""
@@ -309,7 +364,7 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
     """Chunked calls and one chunk over ``small_below`` pairs: the driver calls of the tree
     before the small path (pinned; scripts/subwarp_driver_record.py checks every argument)."""
     chunked = sw.backends()[0]
-    chunked.chunk_pairs = 1000
+    chunked.chunk_pairs, chunked.ramp_chunks = 1000, False  # three full chunks, as before
     spent, *_ = _spent(fake_cuda, chunked, resolve("shape-100x150@3000").load())
     assert dict(spent) == {"d2h": 2, "h2d": 3, "launch": 15, "memset": 3, "record": 30,
                            "sync": 1, "time_since": 29, "wait": 20}
@@ -405,24 +460,29 @@ def test_a_full_calls_chunk_staging_is_the_general_stagings_byte_for_byte(shifte
             bounds = sw.chunk_bounds(ps, chunk, ramp)
             assert len(bounds) > 2
             meta = np.arange(70, dtype=np.int32) + 3
-            offs, size = staging_offsets(ps, bounds, len(meta))
+            # each chunk packed by its own sizes; the slot fits the largest
+            layouts = [staging_offsets(ps, [bound], len(meta)) for bound in bounds]
+            size = max(sz for _, sz in layouts)
             n_offs, n_size, ends = chunk_offsets(ps, bounds, len(meta))
-            assert n_offs == [o for o, _ in offs.values()] and n_size == size
+            assert n_offs == [[o for o, _ in offs.values()] for offs, _ in layouts]
+            assert n_size == size
             general = np.full(size + 1000, 0xEE, np.uint8)
             new = np.full(size + 1003, 0xEE, np.uint8)  # no multiple of 8: views cut it
             views = int_views(new)
-            for (b0, b1), end in zip(bounds, ends):
+            for c, ((b0, b1), end) in enumerate(zip(bounds, ends)):
                 src = chunk_sources(ps, b0, b1, meta)
+                offs, c_offs = layouts[c][0], n_offs[c]
                 used = 0
                 for part, names in zip(range(CHUNK_PARTS), STAGE_TASKS):
                     alone = np.full(size, 0xEE, np.uint8)
-                    stage_chunk_part(ps, meta, n_offs, end, int_views(alone), b0, b1, part)
+                    stage_chunk_part(ps, meta, c_offs, end, int_views(alone), b0, b1, part)
                     ref = np.full(size, 0xEE, np.uint8)
                     last = stage(src, names, offs, ref)
                     assert alone.tobytes() == ref.tobytes(), (part, names)
-                    used = max(used, stage_chunk_part(ps, meta, n_offs, end, views, b0, b1, part))
+                    used = max(used, stage_chunk_part(ps, meta, c_offs, end, views, b0, b1, part))
                     stage(src, names, offs, general)
-                assert used == last and used <= size  # meta's end: the upload's size
+                # meta's end: the upload's size, the chunk's own
+                assert used == last and used <= layouts[c][1]
                 assert new[:size + 1000].tobytes() == general.tobytes()
             assert sum(min(end) > 0 for end in ends) >= len(ends) - 1 + shifted  # bases not 0
 

@@ -18,7 +18,8 @@ otherwise idle). Items are partitioned by read length into bins, ordered inside 
 descending work; each bin runs the (p, k) kernel specialized for it, compiled at run time with the
 bin's exact limits as defines (cached in-process and on disk).
 
-Pipeline: large inputs are cut into chunks of whole batches (``chunk_pairs``). The host only
+Pipeline: large inputs are cut into chunks of whole batches (``chunk_pairs``; the first three
+1/8, 1/4, 1/2 of it, so the GPU starts after a small chunk's staging). The host only
 copies each chunk's byte slices of the PairSet (bases, qualities, haplotypes) and its
 chunk-relative offsets into a pinned staging slot (worker threads, one task per array; this is
 the timed ``prep``); one H2D per chunk on a copy stream overlaps the kernels of earlier chunks.
@@ -27,7 +28,8 @@ warp-aggregated atomics, one-block scan, scatter); the bin kernels read their it
 the device. ``host_layout`` is the host's reference of that layout (tests, bin profile). A call of
 one chunk under ``small_below`` pairs (a per-region call) takes the small call's path instead
 (``subwarp_small``): one stream, one layout launch (``sw_layout_small``), five events, one copy
-back -- the host issuing driver calls is what bounds such a call. ``cuda-subwarp-batched`` runs
+back -- the host issuing driver calls is what bounds such a call; from ``side_bins_from`` pairs
+its bins run side by side. ``cuda-subwarp-batched`` runs
 the calls a caller keeps in flight (``--in-flight N``) as one call (``batched_calls``).
 
 Device side: bins launched on separate streams; float32 with C = 2^120 and, by default, a
@@ -68,7 +70,7 @@ from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile)
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources, Lane, Lanes
-from .subwarp_small import SmallCall
+from .subwarp_small import SIDE_BINS_FROM, SmallCall
 from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
 from .subwarp_staging import (  # noqa: F401
     PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, headroom)
@@ -123,14 +125,16 @@ class SubwarpBackend(Backend):
                  chunk_pairs: int = 3 << 17, min_blocks: int = 1,
                  per_pair_below: int = PER_PAIR_BELOW,
                  small_tiers: Optional[Sequence[tuple]] = None,
-                 exp_scale: bool = False, exp_above: int = 0, batch_calls: bool = False):
+                 exp_scale: bool = False, exp_above: int = 0, batch_calls: bool = False,
+                 ramp_chunks: bool = True):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams, exp_scale=exp_scale,
                          exp_above=exp_above,
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
                          per_pair_below=per_pair_below,
                          small_tiers=tiers_param(small_tiers),
-                         **({"batch_calls": True} if batch_calls else {}))
+                         **({"batch_calls": True} if batch_calls else {}),
+                         ramp_chunks=ramp_chunks)
         self.name = name
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
@@ -155,15 +159,18 @@ class SubwarpBackend(Backend):
         self._lanes = Lanes(Lane(0, self._device, self._staging),
                             lambda i: Lane(i, DeviceResources(lambda: self.sm_count),
                                            self._pinned_slots()))
-        # Off: H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces; H100 (GPU layout) 1.36 vs
-        # 1.25-1.44 without, within the run-to-run spread.
-        self.ramp_chunks = False
+        # The first chunks of a multi-chunk call 1/8, 1/4, 1/2 of chunk_pairs: the GPU waits
+        # for the first chunk's staging and upload (5 ms a 2e6-pair call on the H100 at full
+        # size), not for a full chunk's. The chunks after it are staged while it runs.
+        self.ramp_chunks = ramp_chunks
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
         # One chunk of fewer pairs: the small call's path (subwarp_small.SmallCall):
         # one stream, one layout launch, five events, one copy back; 0 turns it off.
         self.small_below = SMALL_INPUT_PAIRS
+        # ... whose bins run side by side from this many pairs (with streams on)
+        self.side_bins_from = SIDE_BINS_FROM
         self.double_k = DOUBLE_K
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         if long_config is None:
@@ -399,6 +406,10 @@ def backends() -> list[Backend]:
                        description="one p32k16 kernel for all reads (multi-tile beyond 512)"),
         SubwarpBackend("cuda-subwarp-nostreams", streams=False,
                        description="bins serialized on one stream"),
+        SubwarpBackend("cuda-subwarp-noramp", small_tiers=SMALL_TIERS, exp_scale=True,
+                       ramp_chunks=False,
+                       description="as cuda-subwarp; a multi-chunk call's first chunks at full "
+                                   "size (the GPU waits for a full chunk's staging first)"),
         *families()[0].preset_backends(),
     ]
 

@@ -182,7 +182,7 @@ class SubwarpCall:
         GIL)."""
         t0 = time.perf_counter()
         (b0, b1), ends, views = self.bounds[c], self.ends[c], self.views[c % self.n_slots]
-        used = max(stage_chunk_part(self.pairs, self.meta, self.offs, ends, views, b0, b1, part)
+        used = max(stage_chunk_part(self.pairs, self.meta, self.offs[c], ends, views, b0, b1, part)
                    for part in parts)
         return used, time.perf_counter() - t0, None
 
@@ -224,10 +224,10 @@ class SubwarpCall:
         self.prep_work += sum(w for _, w, _ in parts)
         return max(u for u, _, _ in parts), parts[0][2]
 
-    def _device_arrays(self, slot: int) -> dict:
-        """{name: device address} of the arrays staged in device slot ``slot``."""
-        base = int(self.dev_slots[slot])
-        return {name: np.uintp(base + o) for (name, _), o in zip(STAGED, self.offs)}
+    def _device_arrays(self, c: int) -> dict:
+        """{name: device address} of chunk c's arrays in its device slot."""
+        base = int(self.dev_slots[c % self.n_slots])
+        return {name: np.uintp(base + o) for (name, _), o in zip(STAGED, self.offs[c])}
 
     def enqueue(self, c: int) -> None:
         """Chunk c: wait for its staging, upload it, lay it out, launch its bins and their
@@ -244,7 +244,7 @@ class SubwarpCall:
         e1 = res.mark(self.copy)
         self.staged_done.append(e1)
         self.h2d_spans.append((e0, e1))
-        dev = self._device_arrays(slot)
+        dev = self._device_arrays(c)
         queues = int(self.queues_dev) + 8 * len(self.bins) * c
         laid = self._layout(c, dev, self.work[slot], e1, queues)
         fed = self._bins(c, dev, self.work[slot], est, laid, queues)

@@ -3,13 +3,15 @@ of 1m's 110 regions): the host's Python is its bound (issue 13 point 5), so it d
 such a call needs, in plain integers where it can.
 
 Its driver calls (``scripts/subwarp_driver_record.py`` checks every argument): everything on the
-lane's main stream (stream order replaces every wait; its 2-3 bins of a few thousand pairs gain
-little from running side by side, and calls in flight overlap on their own lanes' streams),
-the upload, the layout in one launch that also clears its counters (``sw_layout_small``: no
-memset), the bins with items, each fed recompute queue, five events (start, upload end, float32
-end, kernels end, copy back end) and one copy back (queue heads in front of the results,
-``HEADS_BYTES``). The staging and every launch's arguments are built before the start event, so
-between the first and the last event the host only issues driver calls.
+lane's main stream (stream order replaces every wait; calls in flight overlap on their own
+lanes' streams), the upload, the layout in one launch that also clears its counters
+(``sw_layout_small``: no memset), the bins with items, each fed recompute queue, five events
+(start, upload end, float32 end, kernels end, copy back end) and one copy back (queue heads in
+front of the results, ``HEADS_BYTES``). From ``SIDE_BINS_FROM`` pairs the bins run side by side
+(a side stream per bin after the first: one more event per bin and the waits; below it a
+region's few hundred pairs gain less than the host pays for them). The staging and every
+launch's arguments are built before the start event, so between the first and the last event
+the host only issues driver calls.
 
 What depends only on the plan and the lane's buffers (kernels, device addresses of the work
 buffers, the fixed head and tail of each launch's arguments) is worked out once per lane and
@@ -31,6 +33,11 @@ from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK
 from .subwarp_staging import headroom, int_views, stage_whole, whole_offsets
 
 _BLOCK = (THREADS_PER_BLOCK, 1, 1)
+#: From this many pairs a small call runs its bins side by side (a stream per bin after the
+#: first, joined before the recompute): 10s's two bins (3,022 pairs of p32k4, 528 of p32k8) each
+#: fill part of the GPU, and the longer one's chain is most of the kernel stage. Below it the
+#: host issuing the driver calls is the bound (1m's regions: ~270 pairs), so no extra waits.
+SIDE_BINS_FROM = 1024
 _NO_SCRATCH = (0, np.int32(0))  # a single-tile kernel's scratch pointer and stride
 
 
@@ -40,9 +47,12 @@ class SmallLaunches:
     multi-tile, arguments before its count, arguments after the staged arrays, [bin label,
     queue]); the layout launch's fixed tail."""
 
-    def __init__(self, backend, plan, bufs: tuple):
+    def __init__(self, backend, plan, bufs: tuple, res):
         pinned, dev_slots, work, queues, out = bufs[:5]
         self.pinned, self.slot, self.main, self.queues = pinned[0], dev_slots[0], bufs[5], queues
+        # streams for the bins after the first when they run side by side (the lane's own,
+        # after its main stream; a full call on the lane uses them too, never at the same time)
+        self.side = res.streams(len(plan.bins))[1:] if backend._streams_on else []
         self.views = int_views(pinned[0])
         w = work[0]
         items, ranges, fb_items = int(w["items"]), int(w["bin_range"]), int(w["fb_items"])
@@ -86,7 +96,7 @@ class SmallCall:
         _, bufs, per_plan, _ = sized_lane(lane, nb * SW_LEVELS, sizes)
         fixed = per_plan.get(plan.key)
         if fixed is None:
-            fixed = per_plan[plan.key] = SmallLaunches(backend, plan, bufs)
+            fixed = per_plan[plan.key] = SmallLaunches(backend, plan, bufs, res)
         self.fixed = fixed
         max_hap = max(max_hap_len, 1)
         for x, double in fixed.scratch:
@@ -120,6 +130,8 @@ class SmallCall:
                                     head + (np.int32(n),) + karr + tail + end, smem))
                 fed[q] = True
                 self.bins_info[label] = n
+        self.side_by_side = (n_pairs >= backend.side_bins_from and len(self.floats) > 1
+                             and bool(fixed.side))
         self.doubles = []
         cap = fixed.double_cap
         for (fn, smem, per_block, mt, head, tail), q_fed in zip(fixed.queue_launches, fed):
@@ -143,8 +155,11 @@ class SmallCall:
         drv.memcpy_htod_async(fixed.slot, fixed.pinned[:self.used], main)
         self.uploaded = mark(main)
         fixed.layout_fn.prepared_async_call((1, 1), (1024, 1, 1), main, *self.layout)
-        for fn, grid, args, smem in self.floats:
-            fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
+        if self.side_by_side:
+            self._bins_side_by_side(main, mark)
+        else:
+            for fn, grid, args, smem in self.floats:
+                fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
         self.floats_done = mark(main)
         for fn, grid, args, smem in self.doubles:
             fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
@@ -152,6 +167,21 @@ class SmallCall:
         # right after the kernels on the same stream: their end is its start
         drv.memcpy_dtoh_async(self.joined, fixed.queues, main)
         self.d1 = mark(main)
+
+    def _bins_side_by_side(self, main, mark) -> None:
+        """The bins after the layout, each after the first on a side stream, launched longest
+        reads first (the block scheduler starts the first launch's blocks first); the main
+        stream joins them before the recompute."""
+        laid = mark(main)
+        joins = []
+        for (fn, grid, args, smem), side in zip(self.floats[:0:-1], self.fixed.side):
+            side.wait_for_event(laid)
+            fn.prepared_async_call(grid, _BLOCK, side, *args, shared_size=smem)
+            joins.append(mark(side))
+        fn, grid, args, smem = self.floats[0]
+        fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
+        for ev in joins:
+            main.wait_for_event(ev)
 
     def finish(self, info: dict) -> Execution:
         """Once the copy back is done: the results, the stages from the five events (four
@@ -176,5 +206,6 @@ class SmallCall:
         info["run_wall_s"] = time.perf_counter() - self.t_run
         info["chunks"] = 1
         info["bins"] = self.bins_info
+        info["bin_streams"] = len(self.floats) if self.side_by_side else 1
         info["recompute_queues"] = list(self.plan.queue_labels)
         return Execution(out, timing, n_fb, info)

@@ -66,19 +66,21 @@ def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
 
 
 def chunk_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple:
-    """The full path's staging layout: (byte offsets in STAGED order and slot bytes fitting
-    every chunk; per chunk its ends as ``whole_offsets``
-    gives them), from the PairSet's own cumulative offsets at the chunks' bounds (a few numpy
-    calls for all chunks, no loop over batches)."""
+    """The full path's staging layouts: (per chunk its byte offsets in STAGED order, packed by
+    its own sizes -- a chunk uploads up to its meta's end, so a small chunk, e.g. a ramp's
+    first, uploads only its own bytes --; the slot bytes fitting every chunk; per chunk its
+    ends as ``whole_offsets`` gives them), from the PairSet's own cumulative offsets at the
+    chunks' bounds (a few numpy calls for all chunks, no loop over batches)."""
     b0, b1 = np.array(bounds, np.int64).reshape(-1, 2).T
     r0, r1 = pairs.batch_reads[b0], pairs.batch_reads[b1]
     h0, h1 = pairs.batch_haps[b0], pairs.batch_haps[b1]
     a0, a1 = pairs.read_offsets[r0], pairs.read_offsets[r1]
     c0, c1 = pairs.hap_offsets[h0], pairs.hap_offsets[h1]
-    offs, size = slot_layout(*(int((hi - lo).max()) for lo, hi in
-                               ((a0, a1), (r0, r1), (c0, c1), (h0, h1), (b0, b1))), n_meta)
+    layouts = [slot_layout(*sizes, n_meta) for sizes in
+               zip(*((hi - lo).tolist() for lo, hi in
+                     ((a0, a1), (r0, r1), (c0, c1), (h0, h1), (b0, b1))))]
     ends = list(zip(*(x.tolist() for x in (r0, r1, h0, h1, a0, a1, c0, c1))))
-    return offs, size, ends
+    return [o for o, _ in layouts], max(size for _, size in layouts), ends
 
 
 def int_views(buf: np.ndarray) -> tuple:
