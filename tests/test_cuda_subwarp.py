@@ -311,7 +311,8 @@ def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
         # inside a sort key is arbitrary)
         assert _device_layout(small, ps) == _device_layout(full, ps)
         streams.append(a.info["bin_streams"])
-    assert max(streams) == 2  # 2,075 pairs in two bins: side by side
+    # 2,075 pairs in two bins: side by side where the backend has streams
+    assert max(streams) == (2 if small._streams_on else 1)
 
 
 @gpu

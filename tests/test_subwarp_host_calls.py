@@ -164,7 +164,6 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     pairs = resolve("shape-100x150@3000").load()
     b = sw.backends()[0]
     b.chunk_pairs = 1000       # three chunks, staged by worker threads
-    b.ramp_chunks = False
     ex = b.run(pairs)
     assert ex.info["chunks"] == 3 and len(ex.log10) == pairs.n_pairs
     # fake clock: each launch lasts 0.5 ms between its events, events themselves 1 ms apart;
@@ -175,13 +174,14 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     b.close()
 
 
-def test_a_multi_chunk_call_uploads_a_small_first_chunk(fake_cuda):
-    """The default ramp: the GPU's first wait is an eighth of a chunk's staging and upload."""
+def test_a_multi_chunk_calls_chunks_upload_their_own_bytes(fake_cuda):
+    """Each chunk packed by its own sizes: a smaller chunk (the ramp's first ones, a call's last)
+    uploads less than a full one, and the call uploads about its input's bytes, not a full
+    slot per chunk."""
     pairs = resolve("shape-100x150@3000").load()
     sizes = {}
     for ramp in (True, False):
         b = sw.backends()[0]
-        assert b.ramp_chunks  # cuda-subwarp ramps; cuda-subwarp-noramp does not
         b.chunk_pairs, b.ramp_chunks = 1000, ramp
         fake_cuda.uploads.clear()
         ex = b.run(pairs)
@@ -191,8 +191,6 @@ def test_a_multi_chunk_call_uploads_a_small_first_chunk(fake_cuda):
     assert sizes[True][0] * 6 < sizes[False][0]
     assert sizes[True][:3] == sorted(sizes[True][:3])
     assert sum(sizes[True]) == pytest.approx(sum(sizes[False]), rel=0.02)
-    noramp = [x for x in sw.backends() if x.name == "cuda-subwarp-noramp"][0]
-    assert not noramp.ramp_chunks
 
 
 def test_batched_calls_in_flight_are_one_call_each(fake_cuda):
@@ -364,7 +362,7 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
     """Chunked calls and one chunk over ``small_below`` pairs: the driver calls of the tree
     before the small path (pinned; scripts/subwarp_driver_record.py checks every argument)."""
     chunked = sw.backends()[0]
-    chunked.chunk_pairs, chunked.ramp_chunks = 1000, False  # three full chunks, as before
+    chunked.chunk_pairs = 1000
     spent, *_ = _spent(fake_cuda, chunked, resolve("shape-100x150@3000").load())
     assert dict(spent) == {"d2h": 2, "h2d": 3, "launch": 15, "memset": 3, "record": 30,
                            "sync": 1, "time_since": 29, "wait": 20}

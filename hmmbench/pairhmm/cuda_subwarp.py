@@ -18,8 +18,7 @@ otherwise idle). Items are partitioned by read length into bins, ordered inside 
 descending work; each bin runs the (p, k) kernel specialized for it, compiled at run time with the
 bin's exact limits as defines (cached in-process and on disk).
 
-Pipeline: large inputs are cut into chunks of whole batches (``chunk_pairs``; the first three
-1/8, 1/4, 1/2 of it, so the GPU starts after a small chunk's staging). The host only
+Pipeline: large inputs are cut into chunks of whole batches (``chunk_pairs``). The host only
 copies each chunk's byte slices of the PairSet (bases, qualities, haplotypes) and its
 chunk-relative offsets into a pinned staging slot (worker threads, one task per array; this is
 the timed ``prep``); one H2D per chunk on a copy stream overlaps the kernels of earlier chunks.
@@ -125,16 +124,14 @@ class SubwarpBackend(Backend):
                  chunk_pairs: int = 3 << 17, min_blocks: int = 1,
                  per_pair_below: int = PER_PAIR_BELOW,
                  small_tiers: Optional[Sequence[tuple]] = None,
-                 exp_scale: bool = False, exp_above: int = 0, batch_calls: bool = False,
-                 ramp_chunks: bool = True):
+                 exp_scale: bool = False, exp_above: int = 0, batch_calls: bool = False):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams, exp_scale=exp_scale,
                          exp_above=exp_above,
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
                          per_pair_below=per_pair_below,
                          small_tiers=tiers_param(small_tiers),
-                         **({"batch_calls": True} if batch_calls else {}),
-                         ramp_chunks=ramp_chunks)
+                         **({"batch_calls": True} if batch_calls else {}))
         self.name = name
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)
@@ -159,10 +156,10 @@ class SubwarpBackend(Backend):
         self._lanes = Lanes(Lane(0, self._device, self._staging),
                             lambda i: Lane(i, DeviceResources(lambda: self.sm_count),
                                            self._pinned_slots()))
-        # The first chunks of a multi-chunk call 1/8, 1/4, 1/2 of chunk_pairs: the GPU waits
-        # for the first chunk's staging and upload (5 ms a 2e6-pair call on the H100 at full
-        # size), not for a full chunk's. The chunks after it are staged while it runs.
-        self.ramp_chunks = ramp_chunks
+        # Off: the first chunks at 1/8, 1/4, 1/2 of chunk_pairs left chunks@5e6 where it was
+        # (H100, session 11: 100.2 vs 100.4 ms, the GPU waits for the staging of later chunks
+        # too); H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces.
+        self.ramp_chunks = False
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
@@ -406,10 +403,6 @@ def backends() -> list[Backend]:
                        description="one p32k16 kernel for all reads (multi-tile beyond 512)"),
         SubwarpBackend("cuda-subwarp-nostreams", streams=False,
                        description="bins serialized on one stream"),
-        SubwarpBackend("cuda-subwarp-noramp", small_tiers=SMALL_TIERS, exp_scale=True,
-                       ramp_chunks=False,
-                       description="as cuda-subwarp; a multi-chunk call's first chunks at full "
-                                   "size (the GPU waits for a full chunk's staging first)"),
         *families()[0].preset_backends(),
     ]
 
