@@ -162,11 +162,11 @@ def _specializations():
             d = b.defines(bin_)
             d.pop("SW_BIN_MIN"); d.pop("SW_BIN_MAX")
             seen[tuple(sorted(d.items()))] = d
-        queues, _ = sw.recompute_queues(sw.make_bins(b._bins_table, b._long, 2000))
-        for q in queues:
-            d = b.defines(q, double=True)
-            d.pop("SW_BIN_MIN"); d.pop("SW_BIN_MAX")
-            seen[tuple(sorted(d.items()))] = d
+        queues, _, cascade = b.queue_plan(sw.make_bins(b._bins_table, b._long, 2000))
+        for q, c in zip(queues, cascade):
+            for d in [b.defines(q, sw.DOUBLE)] + ([b.defines(q, sw.EXP)] if c else []):
+                d.pop("SW_BIN_MIN"); d.pop("SW_BIN_MAX")
+                seen[tuple(sorted(d.items()))] = d
     return list(seen.values())
 
 
@@ -242,7 +242,12 @@ def test_float32_underflows_are_recomputed_in_double_on_the_gpu():
     ps = pack([Batch([Read(read, q, q, q, b"+" * m)], [comp, read])])
     ex = _check({x.name: x for x in sw.backends()}["cuda-subwarp-f64rescue"], ps)
     assert ex.n_fallback == 1
-    assert _check(sw.backends()[0], ps).n_fallback == 0  # the exponents hold it in float32
+    # cuda-subwarp: its 200-base reads' bin has no exponents; the cascade's float32 kernel
+    # with exponents holds the pair
+    ex = _check(sw.backends()[0], ps)
+    assert ex.n_fallback == 0 and ex.info["exp_recomputed"] == 1
+    exp_all = _check({x.name: x for x in sw.backends()}["cuda-subwarp-exp-all"], ps)
+    assert exp_all.n_fallback == 0 and exp_all.info["exp_recomputed"] == 0
 
 
 @gpu
@@ -260,6 +265,13 @@ def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
     assert np.sum(ref < -300) >= 5
     ex = _check(b, ps)
     assert ex.n_fallback == 0
+    # reads up to 256: the float32 kernel, then the cascade's float32 kernel with exponents
+    short = ref[ps.pair_read_lengths <= 256]
+    assert ex.info["exp_recomputed"] >= np.sum(short < -28) > 10
+    many = sw.SubwarpBackend("many", chunk_pairs=20, small_tiers=sw.SMALL_TIERS,
+                             exp_scale=True, exp_above=256, exp_recompute=True)
+    ex = _check(many, ps)
+    assert ex.info["chunks"] > 3 and ex.n_fallback == 0 and ex.info["exp_recomputed"] > 10
 
 
 @gpu
@@ -269,6 +281,11 @@ def test_exponent_pairs_they_cannot_hold_go_to_float64_and_every_pair_is_exact()
                               ragged(seed=13, batches=10, max_read=300, max_hap=300)])
     ex = _check(b, ps)
     assert 0 < ex.n_fallback < ps.n_pairs
+    # reads up to 256 only: every float64 pair went through the cascade's float32 kernel with
+    # exponents first (its second level; the emulation hands on 15 of these 46 underflows)
+    short = deep_pairs(5, 48, length=(150, 250), gcp_q=(10, 25))
+    ex = _check(b, short)
+    assert 0 < ex.n_fallback < ex.info["exp_recomputed"] <= short.n_pairs
 
 
 @gpu

@@ -286,16 +286,20 @@ def test_a_small_call_issues_few_driver_calls(fake_cuda):
     for p in launches(resolve("shape-100x150@2000").load(), "original")[:12]:
         spent, _, _, ex = _spent(fake_cuda, b, p)
         bins = b.bins_for(p)
-        _, queue_of = sw.recompute_queues(bins)
+        _, queue_of, cascade = b.queue_plan(bins)
         fed = {queue_of[i] for i, x in enumerate(bins) if x.label in ex.info["bins"]}
-        assert spent["launch"] == 1 + len(ex.info["bins"]) + len(fed)
+        # a fed queue: its double kernel; a cascade (reads up to 256): two kernels, the float32
+        # one with exponents, then the double one over what those could not hold
+        rescue = sum(1 + cascade[q] for q in fed)
+        assert all(cascade) and rescue == 2 * len(fed)
+        assert spent["launch"] == 1 + len(ex.info["bins"]) + rescue
         assert dict(spent - Counter(launch=spent["launch"])) == {
             "record": 5, "h2d": 1, "d2h": 1, "sync": 1, "time_since": 4}
         # in stream order: start, upload, its end, layout + bins, their end, recompute, its
         # end, copy back, its end; then the wait and the four time queries
         order = fake_cuda.calls.order[-(sum(spent.values())):]
         assert order == ["record", "h2d", "record", *["launch"] * (1 + len(ex.info["bins"])),
-                         "record", *["launch"] * len(fed), "record", "d2h", "record", "sync",
+                         "record", *["launch"] * rescue, "record", "d2h", "record", "sync",
                          *["time_since"] * 4]
         # the stages tile the call's span on its one stream
         t = ex.timing
@@ -336,6 +340,69 @@ def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
     assert ex.info["bin_streams"] == 1
 
 
+def test_recompute_counts_take_float64_pairs_from_each_queues_last_level():
+    """Queue heads {first, count}: per chunk the n_bins queues, then their second level. A
+    cascade's first level counts float32 recomputes with exponents, its second float64 ones; a
+    plain queue's first level counts float64 ones."""
+    from hmmbench.pairhmm.subwarp_rescue import recompute_counts
+    nb = 3
+    heads = np.zeros((2, 2, nb, 2), np.int32)   # two chunks
+    heads[..., 0] = 99                          # first slots: not counts
+    heads[0, 0, :, 1] = [5, 7, 0]               # chunk 0, first level of queues 0, 1, (2)
+    heads[0, 1, :, 1] = [2, 0, 0]               # its second level: queue 0 handed on 2
+    heads[1, 0, :, 1] = [1, 3, 0]
+    heads[1, 1, :, 1] = [1, 0, 0]
+    assert recompute_counts(heads.ravel(), nb, (True, False)) == (3 + 10, 6)
+    assert recompute_counts(heads.ravel(), nb, (False, False)) == (16, 0)
+    assert recompute_counts(heads[:1].ravel(), nb, (True, True)) == (2, 12)
+
+
+def test_queues_of_bins_without_exponents_are_cascades():
+    """cuda-subwarp: its bins of reads up to 256 have no exponents, so their (single-tile)
+    queues recompute in float32 with exponents first; the queue of longer reads (exponent bins,
+    multi-tile) stays a double kernel. Not in -exp-all, -exp-long, -f64rescue, or when every
+    pair is sent to float64."""
+    by = {x.name: x for x in sw.backends()}
+    bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 2000)
+    queue_bins, queue_of, cascade = by["cuda-subwarp"].queue_plan(bins)
+    for q, c in zip(queue_bins, cascade):
+        fed = [b for i, b in enumerate(bins) if queue_of[i] == queue_bins.index(q)]
+        assert c == (max(b.hi for b in fed) <= 256), (q.label, c)
+    assert any(cascade) and not all(cascade)
+    for name in ("cuda-subwarp-exp-all", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue"):
+        assert not any(by[name].queue_plan(bins)[2]), name
+    b = by["cuda-subwarp"]
+    d = b.defines(queue_bins[0], sw.EXP)
+    assert d["SW_EXP_SCALE"] == 1 and d["SW_DOUBLE"] == 0 and d["SW_MIN_BLOCKS"] == 1
+    assert b.defines(bins[0])["SW_EXP_SCALE"] == 0 and b.defines(bins[-1])["SW_EXP_SCALE"] == 1
+    b.recompute_all = True
+    assert not any(b.queue_plan(bins)[2])
+
+
+def test_a_cascades_kernels_read_and_fill_the_right_queue_levels(fake_cuda):
+    """A small call with one fed cascade: the float32 kernel with exponents reads the queue
+    (items, head) and hands its failures to the second level (head 8 x n_bins further, the
+    second item buffer), which the double kernel then reads."""
+    region = launches(resolve("shape-100x150@2000").load(), "original")[0]
+    b = sw.backends()[0]
+    _, launched, _, ex = _spent(fake_cuda, b, region)
+    nb = len(b.bins_for(region))
+    names = [dict(name[1][1])["SW_DOUBLE"] if name[0] == "subwarp_forward" else None
+             for name, *_ in launched]
+    exp_i = [i for i, (name, *_) in enumerate(launched) if name[0] == "subwarp_forward"
+             and dict(name[1][1]).get("SW_EXP_SCALE") == 1]
+    assert len(exp_i) == 1 and names[exp_i[0] + 1] == 1   # the double kernel right after it
+    exp_args, dbl_args = launched[exp_i[0]][4], launched[exp_i[0] + 1][4]
+    bin_args = launched[1][4]   # the bin's float32 kernel: its queue head and items
+    queue_head, fb_items = bin_args[12], bin_args[13]
+    assert exp_args[0] == fb_items and exp_args[1] == queue_head
+    assert exp_args[12] == queue_head + 8 * nb and exp_args[13] != fb_items
+    assert dbl_args[0] == exp_args[13] and dbl_args[1] == exp_args[12]
+    assert ex.n_fallback == 0 and ex.info["exp_recomputed"] == 0
+    assert ex.info["recompute_queues"] == [q + " f32-exp" for q in
+                                           [x.label for x in b.queue_plan(b.bins_for(region))[0]]]
+
+
 def test_a_small_call_stages_and_launches_as_the_full_path(fake_cuda):
     """The same bytes uploaded and the same bin and recompute kernels (grid, block, shared
     bytes, sizes) as the full path; only the layout launches and the waits and events go."""
@@ -361,14 +428,24 @@ def test_a_small_call_stages_and_launches_as_the_full_path(fake_cuda):
 def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake_cuda):
     """Chunked calls and one chunk over ``small_below`` pairs: the driver calls of the tree
     before the small path (pinned; scripts/subwarp_driver_record.py checks every argument)."""
-    chunked = sw.backends()[0]
-    chunked.chunk_pairs = 1000
-    spent, *_ = _spent(fake_cuda, chunked, resolve("shape-100x150@3000").load())
-    assert dict(spent) == {"d2h": 2, "h2d": 3, "launch": 15, "memset": 3, "record": 30,
-                           "sync": 1, "time_since": 29, "wait": 20}
-    spent, *_ = _spent(fake_cuda, sw.backends()[0], resolve("1m").load())
-    assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9, "memset": 1, "record": 20,
-                           "sync": 1, "time_since": 19, "wait": 16}
+    chunked_set, whole = resolve("shape-100x150@3000").load(), resolve("1m").load()
+    for name, cascades in (("cuda-subwarp-exp-all", 0), ("cuda-subwarp", 1)):
+        # -exp-all: exponents in every bin, each queue one double kernel; cuda-subwarp: per fed
+        # cascade and chunk one more launch (the float32 recompute with exponents before the
+        # double one) with its two events and their time queries (3 chunks of one fed queue;
+        # 1m: one chunk, three fed queues)
+        by = {x.name: x for x in sw.backends()}
+        chunked = by[name]
+        chunked.chunk_pairs = 1000
+        spent, *_ = _spent(fake_cuda, chunked, chunked_set)
+        more = 3 * cascades
+        assert dict(spent) == {"d2h": 2, "h2d": 3, "launch": 15 + more, "memset": 3,
+                               "record": 30 + 2 * more, "sync": 1, "time_since": 29 + 2 * more,
+                               "wait": 20}
+        spent, *_ = _spent(fake_cuda, {x.name: x for x in sw.backends()}[name], whole)
+        assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9 + more, "memset": 1,
+                               "record": 20 + 2 * more, "sync": 1,
+                               "time_since": 19 + 2 * more, "wait": 16}
 
 
 def test_a_chunked_call_stages_chunk_0_alone_before_the_others(fake_cuda, monkeypatch):

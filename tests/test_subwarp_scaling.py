@@ -56,3 +56,21 @@ def test_pairs_the_exponents_cannot_hold_are_handed_to_float64_and_the_rest_are_
     keep = np.isfinite(ref) & ~redo
     assert redo.sum() >= 5 and keep.sum() >= 5
     assert np.max(np.abs(got[keep] - ref[keep])) <= TOL
+
+
+def test_the_cascades_queue_configurations_hold_short_underflowing_pairs_in_float32():
+    """cuda-subwarp's reads up to 256 run the float32 kernel alone; its pairs under 1e-28 are
+    recomputed by the queue configurations (k = 8, p16 up to 128, p32 up to 256) with exponents:
+    with GATK's gap penalty none goes on to float64 (the same on 10s's 24 and 1m's 68 such
+    pairs: docs/evidence/subwarp-cascade-emulation.json)."""
+    from hmmbench.pairhmm import cuda_subwarp as sw
+    ps = deep_pairs(11, 96, length=(100, 257), gcp_q=(10, 11))
+    b = sw.backends()[0]
+    queue_bins, _, cascade = b.queue_plan(b.bins_for(ps))
+    table = tuple((q.hi, q.p, q.k) for q, c in zip(queue_bins, cascade) if c)
+    assert table == ((128, 16, 8), (256, 32, 8)) and all(cascade)
+    ref = forward_log10(ps, "float64")
+    assert np.sum(ref < -28) >= 80
+    got, redo = emu.emulate(ps, emu.Scheme(), bins=table, long_config=(32, 8))
+    assert not redo.any()
+    assert np.max(np.abs(got - ref)) <= TOL

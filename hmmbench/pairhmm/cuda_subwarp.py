@@ -70,7 +70,8 @@ from .subwarp_build import (  # noqa: F401
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources, Lane, Lanes
 from .subwarp_small import SIDE_BINS_FROM, SmallCall
-from .subwarp_rescue import DOUBLE_K, recompute_queues  # noqa: F401
+from .subwarp_rescue import (  # noqa: F401
+    DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, recompute_counts, recompute_queues)
 from .subwarp_staging import (  # noqa: F401
     PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, headroom)
 
@@ -95,6 +96,7 @@ class Plan(NamedTuple):
     key: tuple            # its key in the backend's plans
     labels: tuple         # each bin's label (info["bins"])
     queue_labels: tuple   # each queue's label (info["recompute_queues"])
+    cascade: tuple        # per queue: float32 with exponents first, then float64 (a cascade)
 
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
@@ -124,10 +126,11 @@ class SubwarpBackend(Backend):
                  chunk_pairs: int = 3 << 17, min_blocks: int = 1,
                  per_pair_below: int = PER_PAIR_BELOW,
                  small_tiers: Optional[Sequence[tuple]] = None,
-                 exp_scale: bool = False, exp_above: int = 0, batch_calls: bool = False):
+                 exp_scale: bool = False, exp_above: int = 0, exp_recompute: bool = False,
+                 batch_calls: bool = False):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
                          emis_table=emis_table, scaled=scaled, streams=streams, exp_scale=exp_scale,
-                         exp_above=exp_above,
+                         exp_above=exp_above, **({"exp_recompute": True} if exp_recompute else {}),
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
                          per_pair_below=per_pair_below,
                          small_tiers=tiers_param(small_tiers),
@@ -144,6 +147,8 @@ class SubwarpBackend(Backend):
         # pairs the exponents cannot hold (gap penalties far from GATK's; docs/subwarp-notes.md)
         self._exp = exp_scale
         self._exp_above = exp_above  # exponents only in bins of longer reads (the rest: rescue)
+        # the rescue of bins without exponents: float32 with exponents first (subwarp_rescue)
+        self._exp_recompute = exp_recompute
         self._streams_on = streams
         # calls in flight run as one call (batched_calls.py); None: each call on its own lane
         self._batches = CallBatches(self.run) if batch_calls else None
@@ -219,24 +224,32 @@ class SubwarpBackend(Backend):
         return choose_bins(pairs, self._bins_table, self._long, self._small_tiers)
 
     # --- kernels ------------------------------------------------------------------------------
-    def defines(self, b: Bin, double: bool = False) -> dict:
+    def exponents(self, b: Bin) -> bool:
+        """Whether bin b's float32 kernel carries per-thread exponents."""
+        return self._exp and b.hi > self._exp_above and not self.recompute_all
+
+    def defines(self, b: Bin, kind: str = FLOAT) -> dict:
+        """The kernel's defines for bin (or queue configuration) b: its float32 kernel, the
+        float64 recompute or the float32 recompute with exponents (``subwarp_rescue``)."""
+        double = kind == DOUBLE
         d = {"SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double),
              "SW_EMIS_TABLE": int(self._table or double), "SW_SCALED": int(self._scaled),
              "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
              "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30,
              "SW_BLOCK": THREADS_PER_BLOCK,
-             "SW_MIN_BLOCKS": 1 if double else (b.min_blocks or self.min_blocks),
-             "SW_EXP_SCALE": int(self._exp and b.hi > self._exp_above and not double
-                                 and not self.recompute_all)}
-        if self.recompute_all and not double:
+             "SW_MIN_BLOCKS": 1 if kind != FLOAT else (b.min_blocks or self.min_blocks),
+             "SW_EXP_SCALE": int(kind == EXP or (kind == FLOAT and self.exponents(b)))}
+        if self.recompute_all and kind == FLOAT:
             d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
         return d
 
-    def kernel(self, b: Bin, double: bool = False):
-        """(prepared function, dynamic shared bytes) for a bin, compiled on first use."""
-        key = (b, double, self.recompute_all)
+    def kernel(self, b: Bin, kind: str = FLOAT):
+        """(prepared function, dynamic shared bytes) for a bin or queue configuration and a
+        kernel kind (``defines``), compiled on first use."""
+        key = (b, kind, self.recompute_all)
         if key not in self._kernels:
-            mod = glue.compile(SOURCE, self.defines(b, double))
+            double = kind == DOUBLE
+            mod = glue.compile(SOURCE, self.defines(b, kind))
             fn = mod.get_function("subwarp_forward")
             fn.prepare(KERNEL_SIGNATURE)  # prepared calls: less Python per launch
             groups = THREADS_PER_BLOCK // b.p
@@ -246,6 +259,13 @@ class SubwarpBackend(Backend):
                 fn.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
             self._kernels[key] = (fn, smem)
         return self._kernels[key]
+
+    def queue_plan(self, bins: Sequence[Bin]) -> tuple:
+        """(queue configurations, queue of each bin, cascade per queue) for these bins."""
+        queue_bins, queue_of = recompute_queues(bins, self.double_k)
+        cascade = cascades(bins, queue_bins, queue_of, self.exponents) \
+            if self._exp_recompute and not self.recompute_all else (False,) * len(queue_bins)
+        return queue_bins, queue_of, cascade
 
     def layout_kernels(self) -> dict:
         """The three on-GPU layout kernels (``subwarp_layout.cu``), prepared."""
@@ -265,29 +285,34 @@ class SubwarpBackend(Backend):
                self.recompute_all)
         if key not in self._plans:
             bins = self.bins_for(pairs)
-            queue_bins, queue_of = recompute_queues(bins, self.double_k)
+            queue_bins, queue_of, cascade = self.queue_plan(bins)
             for b in bins:  # compile outside the timed stages
                 self.kernel(b)
-            for q in queue_bins:
-                self.kernel(q, double=True)
+            for q, casc in zip(queue_bins, cascade):
+                self.kernel(q, DOUBLE)
+                if casc:
+                    self.kernel(q, EXP)
             meta = np.array([len(bins), *(min(b.hi, 2**31 - 1) for b in bins), *queue_of],
                             np.int32)
             bin_lut = np.minimum(np.searchsorted([b.hi for b in bins],
                                                  np.arange(max_read_len + 1)), len(bins) - 1)
             self._plans[key] = Plan(bins, queue_bins, queue_of, meta, bin_lut, key,
                                     tuple(b.label for b in bins),
-                                    tuple(q.label for q in queue_bins))
+                                    tuple(q.label + (" f32-exp" if c else "")
+                                          for q, c in zip(queue_bins, cascade)),
+                                    cascade)
         return self._plans[key]
 
-    def _kernel_call(self, res: DeviceResources, b: Bin, double: bool, items_ptr, range_ptr,
+    def _kernel_call(self, res: DeviceResources, b: Bin, kind: str, items_ptr, range_ptr,
                      n_max: int, dev: dict, out_dev, fb_queue_ptr, fb_items_ptr,
                      max_hap_len: int, blocks: int) -> tuple:
-        """(prepared function, grid, arguments, dynamic shared bytes) of one bin's kernel over
-        items ``range_ptr[0] ..`` (count ``range_ptr[1]``, at most ``n_max``; both read on the
-        device), grid-stride over ``blocks`` blocks; ``res``: the call's lane."""
-        fn, smem = self.kernel(b, double)
+        """(prepared function, grid, arguments, dynamic shared bytes) of one bin's kernel (of
+        this kind) over items ``range_ptr[0] ..`` (count ``range_ptr[1]``, at most ``n_max``;
+        both read on the device), grid-stride over ``blocks`` blocks; ``res``: the call's
+        lane."""
+        fn, smem = self.kernel(b, kind)
         # Multi-tile: a bounded grid, one boundary-row scratch per resident group.
-        scratch, stride = res.scratch(b, double, max_hap_len)
+        scratch, stride = res.scratch(b, kind == DOUBLE, max_hap_len)
         if b.multi_tile:
             blocks = min(blocks, self.sm_count * 16)
         ptr = np.uintp  # device addresses as the prepared signature's "P" (dev's are already)
@@ -377,17 +402,27 @@ class SubwarpBackend(Backend):
         self._plans = {}
 
 
+#: cuda-subwarp's underflow handling: exponents in the bins of reads over 256, where pairs
+#: underflow in practice (27-47 % of them at 768..1,024 bases); the bins of shorter reads run the
+#: float32 kernel alone and recompute their rare underflows in float32 with exponents first.
+_CASCADE = {"exp_scale": True, "exp_above": 256, "exp_recompute": True}
+
+
 def backends() -> list[Backend]:
     return [
-        SubwarpBackend("cuda-subwarp", small_tiers=SMALL_TIERS, exp_scale=True,
-                       description="auto (p,k) per length bin, float32 with per-thread "
-                                   "power-of-two exponents (no float64 recompute of "
-                                   "underflowing pairs)"),
-        SubwarpBackend("cuda-subwarp-batched", small_tiers=SMALL_TIERS, exp_scale=True,
+        SubwarpBackend("cuda-subwarp", small_tiers=SMALL_TIERS, **_CASCADE,
+                       description="auto (p,k) per length bin, float32; per-thread power-of-two "
+                                   "exponents for reads over 256, and for the rare shorter "
+                                   "pairs under 1e-28 a float32 recompute with them (no "
+                                   "float64 recompute of underflowing pairs)"),
+        SubwarpBackend("cuda-subwarp-batched", small_tiers=SMALL_TIERS, **_CASCADE,
                        batch_calls=True,
                        description="as cuda-subwarp; calls in flight (--in-flight N) run as one "
                                    "call: one staging, upload, launch set and copy back for up "
                                    "to N regions"),
+        SubwarpBackend("cuda-subwarp-exp-all", small_tiers=SMALL_TIERS, exp_scale=True,
+                       description="per-thread exponents in every bin (the exponent checks "
+                                   "cost every pair; cuda-subwarp until session 11)"),
         SubwarpBackend("cuda-subwarp-exp-long", small_tiers=SMALL_TIERS, exp_scale=True,
                        exp_above=256,
                        description="exponents only for reads over 256 (where pairs underflow in "

@@ -1,6 +1,7 @@
 """One ``cuda-subwarp`` call on the device: chunks staged by host threads into pinned slots, each
 uploaded on the copy stream, laid out on the GPU, its bins launched on their streams, their
-underflows recomputed by the double kernels of their queues; the results copied back once.
+underflows recomputed by the kernels of their queues (``subwarp_rescue``); the results copied
+back once.
 
 :class:`SubwarpCall` holds what one call needs (its chunks, slots, buffers, streams and events)
 so that each step reads as one method: :meth:`enqueue` (upload, :meth:`_layout`, :meth:`_bins`,
@@ -24,6 +25,7 @@ from ..backend import Execution
 from .model import PairSet
 from .subwarp_device import HEADS_BYTES
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout
+from .subwarp_rescue import DOUBLE, EXP, FLOAT, recompute_counts
 from .subwarp_staging import (CHUNK_PARTS, PREP_THREADS, STAGED, STAGING_SLOTS, chunk_offsets,
                               headroom, int_views, stage_chunk_part)
 
@@ -78,15 +80,17 @@ def _lane_buffers(lane, n_keys, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, o
              "items": bufs.get(f"items{i}", mu * 16),
              "counters": bufs.get(f"counters{i}", (n_keys + nb) * 4),
              "bin_range": bufs.get(f"bin_range{i}", nb * 8),
-             "fb_items": bufs.get(f"fb_items{i}", mp * 16)}
+             "fb_items": bufs.get(f"fb_items{i}", mp * 16),
+             # a cascaded queue's float64 level (subwarp_rescue): its own items, same slots
+             "fb_items2": bufs.get(f"fb_items2_{i}", mp * 16)}
             for i in range(n_slots)]
     if small:
-        assert nb * 8 <= HEADS_BYTES
+        assert nb * 16 <= HEADS_BYTES
         out = bufs.get("out", HEADS_BYTES + out_bytes)
         main = res.streams(1)[0]
         return (pinned, dev_slots, work, int(out), int(out) + HEADS_BYTES, main, main, main,
                 [main] * nb, [main] * nq)
-    queues_dev = bufs.get("queues", n_chunks * nb * 8)  # sw_layout_scan: nb heads
+    queues_dev = bufs.get("queues", n_chunks * nb * 16)  # sw_layout_scan: 2 x nb heads
     streams = res.streams(3 + nb + nq)
     main = streams[0]
     return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
@@ -122,6 +126,7 @@ class SubwarpCall:
         self.drv = glue.driver()
         plan = backend._plan(pairs, max_read_len)
         self.bins, self.queue_bins, self.queue_of, meta, self.bin_lut = plan[:5]
+        self.cascade, self.queue_labels = plan.cascade, plan.queue_labels
         self.lk = backend.layout_kernels()
         nb, nq = len(self.bins), len(self.queue_bins)
         self.n_keys = nb * SW_LEVELS
@@ -164,7 +169,7 @@ class SubwarpCall:
             res.scratch(b, False, self.max_hap_len)
         for q in self.queue_bins:
             res.scratch(q, True, self.max_hap_len)
-        self.host_out, self.queue_heads = res.result_buffers(pairs.n_pairs, n_chunks * nb * 2)
+        self.host_out, self.queue_heads = res.result_buffers(pairs.n_pairs, n_chunks * nb * 4)
 
         # events: the call's start, then each launch group's own (begin, end) -- their union is
         # the kernel time, without the gaps where the GPU waited for the host to enqueue work
@@ -245,7 +250,7 @@ class SubwarpCall:
         self.staged_done.append(e1)
         self.h2d_spans.append((e0, e1))
         dev = self._device_arrays(c)
-        queues = int(self.queues_dev) + 8 * len(self.bins) * c
+        queues = int(self.queues_dev) + 16 * len(self.bins) * c
         laid = self._layout(c, dev, self.work[slot], e1, queues)
         fed = self._bins(c, dev, self.work[slot], est, laid, queues)
         self._recompute(c, dev, self.work[slot], fed, laid, queues)
@@ -258,17 +263,23 @@ class SubwarpCall:
         """``_kernel_call``'s arguments for bin i's float32 kernel over its ``n`` items (at
         most; the exact range is read on the device)."""
         x = self.bins[i]
-        return (x, False, w["items"], int(w["bin_range"]) + 8 * i, n, dev, self.out_dev,
+        return (x, FLOAT, w["items"], int(w["bin_range"]) + 8 * i, n, dev, self.out_dev,
                 queues + 8 * self.queue_of[i], w["fb_items"], self.max_hap_len,
                 -(-n // (THREADS_PER_BLOCK // x.p)))
 
-    def _recompute_call(self, c: int, q: int, dev: dict, w: dict, queues: int) -> tuple:
-        """``_kernel_call``'s arguments for recompute queue q's double kernel over chunk c (its
-        count read on the device)."""
+    def _recompute_calls(self, c: int, q: int, dev: dict, w: dict, queues: int) -> list:
+        """``_kernel_call``'s arguments for recompute queue q over chunk c (its counts read on
+        the device): its double kernel, or for a cascade the float32 kernel with exponents over
+        the queue, whose failures go to the second level, then the double kernel over that."""
         qb = self.queue_bins[q]
         blocks = min(-(-self.chunk_pairs[c] // (THREADS_PER_BLOCK // qb.p)), self.sms * 4)
-        return (qb, True, w["fb_items"], queues + 8 * q, self.chunk_pairs[c], dev, self.out_dev,
-                0, 0, self.max_hap_len, blocks)
+        head, n, hap = queues + 8 * q, self.chunk_pairs[c], self.max_hap_len
+        if not self.cascade[q]:
+            return [(qb, DOUBLE, w["fb_items"], head, n, dev, self.out_dev, 0, 0, hap, blocks)]
+        second = head + 8 * len(self.bins)
+        return [(qb, EXP, w["fb_items"], head, n, dev, self.out_dev, second, w["fb_items2"],
+                 hap, blocks),
+                (qb, DOUBLE, w["fb_items2"], second, n, dev, self.out_dev, 0, 0, hap, blocks)]
 
     def _layout(self, c: int, dev: dict, w: dict, uploaded, queues: int):
         """Work items on the GPU: count + key, scan, scatter (sorted by bin, descending work);
@@ -322,7 +333,7 @@ class SubwarpCall:
         return fed
 
     def _recompute(self, c: int, dev: dict, w: dict, fed: list, laid, queues: int) -> None:
-        """Each fed recompute queue's double kernel once its bins are done (its count is read
+        """Each fed recompute queue's kernels once its bins are done (its count is read
         on the device); the main stream joins them all."""
         b, main = self.b, self.main
         main.wait_for_event(laid)
@@ -335,8 +346,9 @@ class SubwarpCall:
             s = main if b.profile_bins else self.queue_streams[q]
             for ev in fed[q]:
                 s.wait_for_event(ev)
-            begin, end = b._launch(self.res, s, *self._recompute_call(c, q, dev, w, queues))
-            self.double_launches.append((begin, end))
+            for call in self._recompute_calls(c, q, dev, w, queues):
+                begin, end = b._launch(self.res, s, *call)
+                self.double_launches.append((begin, end))
             main.wait_for_event(end)
 
     # --- results ------------------------------------------------------------------------------
@@ -352,13 +364,14 @@ class SubwarpCall:
         """Once the copy back is done: the results, the stage times and what the call did."""
         self.d1.synchronize()
         out = self.host_out.copy()  # the page-locked buffer is the next run's
-        n_fb = int(self.queue_heads[1::2].sum())
+        n_fb, info["exp_recomputed"] = recompute_counts(self.queue_heads, len(self.bins),
+                                                        self.cascade)
         timing = self._times(info)
         info["prep_wait_s"] = self.prep_wait
         info["run_wall_s"] = time.perf_counter() - self.t_run
         info["chunks"] = self.n_chunks
         info["bins"] = dict(self.bin_counts)
-        info["recompute_queues"] = [q.label for q in self.queue_bins]
+        info["recompute_queues"] = list(self.queue_labels)
         return Execution(out, timing, n_fb, info)
 
     def _times(self, info: dict) -> dict:

@@ -1,18 +1,27 @@
-"""Sub-warp Pair-HMM: the float64 rescue of float32 underflows (API-free planning).
+"""Sub-warp Pair-HMM: the recompute of float32 underflows (API-free planning).
 
-Every pair whose float32 forward sum (with C = 2^120) is under 1e-28 is recomputed by a
-double-precision instantiation of the same kernel, specialized like the float32 bins: k =
-``DOUBLE_K`` rows per thread and the smallest p whose tile holds the bins' reads, multi-tile p32
-beyond (``-f64rescue``: every such pair; with the exponents, the few pairs they cannot hold).
-``cuda-subwarp`` queues the pairs on the device (one queue per double configuration);
-``opencl-subwarp-f64rescue`` collects them on the host (``cpu_reference.pairhmm.finish_float32``'s
-rule) and runs the same double configurations over them.
+Every pair whose float32 forward sum (with C = 2^120) is under 1e-28 is recomputed by another
+instantiation of the same kernel, specialized like the float32 bins: k = ``DOUBLE_K`` rows per
+thread and the smallest p whose tile holds the bins' reads, multi-tile p32 beyond. In double
+(``-f64rescue``: every such pair; with the exponents, the few pairs they cannot hold), or, for a
+queue fed by bins without exponents (``cuda-subwarp``'s reads up to 256, where a pair rarely
+underflows and the exponents' checks would cost every pair 10-25 %), first in float32 with
+per-thread exponents (kind ``"exp"``) and only the pairs those cannot hold in double: a queue
+*cascade*. ``cuda-subwarp`` queues the pairs on the device (one queue per configuration, a second
+level per cascaded queue); ``opencl-subwarp-f64rescue`` collects them on the host
+(``cpu_reference.pairhmm.finish_float32``'s rule) and runs the same double configurations.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from .subwarp_layout import MAX_P, SUPPORTED_P, Bin
+
+#: A kernel's kind: a bin's float32 kernel, the float64 recompute of a queue, or the float32
+#: recompute with exponents of a cascaded queue.
+FLOAT, DOUBLE, EXP = "float", "double", "exp"
 
 #: The float64 recompute, specialized like the float32 bins: k = DOUBLE_K rows per thread (in
 #: double, k = 8 takes ~206 registers, as k = 16 does in float) and the smallest p whose tile
@@ -38,3 +47,23 @@ def recompute_queues(bins: Sequence[Bin], k: int = DOUBLE_K) -> tuple[list[Bin],
         queues[(p, multi)] = (min(lo, b.lo), max(hi, b.hi))
         of.append(list(queues).index((p, multi)))
     return [Bin(lo, hi, p, k, multi_tile=multi) for (p, multi), (lo, hi) in queues.items()], of
+
+
+def cascades(bins: Sequence[Bin], queue_bins: Sequence[Bin], queue_of: Sequence[int],
+             exponents) -> tuple:
+    """Per recompute queue, whether it is a cascade (float32 with exponents first, then float64
+    for what those cannot hold): a single-tile queue none of whose bins has exponents
+    (``exponents(bin)``: whether that bin's float32 kernel carries them)."""
+    fed_by_exp = {queue_of[i] for i, b in enumerate(bins) if exponents(b)}
+    return tuple(not q.multi_tile and j not in fed_by_exp for j, q in enumerate(queue_bins))
+
+
+def recompute_counts(heads: np.ndarray, n_bins: int, cascade: Sequence[bool]) -> tuple[int, int]:
+    """(pairs recomputed in float64, pairs recomputed in float32 with exponents) from the queue
+    heads of one or more chunks: per chunk 2 x n_bins {first, count} pairs, the first level
+    (the queue of each configuration) then the second (a cascaded queue's float64 level)."""
+    counts = np.asarray(heads).reshape(-1, 2, n_bins, 2)[..., 1].astype(np.int64)
+    casc = np.zeros(n_bins, bool)
+    casc[:len(cascade)] = cascade
+    first, second = counts[:, 0, :], counts[:, 1, :]
+    return int(first[:, ~casc].sum() + second[:, casc].sum()), int(first[:, casc].sum())

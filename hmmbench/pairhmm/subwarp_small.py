@@ -30,6 +30,7 @@ from ..backend import Execution
 from .model import PairSet
 from .subwarp_call import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK
+from .subwarp_rescue import DOUBLE, EXP
 from .subwarp_staging import headroom, int_views, stage_whole, whole_offsets
 
 _BLOCK = (THREADS_PER_BLOCK, 1, 1)
@@ -64,12 +65,24 @@ class SmallLaunches:
                       (items, ranges + 8 * i), (out, queues + 8 * plan.queue_of[i], fb_items),
                       plan.labels[i], plan.queue_of[i])
                      for i, x in enumerate(plan.bins)]
-        self.queue_launches = [(*backend.kernel(q, True), THREADS_PER_BLOCK // q.p,
-                                q if q.multi_tile else None, (fb_items, queues + 8 * j),
-                                (out, 0, 0))
-                               for j, q in enumerate(plan.queue_bins)]
+        # per queue its launches: the double kernel, or for a cascade the float32 kernel with
+        # exponents (its failures to the second level, 8 x n_bins further) and the double
+        # kernel over that level
+        nb, fb_items2 = len(plan.bins), int(w["fb_items2"])
+        self.queue_launches = [
+            [(*backend.kernel(q, DOUBLE), THREADS_PER_BLOCK // q.p, q if q.multi_tile else None,
+              (fb_items, queues + 8 * j), (out, 0, 0))] if not casc else
+            [(*backend.kernel(q, EXP), THREADS_PER_BLOCK // q.p, None,
+              (fb_items, queues + 8 * j), (out, queues + 8 * (nb + j), fb_items2)),
+             (*backend.kernel(q, DOUBLE), THREADS_PER_BLOCK // q.p, None,
+              (fb_items2, queues + 8 * (nb + j)), (out, 0, 0))]
+            for j, (q, casc) in enumerate(zip(plan.queue_bins, plan.cascade))]
         # grid caps: the recompute's, a multi-tile kernel's (resident groups)
         self.double_cap, self.mt_cap = backend.sm_count * 4, backend.sm_count * 16
+        # which queue counts are float64 pairs (a queue's, or a cascade's second level) and
+        # which float32-with-exponents ones (a cascade's first level)
+        self.double_counts = [j + nb * c for j, c in enumerate(plan.cascade)]
+        self.exp_counts = [j for j, c in enumerate(plan.cascade) if c]
         # multi-tile scratch, sized before the first event in the full path's order
         self.scratch = [(x, False) for x in plan.bins if x.multi_tile] + \
                        [(q, True) for q in plan.queue_bins if q.multi_tile]
@@ -101,7 +114,7 @@ class SmallCall:
         max_hap = max(max_hap_len, 1)
         for x, double in fixed.scratch:
             res.scratch(x, double, max_hap)
-        self.joined, self.host_out, self.queue_heads = res.joined_results(n_pairs, nb * 2)
+        self.joined, self.host_out, self.queue_heads = res.joined_results(n_pairs, nb * 4)
         res.restart_events()
 
         # host staging (the timed prep): the arrays, and items per bin for the grids only (the
@@ -134,8 +147,8 @@ class SmallCall:
                              and bool(fixed.side))
         self.doubles = []
         cap = fixed.double_cap
-        for (fn, smem, per_block, mt, head, tail), q_fed in zip(fixed.queue_launches, fed):
-            if q_fed:
+        for launches, q_fed in zip(fixed.queue_launches, fed):
+            for fn, smem, per_block, mt, head, tail in launches if q_fed else ():
                 blocks, end = min(-(-n_pairs // per_block), cap), _NO_SCRATCH
                 if mt is not None:
                     blocks, end = min(blocks, mt_cap), self._scratch(mt, True, max_hap)
@@ -191,7 +204,10 @@ class SmallCall:
         copy back's end."""
         self.d1.synchronize()
         out = self.host_out.copy()  # the page-locked buffer is the next call's
-        n_fb = sum(self.queue_heads.tolist()[1::2])
+        counts = self.queue_heads.tolist()[1::2]  # the queues' counts, then their second level
+        fixed = self.fixed
+        n_fb = sum(counts[i] for i in fixed.double_counts)
+        info["exp_recomputed"] = sum(counts[i] for i in fixed.exp_counts)
         start = self.start
         up = self.uploaded.time_since(start) / 1e3
         floats = self.floats_done.time_since(start) / 1e3

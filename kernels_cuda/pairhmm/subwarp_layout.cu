@@ -3,7 +3,9 @@
 //   sw_layout_count    one thread per unit (a read, or a pair for small inputs): its item, bin and
 //                      sort key (bin, descending work level); a rank within its key (atomic)
 //   sw_layout_scan     one block: key histogram -> key starts; per bin {first item, count}; per
-//                      recompute queue {first slot, 0}, sized by the pairs of the bins feeding it
+//                      recompute queue {first slot, 0}, sized by the pairs of the bins feeding it,
+//                      twice: the queue, then its float64 level when it is a cascade
+//                      (subwarp_rescue.py)
 //   sw_layout_scatter  items to their sorted place (order inside a key is arbitrary: harmless)
 // or, for a small call (units a few times the block), one launch of one block doing all three
 // and the clearing (sw_layout_small): one launch instead of a memset and three.
@@ -135,6 +137,9 @@ __device__ __forceinline__ void scan_block(const int* __restrict__ meta, int* __
         for (int q = 0; q < n_bins; ++q) {
             queues[2 * q] = slot;
             queues[2 * q + 1] = 0;
+            /* a cascaded queue's float64 level: the same slots of the second item buffer */
+            queues[2 * (n_bins + q)] = slot;
+            queues[2 * (n_bins + q) + 1] = 0;
             slot += queue_size[q];
         }
     }
