@@ -1,15 +1,17 @@
-"""A small call's bins side by side or one after the other (issue 13 point 4: 10s merged), run
-on the GPU machine.
+"""Two settings of one ``cuda-subwarp`` attribute in the same process (issue 13 point 4: 10s and
+1m merged), run on the GPU machine. By default a small call's bins side by side or one after the
+other: ``cuda-subwarp`` runs them on streams of their own from ``side_bins_from`` pairs
+(``subwarp_small.SIDE_BINS_FROM``); a value past the input's size gives the single-stream path
+of before. ``--setting pool_staging_from=1048576,1099511627776``: a one-chunk call staged by the
+worker threads or by the calling thread (``subwarp_staging.POOL_STAGING_FROM``).
 
-``cuda-subwarp`` runs a small call's bins on streams of their own from ``side_bins_from`` pairs
-(``subwarp_small.SIDE_BINS_FROM``); setting it past the input's size gives the single-stream
-path of before. Both settings on the same backend, in alternating rounds of ``--calls`` calls
-each (so drifts of the host or the clock hit both alike): per call the wall of ``run()``, the
-kernel stage and the GPU span; medians with min and max over all calls, and every result of the
-two settings compared (the same kernels on the same items: equal to the bit). Development
-figures beside the tool's own run of the same sets.
+Both settings on the same backend, in alternating rounds of ``--calls`` calls each (so drifts of
+the host or the clock hit both alike): per call the wall of ``run()``, the prep, kernel stage and
+GPU span; medians with min and max over all calls, and every result of the two settings compared
+(equal to the bit). Development figures beside the tool's own run of the same sets.
 
-    source .device/env.sh && python3 scripts/subwarp_side_bins.py [--sets 10s,...] [--json F]
+    source .device/env.sh && python3 scripts/subwarp_side_bins.py [--sets 10s,...]
+        [--setting NAME=A,B] [--json F]
 """
 from __future__ import annotations
 
@@ -45,27 +47,28 @@ def stats(xs: list) -> dict:
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "n": len(xs)}
 
 
-def measure(b, ps: PairSet, rounds: int, calls: int) -> dict:
-    """Alternating rounds of ``calls`` calls with the bins side by side and on one stream."""
-    modes = {"side_by_side": sw.SIDE_BINS_FROM, "one_stream": OFF}
+def measure(b, ps: PairSet, rounds: int, calls: int, name: str, modes: dict) -> dict:
+    """Alternating rounds of ``calls`` calls with the backend's attribute ``name`` set to each
+    of ``modes`` ({label: value})."""
     first = {}
     for mode, at in modes.items():  # warm-up (compiles, allocates) and the results
-        b.side_bins_from = at
+        setattr(b, name, at)
         ex = b.run(ps)
         first[mode] = ex
-    got: dict = {m: {"wall": [], "kernel": [], "gpu_span": []} for m in modes}
+    got: dict = {m: {"wall": [], "prep": [], "kernel": [], "gpu_span": []} for m in modes}
     for _ in range(rounds):
         for mode, at in modes.items():
-            b.side_bins_from = at
+            setattr(b, name, at)
             for _ in range(calls):
                 t0 = time.perf_counter()
                 ex = b.run(ps)
                 got[mode]["wall"].append(time.perf_counter() - t0)
+                got[mode]["prep"].append(ex.timing["prep"])
                 got[mode]["kernel"].append(ex.timing["kernel"])
                 got[mode]["gpu_span"].append(ex.info["gpu_span_s"])
-    a, c = first["side_by_side"], first["one_stream"]
+    a, c = (first[m] for m in modes)
     return {"pairs": ps.n_pairs, "bins": a.info["bins"],
-            "bin_streams": {m: first[m].info["bin_streams"] for m in modes},
+            "bin_streams": {m: first[m].info.get("bin_streams", 1) for m in modes},
             "results_equal": bool(np.array_equal(a.log10, c.log10, equal_nan=True)),
             **{m: {k: stats(v) for k, v in got[m].items()} for m in modes}}
 
@@ -75,16 +78,23 @@ def main() -> int:
     ap.add_argument("--sets", default="10s,1m-regions8,1m-regions16")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--setting", default=f"side_bins_from={sw.SIDE_BINS_FROM},{OFF}",
+                    help="NAME=A,B: the backend attribute and its two values")
     ap.add_argument("--json")
     args = ap.parse_args()
+    name, values = args.setting.split("=")
+    a, c = (int(v) for v in values.split(","))
+    modes = ({"side_by_side": a, "one_stream": c} if name == "side_bins_from"
+             else {f"{name}={a}": a, f"{name}={c}": c})
     b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
-    out = {"gpu": b.device_name(), "side_bins_from": sw.SIDE_BINS_FROM,
-           "rounds": args.rounds, "calls": args.calls, "sets": {}}
+    out = {"gpu": b.device_name(), "setting": name, "values": [a, c],
+           "side_bins_from": sw.SIDE_BINS_FROM, "rounds": args.rounds, "calls": args.calls,
+           "sets": {}}
     for label, ps in sets(args.sets.split(",")).items():
-        row = out["sets"][label] = measure(b, ps, args.rounds, args.calls)
-        line = ", ".join(f"{m} wall {row[m]['wall']['median'] * 1e6:.0f} us kernel "
-                         f"{row[m]['kernel']['median'] * 1e6:.0f} us"
-                         for m in ("side_by_side", "one_stream"))
+        row = out["sets"][label] = measure(b, ps, args.rounds, args.calls, name, modes)
+        line = ", ".join(f"{m} wall {row[m]['wall']['median'] * 1e6:.0f} us prep "
+                         f"{row[m]['prep']['median'] * 1e6:.0f} us kernel "
+                         f"{row[m]['kernel']['median'] * 1e6:.0f} us" for m in modes)
         print(f"{label} ({row['pairs']} pairs, bins {row['bins']}, streams "
               f"{row['bin_streams']}): {line}; equal {row['results_equal']}", flush=True)
     b.close()
