@@ -2,8 +2,9 @@
 1m merged), run on the GPU machine. By default a small call's bins side by side or one after the
 other: ``cuda-subwarp`` runs them on streams of their own from ``side_bins_from`` pairs
 (``subwarp_small.SIDE_BINS_FROM``); a value past the input's size gives the single-stream path
-of before. ``--setting pool_staging_from=1048576,1099511627776``: a one-chunk call staged by the
-worker threads or by the calling thread (``subwarp_staging.POOL_STAGING_FROM``).
+of before. ``--setting NAME=A,B`` compares two values of another integer attribute (session 11:
+``pool_staging_from`` of commit a1402fd, a one-chunk call staged by the worker threads or by the
+calling thread; reverted after its run, docs/evidence/subwarp-pool-staging-h100.json).
 
 Both settings on the same backend, in alternating rounds of ``--calls`` calls each (so drifts of
 the host or the clock hit both alike): per call the wall of ``run()``, the prep, kernel stage and

@@ -73,7 +73,7 @@ from .subwarp_small import SIDE_BINS_FROM, SmallCall
 from .subwarp_rescue import (  # noqa: F401
     DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, recompute_counts, recompute_queues)
 from .subwarp_staging import (  # noqa: F401
-    POOL_STAGING_FROM, PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, headroom)
+    PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, headroom)
 
 #: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int): items, range,
 #: n_max, KERNEL_ARRAYS, out, fb_queue, fb_items, scratch, scratch_stride.
@@ -173,8 +173,6 @@ class SubwarpBackend(Backend):
         self.small_below = SMALL_INPUT_PAIRS
         # ... whose bins run side by side from this many pairs (with streams on)
         self.side_bins_from = SIDE_BINS_FROM
-        # a call of one chunk: staged by the workers from this many bytes (subwarp_staging)
-        self.pool_staging_from = POOL_STAGING_FROM
         self.double_k = DOUBLE_K
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         if long_config is None:

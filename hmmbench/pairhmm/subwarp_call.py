@@ -160,9 +160,7 @@ class SubwarpCall:
         self.views = [int_views(buf) for buf in self.pinned]
         self.futures: dict = {}
         self.prep_work = self.prep_wait = 0.0
-        # one pool for all lanes; a call of one small chunk stages on this thread
-        many = n_chunks > 1 or slot_bytes >= backend.pool_staging_from
-        self.pool = backend._staging.pool() if many else None
+        self.pool = backend._staging.pool() if n_chunks > 1 else None  # one for all lanes
         self.submit(0)
 
         self.max_hap_len = max(max_hap_len, 1)

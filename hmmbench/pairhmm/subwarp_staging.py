@@ -24,10 +24,6 @@ from .model import PairSet
 #: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
 STAGING_SLOTS = 4
 PREP_THREADS = min(8, os.cpu_count() or 1)  # H100: 8 threads 1.44, 16 threads 1.38 TCUPS
-#: A call of one chunk with at least this many staged bytes is staged by the workers too, one task
-#: per array (below it, on the calling thread: a task hand-off costs about what a copy of a few
-#: hundred kB does). 1m merged (2.3 MB) took 298 us of staging on the H100's host alone.
-POOL_STAGING_FROM = 1 << 20
 
 
 #: A chunk's raw arrays as the device gets them (one packed block, one H2D copy per chunk, each
