@@ -197,7 +197,9 @@ class SubwarpOpenCL(OpenCLBackend):
 
 
 class SubwarpOpenCLExp(SubwarpOpenCL):
-    """The twin of cuda-subwarp: float32 with per-thread power-of-two exponents (the shared
+    """The twin of cuda-subwarp-exp-all (cuda-subwarp until session 11; cuda-subwarp now keeps
+    the exponents to reads over 256 and cascades its device-side queues, which this host-side
+    rescue has no counterpart of): float32 with per-thread power-of-two exponents (the shared
     body's SW_EXP_SCALE, sub-group exchange paths only). The kernel stores log10 of each pair's
     sum without C, NaN for the pairs its exponents could not hold; those alone go through the
     float64 kernels (or the CPU reference without fp64)."""
@@ -229,7 +231,8 @@ def backends(device: Optional[str] = None) -> list[Backend]:
     # where -f64rescue is the twin that runs)
     return [SubwarpOpenCLExp("opencl-subwarp", device=device,
                              description="auto bins, float32 with per-thread power-of-two "
-                                         "exponents, as cuda-subwarp (sub-group paths)"),
+                                         "exponents in every bin, as cuda-subwarp-exp-all "
+                                         "(sub-group paths)"),
             SubwarpOpenCLExp("opencl-subwarp-batched", device=device, batch_calls=True,
                              description="as opencl-subwarp; calls in flight run as one call, "
                                          "as cuda-subwarp-batched"),
