@@ -71,7 +71,7 @@ from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources, Lane, Lanes
 from .subwarp_small import SIDE_BINS_FROM, SmallCall
 from .subwarp_rescue import (  # noqa: F401
-    DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, recompute_counts, recompute_queues)
+    DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, recompute_queues)
 from .subwarp_staging import (  # noqa: F401
     PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, headroom)
 

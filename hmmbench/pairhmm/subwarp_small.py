@@ -80,7 +80,8 @@ class SmallLaunches:
         # grid caps: the recompute's, a multi-tile kernel's (resident groups)
         self.double_cap, self.mt_cap = backend.sm_count * 4, backend.sm_count * 16
         # which queue counts are float64 pairs (a queue's, or a cascade's second level) and
-        # which float32-with-exponents ones (a cascade's first level)
+        # which float32-with-exponents ones (a cascade's first level): recompute_counts' rule
+        # as index lists, summed in plain ints on a region call's hot path
         self.double_counts = [j + nb * c for j, c in enumerate(plan.cascade)]
         self.exp_counts = [j for j, c in enumerate(plan.cascade) if c]
         # multi-tile scratch, sized before the first event in the full path's order
