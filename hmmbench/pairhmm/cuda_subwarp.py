@@ -71,7 +71,7 @@ from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources, Lane, Lanes
 from .subwarp_small import SIDE_BINS_FROM, SmallCall
 from .subwarp_rescue import (  # noqa: F401
-    DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, recompute_queues)
+    DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, plan_kernels, recompute_queues)
 from .subwarp_staging import (  # noqa: F401
     PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, headroom)
 
@@ -286,12 +286,8 @@ class SubwarpBackend(Backend):
         if key not in self._plans:
             bins = self.bins_for(pairs)
             queue_bins, queue_of, cascade = self.queue_plan(bins)
-            for b in bins:  # compile outside the timed stages
-                self.kernel(b)
-            for q, casc in zip(queue_bins, cascade):
-                self.kernel(q, DOUBLE)
-                if casc:
-                    self.kernel(q, EXP)
+            for x, kind in plan_kernels(bins, queue_bins, cascade):  # compiled outside the
+                self.kernel(x, kind)                                  # timed stages
             meta = np.array([len(bins), *(min(b.hi, 2**31 - 1) for b in bins), *queue_of],
                             np.int32)
             bin_lut = np.minimum(np.searchsorted([b.hi for b in bins],

@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 
 from ..apis import cuda as glue
 from .subwarp_layout import make_bins
-from .subwarp_rescue import DOUBLE, EXP
+from .subwarp_rescue import plan_kernels
 
 #: the bin kernels and the on-device layout kernels
 SOURCE = "pairhmm/subwarp.cu"
@@ -51,11 +51,9 @@ def kernel_specs(backends: Sequence, max_read_length: int = 1 << 20) -> list:
     for b in backends:
         for table in (b._bins_table, *(rows for _, rows in b._small_tiers or ())):
             bins = make_bins(table, b._long, max_read_length)
-            specs = [b.defines(x) for x in bins]
             queue_bins, _, cascade = b.queue_plan(bins)
-            specs += [b.defines(q, DOUBLE) for q in queue_bins]
-            specs += [b.defines(q, EXP) for q, c in zip(queue_bins, cascade) if c]
-            for d in specs:
+            for x, kind in plan_kernels(bins, queue_bins, cascade):
+                d = b.defines(x, kind)
                 seen[(SOURCE, tuple(sorted(d.items())))] = (SOURCE, d)
     return list(seen.values())
 

@@ -58,6 +58,14 @@ def cascades(bins: Sequence[Bin], queue_bins: Sequence[Bin], queue_of: Sequence[
     return tuple(not q.multi_tile and j not in fed_by_exp for j, q in enumerate(queue_bins))
 
 
+def plan_kernels(bins: Sequence[Bin], queue_bins: Sequence[Bin],
+                 cascade: Sequence[bool]) -> list:
+    """(configuration, kind) of every kernel a plan launches: each bin's float32 kernel, each
+    queue's double kernel and, for a cascade, its float32 kernel with exponents."""
+    return ([(b, FLOAT) for b in bins] + [(q, DOUBLE) for q in queue_bins]
+            + [(q, EXP) for q, c in zip(queue_bins, cascade) if c])
+
+
 def recompute_counts(heads: np.ndarray, n_bins: int, cascade: Sequence[bool]) -> tuple[int, int]:
     """(pairs recomputed in float64, pairs recomputed in float32 with exponents) from the queue
     heads of one or more chunks: per chunk 2 x n_bins {first, count} pairs, the first level
