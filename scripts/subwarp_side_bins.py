@@ -48,7 +48,20 @@ def stats(xs: list) -> dict:
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "n": len(xs)}
 
 
-def measure(b, ps: PairSet, rounds: int, calls: int, name: str, modes: dict) -> dict:
+def reference_error(ps: PairSet, got: np.ndarray, sample: int) -> dict:
+    """Worst |delta log10| of ``sample`` evenly spread pairs against the float64 reference
+    (pairs whose reference is finite) and how many of them are over 1e-4."""
+    from cpu_reference.pairhmm import forward_log10
+    idx = np.unique(np.linspace(0, ps.n_pairs - 1, min(sample, ps.n_pairs)).astype(np.int64))
+    ref = forward_log10(ps.subset_pairs(idx), "float64")
+    fin = np.isfinite(ref)
+    d = np.abs(got[idx][fin] - ref[fin])
+    return {"pairs": int(fin.sum()), "max_abs_err": float(d.max(initial=0.0)),
+            "over_1e-4": int(np.sum(~(d <= 1e-4)))}
+
+
+def measure(b, ps: PairSet, rounds: int, calls: int, name: str, modes: dict,
+            sample: int = 0) -> dict:
     """Alternating rounds of ``calls`` calls with the backend's attribute ``name`` set to each
     of ``modes`` ({label: value})."""
     first = {}
@@ -68,7 +81,8 @@ def measure(b, ps: PairSet, rounds: int, calls: int, name: str, modes: dict) -> 
                 got[mode]["kernel"].append(ex.timing["kernel"])
                 got[mode]["gpu_span"].append(ex.info["gpu_span_s"])
     a, c = (first[m] for m in modes)
-    return {"pairs": ps.n_pairs, "bins": a.info["bins"],
+    checked = {m: reference_error(ps, first[m].log10, sample) for m in modes} if sample else {}
+    return {"pairs": ps.n_pairs, "bins": a.info["bins"], "checked": checked,
             "bin_streams": {m: first[m].info.get("bin_streams", 1) for m in modes},
             "results_equal": bool(np.array_equal(a.log10, c.log10, equal_nan=True)),
             **{m: {k: stats(v) for k, v in got[m].items()} for m in modes}}
@@ -81,6 +95,8 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--setting", default=f"side_bins_from={sw.SIDE_BINS_FROM},{OFF}",
                     help="NAME=A,B: the backend attribute and its two values")
+    ap.add_argument("--check", type=int, default=0,
+                    help="pairs of each set checked against the float64 reference per setting")
     ap.add_argument("--json")
     args = ap.parse_args()
     name, values = args.setting.split("=")
@@ -92,12 +108,14 @@ def main() -> int:
            "side_bins_from": sw.SIDE_BINS_FROM, "rounds": args.rounds, "calls": args.calls,
            "sets": {}}
     for label, ps in sets(args.sets.split(",")).items():
-        row = out["sets"][label] = measure(b, ps, args.rounds, args.calls, name, modes)
+        row = out["sets"][label] = measure(b, ps, args.rounds, args.calls, name, modes,
+                                            args.check)
         line = ", ".join(f"{m} wall {row[m]['wall']['median'] * 1e6:.0f} us prep "
                          f"{row[m]['prep']['median'] * 1e6:.0f} us kernel "
                          f"{row[m]['kernel']['median'] * 1e6:.0f} us" for m in modes)
         print(f"{label} ({row['pairs']} pairs, bins {row['bins']}, streams "
-              f"{row['bin_streams']}): {line}; equal {row['results_equal']}", flush=True)
+              f"{row['bin_streams']}): {line}; equal {row['results_equal']}; checked "
+              f"{row['checked']}", flush=True)
     b.close()
     if args.json:
         with open(args.json, "w") as f:
