@@ -217,9 +217,10 @@ class SubwarpCall:
         if self.pool is None:
             self.futures[c] = [self._bin_estimate(c), self._stage_part(c, stage_tasks())]
         else:
+            # the first chunk is staged alone (every thread is free): in pieces
             self.futures[c] = [self.pool.submit(self._bin_estimate, c)] + [
                 self.pool.submit(self._stage_part, c, (task,))
-                for task in stage_tasks(self.b.stage_pieces)]
+                for task in stage_tasks(self.b.stage_pieces if c == 0 else 1)]
 
     # --- one chunk on the GPU -----------------------------------------------------------------
     def _staged(self, c: int) -> tuple:
