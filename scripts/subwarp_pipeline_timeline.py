@@ -7,8 +7,9 @@ idle stream). Shows whether the GPU waits for the host's staging, and for which 
     source .device/env.sh && python3 scripts/subwarp_pipeline_timeline.py [--set chunks@5e6]
         [--piece 0] [--setting NAME=A,B] [--calls 5] [--json F]
 
-``--setting``: an integer attribute of the backend (e.g. ``stage_pieces=1,8``), each value's
-call timed after ``--calls`` warm calls, the values alternating.
+``--setting NAME=A,B``: an integer attribute of the backend (session 12: ``stage_pieces=1,8``
+of commit 4171096, since removed), each value's call timed after ``--calls`` warm calls, the
+values alternating; without it the backend as it is.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ class Recorder:
             t0 = time.perf_counter()
             out = rec._orig["_stage_part"](call, c, tasks)
             rec.add("stage", c, t0, time.perf_counter(), thread=threading.get_ident(),
-                    tasks=[list(t) for t in tasks])
+                    tasks=list(tasks))
             return out
 
         def _staged(call, c):
@@ -105,7 +106,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", default="chunks@5000000")
     ap.add_argument("--piece", type=int, default=0, help="a lazy set's piece (one call)")
-    ap.add_argument("--setting", default="stage_pieces=1,8")
+    ap.add_argument("--setting", help="NAME=A,B: a backend attribute and its values")
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
@@ -115,15 +116,16 @@ def main() -> int:
         ps = next(p for i, p in enumerate(ds.chunks()) if i == args.piece)
     else:
         ps = ds.load()
-    name, values = args.setting.split("=")
-    values = [int(v) for v in values.split(",")]
+    name, values = args.setting.split("=") if args.setting else ("setting", None)
+    values = [int(v) for v in values.split(",")] if values else [None]
     rec = Recorder()
     b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
     out = {"gpu": None, "set": args.set, "piece": args.piece, "pairs": ps.n_pairs,
            "setting": name, "runs": []}
     for r in range(args.rounds):
         for v in values:
-            setattr(b, name, v)
+            if v is not None:
+                setattr(b, name, v)
             for _ in range(args.calls):
                 b.run(ps)
             rec.rows, rec.on = [], True

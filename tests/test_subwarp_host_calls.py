@@ -17,8 +17,7 @@ from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
 from hmmbench.pairhmm.subwarp_staging import (
-    CHUNK_PARTS, STAGED, chunk_offsets, int_views, stage_chunk_part, stage_tasks, stage_whole,
-    whole_offsets)
+    CHUNK_PARTS, STAGED, chunk_offsets, int_views, stage_chunk_part, stage_whole, whole_offsets)
 from hmmbench.pairhmm.subwarp_call import SubwarpHandle
 from hmmbench.pairhmm.subwarp_device import MAX_LANES, Lanes
 from hmmbench.runner.cell import run_launches
@@ -561,32 +560,6 @@ def test_a_full_calls_chunk_staging_is_the_general_stagings_byte_for_byte(shifte
                 assert used == last and used <= layouts[c][1]
                 assert new[:size + 1000].tobytes() == general.tobytes()
             assert sum(min(end) > 0 for end in ends) >= len(ends) - 1 + shifted  # bases not 0
-
-
-def test_a_chunks_staging_in_pieces_writes_the_bytes_of_one_task_per_array():
-    """``stage_tasks(pieces)``: every sequence array split in equal byte ranges, the integers
-    once; a chunk staged by those tasks, in any order, is the chunk staged with one task per
-    array, byte for byte (ranges of arrays shorter than the pieces included)."""
-    assert stage_tasks() == [(p, 0, 1) for p in range(CHUNK_PARTS)]
-    assert len(stage_tasks(4)) == 4 * (CHUNK_PARTS - 1) + 1
-    rng = np.random.default_rng(7)
-    for ps, chunk in ((ragged_pairs(seed=37, batches=40, max_read=300, max_hap=400), 9),
-                      (ragged_pairs(seed=38, batches=6, max_read=3, max_hap=5), 2)):
-        ps = _behind_unused(ps)
-        bounds = sw.chunk_bounds(ps, chunk, False)
-        meta = np.arange(9, dtype=np.int32)
-        offs, size, ends = chunk_offsets(ps, bounds, len(meta))
-        for c, (b0, b1) in enumerate(bounds):
-            one = np.full(size + 5, 0xEE, np.uint8)
-            used = max(stage_chunk_part(ps, meta, offs[c], ends[c], int_views(one), b0, b1, *t)
-                       for t in stage_tasks())
-            for pieces in (2, 3, 8):
-                split = np.full(size + 5, 0xEE, np.uint8)
-                tasks = stage_tasks(pieces)
-                got = [stage_chunk_part(ps, meta, offs[c], ends[c], int_views(split), b0, b1, *t)
-                       for t in (tasks[i] for i in rng.permutation(len(tasks)))]
-                assert max(got) == used
-                assert split.tobytes() == one.tobytes(), (c, pieces)
 
 
 def test_a_small_calls_arguments_pack_as_their_signatures_say(fake_cuda):

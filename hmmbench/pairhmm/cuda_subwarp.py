@@ -165,12 +165,6 @@ class SubwarpBackend(Backend):
         # (H100, session 11: 100.2 vs 100.4 ms, the GPU waits for the staging of later chunks
         # too); H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces.
         self.ramp_chunks = False
-        # A multi-chunk call's first chunk (staged alone, the GPU waiting) with its sequence
-        # arrays in this many byte ranges each (subwarp_staging.stage_tasks); 1: a task per
-        # array. (Every chunk in 4 pieces: chunks@5e6 79.4 against 76.8 ms a call, H100.)
-        self.stage_pieces = 1
-        # Steps between the exponents' checks, in unrolled iterations of 4 (SW_EXP_EVERY)
-        self.exp_every = 4
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
@@ -244,8 +238,7 @@ class SubwarpBackend(Backend):
              "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30,
              "SW_BLOCK": THREADS_PER_BLOCK,
              "SW_MIN_BLOCKS": 1 if kind != FLOAT else (b.min_blocks or self.min_blocks),
-             "SW_EXP_SCALE": int(kind == EXP or (kind == FLOAT and self.exponents(b))),
-             "SW_EXP_EVERY": self.exp_every}
+             "SW_EXP_SCALE": int(kind == EXP or (kind == FLOAT and self.exponents(b)))}
         if self.recompute_all and kind == FLOAT:
             d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
         return d
@@ -253,7 +246,7 @@ class SubwarpBackend(Backend):
     def kernel(self, b: Bin, kind: str = FLOAT):
         """(prepared function, dynamic shared bytes) for a bin or queue configuration and a
         kernel kind (``defines``), compiled on first use."""
-        key = (b, kind, self.recompute_all, self.exp_every)
+        key = (b, kind, self.recompute_all)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))

@@ -26,8 +26,8 @@ from .model import PairSet
 from .subwarp_device import HEADS_BYTES
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout
 from .subwarp_rescue import DOUBLE, EXP, FLOAT, recompute_counts
-from .subwarp_staging import (PREP_THREADS, STAGED, STAGING_SLOTS, chunk_offsets, headroom,
-                              int_views, stage_chunk_part, stage_tasks)
+from .subwarp_staging import (CHUNK_PARTS, PREP_THREADS, STAGED, STAGING_SLOTS, chunk_offsets,
+                              headroom, int_views, stage_chunk_part)
 
 
 def busy_seconds(start, spans, at=None) -> float:
@@ -182,13 +182,13 @@ class SubwarpCall:
         self.bin_counts: Counter = Counter()
 
     # --- host staging -------------------------------------------------------------------------
-    def _stage_part(self, c: int, tasks) -> tuple:
-        """Worker: staging ``tasks`` ((part, piece, pieces), ``stage_tasks``) of chunk c into
-        its pinned slot (numpy frees the GIL)."""
+    def _stage_part(self, c: int, parts) -> tuple:
+        """Worker: staging tasks ``parts`` of chunk c into its pinned slot (numpy frees the
+        GIL)."""
         t0 = time.perf_counter()
         (b0, b1), ends, views = self.bounds[c], self.ends[c], self.views[c % self.n_slots]
-        used = max(stage_chunk_part(self.pairs, self.meta, self.offs[c], ends, views, b0, b1,
-                                    *task) for task in tasks)
+        used = max(stage_chunk_part(self.pairs, self.meta, self.offs[c], ends, views, b0, b1, part)
+                   for part in parts)
         return used, time.perf_counter() - t0, None
 
     def _bin_estimate(self, c: int) -> tuple:
@@ -215,12 +215,10 @@ class SubwarpCall:
         if c >= self.n_slots:
             self.staged_done[c - self.n_slots].synchronize()
         if self.pool is None:
-            self.futures[c] = [self._bin_estimate(c), self._stage_part(c, stage_tasks())]
+            self.futures[c] = [self._bin_estimate(c), self._stage_part(c, range(CHUNK_PARTS))]
         else:
-            # the first chunk is staged alone (every thread is free): in pieces
             self.futures[c] = [self.pool.submit(self._bin_estimate, c)] + [
-                self.pool.submit(self._stage_part, c, (task,))
-                for task in stage_tasks(self.b.stage_pieces if c == 0 else 1)]
+                self.pool.submit(self._stage_part, c, (part,)) for part in range(CHUNK_PARTS)]
 
     # --- one chunk on the GPU -----------------------------------------------------------------
     def _staged(self, c: int) -> tuple:

@@ -135,28 +135,17 @@ _SEQ_PARTS = tuple((name, i) for i, (name, _) in enumerate(STAGED[:5])) + (("hap
 
 
 def stage_chunk_part(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple,
-                     b0: int, b1: int, part: int, piece: int = 0, pieces: int = 1) -> int:
+                     b0: int, b1: int, part: int) -> int:
     """Task ``part`` (< CHUNK_PARTS) of staging batches b0:b1 (their ``ends``, ``chunk_offsets``)
-    into a buffer (``int_views``): that task's arrays, one copy per array -- for a sequence
-    array only its ``piece``-th of ``pieces`` equal byte ranges (``stage_tasks``); returns the
-    end of what it wrote (meta's end for the last part, 0 for the others)."""
+    into a buffer (``int_views``): that task's arrays, one copy per array;
+    returns the end of what it wrote (meta's end for the last part, 0 for the others)."""
     if part == CHUNK_PARTS - 1:
         return stage_ints(pairs, meta, offs, ends, views, (pairs.batch_reads[b0:b1 + 1],
                           pairs.batch_haps[b0:b1 + 1], pairs.batch_pairs[b0:b1 + 1]))
     name, i = _SEQ_PARTS[part]
     lo, hi = ends[6:] if i == 6 else ends[4:6]
-    a, b = (hi - lo) * piece // pieces, (hi - lo) * (piece + 1) // pieces
-    views[0][offs[i] + a:offs[i] + b] = getattr(pairs, name)[lo + a:lo + b]
+    views[0][offs[i]:offs[i] + hi - lo] = getattr(pairs, name)[lo:hi]
     return 0
-
-
-def stage_tasks(pieces: int = 1) -> list:
-    """A chunk's staging tasks as (part, piece, pieces) for ``stage_chunk_part``: each sequence
-    array in ``pieces`` byte ranges, then the integers. With one task per array the largest
-    (a fifth of a chunk's bytes) bounds the chunk's staging wall however many threads there
-    are; equal pieces let every thread copy."""
-    return [(part, piece, pieces) for part in range(CHUNK_PARTS - 1) for piece in range(pieces)] \
-        + [(CHUNK_PARTS - 1, 0, 1)]
 
 
 def headroom(nbytes: int) -> int:
