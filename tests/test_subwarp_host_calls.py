@@ -425,9 +425,37 @@ def test_a_small_call_stages_and_launches_as_the_full_path(fake_cuda):
     assert sum(s_calls.values()) * 2 < sum(f_calls.values())
 
 
+def test_each_chunks_results_come_back_after_its_kernels_into_their_place(fake_cuda, monkeypatch):
+    """A chunked call copies each chunk's output range back on its own (after that chunk's
+    kernels, on the stream that joins them) and finish puts every range where it belongs: the
+    fake copy writes each result's own index, so the call returns 0, 1, 2, ... only if the
+    ranges are the chunks', contiguous and moved to the right places."""
+    ps = resolve("shape-100x150@3000").load()
+    copies: list = []
+
+    def d2h(dst, src, stream):
+        fake_cuda.calls["d2h"] += 1
+        if dst.dtype == np.float64:
+            base = copies[0][0] if copies else int(src)
+            copies.append((int(src), len(dst), stream))
+            dst[:] = (int(src) - base) // 8 + np.arange(len(dst))
+    monkeypatch.setattr(fake_cuda, "memcpy_dtoh_async", d2h)
+    b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
+    b.chunk_pairs = 1000
+    ex = b.run(ps)
+    bp = ps.batch_pairs
+    sizes = [int(bp[b1] - bp[b0]) for b0, b1 in b.chunk_bounds(ps)]
+    assert len(sizes) > 2 and [n for _, n, _ in copies] == sizes
+    assert [src - copies[0][0] for src, _, _ in copies] == [8 * x for x in np.cumsum([0] + sizes[:-1])]
+    assert len({id(s) for _, _, s in copies}) == 1
+    assert np.array_equal(ex.log10, np.arange(ps.n_pairs))
+
+
 def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake_cuda):
     """Chunked calls and one chunk over ``small_below`` pairs: the driver calls of the tree
-    before the small path (pinned; scripts/subwarp_driver_record.py checks every argument)."""
+    before the small path (pinned; scripts/subwarp_driver_record.py checks every argument),
+    and since session 12 per chunk its results' copy back, its event, that event's time query
+    and the wait for it (the whole output's copy after the last chunk went)."""
     chunked_set, whole = resolve("shape-100x150@3000").load(), resolve("1m").load()
     for name, cascades in (("cuda-subwarp-exp-all", 0), ("cuda-subwarp", 1)):
         # -exp-all: exponents in every bin, each queue one double kernel; cuda-subwarp: per fed
@@ -439,13 +467,13 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
         chunked.chunk_pairs = 1000
         spent, *_ = _spent(fake_cuda, chunked, chunked_set)
         more = 3 * cascades
-        assert dict(spent) == {"d2h": 2, "h2d": 3, "launch": 15 + more, "memset": 3,
-                               "record": 30 + 2 * more, "sync": 1, "time_since": 29 + 2 * more,
-                               "wait": 20}
+        assert dict(spent) == {"d2h": 1 + 3, "h2d": 3, "launch": 15 + more, "memset": 3,
+                               "record": 30 + 3 + 2 * more, "sync": 1 + 3,
+                               "time_since": 29 + 3 + 2 * more, "wait": 20}
         spent, *_ = _spent(fake_cuda, {x.name: x for x in sw.backends()}[name], whole)
         assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9 + more, "memset": 1,
-                               "record": 20 + 2 * more, "sync": 1,
-                               "time_since": 19 + 2 * more, "wait": 16}
+                               "record": 21 + 2 * more, "sync": 2,
+                               "time_since": 20 + 2 * more, "wait": 16}
 
 
 def test_a_chunked_call_stages_chunk_0_alone_before_the_others(fake_cuda, monkeypatch):

@@ -179,6 +179,10 @@ class SubwarpCall:
         self.lay_stream.wait_for_event(self.start)
         self.h2d_spans, self.kernel_spans, self.kernels_done, self.staged_done = [], [], [], []
         self.float_launches, self.double_launches, self.bin_events = [], [], []
+        # each chunk's results, copied back once its kernels are done (_results_back) and moved
+        # into the call's own array while later chunks still run (finish)
+        self.results_back, self.d2h_spans = [], []
+        self.out_ranges = [(int(bp[b0]), int(bp[b1])) for b0, b1 in self.bounds]
         self.bin_counts: Counter = Counter()
 
     # --- host staging -------------------------------------------------------------------------
@@ -257,7 +261,21 @@ class SubwarpCall:
         k1 = res.mark(self.main)
         self.kernels_done.append(k1)
         self.kernel_spans.append((e1, k1))
+        self._results_back(c, k1)
         self.submit(c + self.n_slots)
+
+    def _results_back(self, c: int, done) -> None:
+        """Chunk c's results (its range of the output, recomputed pairs included) copied back
+        after its kernels (``done``, on the main stream), so that ``finish`` moves them out of
+        the page-locked buffer while later chunks run: one copy of the whole output after the
+        last chunk left a 2M-pair call 2-4.8 ms past the GPU's end (H100,
+        docs/evidence/subwarp-timeline-chunks5e6-piece0-h100.json)."""
+        lo, hi = self.out_ranges[c]
+        if hi > lo:
+            self.drv.memcpy_dtoh_async(self.host_out[lo:hi], int(self.out_dev) + 8 * lo,
+                                       self.main)
+        self.results_back.append(self.res.mark(self.main))
+        self.d2h_spans.append((done, self.results_back[-1]))
 
     def _bin_call(self, i: int, n: int, dev: dict, w: dict, queues: int) -> tuple:
         """``_kernel_call``'s arguments for bin i's float32 kernel over its ``n`` items (at
@@ -353,17 +371,21 @@ class SubwarpCall:
 
     # --- results ------------------------------------------------------------------------------
     def copy_back(self) -> None:
-        """The results' copy back, enqueued once after every chunk (not waited for)."""
+        """The queue heads' copy back (their counts), enqueued once after every chunk (not
+        waited for); the results go back per chunk (``_results_back``)."""
         res, main = self.res, self.main
         self.d0 = res.mark(main)
-        self.drv.memcpy_dtoh_async(self.host_out, self.out_dev, main)
         self.drv.memcpy_dtoh_async(self.queue_heads, self.queues_dev, main)
         self.d1 = res.mark(main)
 
     def finish(self, info: dict) -> Execution:
-        """Once the copy back is done: the results, the stage times and what the call did."""
+        """Each chunk's results into the call's array as soon as they are back (the page-locked
+        buffer is the next call's), then the counts, the stage times and what the call did."""
+        out = np.empty(len(self.host_out))
+        for (lo, hi), back in zip(self.out_ranges, self.results_back):
+            back.synchronize()
+            out[lo:hi] = self.host_out[lo:hi]
         self.d1.synchronize()
-        out = self.host_out.copy()  # the page-locked buffer is the next run's
         n_fb, info["exp_recomputed"] = recompute_counts(self.queue_heads, len(self.bins),
                                                         self.cascade)
         timing = self._times(info)
@@ -392,7 +414,7 @@ class SubwarpCall:
             "h2d": sum(e.time_since(s) for s, e in self.h2d_spans) / 1e3,
             # the GPU running a layout, bin or recompute launch (overlap counted once)
             "kernel": busy_seconds(start, self.float_launches + self.double_launches, at),
-            "d2h": d1.time_since(d0) / 1e3}
+            "d2h": (d1.time_since(d0) + sum(b.time_since(a) for a, b in self.d2h_spans)) / 1e3}
         info["gpu_span_s"] = d1.time_since(start) / 1e3
         # kernel = layout + float32 bins + the float64 recompute of their underflows
         info["float32_kernel_s"] = busy_seconds(start, self.float_launches, at)
