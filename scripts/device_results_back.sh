@@ -10,6 +10,13 @@
 # From the repo root there, carrying .device and .data:
 #   source .device/env.sh && bash scripts/device_results_back.sh PART...
 source "$(dirname "$0")/device_common.sh" results-back "pytest chunks na12878 merged timeline" "$@"
+python3 -c "
+import time
+from hmmbench.pairhmm import cuda_subwarp as sw
+t = time.time()
+pick = [b for b in sw.backends() if b.name in ('cuda-subwarp', 'cuda-subwarp-exp-all')]
+print('precompiled', sw.precompile(pick), 'kernels in', round(time.time() - t, 1), 's')
+" 2>&1 | tee -a "$log"
 step() {  # NAME COMMAND...: run it, log it, keep its status
     local name=$1
     shift
