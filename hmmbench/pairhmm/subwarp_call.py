@@ -182,6 +182,11 @@ class SubwarpCall:
         # each chunk's results, copied back once its kernels are done (_results_back) and moved
         # into the call's own array while later chunks still run (finish)
         self.results_back, self.d2h_spans = [], []
+        # each chunk's events (its launches' end in float_launches / double_launches), asked
+        # of the driver as soon as the chunk is done (_times_of): a 2M-pair call has ~260
+        # and their queries after the last chunk cost ~1 ms past the GPU's end
+        self.chunk_launches: list = []
+        self.since: dict = {}
         self.out_ranges = [(int(bp[b0]), int(bp[b1])) for b0, b1 in self.bounds]
         self.bin_counts: Counter = Counter()
 
@@ -262,6 +267,7 @@ class SubwarpCall:
         self.kernels_done.append(k1)
         self.kernel_spans.append((e1, k1))
         self._results_back(c, k1)
+        self.chunk_launches.append((len(self.float_launches), len(self.double_launches)))
         self.submit(c + self.n_slots)
 
     def _results_back(self, c: int, done) -> None:
@@ -382,9 +388,10 @@ class SubwarpCall:
         """Each chunk's results into the call's array as soon as they are back (the page-locked
         buffer is the next call's), then the counts, the stage times and what the call did."""
         out = np.empty(len(self.host_out))
-        for (lo, hi), back in zip(self.out_ranges, self.results_back):
+        for c, ((lo, hi), back) in enumerate(zip(self.out_ranges, self.results_back)):
             back.synchronize()
             out[lo:hi] = self.host_out[lo:hi]
+            self._times_of(c)
         self.d1.synchronize()
         n_fb, info["exp_recomputed"] = recompute_counts(self.queue_heads, len(self.bins),
                                                         self.cascade)
@@ -396,26 +403,36 @@ class SubwarpCall:
         info["recompute_queues"] = list(self.queue_labels)
         return Execution(out, timing, n_fb, info)
 
+    def _at(self, ev) -> float:
+        """ms since the call's start, asked of the driver once per event (the busy-time
+        measures share their events; each query is a driver call)."""
+        t = self.since.get(id(ev))
+        if t is None:
+            t = self.since[id(ev)] = ev.time_since(self.start)
+        return t
+
+    def _times_of(self, c: int) -> None:
+        """Chunk c's event times, asked once its results are back (every event of its
+        launches, upload and copy back is then complete) while later chunks still run."""
+        f0, d0 = self.chunk_launches[c - 1] if c else (0, 0)
+        f1, d1 = self.chunk_launches[c]
+        at = self._at
+        for a, b in (*self.float_launches[f0:f1], *self.double_launches[d0:d1],
+                     self.h2d_spans[c], self.kernel_spans[c], self.d2h_spans[c]):
+            at(a), at(b)
+
     def _times(self, info: dict) -> dict:
         """The stages from each chunk's and launch's own events (their unions)."""
-        d0, d1 = self.d0, self.d1
-        start, since = self.start, {}
-
-        def at(ev) -> float:
-            """ms since the call's start, asked of the driver once per event (the three
-            busy-time measures share their events; each query is a driver call)."""
-            if id(ev) not in since:
-                since[id(ev)] = ev.time_since(start)
-            return since[id(ev)]
+        start, at = self.start, self._at
         timing = {
             # host staging work of every chunk (worker threads; it overlaps the uploads and
             # kernels of earlier chunks -- info has the part the launches waited for)
             "prep": self.prep_work,
-            "h2d": sum(e.time_since(s) for s, e in self.h2d_spans) / 1e3,
+            "h2d": sum(at(e) - at(s) for s, e in self.h2d_spans) / 1e3,
             # the GPU running a layout, bin or recompute launch (overlap counted once)
             "kernel": busy_seconds(start, self.float_launches + self.double_launches, at),
-            "d2h": (d1.time_since(d0) + sum(b.time_since(a) for a, b in self.d2h_spans)) / 1e3}
-        info["gpu_span_s"] = d1.time_since(start) / 1e3
+            "d2h": sum(at(b) - at(a) for a, b in (*self.d2h_spans, (self.d0, self.d1))) / 1e3}
+        info["gpu_span_s"] = at(self.d1) / 1e3
         # kernel = layout + float32 bins + the float64 recompute of their underflows
         info["float32_kernel_s"] = busy_seconds(start, self.float_launches, at)
         # The former measure: each chunk from its upload's end to its last kernel's end (host
