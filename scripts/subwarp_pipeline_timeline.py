@@ -31,7 +31,7 @@ class Recorder:
         self.on = False
         cls = call_mod.SubwarpCall
         self._orig = {n: getattr(cls, n) for n in ("_stage_part", "_staged", "enqueue",
-                                                   "__init__")}
+                                                   "__init__", "finish", "_times")}
         rec = self
 
         def _stage_part(call, c, tasks):
@@ -60,8 +60,17 @@ class Recorder:
             rec.add("init", -1, t0, rec.t_start)
             rec.call = call
 
+        def timed(name):
+            def wrapper(call, *a):
+                t0 = time.perf_counter()
+                out = rec._orig[name](call, *a)
+                rec.add(name, -1, t0, time.perf_counter())
+                return out
+            return wrapper
+
         for n, f in (("_stage_part", _stage_part), ("_staged", _staged),
-                     ("enqueue", enqueue), ("__init__", __init__)):
+                     ("enqueue", enqueue), ("__init__", __init__), ("finish", timed("finish")),
+                     ("_times", timed("_times"))):
             setattr(cls, n, f)
 
     def add(self, what, c, t0, t1, **kw):
@@ -134,14 +143,18 @@ def main() -> int:
             wall = time.perf_counter() - t0
             rec.on = False
             tl = rec.timeline()
-            row = {"round": r, name: v, "wall_ms": round(wall * 1e3, 3),
+            fin = {h["what"]: round(h["t1"] - h["t0"], 3) for h in tl["host"]
+                   if h["what"] in ("finish", "_times")}
+            fin["finish_end"] = [h["t1"] for h in tl["host"] if h["what"] == "finish"][0]
+            row = {"round": r, name: v, "wall_ms": round(wall * 1e3, 3), "host_end": fin,
                    "kernel_ms": round(ex.timing["kernel"] * 1e3, 3),
                    "gpu_span_ms": round(ex.info["gpu_span_s"] * 1e3, 3),
                    "prep_wait_ms": round(ex.info["prep_wait_s"] * 1e3, 3),
                    "chunks": summary(tl), "timeline": tl}
             out["runs"].append(row)
             print(f"{name}={v} round {r}: wall {row['wall_ms']} ms, kernel {row['kernel_ms']}, "
-                  f"gpu span {row['gpu_span_ms']}, prep wait {row['prep_wait_ms']}", flush=True)
+                  f"gpu span {row['gpu_span_ms']}, prep wait {row['prep_wait_ms']}, "
+                  f"finish {fin}", flush=True)
             for ch in row["chunks"]:
                 print("   ", ch, flush=True)
     out["gpu"] = b.device_attrs().get("name")
