@@ -30,20 +30,20 @@ class Recorder:
         self.rows: list = []
         self.on = False
         cls = call_mod.SubwarpCall
-        self._orig = {n: getattr(cls, n) for n in ("_stage_part", "_staged", "enqueue",
+        self._orig = {n: getattr(cls, n) for n in ("_stage_part", "_upload", "enqueue",
                                                    "__init__", "finish", "_times")}
         rec = self
 
-        def _stage_part(call, c, tasks):
+        def _stage_part(call, c, tasks, *piece):
             t0 = time.perf_counter()
-            out = rec._orig["_stage_part"](call, c, tasks)
+            out = rec._orig["_stage_part"](call, c, tasks, *piece)
             rec.add("stage", c, t0, time.perf_counter(), thread=threading.get_ident(),
                     tasks=list(tasks))
             return out
 
-        def _staged(call, c):
+        def _upload(call, c, slot):  # waits for the chunk's staging, issues its copies
             t0 = time.perf_counter()
-            out = rec._orig["_staged"](call, c)
+            out = rec._orig["_upload"](call, c, slot)
             rec.add("wait", c, t0, time.perf_counter())
             return out
 
@@ -68,7 +68,7 @@ class Recorder:
                 return out
             return wrapper
 
-        for n, f in (("_stage_part", _stage_part), ("_staged", _staged),
+        for n, f in (("_stage_part", _stage_part), ("_upload", _upload),
                      ("enqueue", enqueue), ("__init__", __init__), ("finish", timed("finish")),
                      ("_times", timed("_times"))):
             setattr(cls, n, f)

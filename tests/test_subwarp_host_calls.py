@@ -17,7 +17,8 @@ from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
 from hmmbench.pairhmm.subwarp_staging import (
-    CHUNK_PARTS, STAGED, chunk_offsets, int_views, stage_chunk_part, stage_whole, whole_offsets)
+    CHUNK_PARTS, STAGED, STREAM_ORDER, chunk_offsets, int_views, part_ranges, stage_chunk_part,
+    stage_whole, whole_offsets)
 from hmmbench.pairhmm.subwarp_call import SubwarpHandle
 from hmmbench.pairhmm.subwarp_device import MAX_LANES, Lanes
 from hmmbench.runner.cell import run_launches
@@ -174,6 +175,11 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     b.close()
 
 
+#: the copies of a multi-chunk call's first chunk (``SubwarpCall._upload``): two ranges of
+#: integers and each sequence array
+STREAMED_COPIES = 2 + CHUNK_PARTS - 1
+
+
 def test_a_multi_chunk_calls_chunks_upload_their_own_bytes(fake_cuda):
     """Each chunk packed by its own sizes: a smaller chunk (the ramp's first ones, a call's last)
     uploads less than a full one, and the call uploads about its input's bytes, not a full
@@ -185,7 +191,10 @@ def test_a_multi_chunk_calls_chunks_upload_their_own_bytes(fake_cuda):
         b.chunk_pairs, b.ramp_chunks = 1000, ramp
         fake_cuda.uploads.clear()
         ex = b.run(pairs)
-        sizes[ramp] = [len(u) for u in fake_cuda.uploads]
+        # chunk 0 streamed part by part: read_off, the integers after the haplotype bytes and
+        # the six sequence arrays, each its own copy
+        up = [len(u) for u in fake_cuda.uploads]
+        sizes[ramp] = [sum(up[:STREAMED_COPIES])] + up[STREAMED_COPIES:]
         assert len(sizes[ramp]) == ex.info["chunks"]
         b.close()
     assert sizes[True][0] * 6 < sizes[False][0]
@@ -455,7 +464,8 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
     """Chunked calls and one chunk over ``small_below`` pairs: the driver calls of the tree
     before the small path (pinned; scripts/subwarp_driver_record.py checks every argument),
     and since session 12 per chunk its results' copy back, its event, that event's time query
-    and the wait for it (the whole output's copy after the last chunk went)."""
+    and the wait for it (the whole output's copy after the last chunk went), and the first
+    chunk's upload part by part."""
     chunked_set, whole = resolve("shape-100x150@3000").load(), resolve("1m").load()
     for name, cascades in (("cuda-subwarp-exp-all", 0), ("cuda-subwarp", 1)):
         # -exp-all: exponents in every bin, each queue one double kernel; cuda-subwarp: per fed
@@ -467,9 +477,11 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
         chunked.chunk_pairs = 1000
         spent, *_ = _spent(fake_cuda, chunked, chunked_set)
         more = 3 * cascades
-        assert dict(spent) == {"d2h": 1 + 3, "h2d": 3, "launch": 15 + more, "memset": 3,
-                               "record": 30 + 3 + 2 * more, "sync": 1 + 3,
-                               "time_since": 29 + 3 + 2 * more, "wait": 20}
+        extra = STREAMED_COPIES - 1  # chunk 0's copies past one: two events and queries each
+        assert dict(spent) == {"d2h": 1 + 3, "h2d": 3 + extra, "launch": 15 + more,
+                               "memset": 3, "record": 30 + 3 + 2 * extra + 2 * more,
+                               "sync": 1 + 3, "time_since": 29 + 3 + 2 * extra + 2 * more,
+                               "wait": 20}
         spent, *_ = _spent(fake_cuda, {x.name: x for x in sw.backends()}[name], whole)
         assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9 + more, "memset": 1,
                                "record": 21 + 2 * more, "sync": 2,
@@ -502,7 +514,9 @@ def test_a_chunked_call_stages_chunk_0_alone_before_the_others(fake_cuda, monkey
     for _ in range(3):
         seen.clear()
         b.run(ps)
-        assert Counter(seen) == {(what, c): 1 + CHUNK_PARTS  # the bin estimate and the parts
+        # the bin estimate and the parts; chunk 0 streamed: its sequence arrays in 3 pieces
+        # each (one per staging thread)
+        assert Counter(seen) == {(what, c): 1 + CHUNK_PARTS if c else 2 + 3 * (CHUNK_PARTS - 1)
                                  for what in ("start", "end") for c in range(n_chunks)}
         last_of_0 = max(i for i, (what, c) in enumerate(seen) if c == 0)
         first_other = min(i for i, (what, c) in enumerate(seen) if c > 0)
@@ -588,6 +602,36 @@ def test_a_full_calls_chunk_staging_is_the_general_stagings_byte_for_byte(shifte
                 assert used == last and used <= layouts[c][1]
                 assert new[:size + 1000].tobytes() == general.tobytes()
             assert sum(min(end) > 0 for end in ends) >= len(ends) - 1 + shifted  # bases not 0
+
+
+def test_a_streamed_chunks_copies_cover_every_byte_its_parts_stage():
+    """The first chunk's upload part by part (``part_ranges``): every byte a staging task
+    writes -- whole or in pieces -- lies in its part's ranges, and the ranges of the parts
+    do not overlap, so the device slot gets what the single copy of the whole slot gave it."""
+    for ps in (_behind_unused(ragged_pairs(seed=39, batches=30, max_read=300, max_hap=400)),
+               resolve("shape-100x150@2000").load()):
+        bounds = sw.chunk_bounds(ps, 40, False)
+        meta = np.arange(11, dtype=np.int32)
+        offs, size, ends = chunk_offsets(ps, bounds, len(meta))
+        for c, (b0, b1) in enumerate(bounds[:4]):
+            whole = np.full(size, 0xEE, np.uint8)
+            used = max(stage_chunk_part(ps, meta, offs[c], ends[c], int_views(whole), b0, b1, p)
+                       for p in range(CHUNK_PARTS))
+            covered = np.zeros(size, np.int32)
+            for part in STREAM_ORDER:
+                alone = np.full(size, 0xEE, np.uint8)
+                for k in range(3):
+                    stage_chunk_part(ps, meta, offs[c], ends[c], int_views(alone), b0, b1, part,
+                                     k, 3)
+                inside = np.zeros(size, bool)
+                for lo, hi in part_ranges(offs[c], ends[c], used, part):
+                    inside[lo:hi] = True
+                    covered[lo:hi] += 1
+                written = alone != 0xEE
+                assert not np.any(written & ~inside), part
+                assert np.array_equal(alone[written], whole[written])
+            assert covered.max() == 1
+            assert np.all(covered[whole != 0xEE] == 1)
 
 
 def test_a_small_calls_arguments_pack_as_their_signatures_say(fake_cuda):

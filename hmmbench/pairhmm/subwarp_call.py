@@ -26,8 +26,8 @@ from .model import PairSet
 from .subwarp_device import HEADS_BYTES
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout
 from .subwarp_rescue import DOUBLE, EXP, FLOAT, recompute_counts
-from .subwarp_staging import (CHUNK_PARTS, PREP_THREADS, STAGED, STAGING_SLOTS, chunk_offsets,
-                              headroom, int_views, stage_chunk_part)
+from .subwarp_staging import (CHUNK_PARTS, PREP_THREADS, STAGED, STAGING_SLOTS, STREAM_ORDER,
+                              chunk_offsets, headroom, int_views, part_ranges, stage_chunk_part)
 
 
 def busy_seconds(start, spans, at=None) -> float:
@@ -161,6 +161,7 @@ class SubwarpCall:
         self.futures: dict = {}
         self.prep_work = self.prep_wait = 0.0
         self.pool = backend._staging.pool() if n_chunks > 1 else None  # one for all lanes
+        self.stream_pieces = backend.prep_threads or PREP_THREADS  # a streamed array's tasks
         self.submit(0)
 
         self.max_hap_len = max(max_hap_len, 1)
@@ -191,13 +192,13 @@ class SubwarpCall:
         self.bin_counts: Counter = Counter()
 
     # --- host staging -------------------------------------------------------------------------
-    def _stage_part(self, c: int, parts) -> tuple:
-        """Worker: staging tasks ``parts`` of chunk c into its pinned slot (numpy frees the
-        GIL)."""
+    def _stage_part(self, c: int, parts, piece: int = 0, pieces: int = 1) -> tuple:
+        """Worker: staging tasks ``parts`` of chunk c (of a sequence array its ``piece``-th of
+        ``pieces`` byte ranges) into its pinned slot (numpy frees the GIL)."""
         t0 = time.perf_counter()
         (b0, b1), ends, views = self.bounds[c], self.ends[c], self.views[c % self.n_slots]
-        used = max(stage_chunk_part(self.pairs, self.meta, self.offs[c], ends, views, b0, b1, part)
-                   for part in parts)
+        used = max(stage_chunk_part(self.pairs, self.meta, self.offs[c], ends, views, b0, b1,
+                                    part, piece, pieces) for part in parts)
         return used, time.perf_counter() - t0, None
 
     def _bin_estimate(self, c: int) -> tuple:
@@ -223,20 +224,57 @@ class SubwarpCall:
             return
         if c >= self.n_slots:
             self.staged_done[c - self.n_slots].synchronize()
-        if self.pool is None:
-            self.futures[c] = [self._bin_estimate(c), self._stage_part(c, range(CHUNK_PARTS))]
+        # (bin estimate, [(part, its tasks)]): done on the calling thread without a pool;
+        # the first chunk streamed (``_upload``): part by part, a sequence array in pieces
+        pool = self.pool
+        if pool is None:
+            self.futures[c] = (self._bin_estimate(c),
+                               [(None, [self._stage_part(c, range(CHUNK_PARTS))])])
+        elif c == 0:
+            n = self.stream_pieces
+            self.futures[c] = (pool.submit(self._bin_estimate, c), [
+                (part, [pool.submit(self._stage_part, c, (part,), k, n)
+                        for k in range(1 if part == CHUNK_PARTS - 1 else n)])
+                for part in STREAM_ORDER])
         else:
-            self.futures[c] = [self.pool.submit(self._bin_estimate, c)] + [
-                self.pool.submit(self._stage_part, c, (part,)) for part in range(CHUNK_PARTS)]
+            self.futures[c] = (pool.submit(self._bin_estimate, c),
+                               [(part, [pool.submit(self._stage_part, c, (part,))])
+                                for part in range(CHUNK_PARTS)])
 
     # --- one chunk on the GPU -----------------------------------------------------------------
-    def _staged(self, c: int) -> tuple:
-        """(bytes staged, bin estimate) of chunk c once its staging tasks are done."""
+    def _done(self, tasks: list) -> int:
+        """Waits for staging tasks (futures, or results without a pool); returns the end of
+        what they wrote (meta's end for the integers' task)."""
         t0 = time.perf_counter()
-        parts = [f if self.pool is None else f.result() for f in self.futures.pop(c)]
+        got = [f if self.pool is None else f.result() for f in tasks]
         self.prep_wait += time.perf_counter() - t0
-        self.prep_work += sum(w for _, w, _ in parts)
-        return max(u for u, _, _ in parts), parts[0][2]
+        self.prep_work += sum(w for _, w, _ in got)
+        return max(u for u, _, _ in got)
+
+    def _upload(self, c: int, slot: int) -> tuple:
+        """Chunk c's upload on the copy stream once it is staged: (its bin estimate, its
+        copies' (begin, end) events). The first chunk of a multi-chunk call, staged while
+        the GPU waits, is streamed: each part is uploaded as soon as it is staged (the
+        integers first, then each sequence array, every thread on one array at a time), so
+        the upload overlaps the staging of the parts after it; the others in one copy."""
+        est, parts = self.futures.pop(c)
+        self._done([est])
+        est = est if self.pool is None else est.result()
+        spans, mark, copy = [], self.res.mark, self.copy
+        if c == 0 and self.pool is not None:
+            base, buf, used = int(self.dev_slots[slot]), self.pinned[slot], 0
+            for part, tasks in parts:
+                used = max(used, self._done(tasks))
+                for lo, hi in part_ranges(self.offs[c], self.ends[c], used, part):
+                    e0 = mark(copy)
+                    self.drv.memcpy_htod_async(base + lo, buf[lo:hi], copy)
+                    spans.append((e0, mark(copy)))
+        else:
+            used = max(self._done(tasks) for _, tasks in parts)
+            e0 = mark(copy)
+            self.drv.memcpy_htod_async(self.dev_slots[slot], self.pinned[slot][:used], copy)
+            spans.append((e0, mark(copy)))
+        return est[2], spans
 
     def _device_arrays(self, c: int) -> dict:
         """{name: device address} of chunk c's arrays in its device slot."""
@@ -247,17 +285,15 @@ class SubwarpCall:
         """Chunk c: wait for its staging, upload it, lay it out, launch its bins and their
         recompute; then start staging the chunk that reuses its slot."""
         res, slot = self.res, c % self.n_slots
-        used, est = self._staged(c)
+        if c >= self.n_slots:  # device slot free once chunk c-n_slots's kernels are done
+            self.copy.wait_for_event(self.kernels_done[c - self.n_slots])
+        est, spans = self._upload(c, slot)
         if c == 0:  # the other first slots' chunks (no driver call: their slots are unused)
             for nxt in range(1, self.n_slots):
                 self.submit(nxt)
-        if c >= self.n_slots:  # device slot free once chunk c-n_slots's kernels are done
-            self.copy.wait_for_event(self.kernels_done[c - self.n_slots])
-        e0 = res.mark(self.copy)
-        self.drv.memcpy_htod_async(self.dev_slots[slot], self.pinned[slot][:used], self.copy)
-        e1 = res.mark(self.copy)
+        e1 = spans[-1][1]
         self.staged_done.append(e1)
-        self.h2d_spans.append((e0, e1))
+        self.h2d_spans.append(spans)
         dev = self._device_arrays(c)
         queues = int(self.queues_dev) + 16 * len(self.bins) * c
         laid = self._layout(c, dev, self.work[slot], e1, queues)
@@ -418,7 +454,7 @@ class SubwarpCall:
         f1, d1 = self.chunk_launches[c]
         at = self._at
         for a, b in (*self.float_launches[f0:f1], *self.double_launches[d0:d1],
-                     self.h2d_spans[c], self.kernel_spans[c], self.d2h_spans[c]):
+                     *self.h2d_spans[c], self.kernel_spans[c], self.d2h_spans[c]):
             at(a), at(b)
 
     def _times(self, info: dict) -> dict:
@@ -428,7 +464,7 @@ class SubwarpCall:
             # host staging work of every chunk (worker threads; it overlaps the uploads and
             # kernels of earlier chunks -- info has the part the launches waited for)
             "prep": self.prep_work,
-            "h2d": sum(at(e) - at(s) for s, e in self.h2d_spans) / 1e3,
+            "h2d": sum(at(e) - at(s) for spans in self.h2d_spans for s, e in spans) / 1e3,
             # the GPU running a layout, bin or recompute launch (overlap counted once)
             "kernel": busy_seconds(start, self.float_launches + self.double_launches, at),
             "d2h": sum(at(b) - at(a) for a, b in (*self.d2h_spans, (self.d0, self.d1))) / 1e3}

@@ -135,17 +135,35 @@ _SEQ_PARTS = tuple((name, i) for i, (name, _) in enumerate(STAGED[:5])) + (("hap
 
 
 def stage_chunk_part(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple,
-                     b0: int, b1: int, part: int) -> int:
+                     b0: int, b1: int, part: int, piece: int = 0, pieces: int = 1) -> int:
     """Task ``part`` (< CHUNK_PARTS) of staging batches b0:b1 (their ``ends``, ``chunk_offsets``)
-    into a buffer (``int_views``): that task's arrays, one copy per array;
-    returns the end of what it wrote (meta's end for the last part, 0 for the others)."""
+    into a buffer (``int_views``): that task's arrays, one copy per array -- of a sequence array
+    only its ``piece``-th of ``pieces`` equal byte ranges; returns the end of what it wrote
+    (meta's end for the last part, 0 for the others)."""
     if part == CHUNK_PARTS - 1:
         return stage_ints(pairs, meta, offs, ends, views, (pairs.batch_reads[b0:b1 + 1],
                           pairs.batch_haps[b0:b1 + 1], pairs.batch_pairs[b0:b1 + 1]))
     name, i = _SEQ_PARTS[part]
     lo, hi = ends[6:] if i == 6 else ends[4:6]
-    views[0][offs[i]:offs[i] + hi - lo] = getattr(pairs, name)[lo:hi]
+    a, b = (hi - lo) * piece // pieces, (hi - lo) * (piece + 1) // pieces
+    views[0][offs[i] + a:offs[i] + b] = getattr(pairs, name)[lo + a:lo + b]
     return 0
+
+
+#: Parts in the order a streamed chunk stages and uploads them: the integers (small), then the
+#: sequence arrays in slot order.
+STREAM_ORDER = (CHUNK_PARTS - 1, *range(CHUNK_PARTS - 1))
+
+
+def part_ranges(offs: list, ends: tuple, used: int, part: int) -> tuple:
+    """The slot's byte ranges (lo, hi) that staging task ``part`` fills: a sequence array's
+    bytes, or for the integers read_off (up to the haplotype bytes) and everything from
+    hap_off to meta's end ``used`` (the 256-byte padding between arrays goes along)."""
+    if part == CHUNK_PARTS - 1:
+        return (offs[5], offs[6]), (offs[7], used)
+    i = _SEQ_PARTS[part][1]
+    lo, hi = ends[6:] if i == 6 else ends[4:6]
+    return ((offs[i], offs[i] + hi - lo),)
 
 
 def headroom(nbytes: int) -> int:
