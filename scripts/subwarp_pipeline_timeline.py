@@ -88,8 +88,9 @@ class Recorder:
         for r in host:
             if "thread" in r:
                 r["thread"] = threads[r["thread"]]
-        gpu = [{"what": "h2d", "chunk": c, "t0": round(a.time_since(start), 3),
-                "t1": round(b.time_since(start), 3)} for c, (a, b) in enumerate(call.h2d_spans)]
+        gpu = [{"what": "h2d", "chunk": c, "t0": round(spans[0][0].time_since(start), 3),
+                "t1": round(spans[-1][1].time_since(start), 3)}
+               for c, spans in enumerate(call.h2d_spans)]  # a chunk's copies, first to last
         gpu += [{"what": "kernels", "chunk": c, "t0": round(a.time_since(start), 3),
                  "t1": round(b.time_since(start), 3)} for c, (a, b) in enumerate(call.kernel_spans)]
         return {"host": host, "gpu": gpu, "chunk_pairs": call.chunk_pairs}
