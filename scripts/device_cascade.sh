@@ -27,27 +27,9 @@ b = GpuPairHMMPeer()
 print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
 " 2>&1 | tee -a "$log" &
 fi
-python3 -c "
-import time
-from hmmbench.pairhmm import cuda_subwarp as sw
-t = time.time()
-pick = [b for b in sw.backends()
-        if b.name in ('cuda-subwarp', 'cuda-subwarp-exp-all', 'cuda-subwarp-f64rescue')]
-print('precompiled', sw.precompile(pick), 'kernels in', round(time.time() - t, 1), 's')
-" 2>&1 | tee -a "$log"
+subwarp_precompile cuda-subwarp cuda-subwarp-exp-all cuda-subwarp-f64rescue
 wait
-step() {  # NAME COMMAND...: run it, log it, keep its status
-    local name=$1
-    shift
-    echo "== $name: $*" | tee -a "$log"
-    "$@" 2>&1 | tee -a "$log"
-    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
-}
-if [[ $parts == *" pytest "* ]]; then
-    python3 -m pytest -q -p no:cacheprovider tests/test_cuda_subwarp.py 2>&1 | tail -15 \
-        | tee "$out/pytest.txt" | tee -a "$log"
-    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
-fi
+[[ $parts == *" pytest "* ]] && subwarp_pytest
 run=(python3 -m hmmbench run)
 [[ $parts == *" merged "* ]] && step merged "${run[@]}" -d 10s -d 1m -b cuda-subwarp \
     -b cuda-subwarp-exp-all --chunking merged --max-time 3 --json "$out/subwarp-cascade-merged.json"

@@ -2,6 +2,9 @@
 #   source "$(dirname "$0")/device_common.sh" NAME "DEFAULT PARTS" "$@"
 # It sets: out (the result folder, $OUT or results/runs/NAME), log ($out/NAME.log), parts (the
 # parts asked for, space-padded, or the defaults), status=0; and logs the GPU's clocks first.
+# Helpers: step NAME COMMAND... (run, log, keep the status), subwarp_precompile BACKEND...
+# (their kernels into PyCUDA's cache, nvcc in parallel), subwarp_pytest (the CUDA sub-warp
+# tests into $out/pytest.txt).
 set -uo pipefail
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
 export PYTHONUNBUFFERED=1
@@ -15,3 +18,24 @@ parts=" ${*:-$_device_defaults} "
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
     2>&1 | tee -a "$log"
 status=0
+step() {  # NAME COMMAND...: run it, log it, keep its status
+    local name=$1
+    shift
+    echo "== $name: $*" | tee -a "$log"
+    "$@" 2>&1 | tee -a "$log"
+    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+}
+subwarp_precompile() {  # BACKEND...: a fresh machine's PyCUDA cache is empty
+    python3 - "$@" <<'PY' 2>&1 | tee -a "$log"
+import sys, time
+from hmmbench.pairhmm import cuda_subwarp as sw
+t = time.time()
+pick = [b for b in sw.backends() if b.name in sys.argv[1:]]
+print('precompiled', sw.precompile(pick), 'kernels in', round(time.time() - t, 1), 's')
+PY
+}
+subwarp_pytest() {
+    python3 -m pytest -q -p no:cacheprovider tests/test_cuda_subwarp.py 2>&1 | tail -15 \
+        | tee "$out/pytest.txt" | tee -a "$log"
+    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+}

@@ -10,25 +10,8 @@
 # From the repo root there, carrying .device and .data:
 #   source .device/env.sh && bash scripts/device_results_back.sh PART...
 source "$(dirname "$0")/device_common.sh" results-back "pytest chunks na12878 merged timeline" "$@"
-python3 -c "
-import time
-from hmmbench.pairhmm import cuda_subwarp as sw
-t = time.time()
-pick = [b for b in sw.backends() if b.name in ('cuda-subwarp', 'cuda-subwarp-exp-all')]
-print('precompiled', sw.precompile(pick), 'kernels in', round(time.time() - t, 1), 's')
-" 2>&1 | tee -a "$log"
-step() {  # NAME COMMAND...: run it, log it, keep its status
-    local name=$1
-    shift
-    echo "== $name: $*" | tee -a "$log"
-    "$@" 2>&1 | tee -a "$log"
-    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
-}
-if [[ $parts == *" pytest "* ]]; then
-    python3 -m pytest -q -p no:cacheprovider tests/test_cuda_subwarp.py 2>&1 | tail -15 \
-        | tee "$out/pytest.txt" | tee -a "$log"
-    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
-fi
+subwarp_precompile cuda-subwarp cuda-subwarp-exp-all
+[[ $parts == *" pytest "* ]] && subwarp_pytest
 run=(python3 -m hmmbench run)
 [[ $parts == *" chunks "* ]] && step chunks "${run[@]}" -d chunks@5e6 -b cuda-subwarp \
     -b cuda-subwarp-exp-all --chunking merged --json "$out/subwarp-results-back-chunks5e6.json"
