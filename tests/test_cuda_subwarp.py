@@ -15,6 +15,7 @@ import pytest
 from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
 from hmmbench.pairhmm.subwarp_staging import (CHUNK_PARTS, chunk_offsets, int_views,
@@ -362,6 +363,23 @@ def _device_layout(backend, ps) -> tuple:
     items = np.empty((int(ranges[:, 1].sum()), 4), np.int32)
     drv.memcpy_dtoh(items, work["items"])
     return ranges.tolist(), [sorted(map(tuple, items[f:f + n].tolist())) for f, n in ranges]
+
+
+def test_chunks_of_short_pairs_hold_more_pairs():
+    """``call_chunk_pairs``: chunk_pairs times the whole number of times the mean pair fits in
+    a 128 x 128 pair, at most 4: equal-32 and equal-64 sets get 4x, equal-74 (16384 / 74^2 =
+    2.99) 2x, sets of typical reads and calls of one chunk keep chunk_pairs; the chunks then
+    cover the set as before, in fewer pieces."""
+    b = sw.SubwarpBackend("t", chunk_pairs=1000)
+    got = {name: b.call_chunk_pairs(resolve(name).load())
+           for name in ("equal-32@20000", "equal-64@20000", "equal-74@20000", "equal-96@20000",
+                        "shape-100x150@3000", "equal-32@800")}
+    assert got == {"equal-32@20000": 4000, "equal-64@20000": 4000, "equal-74@20000": 2000,
+                   "equal-96@20000": 1000, "shape-100x150@3000": 1000, "equal-32@800": 1000}
+    ps = resolve("equal-32@20000").load()
+    bounds = b.chunk_bounds(ps)
+    sizes = [int(ps.batch_pairs[b1] - ps.batch_pairs[b0]) for b0, b1 in bounds]
+    assert len(bounds) == 5 and sum(sizes) == ps.n_pairs and max(sizes) <= 4000
 
 
 def test_chunk_bounds_cover_every_batch_once_without_splitting_batches():

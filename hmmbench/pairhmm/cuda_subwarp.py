@@ -99,6 +99,15 @@ class Plan(NamedTuple):
     cascade: tuple        # per queue: float32 with exponents first, then float64 (a cascade)
 
 
+#: Chunks of short pairs hold more of them (``call_chunk_pairs``): up to this many times
+#: ``chunk_pairs`` ...
+SHORT_CHUNK_GROWTH = 4
+#: ... while their mean pair is this many cells (a 128 x 128 pair) or fewer times smaller. H100,
+#: equal-32@4e6: 4x larger chunks, kernels 2.34 against 3.33 ms a call
+#: (docs/evidence/subwarp-ab-chunk-pairs-h100.json); sets of typical reads (chunks@5e6, NA12878:
+#: ~23k cells a pair) keep ``chunk_pairs``, whose first chunk the GPU waits for at every call.
+SHORT_PAIR_CELLS = 128 * 128
+
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
 _CLOCK = {"t": -1e9, "mhz": None}
 
@@ -326,8 +335,21 @@ class SubwarpBackend(Backend):
         return begin, res.mark(stream)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
-        """Batch ranges of about ``chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""
-        return chunk_bounds(pairs, self.chunk_pairs, self.ramp_chunks)
+        """Batch ranges of about ``call_chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""
+        return chunk_bounds(pairs, self.call_chunk_pairs(pairs), self.ramp_chunks)
+
+    def call_chunk_pairs(self, pairs: PairSet) -> int:
+        """The pairs per chunk of a call: ``chunk_pairs``, times the whole number of times its
+        mean pair fits in ``SHORT_PAIR_CELLS`` (at most ``SHORT_CHUNK_GROWTH``): every chunk
+        costs a chain of launches (upload, layout, bins, recompute, joins), which short pairs
+        do not amortize -- at L = 32 a chunk of 393k pairs is 0.3 ms of kernels."""
+        n = self.chunk_pairs
+        if pairs.n_pairs <= n:
+            return n
+        ro, ho = pairs.read_offsets, pairs.hap_offsets
+        cells = np.dot(ro[pairs.batch_reads[1:]] - ro[pairs.batch_reads[:-1]],
+                       ho[pairs.batch_haps[1:]] - ho[pairs.batch_haps[:-1]])
+        return n * max(1, min(SHORT_CHUNK_GROWTH, SHORT_PAIR_CELLS * pairs.n_pairs // max(cells, 1)))
 
     def run(self, pairs: PairSet) -> Execution:
         return self._submit_now(pairs).result()
