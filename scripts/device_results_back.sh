@@ -7,6 +7,9 @@
 #   na12878   hmmbench run -d chunks-na12878 -b cuda-subwarp --chunking merged --repeat 1 (~3.5 min)
 #   merged    hmmbench run -d 10s -d 1m -b cuda-subwarp --chunking merged --max-time 3
 #   timeline  scripts/subwarp_pipeline_timeline.py on chunks@5e6's first piece (2M pairs)
+#   short     the peak sets of short pairs, whose chunks hold up to 4x more pairs since session 12:
+#             hmmbench run -d equal-32@4000000 -d equal-64@1953125 -d equal-128@488281
+#             -b cuda-subwarp --chunking merged --repeat 5 --sample-pairs 200
 # From the repo root there, carrying .device and .data:
 #   source .device/env.sh && bash scripts/device_results_back.sh PART...
 source "$(dirname "$0")/device_common.sh" results-back "pytest chunks na12878 merged timeline" "$@"
@@ -22,5 +25,8 @@ run=(python3 -m hmmbench run)
     --json "$out/subwarp-timeline-results-back.json"
 [[ $parts == *" na12878 "* ]] && step na12878 "${run[@]}" -d chunks-na12878 -b cuda-subwarp \
     --chunking merged --repeat 1 --json "$out/subwarp-results-back-na12878.json"
+[[ $parts == *" short "* ]] && step short "${run[@]}" -d equal-32@4000000 -d equal-64@1953125 \
+    -d equal-128@488281 -b cuda-subwarp --chunking merged --repeat 5 --sample-pairs 200 \
+    --json "$out/subwarp-short-chunks-peak.json"
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv 2>&1 | tee -a "$log"
 exit "$status"
