@@ -365,6 +365,16 @@ def _device_layout(backend, ps) -> tuple:
     return ranges.tolist(), [sorted(map(tuple, items[f:f + n].tolist())) for f, n in ranges]
 
 
+def test_a_pairsets_cells_per_batch_are_the_sum_over_its_pairs():
+    """``PairSet.cells`` per batch (reads' bases times haplotypes' bases) is the GCUPS numerator
+    summed pair by pair, on ragged sets (empty batches among them) and real data."""
+    for ps in (ragged_pairs(seed=s, batches=40, max_read=300, max_hap=400) for s in (41, 42)):
+        assert ps.cells == int(np.dot(ps.pair_read_lengths, ps.pair_hap_lengths)) > 0
+    for name in ("10s", "equal-32@800"):
+        ps = resolve(name).load()
+        assert ps.cells == int(np.dot(ps.pair_read_lengths, ps.pair_hap_lengths))
+
+
 def test_chunks_of_short_pairs_hold_more_pairs():
     """``call_chunk_pairs``: chunk_pairs times the whole number of times the mean pair fits in
     a 128 x 128 pair, at most 4: equal-32 and equal-64 sets get 4x, equal-74 (16384 / 74^2 =

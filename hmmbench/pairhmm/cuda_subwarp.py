@@ -346,10 +346,8 @@ class SubwarpBackend(Backend):
         n = self.chunk_pairs
         if pairs.n_pairs <= n:
             return n
-        ro, ho = pairs.read_offsets, pairs.hap_offsets
-        cells = np.dot(ro[pairs.batch_reads[1:]] - ro[pairs.batch_reads[:-1]],
-                       ho[pairs.batch_haps[1:]] - ho[pairs.batch_haps[:-1]])
-        return n * max(1, min(SHORT_CHUNK_GROWTH, SHORT_PAIR_CELLS * pairs.n_pairs // max(cells, 1)))
+        growth = SHORT_PAIR_CELLS * pairs.n_pairs // max(pairs.cells, 1)
+        return n * max(1, min(SHORT_CHUNK_GROWTH, growth))
 
     def run(self, pairs: PairSet) -> Execution:
         return self._submit_now(pairs).result()

@@ -169,8 +169,11 @@ class PairSet:
 
     @property
     def cells(self) -> int:
-        """Sum over pairs of read length x haplotype length (the GCUPS numerator)."""
-        return int(np.dot(self.pair_read_lengths, self.pair_hap_lengths))
+        """Sum over pairs of read length x haplotype length (the GCUPS numerator): per batch, its
+        reads' bases times its haplotypes' (every read meets every haplotype of its batch), so
+        no array per pair (cuda-subwarp asks it on every large call)."""
+        ro, ho, br, bh = self.read_offsets, self.hap_offsets, self.batch_reads, self.batch_haps
+        return int(np.dot(ro[br[1:]] - ro[br[:-1]], ho[bh[1:]] - ho[bh[:-1]]))
 
     @property
     def max_read_length(self) -> int:
