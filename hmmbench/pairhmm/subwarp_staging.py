@@ -134,6 +134,14 @@ CHUNK_PARTS = 7
 _SEQ_PARTS = tuple((name, i) for i, (name, _) in enumerate(STAGED[:5])) + (("hap_bases", 6),)
 
 
+def _seq_part(part: int, ends: tuple) -> tuple:
+    """Sequence task ``part``'s (PairSet array name, index in STAGED, first and end byte in
+    that array) for a chunk's ``ends``."""
+    name, i = _SEQ_PARTS[part]
+    lo, hi = ends[6:] if i == 6 else ends[4:6]
+    return name, i, lo, hi
+
+
 def stage_chunk_part(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple,
                      b0: int, b1: int, part: int, piece: int = 0, pieces: int = 1) -> int:
     """Task ``part`` (< CHUNK_PARTS) of staging batches b0:b1 (their ``ends``, ``chunk_offsets``)
@@ -143,8 +151,7 @@ def stage_chunk_part(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, 
     if part == CHUNK_PARTS - 1:
         return stage_ints(pairs, meta, offs, ends, views, (pairs.batch_reads[b0:b1 + 1],
                           pairs.batch_haps[b0:b1 + 1], pairs.batch_pairs[b0:b1 + 1]))
-    name, i = _SEQ_PARTS[part]
-    lo, hi = ends[6:] if i == 6 else ends[4:6]
+    name, i, lo, hi = _seq_part(part, ends)
     a, b = (hi - lo) * piece // pieces, (hi - lo) * (piece + 1) // pieces
     views[0][offs[i] + a:offs[i] + b] = getattr(pairs, name)[lo + a:lo + b]
     return 0
@@ -161,8 +168,7 @@ def part_ranges(offs: list, ends: tuple, used: int, part: int) -> tuple:
     hap_off to meta's end ``used`` (the 256-byte padding between arrays goes along)."""
     if part == CHUNK_PARTS - 1:
         return (offs[5], offs[6]), (offs[7], used)
-    i = _SEQ_PARTS[part][1]
-    lo, hi = ends[6:] if i == 6 else ends[4:6]
+    _, i, lo, hi = _seq_part(part, ends)
     return ((offs[i], offs[i] + hi - lo),)
 
 
