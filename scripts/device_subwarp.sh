@@ -22,7 +22,7 @@ variants = sw.backends()
 extra = []
 for b in variants[:3]:  # the tests' recompute-everything runs (auto, and two element variants)
     x = sw.SubwarpBackend(b.name, bins=b._bins_table, long_config=b._long, emis_table=b._table,
-                          scaled=b._scaled, small_tiers=b._small_tiers)
+                          recurrence=b._recurrence, small_tiers=b._small_tiers)
     x.recompute_all = True
     extra.append(x)
 print("precompiled", sw.precompile(variants + extra), "kernels in", round(time.time() - t, 1), "s")

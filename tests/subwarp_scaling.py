@@ -74,9 +74,11 @@ def _p(q):
     return (10.0 ** (-q.astype(F64) / 10.0)).astype(F32)
 
 
-def row_coefficients(ps: PairSet, pairs: np.ndarray, rows: int):
-    """Per pair and row (padded to ``rows``): A, gm, gap, Cd and the 6-code emission table, in
-    float32 as setup_rows computes them; bin padding rows are identity rows."""
+def row_coefficients(ps: PairSet, pairs: np.ndarray, rows: int, form: str = "5op"):
+    """Per pair and row (padded to ``rows``): the recurrence's coefficients and the 6-code
+    emission table, in float32 as setup_rows computes them; bin padding rows are identity rows.
+    ``form`` "5op" (the float32 kernels): A, gm (unused), gap, B, with gm in the table; "6op":
+    A, gm, gap, Cd."""
     G = len(pairs)
     reads = ps.pair_read[pairs]
     m = ps.read_lengths[reads]
@@ -88,10 +90,18 @@ def row_coefficients(ps: PairSet, pairs: np.ndarray, rows: int):
     nxt = np.where(nxt_in, at + 1, 0)
     e, mi, md, gap = _p(ps.base_qual[at]), _p(ps.ins_qual[at]), _p(ps.del_qual[at]), _p(ps.gcp_qual[at])
     gm = F32(1) - gap
-    A = (F32(1) - np.minimum(F32(1), mi + md)) / mi
+    mm = F32(1) - np.minimum(F32(1), mi + md)
     s = np.where(nxt_in, _p(ps.ins_qual[nxt]), F32(1)).astype(F32)
-    gm_next = np.where(nxt_in, F32(1) - _p(ps.gcp_qual[nxt]), F32(0)).astype(F32)
-    Cd = gm_next * md / s
+    if form == "5op":
+        with np.errstate(divide="ignore", invalid="ignore"):  # gm = 0: NaN rows (recomputed)
+            A = mm / (mi * gm)
+        prev = np.where(pos > 0, at - 1, 0)
+        Cd = np.where(pos > 0, _p(ps.del_qual[prev]) / mi, F32(1)).astype(F32)  # B
+        s = (s * gm).astype(F32)
+    else:
+        A = mm / mi
+        gm_next = np.where(nxt_in, F32(1) - _p(ps.gcp_qual[nxt]), F32(0)).astype(F32)
+        Cd = gm_next * md / s
     rb = ps.read_bases[at]
     match = (F32(1) - e) * s
     mism = np.where(rb == N_CODE, match, e / F32(3) * s).astype(F32)
@@ -108,14 +118,17 @@ def row_coefficients(ps: PairSet, pairs: np.ndarray, rows: int):
 
 
 def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme | None,
-                  stats: dict | None = None) -> np.ndarray:
+                  stats: dict | None = None, form: str = "5op") -> np.ndarray:
     """log10 likelihoods of ``pairs`` (all of one (p, k) kernel) through the emulated kernel;
-    ``scheme`` None: plain float32 with C = 2^120 (no exponents, today's float32 kernel)."""
+    ``scheme`` None: plain float32 with C = 2^120 (no exponents, today's float32 kernel);
+    ``form``: the recurrence, "5op" (the float32 kernels') or "6op"."""
     G, tile = len(pairs), p * k
     m = ps.read_lengths[ps.pair_read[pairs]]
     n = ps.hap_lengths[ps.pair_hap[pairs]]
     n_tiles = int(-(-m.max() // tile))
-    A, gm, gap, Cd, tab, gm_first, decay = row_coefficients(ps, pairs, n_tiles * tile)
+    A, gm, gap, Cd, tab, gm_first, decay = row_coefficients(ps, pairs, n_tiles * tile, form)
+    if form == "5op":
+        gm_first = F32(1)  # row 0's B is 1: the injected top row is C/n
     steps = -(-(int(n.max()) + p - 1) // 4) * 4
     hap = np.full((G, steps + 1), PAD, np.int64)
     for g, h in enumerate(ps.pair_hap[pairs]):
@@ -175,8 +188,12 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             di = np.concatenate([dg[1][None], I[:-1]])
             dd = np.concatenate([dg[2][None], Dp[:-1]])
             x_left = X
-            X = E * fma(cA, dx, fma(cgm, di, dd))
-            Dp = fma(cgap, Dp, cCd * x_left)
+            if form == "5op":  # (cCd holds B, Dp holds Z)
+                X = E * fma(cA, dx, fma(cCd, dd, di))
+                Dp = fma(cgap, Dp, x_left)
+            else:
+                X = E * fma(cA, dx, fma(cgm, di, dd))
+                Dp = fma(cgap, Dp, cCd * x_left)
             ix, ii = up[0], up[1]
             I = np.empty_like(X)
             for r in range(k):
@@ -252,7 +269,7 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
 
 def emulate(ps: PairSet, scheme: Scheme | None = Scheme(), batch: int = 1024,
             stats: dict | None = None, bins: tuple = DEFAULT_BINS,
-            long_config: tuple = DEFAULT_LONG) -> tuple[np.ndarray, np.ndarray]:
+            long_config: tuple = DEFAULT_LONG, form: str = "5op") -> tuple[np.ndarray, np.ndarray]:
     """Every pair of ``ps`` through the kernel of its read-length bin (cuda-subwarp's table):
     (log10 results, flags of the pairs the kernel would hand to the float64 recompute)."""
     bins = make_bins(bins, long_config, ps.max_read_length)
@@ -268,7 +285,7 @@ def emulate(ps: PairSet, scheme: Scheme | None = Scheme(), batch: int = 1024,
             sel = idx[c:c + batch]
             # overflows and their NaNs stay inside pairs that end up flagged for float64
             with np.errstate(over="ignore", invalid="ignore"):
-                out[sel], redo[sel] = emulate_group(ps, sel, b.p, b.k, scheme, stats)
+                out[sel], redo[sel] = emulate_group(ps, sel, b.p, b.k, scheme, stats, form)
     return out, redo
 
 

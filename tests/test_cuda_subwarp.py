@@ -3,6 +3,8 @@ nvcc compile checks of every specialization (no GPU needed), and GPU runs agains
 reference (skipped without a CUDA device)."""
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import shutil
 import subprocess
@@ -100,57 +102,73 @@ def test_inner_loop_counter_reads_sass():
 
 
 # ------------------------------------------------------------------------------------------------
-# The scaled recurrence, emulated in float64 row by row (same coefficients as setup_rows)
+# The recurrences, emulated in float64 row by row (same coefficients as setup_rows)
 # ------------------------------------------------------------------------------------------------
-def emulate_pair(read, bq, iq, dq, gq, hap, tile: int, scaled: bool = True) -> float:
-    """The kernel's row algebra for one pair: bin-padded identity rows, scaled X and Dp."""
+def emulate_pair(read, bq, iq, dq, gq, hap, tile: int, form: str = "5op") -> float:
+    """The kernel's row algebra for one pair (``form``: "5op", "6op" or "gatk"), bin-padded
+    identity rows: X = s M, I, and D kept as Z = s D / md (5op), Dp = gm_next D (6op) or D."""
     m, n = len(read), len(hap)
     rows = -(-m // tile) * tile
     p = lambda q: 10.0 ** (-np.asarray(q, float) / 10)  # noqa: E731
     e, mi, md, gap = p(bq), p(iq), p(dq), p(gq)
     gm = 1 - gap
     X = np.zeros(n + 1); I = np.zeros(n + 1)  # noqa: E702 - row above, columns 0..n
-    Dp_above = np.zeros(n + 1)
-    d0 = (gm[0] if scaled else 1.0) * C64 / n
-    Dp_above[:] = d0
+    D_above = np.full(n + 1, (gm[0] if form == "6op" else 1.0) * C64 / n)
     for i in range(rows):
         if i < m:
-            s = (mi[i + 1] if i + 1 < m else 1.0) if scaled else 1.0
-            gm_next = (gm[i + 1] if i + 1 < m else 0.0) if scaled else 1.0
+            s = mi[i + 1] if i + 1 < m and form != "gatk" else 1.0
             mm = 1 - min(1.0, mi[i] + md[i])  # GATK4 clamps M->M at 0
-            A = mm / mi[i] if scaled else mm
-            Cd = gm_next * md[i] / s if scaled else md[i]
-            match = (1 - e[i]) * s
-            mism = match if read[i] == 4 else e[i] / 3 * s
+            if form == "5op":
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    A = np.float64(mm) / (mi[i] * gm[i])  # gm = 0: inf or NaN, X NaN
+                c_d = 1.0                                   # Z's coefficient on X
+                c_up = md[i - 1] / mi[i] if i else 1.0      # B: Z of the row above
+                c_i, es = 1.0, s * gm[i]                    # I's coefficient; E's factor
+            elif form == "6op":
+                gm_next = gm[i + 1] if i + 1 < m else 0.0
+                A, c_d, c_up, c_i, es = mm / mi[i], gm_next * md[i] / s, 1.0, gm[i], s
+            else:
+                A, c_d, c_up, c_i, es = mm, md[i], gm[i], gm[i], 1.0
+            match = (1 - e[i]) * es
+            mism = match if read[i] == 4 else e[i] / 3 * es
             emis = np.where((hap == read[i]) | (hap == 4), match, mism)
-            g, gap_i, mi_i = gm[i], gap[i], (1.0 if scaled else mi[i])
+            gap_i, mi_i = gap[i], (mi[i] if form == "gatk" else 1.0)
         else:
-            A = Cd = g = 0.0
+            A = c_d = c_up = c_i = 0.0
             gap_i, mi_i = 1.0, 1.0
             emis = np.zeros(n)
         Xn = np.zeros(n + 1); In = np.zeros(n + 1); Dn = np.zeros(n + 1)  # noqa: E702
-        if scaled:
-            Xn[1:] = emis * (A * X[:-1] + (g * I[:-1] + Dp_above[:-1]))
-        else:
-            Xn[1:] = emis * (A * X[:-1] + g * (I[:-1] + Dp_above[:-1]))
+        with np.errstate(invalid="ignore"):
+            Xn[1:] = emis * (A * X[:-1] + (c_i * I[:-1] + c_up * D_above[:-1]))
         In[1:] = gap_i * I[1:] + mi_i * X[1:]
         for j in range(1, n + 1):
-            Dn[j] = gap_i * Dn[j - 1] + Cd * Xn[j - 1]
-        X, I, Dp_above = Xn, In, Dn
+            Dn[j] = gap_i * Dn[j - 1] + c_d * Xn[j - 1]
+        X, I, D_above = Xn, In, Dn
     return float(np.log10(np.sum(X[1:] + I[1:])) - LOG10_C64)
 
 
-@pytest.mark.parametrize("scaled", [True, False])
+@pytest.mark.parametrize("form", ["5op", "6op", "gatk"])
 @pytest.mark.parametrize("tile", [1, 16, 64])
-def test_scaled_recurrence_with_identity_padding_rows_matches_the_reference(scaled, tile):
+def test_each_recurrence_with_identity_padding_rows_matches_the_reference(form, tile):
+    """Every pair exact to 1e-9, except in the 5-op form a read with a gap quality of 0, whose
+    result is NaN (the kernel hands such a pair to the 6-op double recompute)."""
     ps = ragged(seed=7, batches=5, max_read=40, max_hap=50)
     ref = forward_log10(ps, "float64")
+    nan = 0
     for k in range(ps.n_pairs):
         r, h = int(ps.pair_read[k]), int(ps.pair_hap[k])
         lo, hi = int(ps.read_offsets[r]), int(ps.read_offsets[r + 1])
         got = emulate_pair(ps.read_bases[lo:hi], ps.base_qual[lo:hi], ps.ins_qual[lo:hi],
-                           ps.del_qual[lo:hi], ps.gcp_qual[lo:hi], ps.hap(h), tile, scaled)
-        assert abs(got - ref[k]) < 1e-9, (k, got, ref[k])
+                           ps.del_qual[lo:hi], ps.gcp_qual[lo:hi], ps.hap(h), tile, form)
+        if form == "5op" and (ps.gcp_qual[lo:hi] == 0).any():
+            assert np.isnan(got), k
+            nan += 1
+        else:
+            assert abs(got - ref[k]) < 1e-9, (k, got, ref[k])
+    assert nan == (form == "5op") * sum(
+        (ps.gcp_qual[ps.read_offsets[r]:ps.read_offsets[r + 1]] == 0).any()
+        for r in ps.pair_read)
+    assert form != "5op" or 0 < nan < ps.n_pairs
 
 
 # ------------------------------------------------------------------------------------------------
@@ -275,6 +293,26 @@ def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
                              exp_scale=True, exp_above=256, exp_recompute=True)
     ex = _check(many, ps)
     assert ex.info["chunks"] > 3 and ex.n_fallback == 0 and ex.info["exp_recomputed"] > 10
+
+
+@gpu
+def test_a_gap_quality_of_0_sends_its_pairs_to_the_6op_double_kernel_and_they_are_exact():
+    """The 5-instruction recurrence cannot factor out gm = 0: such a row's X is NaN, so is its
+    pair's sum; short reads' pairs pass the cascade's float32 kernel (NaN again) to its double
+    level, long reads' go straight to the double queue (6-op form) -- all exact."""
+    ps = PairSet.concatenate([deep_pairs(2, 24, length=(60, 250), gcp_q=(10, 11)),
+                              deep_pairs(3, 12, length=(300, 1100), gcp_q=(10, 11))])
+    gcp = ps.gcp_qual.copy()
+    zeroed = np.arange(ps.n_pairs) % 3 == 0
+    for r in np.flatnonzero(zeroed):
+        lo, hi = ps.read_offsets[r], ps.read_offsets[r + 1]
+        gcp[lo + (hi - lo) * 2 // 3] = 0
+    ps = dataclasses.replace(ps, gcp_qual=gcp)
+    for b in (sw.backends()[0], {x.name: x for x in sw.backends()}["cuda-subwarp-exp-all"]):
+        ex = _check(b, ps)
+        assert ex.n_fallback == zeroed.sum() == 12, b.name
+    ex = _check({x.name: x for x in sw.backends()}["cuda-subwarp-6op"], ps)
+    assert ex.n_fallback == 0
 
 
 @gpu

@@ -4,6 +4,8 @@ NumPy emulation the scheme is proven on (tests/subwarp_scaling.py). The CUDA twi
 same body (nvcc checks in test_cuda_subwarp.py; its GPU run: scripts/device_exp.sh)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -58,3 +60,22 @@ def test_pairs_the_exponents_cannot_hold_go_to_float64_and_every_pair_is_exact(b
     assert 0 < ex.n_fallback < ps.n_pairs
     fin = np.isfinite(ref)
     assert np.max(np.abs(ex.log10[fin] - ref[fin])) <= TOL
+
+
+def test_a_gap_quality_of_0_hands_its_pairs_to_the_double_kernel_and_they_come_out_exact(backend):
+    """The 5-instruction recurrence cannot factor out gm = 0 (a gap quality of 0): such a row's X
+    is NaN, so is its pair's sum, and the pair goes to the double recompute (6-op form)."""
+    ps = deep_pairs(2, 24, length=(60, 300), gcp_q=(10, 11))
+    gcp = ps.gcp_qual.copy()
+    zeroed = np.arange(ps.n_pairs) % 3 == 0            # one pair (= one read) in three
+    for r in np.flatnonzero(zeroed):
+        lo, hi = ps.read_offsets[r], ps.read_offsets[r + 1]
+        gcp[lo + (hi - lo) * 2 // 3] = 0                # one row, in a later thread or tile
+    ps = dataclasses.replace(ps, gcp_qual=gcp)
+    ref = forward_log10(ps, "float64")
+    ex = backend.run(ps)
+    assert ex.n_fallback == zeroed.sum() == 8
+    fin = np.isfinite(ref)
+    assert np.max(np.abs(ex.log10[fin] - ref[fin])) <= TOL
+    got, redo = emu.emulate(ps, emu.Scheme(), bins=BINS, long_config=LONG)
+    assert np.array_equal(redo, zeroed)

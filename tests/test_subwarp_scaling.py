@@ -74,3 +74,19 @@ def test_the_cascades_queue_configurations_hold_short_underflowing_pairs_in_floa
     got, redo = emu.emulate(ps, emu.Scheme(), bins=table, long_config=(32, 8))
     assert not redo.any()
     assert np.max(np.abs(got - ref)) <= TOL
+
+
+def test_a_gap_quality_of_0_is_handed_on_by_the_5op_form_and_held_by_the_6op_form():
+    """The 5-instruction recurrence folds gm into the emission table and divides by it: a row
+    with gm = 0 turns the pair's sum into NaN (handed to the recompute); the 6-op form holds it."""
+    import dataclasses
+    ps = deep_pairs(3, 12, length=(100, 200), gcp_q=(10, 11))
+    gcp = ps.gcp_qual.copy()
+    gcp[ps.read_offsets[[1, 5]] + 40] = 0
+    ps = dataclasses.replace(ps, gcp_qual=gcp)
+    ref = forward_log10(ps, "float64")
+    got, redo = emu.emulate(ps, emu.Scheme())
+    assert np.flatnonzero(redo).tolist() == [1, 5]
+    assert np.max(np.abs(got[~redo] - ref[~redo])) <= TOL
+    got6, redo6 = emu.emulate(ps, emu.Scheme(), form="6op")
+    assert not redo6.any() and np.max(np.abs(got6 - ref)) <= TOL

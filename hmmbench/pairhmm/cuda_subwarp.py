@@ -43,8 +43,9 @@ them); log10 results are written in place, then copied back once.
 Variants (each switches one design element off, so ``hmmbench run`` shows what it buys):
 ``cuda-subwarp`` (auto bins, exponents), ``-f64rescue`` (no exponents: the float64 recompute of
 every pair under 1e-28), ``-exp-long`` (exponents for reads over 256 only), ``-noemistable``
-(compare-and-select emissions), ``-gatkform`` (GATK's 8-instruction recurrence instead of the
-scaled 6-instruction one), ``-nobins`` (one p32k16 kernel for every read, multi-tile beyond 512),
+(compare-and-select emissions), ``-6op`` (the 6-instruction recurrence instead of the 5-instruction
+one), ``-gatkform`` (GATK's 8-instruction recurrence), ``-nobins`` (one p32k16 kernel for every
+read, multi-tile beyond 512),
 ``-nostreams`` (bins serialized on one stream), ``-p8k16`` (one fixed configuration).
 """
 from __future__ import annotations
@@ -62,9 +63,10 @@ from .model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .subwarp_layout import (  # noqa: F401
     DEFAULT_BINS, DEFAULT_LONG, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE,
-    SMALL_INPUT_PAIRS, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin,
-    HostLayout, PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds, host_layout, make_bins,
-    read_items, size_tier, table_bytes, tiers_param, tiers_table)
+    RECURRENCES, SMALL_INPUT_PAIRS, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS,
+    THREADS_PER_BLOCK, Bin, HostLayout, PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds,
+    host_layout, make_bins, read_items, size_tier, sw_scaled, table_bytes, tiers_param,
+    tiers_table)
 from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile)
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
@@ -131,14 +133,15 @@ class SubwarpBackend(Backend):
 
     def __init__(self, name: str, bins: Sequence[tuple] = DEFAULT_BINS,
                  long_config: Optional[tuple] = DEFAULT_LONG, emis_table: bool = True,
-                 scaled: bool = True, streams: bool = True, description: str = "",
+                 recurrence: str = "5op", streams: bool = True, description: str = "",
                  chunk_pairs: int = 3 << 17, min_blocks: int = 1,
                  per_pair_below: int = PER_PAIR_BELOW,
                  small_tiers: Optional[Sequence[tuple]] = None,
                  exp_scale: bool = False, exp_above: int = 0, exp_recompute: bool = False,
                  batch_calls: bool = False):
         super().__init__(bins=[list(b) for b in bins], long_config=long_config,
-                         emis_table=emis_table, scaled=scaled, streams=streams, exp_scale=exp_scale,
+                         emis_table=emis_table, recurrence=recurrence, streams=streams,
+                         exp_scale=exp_scale,
                          exp_above=exp_above, **({"exp_recompute": True} if exp_recompute else {}),
                          chunk_pairs=chunk_pairs, min_blocks=min_blocks,
                          per_pair_below=per_pair_below,
@@ -151,7 +154,9 @@ class SubwarpBackend(Backend):
         self.profile_bins = False
         self._long = long_config
         self._table = emis_table
-        self._scaled = scaled
+        if recurrence not in RECURRENCES:
+            raise ValueError(f"recurrence {recurrence!r}: one of {', '.join(RECURRENCES)}")
+        self._recurrence = recurrence
         # Power-of-two exponents per thread (SW_EXP_SCALE): no float64 recompute except for the
         # pairs the exponents cannot hold (gap penalties far from GATK's; docs/subwarp-notes.md)
         self._exp = exp_scale
@@ -242,7 +247,8 @@ class SubwarpBackend(Backend):
         float64 recompute or the float32 recompute with exponents (``subwarp_rescue``)."""
         double = kind == DOUBLE
         d = {"SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double),
-             "SW_EMIS_TABLE": int(self._table or double), "SW_SCALED": int(self._scaled),
+             "SW_EMIS_TABLE": int(self._table or double),
+             "SW_SCALED": sw_scaled(self._recurrence, double),
              "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
              "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30,
              "SW_BLOCK": THREADS_PER_BLOCK,
@@ -448,7 +454,10 @@ def backends() -> list[Backend]:
                                    "(the path the exponents replaced)"),
         SubwarpBackend("cuda-subwarp-noemistable", bins=NOTABLE_BINS, emis_table=False,
                        description="compare-and-select emissions instead of the shared table"),
-        SubwarpBackend("cuda-subwarp-gatkform", bins=GATKFORM_BINS, scaled=False,
+        SubwarpBackend("cuda-subwarp-6op", recurrence="6op",
+                       description="the 6-instruction recurrence (gm_i on the I and D terms) "
+                                   "instead of the 5-instruction one"),
+        SubwarpBackend("cuda-subwarp-gatkform", bins=GATKFORM_BINS, recurrence="gatk",
                        description="GATK's 8-instruction recurrence instead of the scaled one"),
         SubwarpBackend("cuda-subwarp-nobins", bins=(), long_config=(32, 16),
                        description="one p32k16 kernel for all reads (multi-tile beyond 512)"),
@@ -459,15 +468,30 @@ def backends() -> list[Backend]:
 
 
 def families() -> list:
-    """The sub-warp p x k axes: ``hmmbench run -b cuda-subwarp-fixed --axis p=4,8 --axis k=16``."""
+    """The sub-warp p x k axes: ``hmmbench run -b cuda-subwarp-fixed --axis p=4,8 --axis k=16``;
+    cuda-subwarp's recurrence and register cap: ``-b cuda-subwarp-auto --axis min_blocks=2,3``."""
     from ..registry import BackendFamily
     return [BackendFamily("cuda-subwarp-fixed", {"p": SUPPORTED_P, "k": SUPPORTED_K},
                           {"p": 8, "k": 16}, fixed_pk,
                           alias=lambda q: f"cuda-subwarp-p{q['p']}k{q['k']}",
-                          presets=({"p": 8, "k": 16},))]
+                          presets=({"p": 8, "k": 16},)),
+            BackendFamily("cuda-subwarp-auto",
+                          {"recurrence": tuple(RECURRENCES), "min_blocks": (0, 1, 2, 3, 4)},
+                          {"recurrence": "5op", "min_blocks": 0}, auto_bins)]
 
 
 def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
     """One (p, k) kernel for every read (multi-tile beyond p*k): the sub-warp axes."""
     return SubwarpBackend(name, bins=((p * k, p, k),), long_config=(p, k),
                           description=f"one fixed p{p}k{k} kernel (multi-tile beyond {p * k})")
+
+
+def auto_bins(name: str, recurrence: str, min_blocks: int) -> SubwarpBackend:
+    """cuda-subwarp with another recurrence, and every bin's kernel capped to ``min_blocks``
+    resident blocks of 128 threads (0: the table's caps): 2 blocks leave 255 registers a thread,
+    3 leave 168, 4 leave 128 (warps per scheduler: 2, 3, 4)."""
+    bins = DEFAULT_BINS if not min_blocks else \
+        tuple((hi, p, k, min_blocks) for hi, p, k, *_ in DEFAULT_BINS)
+    return SubwarpBackend(name, bins=bins, small_tiers=SMALL_TIERS, recurrence=recurrence,
+                          **_CASCADE, description=f"cuda-subwarp, {recurrence} recurrence, "
+                          f"min blocks {min_blocks or 'of the table'}")

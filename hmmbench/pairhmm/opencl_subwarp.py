@@ -36,8 +36,8 @@ from .batched_calls import CallBatches
 from .model import LOG10_C32, LOG10_C64, PairSet
 from .opencl import Layout, OpenCLBackend
 from .subwarp_layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
-                             THREADS_PER_BLOCK, Bin, choose_bins, host_layout, table_bytes,
-                             tiers_param, tiers_table)
+                             THREADS_PER_BLOCK, Bin, choose_bins, host_layout, sw_scaled,
+                             table_bytes, tiers_param, tiers_table)
 from .subwarp_rescue import recompute_queues
 
 SOURCE = "pairhmm/subwarp.cl"
@@ -122,7 +122,7 @@ class SubwarpOpenCL(OpenCLBackend):
 
     def _defines(self, b: Bin, path: str, block: int, double: bool) -> dict:
         return {"SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double), "SW_EMIS_TABLE": 1,
-                "SW_SCALED": 1, "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
+                "SW_SCALED": sw_scaled("5op", double), "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
                 "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30, "SW_BLOCK": block,
                 "EXCHANGE": EXCHANGE[path], "SW_EXP_SCALE": int(self.exp_scale and not double)}
 

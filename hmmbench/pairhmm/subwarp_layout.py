@@ -49,6 +49,18 @@ SMALL_TIERS: tuple = (
     (SMALL_INPUT_PAIRS, ((128, 32, 4), (256, 32, 8))),
     (1 << 15, ((64, 8, 8), (128, 8, 16), (256, 8, 32))),
 )
+#: The recurrence (SW_SCALED; kernels_common/pairhmm/subwarp.h): GATK's form (8 instructions per
+#: cell), the scaled 6-instruction one, the 5-instruction one of the float32 kernels.
+RECURRENCES = {"gatk": 0, "6op": 1, "5op": 2}
+
+
+def sw_scaled(recurrence: str, double: bool) -> int:
+    """SW_SCALED of a kernel: the double kernels, every pair's last resort, keep the 6-instruction
+    form, which holds a gap quality of 0 (the 5-instruction one hands such a pair on)."""
+    form = RECURRENCES[recurrence]
+    return min(form, 1) if double else form
+
+
 #: Reads longer than the last bin: this configuration, several row tiles per read.
 DEFAULT_LONG = (32, 16)
 #: Bins without the shared-memory table keep two emissions per row in registers: k <= 16.

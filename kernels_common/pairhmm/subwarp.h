@@ -21,6 +21,18 @@
  * SW_SCALED=0 keeps GATK's form (X = M, Dp = D, A = mm, Cd = md; 8 instructions per cell) so the
  * benchmark can show what the reformulation buys.
  *
+ * Five instructions per cell (SW_SCALED=2, the float32 kernels): the same X, I unscaled, and D kept
+ * as Z[i] = D[i] s_i / md_i, whose recurrence then has no coefficient on X; gm_i moves into the
+ * emission table:
+ *   X[i][j] = E_i[h_j] * fma(A_i, X[i-1][j-1], fma(B_i, Z[i-1][j-1], I[i-1][j-1]))      3 ops
+ *   I[i][j] = fma(gap_i, I[i-1][j], X[i-1][j])                                        1 op
+ *   Z[i][j] = fma(gap_i, Z[i][j-1], X[i][j-1])                                        1 op
+ * with E_i[c] = s_i gm_i emission(c), A_i = mm_i / (mi_i gm_i), B_i = md_{i-1} / mi_i (1 on row 0,
+ * whose Z above is the injected C/n). Three coefficients per row instead of four (K fewer
+ * registers). Z = sum_k gap^k X[i][j-1-k] stays within X / (1 - gap), as Dp did. A gap quality of 0
+ * (gm = 0) cannot be factored out: A_i is then infinite or NaN and E_i zero, so the row's X is NaN,
+ * the pair's sum is, and the pair goes to the recompute, whose double kernels keep the 6-op form.
+ *
  * Written once for CUDA (kernels_cuda/pairhmm/subwarp.cu) and OpenCL (kernels_opencl/pairhmm/
  * subwarp.cl); the including file spells its API:
  *   SW_FN                     a device function's qualifiers
@@ -119,7 +131,11 @@ SW_FN int insertion_prior(SW_IN(unsigned char) gq, int row0, int m, int lane,
 
 /* Per-row coefficients of one thread's rows (arrays indexed only by unrolled constants). */
 typedef struct Rows {
+#if SW_SCALED == 2
+    real_t A[SW_K], B[SW_K], gap[SW_K];
+#else
     real_t A[SW_K], gm[SW_K], gap[SW_K], Cd[SW_K];
+#endif
 #if !SW_SCALED
     real_t mi[SW_K];
 #endif
@@ -151,18 +167,24 @@ SW_FN void setup_rows(Rows* R, SW_TABLE_MEM RealQuad* tbl_lane, int row0, int m,
             const real_t md = phred_to_prob(dq[pos]);
             gap = phred_to_prob(gq[pos]);
             gm = (real_t)1 - gap;
-#if SW_SCALED
             /* GATK4 clamps M->M at 0 (only bites when ins + del error > 1). */
-            A = ((real_t)1 - min((real_t)1, mi + md)) / mi;
-            real_t s = 1, gm_next = 0;
-            if (pos + 1 < m) {
-                s = phred_to_prob(iq[pos + 1]);
-                gm_next = (real_t)1 - phred_to_prob(gq[pos + 1]);
-            }
+            const real_t mm = (real_t)1 - min((real_t)1, mi + md);
+#if SW_SCALED
+            real_t s = 1;
+            if (pos + 1 < m) s = phred_to_prob(iq[pos + 1]);
+#if SW_SCALED == 2
+            A = mm / (mi * gm);  /* gm = 0: infinite or NaN (see the header) */
+            Cd = pos > 0 ? phred_to_prob(dq[pos - 1]) / mi : (real_t)1;  /* B */
+            s *= gm;
+#else
+            A = mm / mi;
+            real_t gm_next = 0;
+            if (pos + 1 < m) gm_next = (real_t)1 - phred_to_prob(gq[pos + 1]);
             Cd = gm_next * md / s;
+#endif
 #else
             const real_t s = 1;
-            A = (real_t)1 - min((real_t)1, mi + md);
+            A = mm;
             Cd = md;
             mi_row = mi;
 #endif
@@ -170,7 +192,12 @@ SW_FN void setup_rows(Rows* R, SW_TABLE_MEM RealQuad* tbl_lane, int row0, int m,
             match = ((real_t)1 - e) * s;
             mismatch = rb == SW_N_CODE ? match : e / (real_t)3 * s;
         }
+#if SW_SCALED == 2
+        R->A[r] = A; R->B[r] = Cd; R->gap[r] = gap;
+        (void)gm;
+#else
         R->A[r] = A; R->gm[r] = gm; R->gap[r] = gap; R->Cd[r] = Cd;
+#endif
 #if !SW_SCALED
         R->mi[r] = mi_row;
 #endif
@@ -244,7 +271,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
         SW_GROUP_SYNC();
 #endif
         /* gm of the read's first row, for the initial condition Dp[0][j] = gm_1 * C / n. */
-        const real_t gm_first = SW_SCALED ? (real_t)1 - phred_to_prob(gq[0]) : (real_t)1;
+        const real_t gm_first = SW_SCALED == 1 ? (real_t)1 - phred_to_prob(gq[0]) : (real_t)1;
 #if SW_EXP_SCALE && !SW_MULTI_TILE
         const int prior = insertion_prior(gq, lane * SW_K, m, lane, group_mask);
 #endif
@@ -275,7 +302,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #else
                 const bool first_tile = true;
 #endif
-                real_t X[SW_K], I[SW_K], Dp[SW_K];
+                real_t X[SW_K], I[SW_K], Dp[SW_K];  /* Dp holds Z in the 5-op form */
 #pragma unroll
                 for (int r = 0; r < SW_K; ++r) { X[r] = 0; I[r] = 0; Dp[r] = 0; }
                 /* Row above this thread's rows: at this column (up*) and the previous one (dg*). */
@@ -384,12 +411,17 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                             const real_t di = r ? I[r - 1] : dgI;
                             const real_t dd = r ? Dp[r - 1] : dgD;
                             const real_t x_left = X[r];
+#if SW_SCALED == 2
+                            X[r] = E[r] * fma(R.A[r], dx, fma(R.B[r], dd, di));
+                            Dp[r] = fma(R.gap[r], Dp[r], x_left);
+#else
 #if SW_SCALED
                             X[r] = E[r] * fma(R.A[r], dx, fma(R.gm[r], di, dd));
 #else
                             X[r] = E[r] * fma(R.A[r], dx, R.gm[r] * (di + dd));
 #endif
                             Dp[r] = fma(R.gap[r], Dp[r], R.Cd[r] * x_left);
+#endif
                         }
                         /* I[0] uses the old (this column's) row above: X/I of the thread above. */
                         {

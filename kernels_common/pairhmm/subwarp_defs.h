@@ -10,7 +10,8 @@
  *   SW_MULTI_TILE  1: reads longer than one tile run as several row tiles (boundary row through
  *                  a global scratch buffer); 0: every read of the launch fits one tile
  *   SW_BIN_MIN/MAX read lengths of the bin this kernel is specialized for (compile-time limits)
- *   SW_SCALED      1: the 6-instruction scaled recurrence (see subwarp.h), 0: GATK's form
+ *   SW_SCALED      2: the 5-instruction recurrence (float32 kernels), 1: the 6-instruction one
+ *                  (every pair's last resort: it holds gap quality 0), 0: GATK's form (subwarp.h)
  *   SW_BLOCK       threads per block (work-group)
  *   SW_MIN_BLOCKS  CUDA __launch_bounds__ minimum resident blocks (caps registers: 3 -> 168)
  *   SW_EXP_SCALE   1 (float only): every thread carries a power-of-two exponent beside its values,
