@@ -28,9 +28,10 @@ step() {  # NAME COMMAND...: run it, log it, keep its status
 subwarp_precompile() {  # BACKEND...: a fresh machine's PyCUDA cache is empty
     python3 - "$@" <<'PY' 2>&1 | tee -a "$log"
 import sys, time
+from hmmbench import registry
 from hmmbench.pairhmm import cuda_subwarp as sw
 t = time.time()
-pick = [b for b in sw.backends() if b.name in sys.argv[1:]]
+pick = registry.select(sys.argv[1:])  # names, family variants among them
 print('precompiled', sw.precompile(pick), 'kernels in', round(time.time() - t, 1), 's')
 PY
 }

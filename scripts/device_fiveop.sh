@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 13 point 3 on the GPU machine (session 13): the 5-instruction recurrence (Z = s D / md,
+# gm in the emission table; kernels_common/pairhmm/subwarp.h) against the 6-instruction one, and
+# the register cap it allows (3 blocks of 128 = 168 registers, 3 warps per scheduler). Parts:
+#   pytest   the CUDA sub-warp tests
+#   blocks   one hmmbench run on equal-length sets at every bin's top length (32..1,024):
+#            cuda-subwarp (5op, the table's caps), cuda-subwarp-6op, every bin capped to 3 blocks
+#            (cuda-subwarp-auto[recurrence=5op,min_blocks=3]) and peer-gpupairhmm
+#   peak     the peer suite's sets: cuda-subwarp, cuda-subwarp-6op, peer-gpupairhmm
+#   chunks / na12878 / merged   the end-to-end sets through cuda-subwarp (as device_results_back.sh)
+# From the repo root there, carrying .device, .data and .peers:
+#   source .device/env.sh && bash scripts/device_fiveop.sh PART...
+export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
+source "$(dirname "$0")/device_common.sh" fiveop "pytest blocks" "$@"
+capped="cuda-subwarp-auto[recurrence=5op,min_blocks=3]"
+if [[ $parts == *" blocks "* || $parts == *" peak "* ]]; then  # the peer's build (~1 min)
+    python3 -c "
+import time
+from hmmbench.pairhmm.peers import GpuPairHMMPeer
+t = time.time()
+b = GpuPairHMMPeer()
+print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
+" 2>&1 | tee -a "$log" &
+fi
+subwarp_precompile cuda-subwarp cuda-subwarp-6op "$capped"
+wait
+[[ $parts == *" pytest "* ]] && subwarp_pytest
+run=(python3 -m hmmbench run)
+sets=()
+for L in 32 64 128 192 256 320 384 448 512 640 768 896 1024; do
+    n=$(( 4000000000 / (L * L) )); (( n > 2000000 )) && n=2000000; (( n < 65536 )) && n=65536
+    sets+=(-d "equal-$L@$n")
+done
+[[ $parts == *" blocks "* ]] && step blocks "${run[@]}" "${sets[@]}" -b cuda-subwarp \
+    -b cuda-subwarp-6op -b "$capped" -b peer-gpupairhmm --chunking merged --repeat 3 \
+    --sample-pairs 100 --json "$out/subwarp-5op-blocks.json"
+[[ $parts == *" peak "* ]] && step peak "${run[@]}" -d equal-32@4000000 -d equal-64@1953125 \
+    -d equal-128@488281 -d equal-256@122070 -d equal-512@65536 -d equal-896@65536 \
+    -d equal-1024@65536 -b cuda-subwarp -b cuda-subwarp-6op -b peer-gpupairhmm \
+    --chunking merged --repeat 5 --sample-pairs 200 --json "$out/peer-peak-5op.json"
+[[ $parts == *" chunks "* ]] && step chunks "${run[@]}" -d chunks@5e6 -b cuda-subwarp \
+    -b cuda-subwarp-6op --chunking merged --json "$out/subwarp-5op-chunks5e6.json"
+[[ $parts == *" merged "* ]] && step merged "${run[@]}" -d 10s -d 1m -b cuda-subwarp \
+    --chunking merged --max-time 3 --json "$out/subwarp-5op-merged.json"
+[[ $parts == *" na12878 "* ]] && step na12878 "${run[@]}" -d chunks-na12878 -b cuda-subwarp \
+    --chunking merged --repeat 1 --json "$out/subwarp-5op-na12878.json"
+nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv 2>&1 | tee -a "$log"
+exit "$status"
