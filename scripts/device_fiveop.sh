@@ -26,14 +26,20 @@ subwarp_precompile cuda-subwarp cuda-subwarp-6op "$capped"
 wait
 [[ $parts == *" pytest "* ]] && subwarp_pytest
 run=(python3 -m hmmbench run)
-sets=()
-for L in 32 64 128 192 256 320 384 448 512 640 768 896 1024; do
-    n=$(( 4000000000 / (L * L) )); (( n > 2000000 )) && n=2000000; (( n < 65536 )) && n=65536
-    sets+=(-d "equal-$L@$n")
+equal_sets() {  # L...: equal-L sets of 4e9 cells, 65,536..2,000,000 pairs
+    for L in "$@"; do
+        n=$(( 4000000000 / (L * L) )); (( n > 2000000 )) && n=2000000; (( n < 65536 )) && n=65536
+        echo -d "equal-$L@$n"
+    done
+}
+for half in "short 32 64 128 192 256" "long 320 384 448 512 640 768 896 1024"; do
+    set -- $half
+    name=$1; shift
+    # (two runs: each writes its JSON, should the call's time run out in the second)
+    [[ $parts == *" blocks "* ]] && step "blocks-$name" "${run[@]}" $(equal_sets "$@") \
+        -b cuda-subwarp -b cuda-subwarp-6op -b "$capped" -b peer-gpupairhmm --chunking merged \
+        --repeat 3 --sample-pairs 100 --json "$out/subwarp-5op-blocks-$name.json"
 done
-[[ $parts == *" blocks "* ]] && step blocks "${run[@]}" "${sets[@]}" -b cuda-subwarp \
-    -b cuda-subwarp-6op -b "$capped" -b peer-gpupairhmm --chunking merged --repeat 3 \
-    --sample-pairs 100 --json "$out/subwarp-5op-blocks.json"
 [[ $parts == *" peak "* ]] && step peak "${run[@]}" -d equal-32@4000000 -d equal-64@1953125 \
     -d equal-128@488281 -d equal-256@122070 -d equal-512@65536 -d equal-896@65536 \
     -d equal-1024@65536 -b cuda-subwarp -b cuda-subwarp-6op -b peer-gpupairhmm \
