@@ -3,17 +3,17 @@
 # gm in the emission table; kernels_common/pairhmm/subwarp.h) against the 6-instruction one, and
 # the register cap it allows (3 blocks of 128 = 168 registers, 3 warps per scheduler). Parts:
 #   pytest   the CUDA sub-warp tests
-#   blocks   one hmmbench run on equal-length sets at every bin's top length (32..1,024):
-#            cuda-subwarp (5op, the table's caps), cuda-subwarp-6op, every bin capped to 3 blocks
-#            (cuda-subwarp-auto[recurrence=5op,min_blocks=3]) and peer-gpupairhmm
-#   peak     the peer suite's sets: cuda-subwarp, cuda-subwarp-6op, peer-gpupairhmm
+#   blocks   one hmmbench run on equal-length sets of 4e9 cells at every bin's top length
+#            (32..1,024): cuda-subwarp (the table's caps) against every bin capped to 3 blocks
+#            (cuda-subwarp-auto[recurrence=5op,min_blocks=3])
+#   peak     the peer suite's sets and 384..768: cuda-subwarp, cuda-subwarp-6op, peer-gpupairhmm
 #   chunks / na12878 / merged   the end-to-end sets through cuda-subwarp (as device_results_back.sh)
 # From the repo root there, carrying .device, .data and .peers:
 #   source .device/env.sh && bash scripts/device_fiveop.sh PART...
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" fiveop "pytest blocks" "$@"
 capped="cuda-subwarp-auto[recurrence=5op,min_blocks=3]"
-if [[ $parts == *" blocks "* || $parts == *" peak "* ]]; then  # the peer's build (~1 min)
+if [[ $parts == *" peak "* ]]; then  # the peer's build (~1 min)
     python3 -c "
 import time
 from hmmbench.pairhmm.peers import GpuPairHMMPeer
@@ -22,7 +22,9 @@ b = GpuPairHMMPeer()
 print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
 " 2>&1 | tee -a "$log" &
 fi
-subwarp_precompile cuda-subwarp cuda-subwarp-6op "$capped"
+precompile=(cuda-subwarp cuda-subwarp-6op)
+[[ $parts == *" blocks "* ]] && precompile+=("$capped")
+subwarp_precompile "${precompile[@]}"
 wait
 [[ $parts == *" pytest "* ]] && subwarp_pytest
 run=(python3 -m hmmbench run)
@@ -32,17 +34,14 @@ equal_sets() {  # L...: equal-L sets of 4e9 cells, 65,536..2,000,000 pairs
         echo -d "equal-$L@$n"
     done
 }
-for half in "short 32 64 128 192 256" "long 320 384 448 512 640 768 896 1024"; do
-    set -- $half
-    name=$1; shift
-    # (two runs: each writes its JSON, should the call's time run out in the second)
-    [[ $parts == *" blocks "* ]] && step "blocks-$name" "${run[@]}" $(equal_sets "$@") \
-        -b cuda-subwarp -b cuda-subwarp-6op -b "$capped" -b peer-gpupairhmm --chunking merged \
-        --repeat 3 --sample-pairs 100 --json "$out/subwarp-5op-blocks-$name.json"
-done
+[[ $parts == *" blocks "* ]] && step blocks "${run[@]}" \
+    $(equal_sets 32 64 128 160 192 256 320 384 448 512 640 768 896 1024) \
+    -b cuda-subwarp -b "$capped" --chunking merged --repeat 3 --sample-pairs 100 \
+    --json "$out/subwarp-5op-blocks.json"
 [[ $parts == *" peak "* ]] && step peak "${run[@]}" -d equal-32@4000000 -d equal-64@1953125 \
-    -d equal-128@488281 -d equal-256@122070 -d equal-512@65536 -d equal-896@65536 \
-    -d equal-1024@65536 -b cuda-subwarp -b cuda-subwarp-6op -b peer-gpupairhmm \
+    -d equal-128@488281 -d equal-256@122070 -d equal-384@65536 -d equal-512@65536 \
+    -d equal-640@65536 -d equal-768@65536 -d equal-896@65536 -d equal-1024@65536 \
+    -b cuda-subwarp -b cuda-subwarp-6op -b peer-gpupairhmm \
     --chunking merged --repeat 5 --sample-pairs 200 --json "$out/peer-peak-5op.json"
 [[ $parts == *" chunks "* ]] && step chunks "${run[@]}" -d chunks@5e6 -b cuda-subwarp \
     -b cuda-subwarp-6op --chunking merged --json "$out/subwarp-5op-chunks5e6.json"

@@ -454,9 +454,10 @@ def backends() -> list[Backend]:
                                    "(the path the exponents replaced)"),
         SubwarpBackend("cuda-subwarp-noemistable", bins=NOTABLE_BINS, emis_table=False,
                        description="compare-and-select emissions instead of the shared table"),
-        SubwarpBackend("cuda-subwarp-6op", recurrence="6op",
-                       description="the 6-instruction recurrence (gm_i on the I and D terms) "
-                                   "instead of the 5-instruction one"),
+        SubwarpBackend("cuda-subwarp-6op", small_tiers=SMALL_TIERS, **_CASCADE,
+                       recurrence="6op",
+                       description="as cuda-subwarp with the 6-instruction recurrence (gm_i on "
+                                   "the I and D terms) instead of the 5-instruction one"),
         SubwarpBackend("cuda-subwarp-gatkform", bins=GATKFORM_BINS, recurrence="gatk",
                        description="GATK's 8-instruction recurrence instead of the scaled one"),
         SubwarpBackend("cuda-subwarp-nobins", bins=(), long_config=(32, 16),

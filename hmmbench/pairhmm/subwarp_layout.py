@@ -34,8 +34,8 @@ SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 #: a gain for k <= 16 only).
 DEFAULT_BINS: tuple = (
     (16, 4, 4), (32, 4, 8), (48, 4, 12), (64, 4, 16, 3), (80, 4, 20), (96, 4, 24),
-    (128, 8, 16, 3), (160, 8, 20), (192, 8, 24), (256, 8, 32), (320, 16, 20), (384, 16, 24),
-    (448, 16, 28), (512, 16, 32), (640, 32, 20), (768, 32, 24), (896, 32, 28), (1024, 32, 32),
+    (128, 8, 16, 3), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32), (320, 16, 20, 3), (384, 16, 24),
+    (448, 16, 28), (512, 16, 32), (640, 32, 20, 3), (768, 32, 24, 3), (896, 32, 28), (1024, 32, 32),
 )
 #: Inputs that leave the GPU mostly idle: their kernel time is the dependency chain of their
 #: longest pairs (hap length + p steps of k dependent rows each), not throughput, so they take
