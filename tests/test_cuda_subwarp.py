@@ -101,6 +101,31 @@ def test_inner_loop_counter_reads_sass():
     assert ops == {"FFMA": 1, "FMUL": 1, "SHFL": 1, "BRA": 1}
 
 
+def test_the_wavefront_loop_is_the_densest_in_fp32_and_its_check_block_is_apart():
+    """ptxas can lay a setup loop with a shuffle inside the wavefront's address range: the
+    wavefront is the loop densest in FP32; a predicated forward branch's block (the exponent
+    check) is counted apart."""
+    sass = """
+        /*0100*/                   FFMA R3, R4, R5, R6 ;
+        /*0110*/                   FFMA R3, R4, R5, R6 ;
+        /*0120*/              @P1 BRA 0x150 ;
+        /*0130*/                   FMNMX R8, R3, R9, !PT ;
+        /*0140*/                   FMUL R3, R3, R8 ;
+        /*0150*/                   SHFL.UP PT, R7, R3, 0x1, 0x1800 ;
+        /*0160*/              @!P0 BRA 0x100 ;
+        /*0170*/                   MOV R1, R2 ;
+        /*0180*/                   IADD3 R1, R1, 0x1, RZ ;
+        /*0190*/                   SHFL.IDX PT, R7, R3, 0x1, 0x1f ;
+        /*01a0*/              @!P2 BRA 0x170 ;
+        /*01b0*/                   EXIT ;
+    """
+    main, check = sw.wavefront_loop(sass)
+    assert main == {"FFMA": 2, "BRA": 2, "SHFL": 1}
+    assert check == {"FMNMX": 1, "FMUL": 1}
+    assert sw.inner_loop_counts(sass) == main + check
+    assert sw.wavefront_loop("/*0100*/ EXIT ;") is None
+
+
 # ------------------------------------------------------------------------------------------------
 # The recurrences, emulated in float64 row by row (same coefficients as setup_rows)
 # ------------------------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ from .subwarp_layout import (  # noqa: F401
     host_layout, make_bins, read_items, size_tier, sw_scaled, table_bytes, tiers_param,
     tiers_table)
 from .subwarp_build import (  # noqa: F401
-    FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile)
+    FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile, wavefront_loop)
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources, Lane, Lanes
 from .subwarp_small import SIDE_BINS_FROM, SmallCall

@@ -22,24 +22,46 @@ LAYOUT_SOURCE = "pairhmm/subwarp_layout.cu"
 FP32_OPS = ("FFMA", "FMUL", "FADD")
 
 
-def inner_loop_counts(sass: str) -> Optional[Counter]:
-    """Opcode counts of the innermost loop holding shuffles (the wavefront step loop)."""
-    ins = []
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);", line)
-        if m:
-            ins.append((int(m.group(1), 16), m.group(2).strip()))
+_INSTR = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);")
+_BRANCH = re.compile(r"BRA\s+(?:`\()?\.?\w*?0x([0-9a-f]+)")
+
+
+def _opcode(text: str) -> str:
+    return re.sub(r"^@!?U?P\w+\s+", "", text).split()[0].split(".")[0]
+
+
+def wavefront_loop(sass: str) -> Optional[tuple]:
+    """(opcode counts of the wavefront loop, counts of the blocks inside it that a predicated
+    forward branch skips -- the exponent check), or None: of the backward-branch loops holding
+    SHFL, the one densest in FP32 instructions (ptxas lays some bins' code out of order, so the
+    smallest such loop can be a setup or recompute path interleaved with the wavefront's)."""
+    ins = [(int(m.group(1), 16), m.group(2).strip()) for m in map(_INSTR.match, sass.splitlines())
+           if m]
+    share = lambda body: sum(_opcode(t) in FP32_OPS for _, t in body) / len(body)  # noqa: E731
     best = None
     for addr, text in ins:
-        m = re.search(r"BRA\s+0x([0-9a-f]+)", text)
+        m = _BRANCH.search(text)
         if not m or int(m.group(1), 16) >= addr:
             continue
-        start = int(m.group(1), 16)
-        body = [t for a, t in ins if start <= a <= addr]
-        ops = Counter(re.sub(r"^@!?U?P\w+\s+", "", t).split()[0].split(".")[0] for t in body)
-        if ops.get("SHFL", 0) and (best is None or sum(ops.values()) < sum(best.values())):
-            best = ops
-    return best
+        body = [(a, t) for a, t in ins if int(m.group(1), 16) <= a <= addr]
+        if any(_opcode(t) == "SHFL" for _, t in body) and (best is None or
+                                                          share(body) > share(best)):
+            best = body
+    if best is None:
+        return None
+    skipped, end = set(), best[-1][0]
+    for a, t in best:
+        m = _BRANCH.search(t)
+        if m and t.startswith("@") and a < int(m.group(1), 16) <= end:
+            skipped.update(x for x, _ in best if a < x < int(m.group(1), 16))
+    return (Counter(_opcode(t) for a, t in best if a not in skipped),
+            Counter(_opcode(t) for a, t in best if a in skipped))
+
+
+def inner_loop_counts(sass: str) -> Optional[Counter]:
+    """Opcode counts of the wavefront step loop, its skippable blocks included."""
+    loop = wavefront_loop(sass)
+    return loop[0] + loop[1] if loop else None
 
 
 # ------------------------------------------------------------------------------------------------
