@@ -6,6 +6,8 @@
 #   blocks   one hmmbench run on equal-length sets of 4e9 cells at every bin's top length
 #            (32..1,024): cuda-subwarp (the table's caps) against every bin capped to 3 blocks
 #            (cuda-subwarp-auto[recurrence=5op,min_blocks=3])
+#   short    reads of 16..32 (the p4k4 and p4k8 bins): the table's caps against 6 and 8 blocks
+#            (80 and 64 registers; cuda-subwarp-auto[recurrence=5op,min_blocks=6|8])
 #   peak     the peer suite's sets and 384..768: cuda-subwarp, cuda-subwarp-6op, peer-gpupairhmm
 #   chunks / na12878 / merged   the end-to-end sets through cuda-subwarp (as device_results_back.sh)
 # From the repo root there, carrying .device, .data and .peers:
@@ -24,6 +26,7 @@ print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time
 fi
 precompile=(cuda-subwarp cuda-subwarp-6op)
 [[ $parts == *" blocks "* ]] && precompile+=("$capped")
+[[ $parts == *" short"* ]] && precompile=(cuda-subwarp)  # (the capped ones: 3 bins each)
 subwarp_precompile "${precompile[@]}"
 wait
 [[ $parts == *" pytest "* ]] && subwarp_pytest
@@ -38,6 +41,13 @@ equal_sets() {  # L...: equal-L sets of 4e9 cells, 65,536..2,000,000 pairs
     $(equal_sets 32 64 128 160 192 256 320 384 448 512 640 768 896 1024) \
     -b cuda-subwarp -b "$capped" --chunking merged --repeat 3 --sample-pairs 100 \
     --json "$out/subwarp-5op-blocks.json"
+[[ $parts == *" short "* ]] && step short "${run[@]}" -d equal-16@4000000 -d equal-24@4000000 \
+    -d equal-32@4000000 -b cuda-subwarp -b "cuda-subwarp-auto[recurrence=5op,min_blocks=6]" \
+    -b "cuda-subwarp-auto[recurrence=5op,min_blocks=8]" --chunking merged --repeat 5 \
+    --sample-pairs 200 --json "$out/subwarp-5op-short-blocks.json"
+[[ $parts == *" short2 "* ]] && step short2 "${run[@]}" -d equal-80@625000 -d equal-96@434027 -d equal-128@488281 \
+    -d equal-64@1953125 -b cuda-subwarp -b "$capped" -b "cuda-subwarp-auto[recurrence=5op,min_blocks=4]" \
+    --chunking merged --repeat 5 --sample-pairs 200 --json "$out/subwarp-5op-short-blocks4.json"
 [[ $parts == *" peak "* ]] && step peak "${run[@]}" -d equal-32@4000000 -d equal-64@1953125 \
     -d equal-128@488281 -d equal-256@122070 -d equal-384@65536 -d equal-512@65536 \
     -d equal-640@65536 -d equal-768@65536 -d equal-896@65536 -d equal-1024@65536 \

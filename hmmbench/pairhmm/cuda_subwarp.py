@@ -477,7 +477,7 @@ def families() -> list:
                           alias=lambda q: f"cuda-subwarp-p{q['p']}k{q['k']}",
                           presets=({"p": 8, "k": 16},)),
             BackendFamily("cuda-subwarp-auto",
-                          {"recurrence": tuple(RECURRENCES), "min_blocks": (0, 1, 2, 3, 4)},
+                          {"recurrence": tuple(RECURRENCES), "min_blocks": (0, 1, 2, 3, 4, 6, 8)},
                           {"recurrence": "5op", "min_blocks": 0}, auto_bins)]
 
 
@@ -490,7 +490,8 @@ def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
 def auto_bins(name: str, recurrence: str, min_blocks: int) -> SubwarpBackend:
     """cuda-subwarp with another recurrence, and every bin's kernel capped to ``min_blocks``
     resident blocks of 128 threads (0: the table's caps): 2 blocks leave 255 registers a thread,
-    3 leave 168, 4 leave 128 (warps per scheduler: 2, 3, 4)."""
+    3 leave 168, 4 leave 128, 6 leave 80, 8 leave 64 (warps per scheduler: as many as blocks;
+    the register file is split per scheduler, so no cap lies between 2 and 3 warps each)."""
     bins = DEFAULT_BINS if not min_blocks else \
         tuple((hi, p, k, min_blocks) for hi, p, k, *_ in DEFAULT_BINS)
     return SubwarpBackend(name, bins=bins, small_tiers=SMALL_TIERS, recurrence=recurrence,

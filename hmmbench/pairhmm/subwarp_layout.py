@@ -30,11 +30,12 @@ SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 #: with as little padding as possible, small groups for short reads (short fill and drain), and
 #: at the lengths the H200 sweep measured (docs/subwarp-notes.md) its best (p, k): 64 p4k16, 128
 #: p8k16, 192 p8k24, 256 p8k32, 384 p16k24, 448 p16k28, 512 p16k32, 768 p32k24, 896 p32k28, 1024
-#: p32k32. Min blocks 3 caps registers at 168 (3 warps per scheduler): with the 5-op recurrence a
-#: gain up to k = 24, on the H100 (results/h100/subwarp-5op-blocks.json); k = 28, 32 spill.
+#: p32k32. Min blocks N caps registers (3: 168, 4: 128, 6: 80) for N warps per scheduler: with
+#: the 5-op recurrence a gain wherever the bin's kernel fits without spills in its loop, on the
+#: H100 (results/h100/subwarp-5op-blocks.json, subwarp-5op-short-blocks*.json); k = 28, 32 spill.
 DEFAULT_BINS: tuple = (
-    (16, 4, 4), (32, 4, 8), (48, 4, 12), (64, 4, 16, 3), (80, 4, 20), (96, 4, 24),
-    (128, 8, 16, 3), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32), (320, 16, 20, 3), (384, 16, 24),
+    (16, 4, 4), (32, 4, 8, 6), (48, 4, 12, 4), (64, 4, 16, 4), (80, 4, 20, 3), (96, 4, 24, 3),
+    (128, 8, 16, 4), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32), (320, 16, 20, 3), (384, 16, 24),
     (448, 16, 28), (512, 16, 32), (640, 32, 20, 3), (768, 32, 24, 3), (896, 32, 28), (1024, 32, 32),
 )
 #: Inputs that leave the GPU mostly idle: their kernel time is the dependency chain of their
