@@ -8,6 +8,8 @@
 #            (cuda-subwarp-auto[recurrence=5op,min_blocks=3])
 #   short    reads of 16..32 (the p4k4 and p4k8 bins): the table's caps against 6 and 8 blocks
 #            (80 and 64 registers; cuda-subwarp-auto[recurrence=5op,min_blocks=6|8])
+#   expabove reads of 320..640 without exponents (cuda-subwarp-exp-above[exp_above=N]: their
+#            underflows through the queue cascade) against cuda-subwarp (exponents above 256)
 #   peak     the peer suite's sets and 384..768: cuda-subwarp, cuda-subwarp-6op, peer-gpupairhmm
 #   chunks / na12878 / merged   the end-to-end sets through cuda-subwarp (as device_results_back.sh)
 # From the repo root there, carrying .device, .data and .peers:
@@ -24,9 +26,12 @@ b = GpuPairHMMPeer()
 print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
 " 2>&1 | tee -a "$log" &
 fi
+above=("cuda-subwarp-exp-above[exp_above=384]" "cuda-subwarp-exp-above[exp_above=448]"
+    "cuda-subwarp-exp-above[exp_above=512]" "cuda-subwarp-exp-above[exp_above=640]")
 precompile=(cuda-subwarp cuda-subwarp-6op)
 [[ $parts == *" blocks "* ]] && precompile+=("$capped")
 [[ $parts == *" short"* ]] && precompile=(cuda-subwarp)  # (the capped ones: 3 bins each)
+[[ $parts == *" expabove "* ]] && precompile=(cuda-subwarp "${above[@]}")
 subwarp_precompile "${precompile[@]}"
 wait
 [[ $parts == *" pytest "* ]] && subwarp_pytest
@@ -48,6 +53,9 @@ equal_sets() {  # L...: equal-L sets of 4e9 cells, 65,536..2,000,000 pairs
 [[ $parts == *" short2 "* ]] && step short2 "${run[@]}" -d equal-80@625000 -d equal-96@434027 -d equal-128@488281 \
     -d equal-64@1953125 -b cuda-subwarp -b "$capped" -b "cuda-subwarp-auto[recurrence=5op,min_blocks=4]" \
     --chunking merged --repeat 5 --sample-pairs 200 --json "$out/subwarp-5op-short-blocks4.json"
+[[ $parts == *" expabove "* ]] && step expabove "${run[@]}" $(equal_sets 320 384 448 512 640) \
+    -b cuda-subwarp $(printf -- '-b %s ' "${above[@]}") --chunking merged --repeat 3 \
+    --sample-pairs 400 --json "$out/subwarp-5op-exp-above.json"
 [[ $parts == *" peak "* ]] && step peak "${run[@]}" -d equal-32@4000000 -d equal-64@1953125 \
     -d equal-128@488281 -d equal-256@122070 -d equal-384@65536 -d equal-512@65536 \
     -d equal-640@65536 -d equal-768@65536 -d equal-896@65536 -d equal-1024@65536 \

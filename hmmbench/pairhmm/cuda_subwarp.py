@@ -428,6 +428,8 @@ class SubwarpBackend(Backend):
 #: underflow in practice (27-47 % of them at 768..1,024 bases); the bins of shorter reads run the
 #: float32 kernel alone and recompute their rare underflows in float32 with exponents first.
 _CASCADE = {"exp_scale": True, "exp_above": 256, "exp_recompute": True}
+#: bin limits the exponents may start above (the cuda-subwarp-exp-above family)
+EXP_ABOVE_AXIS = (256, 320, 384, 448, 512, 640, 768)
 
 
 def backends() -> list[Backend]:
@@ -470,7 +472,8 @@ def backends() -> list[Backend]:
 
 def families() -> list:
     """The sub-warp p x k axes: ``hmmbench run -b cuda-subwarp-fixed --axis p=4,8 --axis k=16``;
-    cuda-subwarp's recurrence and register cap: ``-b cuda-subwarp-auto --axis min_blocks=2,3``."""
+    cuda-subwarp's recurrence and register cap: ``-b cuda-subwarp-auto --axis min_blocks=2,3``;
+    the longest reads without exponents: ``-b cuda-subwarp-exp-above --axis exp_above=384``."""
     from ..registry import BackendFamily
     return [BackendFamily("cuda-subwarp-fixed", {"p": SUPPORTED_P, "k": SUPPORTED_K},
                           {"p": 8, "k": 16}, fixed_pk,
@@ -478,7 +481,10 @@ def families() -> list:
                           presets=({"p": 8, "k": 16},)),
             BackendFamily("cuda-subwarp-auto",
                           {"recurrence": tuple(RECURRENCES), "min_blocks": (0, 1, 2, 3, 4, 6, 8)},
-                          {"recurrence": "5op", "min_blocks": 0}, auto_bins)]
+                          {"recurrence": "5op", "min_blocks": 0}, auto_bins),
+            BackendFamily("cuda-subwarp-exp-above", {"exp_above": EXP_ABOVE_AXIS},
+                          {"exp_above": _CASCADE["exp_above"]},
+                          lambda name, exp_above: auto_bins(name, "5op", 0, exp_above))]
 
 
 def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
@@ -487,13 +493,16 @@ def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
                           description=f"one fixed p{p}k{k} kernel (multi-tile beyond {p * k})")
 
 
-def auto_bins(name: str, recurrence: str, min_blocks: int) -> SubwarpBackend:
+def auto_bins(name: str, recurrence: str, min_blocks: int, exp_above: int = 256) -> SubwarpBackend:
     """cuda-subwarp with another recurrence, and every bin's kernel capped to ``min_blocks``
     resident blocks of 128 threads (0: the table's caps): 2 blocks leave 255 registers a thread,
     3 leave 168, 4 leave 128, 6 leave 80, 8 leave 64 (warps per scheduler: as many as blocks;
-    the register file is split per scheduler, so no cap lies between 2 and 3 warps each)."""
+    the register file is split per scheduler, so no cap lies between 2 and 3 warps each);
+    exponents in the bins of reads over ``exp_above`` (shorter ones: float32 alone, their
+    underflows through the queue cascade)."""
     bins = DEFAULT_BINS if not min_blocks else \
         tuple((hi, p, k, min_blocks) for hi, p, k, *_ in DEFAULT_BINS)
     return SubwarpBackend(name, bins=bins, small_tiers=SMALL_TIERS, recurrence=recurrence,
-                          **_CASCADE, description=f"cuda-subwarp, {recurrence} recurrence, "
-                          f"min blocks {min_blocks or 'of the table'}")
+                          **{**_CASCADE, "exp_above": exp_above},
+                          description=f"cuda-subwarp, {recurrence} recurrence, min blocks "
+                          f"{min_blocks or 'of the table'}, exponents above {exp_above}")
