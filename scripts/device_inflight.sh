@@ -28,10 +28,11 @@ flights="${SW_IN_FLIGHT:-1 4}"
 python3 - <<'PY' 2>&1 | tee -a "$log"
 import time
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 t = time.time()
 names = ("cuda-subwarp", "cuda-subwarp-batched", "cuda-subwarp-exp-long",
          "cuda-subwarp-f64rescue")  # as device_exp.sh
-pick = [b for b in sw.backends() if b.name in names]
+pick = [b for b in swv.backends() if b.name in names]
 print("precompiled", sw.precompile(pick), "kernels in", round(time.time() - t, 1), "s")
 PY
 if [[ $parts == *" pytest "* ]]; then

@@ -27,8 +27,9 @@ PY
     python3 - <<'PY' 2>&1 | tee -a "$log"
 import time
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 t = time.time()
-print("cuda-subwarp: precompiled", sw.precompile(sw.backends()[:1]), "kernels in",
+print("cuda-subwarp: precompiled", sw.precompile(swv.backends()[:1]), "kernels in",
       round(time.time() - t, 1), "s")
 PY
     wait

@@ -17,8 +17,9 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu -
 python3 - <<'PY' 2>&1 | tee "$OUT/precompile.txt"
 import time
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 t = time.time()
-variants = sw.backends()
+variants = swv.backends()
 extra = []
 for b in variants[:3]:  # the tests' recompute-everything runs (auto, and two element variants)
     x = sw.SubwarpBackend(b.name, bins=b._bins_table, long_config=b._long, emis_table=b._table,
@@ -38,6 +39,7 @@ import numpy as np
 out_dir, parts = sys.argv[1], set(sys.argv[2:])
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.datasets import resolve
 from cpu_reference.pairhmm import forward_log10
 results = {"gpu": glue.gpu_name(), "device": glue.device_attributes()}
@@ -53,7 +55,7 @@ def load(name):
 
 # ---------------- correctness ----------------
 if "correct" in parts:
-    variants = {b.name: b for b in sw.backends()}
+    variants = {b.name: b for b in swv.backends()}
     sets = os.environ.get("SW_CORRECT_SETS", "tiny 10s gkl-testdata gatk-java 1m equal-32@512 "
                           "equal-100@512 equal-256@256 shape-1100x700@64 shape-151x521@512 "
                           "ren18-t3.26@512 chunks@20000").split()
@@ -157,7 +159,7 @@ if "sweep" in parts:
             except Exception as exc:
                 print(f"  L={L} p{bp}k{bk} mb{mb} failed: {exc}")
             b.close()
-        auto = sw.backends()[0]
+        auto = swv.backends()[0]
         kt, ex = kernel_time(auto, ps)
         f32 = ex.info["float32_kernel_s"]
         row["auto"] = {"kernel_s": kt, "gcups": cells / kt / 1e9, "bins": ex.info["bins"],
@@ -189,7 +191,7 @@ if "e2e" in parts:
     e2e_res = {}
     for name in os.environ.get("SW_E2E_SETS", "10s 1m").split():
         ps = load(name)
-        for b in sw.backends()[:int(os.environ.get("SW_E2E_VARIANTS", "6"))]:
+        for b in swv.backends()[:int(os.environ.get("SW_E2E_VARIANTS", "6"))]:
             med, ex = e2e(b, ps)
             e2e_res[f"{name}|{b.name}"] = {**med, "cells": ps.cells, "fallback": ex.n_fallback}
             print(f"{name:4s} {b.name:28s} wall={med['wall']*1e3:.3f}ms prep={med['prep']*1e3:.3f} "
@@ -229,7 +231,7 @@ if "e2e" in parts:
     # NA12878-sized chunk set: each piece generated (not timed), then run (timed), then dropped.
     d = resolve("chunks-na12878")
     n_pieces = int(os.environ.get("SW_E2E_PIECES", "1000"))
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     if os.environ.get("SW_E2E_THREADS"):
         b.prep_threads = int(os.environ["SW_E2E_THREADS"])
     if os.environ.get("SW_E2E_CHUNK"):

@@ -18,7 +18,7 @@ status=0
 
 if [[ " $PARTS " == *" pytest "* ]]; then
   # A fresh machine has an empty PyCUDA cache: every cuda-subwarp kernel, nvcc in parallel.
-  python3 -c "from hmmbench.pairhmm import cuda_subwarp as sw; print('precompiled', sw.precompile(sw.backends()))" 2>&1 | tee -a "$log"
+  python3 -c "from hmmbench.pairhmm import cuda_subwarp as sw, cuda_subwarp_variants as swv; print('precompiled', sw.precompile(swv.backends()))" 2>&1 | tee -a "$log"
   # the CUDA twins on the GPU (the profile warp kernels now build from kernels_common/profile/
   # warp.h: their GPU tests against the reference), the OpenCL twins on every OpenCL device here
   # (NVIDIA's: the PTX path, and the forced local-memory path)

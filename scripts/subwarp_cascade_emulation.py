@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import subwarp_scaling as emu  # noqa: E402
 from cpu_reference.pairhmm import forward_log10  # noqa: E402
 from hmmbench.pairhmm import cuda_subwarp as sw  # noqa: E402
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.datasets import resolve  # noqa: E402
 from pairgen import deep_pairs  # noqa: E402
 
@@ -31,7 +32,7 @@ def main() -> int:
     ap.add_argument("sets", nargs="+")
     ap.add_argument("--json")
     args = ap.parse_args()
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     out = {}
     for name in args.sets:
         t = time.time()

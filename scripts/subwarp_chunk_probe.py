@@ -37,10 +37,11 @@ def main() -> int:
     fake.install()
     fake.quiet()
     from hmmbench.pairhmm import cuda_subwarp as sw
+    from hmmbench.pairhmm import cuda_subwarp_variants as swv
     from hmmbench.pairhmm.datasets import resolve
     ds = resolve(args.set)
     calls = list(ds.chunk_loader()) if ds.loader is None else [ds.load()]
-    b = {x.name: x for x in sw.backends()}[args.backend]
+    b = {x.name: x for x in swv.backends()}[args.backend]
     if args.threads:
         b.prep_threads = args.threads
     first_h2d = _first_upload_clock(fake)

@@ -56,6 +56,7 @@ if sys.argv[1] == "--compare":
 tree = sys.argv[1]
 sys.path.insert(0, tree)
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 
@@ -68,7 +69,7 @@ cases = []
 regions = launches(resolve("1m").load(), "original")[:12]
 extra = [resolve(name).load() for name in os.environ.get("SW_SETS", "").split(",") if name]
 for name in sys.argv[3].split(","):
-    b = {x.name: x for x in sw.backends()}[name]
+    b = {x.name: x for x in swv.backends()}[name]
     if "SW_SMALL_BELOW" in os.environ:
         b.small_below = int(os.environ["SW_SMALL_BELOW"])
     if "SW_PREP_THREADS" in os.environ:

@@ -37,10 +37,11 @@ def main() -> int:
     fake.install()
     fake.quiet()
     from hmmbench.pairhmm import cuda_subwarp as sw
+    from hmmbench.pairhmm import cuda_subwarp_variants as swv
     from hmmbench.pairhmm.datasets import resolve
     from hmmbench.pairhmm.datasets.chunking import launches
     regions = launches(resolve("1m").load(), "original")
-    b = {x.name: x for x in sw.backends()}[args.backend]
+    b = {x.name: x for x in swv.backends()}[args.backend]
     out = {"tree": args.tree, "backend": b.name, "calls": len(regions), "passes": args.passes}
     out["driver_calls_per_call"] = per_call = driver_calls(fake, b, regions)
     print(f"{b.name}: driver calls per region call: " + ", ".join(

@@ -19,6 +19,7 @@ import threading
 import time
 
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm import subwarp_call as call_mod
 from hmmbench.pairhmm.datasets import resolve
 
@@ -129,7 +130,7 @@ def main() -> int:
     name, values = args.setting.split("=") if args.setting else ("setting", None)
     values = [int(v) for v in values.split(",")] if values else [None]
     rec = Recorder()
-    b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
+    b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
     out = {"gpu": None, "set": args.set, "piece": args.piece, "pairs": ps.n_pairs,
            "setting": name, "runs": []}
     for r in range(args.rounds):

@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from hmmbench.pairhmm.model import PairSet
@@ -103,7 +104,7 @@ def main() -> int:
     a, c = (int(v) for v in values.split(","))
     modes = ({"side_by_side": a, "one_stream": c} if name == "side_bins_from"
              else {f"{name}={a}": a, f"{name}={c}": c})
-    b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
+    b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
     out = {"gpu": b.device_name(), "setting": name, "values": [a, c],
            "side_bins_from": sw.SIDE_BINS_FROM, "rounds": args.rounds, "calls": args.calls,
            "sets": {}}

@@ -25,6 +25,7 @@ import time
 
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from probe_profile import profile_calls  # scripts/, beside this file
@@ -57,7 +58,7 @@ def in_flight_passes(b, regions, passes: int, n: int) -> dict:
 
 def percall(passes: int, in_flight=(1,)) -> dict:
     regions = launches(resolve("1m").load(), "original")
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     for p in regions:  # warm-up: compiles, allocates
         b.run(p)
     walls, host, kernels, totals = [], [], [], []
@@ -89,7 +90,7 @@ def spread_probe(n: int, name: str) -> dict:
     rows = {}
     for label, idle, threads in (("back-to-back", 0.0, 0), ("after 2 s idle", 2.0, 0),
                                  ("one staging thread", 0.0, 1)):
-        b = sw.backends()[0]
+        b = swv.backends()[0]
         b.prep_threads = threads
         b.run(pairs)  # warm-up
         passes = []
@@ -129,7 +130,7 @@ def main() -> int:
                                     [int(x) for x in args.in_flight.split(",") if x.strip()])
     if "cell" in args.parts:
         from subwarp_host_probe import cell_passes  # scripts/, beside this file
-        b = sw.backends()[0]
+        b = swv.backends()[0]
         result["cell"] = {}
         for n in [int(x) for x in args.in_flight.split(",") if x.strip()]:
             cell = result["cell"][n] = cell_passes(b, n, args.passes)

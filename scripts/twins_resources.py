@@ -27,7 +27,7 @@ from inter_task_resources import ARCH, SASS_LINE, opcode_mix
 
 from hmmbench.apis import cuda as cuda_api
 from hmmbench.apis import opencl as opencl_api
-from hmmbench.pairhmm import cuda_subwarp, opencl_subwarp
+from hmmbench.pairhmm import cuda_subwarp, cuda_subwarp_variants, opencl_subwarp
 from hmmbench.pairhmm.subwarp_layout import DEFAULT_BINS, DEFAULT_LONG, make_bins
 
 
@@ -88,7 +88,7 @@ def sass(cubin: Path, cells_per_trip: int) -> dict:
 
 def subwarp_rows(work: Path) -> list:
     kit = opencl_api.device_kit("NVIDIA")
-    cuda_b = cuda_subwarp.backends()[0]
+    cuda_b = cuda_subwarp_variants.backends()[0]
     ocl_b = opencl_subwarp.backends(device="NVIDIA")[0]
     rows = []
     for b in make_bins(DEFAULT_BINS, DEFAULT_LONG, 2000):

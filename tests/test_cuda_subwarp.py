@@ -17,6 +17,7 @@ import pytest
 from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
@@ -201,7 +202,7 @@ def test_each_recurrence_with_identity_padding_rows_matches_the_reference(form, 
 # ------------------------------------------------------------------------------------------------
 def _specializations():
     seen = {}
-    for b in sw.backends():
+    for b in swv.backends():
         for bin_ in sw.make_bins(b._bins_table, b._long, 2000):
             d = b.defines(bin_)
             d.pop("SW_BIN_MIN"); d.pop("SW_BIN_MAX")
@@ -261,9 +262,9 @@ def _check(backend, ps, tol=TOL):
 
 
 @gpu
-@pytest.mark.parametrize("name", [b.name for b in sw.backends()])
+@pytest.mark.parametrize("name", [b.name for b in swv.backends()])
 def test_variant_matches_reference_on_ragged_batches(name):
-    b = {x.name: x for x in sw.backends()}[name]
+    b = {x.name: x for x in swv.backends()}[name]
     _check(b, ragged(seed=13, batches=10, max_read=300, max_hap=300))
     _check(b, ragged(seed=14, batches=6, max_read=20, max_hap=30, gcp_varies=False))
 
@@ -271,7 +272,7 @@ def test_variant_matches_reference_on_ragged_batches(name):
 @gpu
 def test_long_reads_take_the_multi_tile_path():
     ps = generate_fixed(1100, 1300, 32, seed=3)
-    ex = _check(sw.backends()[0], ps)
+    ex = _check(swv.backends()[0], ps)
     assert any("-mt" in k for k in ex.info["bins"])
 
 
@@ -284,13 +285,13 @@ def test_float32_underflows_are_recomputed_in_double_on_the_gpu():
                   ord("T"): ord("A")}[c] for c in read)  # every base mismatches
     q = b"I" * m
     ps = pack([Batch([Read(read, q, q, q, b"+" * m)], [comp, read])])
-    ex = _check({x.name: x for x in sw.backends()}["cuda-subwarp-f64rescue"], ps)
+    ex = _check({x.name: x for x in swv.backends()}["cuda-subwarp-f64rescue"], ps)
     assert ex.n_fallback == 1
     # cuda-subwarp: its 200-base reads' bin has no exponents; the cascade's float32 kernel
     # with exponents holds the pair
-    ex = _check(sw.backends()[0], ps)
+    ex = _check(swv.backends()[0], ps)
     assert ex.n_fallback == 0 and ex.info["exp_recomputed"] == 1
-    exp_all = _check({x.name: x for x in sw.backends()}["cuda-subwarp-exp-all"], ps)
+    exp_all = _check({x.name: x for x in swv.backends()}["cuda-subwarp-exp-all"], ps)
     assert exp_all.n_fallback == 0 and exp_all.info["exp_recomputed"] == 0
 
 
@@ -298,7 +299,7 @@ def test_float32_underflows_are_recomputed_in_double_on_the_gpu():
 def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
     """GATK's gap penalty: every pair exact without the float64 recompute, down past 1e-300
     (the emulation's proof, tests/test_subwarp_scaling.py, run by the kernel itself)."""
-    b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
+    b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
     ps = PairSet.concatenate([deep_pairs(1, 64, gcp_q=(10, 11)),
                               deep_pairs(2, 24, length=(500, 1024), mismatch=(0, 0.5),
                                          gcp_q=(10, 11)),
@@ -333,16 +334,16 @@ def test_a_gap_quality_of_0_sends_its_pairs_to_the_6op_double_kernel_and_they_ar
         lo, hi = ps.read_offsets[r], ps.read_offsets[r + 1]
         gcp[lo + (hi - lo) * 2 // 3] = 0
     ps = dataclasses.replace(ps, gcp_qual=gcp)
-    for b in (sw.backends()[0], {x.name: x for x in sw.backends()}["cuda-subwarp-exp-all"]):
+    for b in (swv.backends()[0], {x.name: x for x in swv.backends()}["cuda-subwarp-exp-all"]):
         ex = _check(b, ps)
         assert ex.n_fallback == zeroed.sum() == 12, b.name
-    ex = _check({x.name: x for x in sw.backends()}["cuda-subwarp-6op"], ps)
+    ex = _check({x.name: x for x in swv.backends()}["cuda-subwarp-6op"], ps)
     assert ex.n_fallback == 0
 
 
 @gpu
 def test_exponent_pairs_they_cannot_hold_go_to_float64_and_every_pair_is_exact():
-    b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
+    b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
     ps = PairSet.concatenate([deep_pairs(4, 48, length=(150, 300), gcp_q=(10, 25)),
                               ragged(seed=13, batches=10, max_read=300, max_hap=300)])
     ex = _check(b, ps)
@@ -358,7 +359,7 @@ def test_exponent_pairs_they_cannot_hold_go_to_float64_and_every_pair_is_exact()
 @pytest.mark.parametrize("name", ["cuda-subwarp", "cuda-subwarp-gatkform",
                                   "cuda-subwarp-f64rescue"])
 def test_every_recompute_kernel_matches_the_reference_when_every_pair_is_recomputed(name):
-    b = {x.name: x for x in sw.backends()}[name]
+    b = {x.name: x for x in swv.backends()}[name]
     b.recompute_all = True  # every pair through the float64 kernels of every queue
     ps = PairSet.concatenate([ragged(seed=15, batches=10, max_read=300, max_hap=300),
                               generate_fixed(700, 400, 8, seed=4)])
@@ -376,8 +377,8 @@ def test_every_recompute_kernel_matches_the_reference_when_every_pair_is_recompu
 def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
     """The small call's path (one stream, sw_layout_small, one copy back) against the full one
     (three layout launches, bins on their streams): the same results, fallbacks and bins."""
-    small = {x.name: x for x in sw.backends()}[name]
-    full = {x.name: x for x in sw.backends()}[name]
+    small = {x.name: x for x in swv.backends()}[name]
+    full = {x.name: x for x in swv.backends()}[name]
     full.small_below = 0
     streams = []
     for ps in (ragged(seed=13, batches=10, max_read=300, max_hap=300),
@@ -407,7 +408,7 @@ def test_batched_calls_in_flight_are_the_calls_alone():
     from hmmbench.pairhmm.datasets.chunking import launches
     from hmmbench.runner.cell import joined_values, run_launches
     regions = launches(resolve("1m").load(), "original")[:20]
-    by = {x.name: x for x in sw.backends()}
+    by = {x.name: x for x in swv.backends()}
     alone = joined_values(run_launches(by["cuda-subwarp"], regions)[0])
     outs = run_launches(by["cuda-subwarp-batched"], regions, in_flight=8)[0]
     assert [e.info.get("batched_calls") for e in outs] == [8] * 16 + [4] * 4
@@ -682,7 +683,7 @@ def test_bin_cells_sum_read_times_haplotype_lengths():
 def _tier_configs(pairs, rows) -> tuple:
     """(p, k) of the bins ``rows`` give ``pairs``, and of the backend's bins for them."""
     want = [(b.p, b.k) for b in sw.make_bins(rows, sw.DEFAULT_LONG, pairs.max_read_length)]
-    return want, [(b.p, b.k) for b in sw.backends()[0].bins_for(pairs)]
+    return want, [(b.p, b.k) for b in swv.backends()[0].bins_for(pairs)]
 
 
 def test_inputs_take_the_first_size_tier_that_holds_them():
@@ -718,7 +719,7 @@ def test_reads_of_batches_without_haplotypes_make_no_items():
 def test_empty_sequences_are_refused_only_when_they_form_a_pair():
     r = Read(b"ACGT", b"IIII", b"IIII", b"IIII", b"++++")
     empty = Read(b"", b"", b"", b"", b"")
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     assert b.refuse_reason(pack([Batch([r], [b"ACG"])])) is None
     assert "empty" in b.refuse_reason(pack([Batch([r, empty], [b"ACG"])]))
     assert b.refuse_reason(pack([Batch([empty], []), Batch([r], [b"ACG"])])) is None

@@ -125,7 +125,7 @@ def test_work_groups_shrink_until_the_emission_table_fits_local_memory():
 
 
 def test_registered_with_the_cuda_twins_bins():
-    from hmmbench.pairhmm.cuda_subwarp import backends as cuda_backends
+    from hmmbench.pairhmm.cuda_subwarp_variants import backends as cuda_backends
     ocl_exp, ocl_batched, ocl = backends()
     cuda = cuda_backends()[0]
     assert ocl.name == "opencl-subwarp-f64rescue" and ocl.family == cuda.family == "subwarp"

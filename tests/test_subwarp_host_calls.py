@@ -13,6 +13,7 @@ import pytest
 
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
@@ -147,7 +148,7 @@ def fake_cuda(monkeypatch):
 
 def test_repeated_calls_allocate_create_and_compile_nothing(fake_cuda):
     regions = launches(resolve("shape-100x150@2000").load(), "original")   # 125 small regions
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     first = [b.run(p) for p in regions]
     after_first = Counter(fake_cuda.calls)
     again = [b.run(p) for p in regions]
@@ -163,7 +164,7 @@ def test_repeated_calls_allocate_create_and_compile_nothing(fake_cuda):
 
 def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     pairs = resolve("shape-100x150@3000").load()
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     b.chunk_pairs = 1000       # three chunks, staged by worker threads
     ex = b.run(pairs)
     assert ex.info["chunks"] == 3 and len(ex.log10) == pairs.n_pairs
@@ -187,7 +188,7 @@ def test_a_multi_chunk_calls_chunks_upload_their_own_bytes(fake_cuda):
     pairs = resolve("shape-100x150@3000").load()
     sizes = {}
     for ramp in (True, False):
-        b = sw.backends()[0]
+        b = swv.backends()[0]
         b.chunk_pairs, b.ramp_chunks = 1000, ramp
         fake_cuda.uploads.clear()
         ex = b.run(pairs)
@@ -207,7 +208,7 @@ def test_batched_calls_in_flight_are_one_call_each(fake_cuda):
     and 2 regions): 3 uploads, 3 copies back, one lane, the same bin launches as the calls'
     pairs merged; each region gets its own pairs' results."""
     regions = launches(resolve("shape-100x150@2000").load(), "original")[:10]
-    b = {x.name: x for x in sw.backends()}["cuda-subwarp-batched"]
+    b = {x.name: x for x in swv.backends()}["cuda-subwarp-batched"]
     assert b.params["batch_calls"] is True
     b.run(regions[0])                          # warm-up: plan, lane, buffers
     before = Counter(fake_cuda.calls)
@@ -221,7 +222,7 @@ def test_batched_calls_in_flight_are_one_call_each(fake_cuda):
 
 def test_calls_in_flight_each_on_a_lane_of_its_own(fake_cuda, monkeypatch):
     regions = launches(resolve("shape-100x150@2000").load(), "original")[:20]
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     log = []
     take, result = Lanes.take, SubwarpHandle.result
 
@@ -261,7 +262,7 @@ def test_calls_in_flight_each_on_a_lane_of_its_own(fake_cuda, monkeypatch):
             busy.remove(i)
     assert [i for what, i in log if what == "take"][:6] == [0, 1, 2, 0, 1, 2]
     # one call at a time: lane 0 only, as before
-    one = sw.backends()[0]
+    one = swv.backends()[0]
     for p in regions[:4]:
         one.run(p)
     assert len(one._lanes.all) == 1
@@ -269,7 +270,7 @@ def test_calls_in_flight_each_on_a_lane_of_its_own(fake_cuda, monkeypatch):
 
 def test_lanes_are_bounded_the_oldest_call_collected_first(fake_cuda):
     regions = launches(resolve("shape-100x150@2000").load(), "original")
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     handles = [b.submit(p) for p in regions[:MAX_LANES + 1]]
     assert len(b._lanes.all) == MAX_LANES
     assert handles[0].call is None and handles[1].call is not None  # the oldest was collected
@@ -291,7 +292,7 @@ def _spent(drv, b, pairs) -> tuple:
 def test_a_small_call_issues_few_driver_calls(fake_cuda):
     """One stream, five events, one layout launch, one copy back (issue 13 point 5: the host
     issuing driver calls bounds a per-region call); fails if events or waits come back."""
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     for p in launches(resolve("shape-100x150@2000").load(), "original")[:12]:
         spent, _, _, ex = _spent(fake_cuda, b, p)
         bins = b.bins_for(p)
@@ -325,7 +326,7 @@ def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
     ps = resolve("shape-100x150@3000").load()
     ps = PairSet.concatenate([ps, resolve("shape-200x250@64").load()])  # two bins
     assert ps.n_pairs >= SIDE_BINS_FROM
-    by = {x.name: x for x in sw.backends()}
+    by = {x.name: x for x in swv.backends()}
     for name, n_streams in (("cuda-subwarp", 2), ("cuda-subwarp-nostreams", 1)):
         b = by[name]
         spent, launched, _, ex = _spent(fake_cuda, b, ps)
@@ -371,7 +372,7 @@ def test_queues_of_bins_without_exponents_are_cascades():
     queues recompute in float32 with exponents first; the queue of longer reads (exponent bins,
     multi-tile) stays a double kernel. Not in -exp-all, -exp-long, -f64rescue, or when every
     pair is sent to float64."""
-    by = {x.name: x for x in sw.backends()}
+    by = {x.name: x for x in swv.backends()}
     bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 2000)
     queue_bins, queue_of, cascade = by["cuda-subwarp"].queue_plan(bins)
     for q, c in zip(queue_bins, cascade):
@@ -393,7 +394,7 @@ def test_a_cascades_kernels_read_and_fill_the_right_queue_levels(fake_cuda):
     (items, head) and hands its failures to the second level (head 8 x n_bins further, the
     second item buffer), which the double kernel then reads."""
     region = launches(resolve("shape-100x150@2000").load(), "original")[0]
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     _, launched, _, ex = _spent(fake_cuda, b, region)
     nb = len(b.bins_for(region))
     names = [dict(name[1][1])["SW_DOUBLE"] if name[0] == "subwarp_forward" else None
@@ -416,7 +417,7 @@ def test_a_small_call_stages_and_launches_as_the_full_path(fake_cuda):
     """The same bytes uploaded and the same bin and recompute kernels (grid, block, shared
     bytes, sizes) as the full path; only the layout launches and the waits and events go."""
     region = launches(resolve("1m").load(), "original")[3]
-    small, full = sw.backends()[0], sw.backends()[0]
+    small, full = swv.backends()[0], swv.backends()[0]
     full.small_below = 0
     s_calls, s_launch, s_up, s_ex = _spent(fake_cuda, small, region)
     f_calls, f_launch, f_up, f_ex = _spent(fake_cuda, full, region)
@@ -449,7 +450,7 @@ def test_each_chunks_results_come_back_after_its_kernels_into_their_place(fake_c
             copies.append((int(src), len(dst), stream))
             dst[:] = (int(src) - base) // 8 + np.arange(len(dst))
     monkeypatch.setattr(fake_cuda, "memcpy_dtoh_async", d2h)
-    b = {x.name: x for x in sw.backends()}["cuda-subwarp"]
+    b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
     b.chunk_pairs = 1000
     ex = b.run(ps)
     bp = ps.batch_pairs
@@ -472,7 +473,7 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
         # cascade and chunk one more launch (the float32 recompute with exponents before the
         # double one) with its two events and their time queries (3 chunks of one fed queue;
         # 1m: one chunk, three fed queues)
-        by = {x.name: x for x in sw.backends()}
+        by = {x.name: x for x in swv.backends()}
         chunked = by[name]
         chunked.chunk_pairs = 1000
         spent, *_ = _spent(fake_cuda, chunked, chunked_set)
@@ -482,7 +483,7 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
                                "memset": 3, "record": 30 + 3 + 2 * extra + 2 * more,
                                "sync": 1 + 3, "time_since": 29 + 3 + 2 * extra + 2 * more,
                                "wait": 20}
-        spent, *_ = _spent(fake_cuda, {x.name: x for x in sw.backends()}[name], whole)
+        spent, *_ = _spent(fake_cuda, {x.name: x for x in swv.backends()}[name], whole)
         assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9 + more, "memset": 1,
                                "record": 21 + 2 * more, "sync": 2,
                                "time_since": 20 + 2 * more, "wait": 16}
@@ -638,7 +639,7 @@ def test_a_small_calls_arguments_pack_as_their_signatures_say(fake_cuda):
     """Every launch of small calls: as many arguments as its prepared signature has, and packed
     (PyCUDA packs with struct) into the same bytes as the np.uintp / np.int32 the full path
     passes -- device addresses go as Python ints."""
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     regions = launches(resolve("shape-100x150@2000").load(), "original")[:6]
     regions.append(resolve("shape-1100x700@64").load())  # multi-tile bins: scratch
     for p in regions:
@@ -656,7 +657,7 @@ def test_accept_gives_the_lengths_and_refuses_empty_pairs(fake_cuda):
     """``_accept`` (every call; a few haplotypes in Python, many in numpy): the longest read
     and haplotype and the read lengths of the PairSet's own properties; an empty haplotype or
     read refused only where it forms a pair, either way."""
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     few, many = ragged_pairs(seed=41, batches=3), ragged_pairs(seed=42, batches=60)
     assert len(few.hap_offsets) <= 64 < len(many.hap_offsets)
     for ps in (few, many):

@@ -64,8 +64,9 @@ def test_the_cascades_queue_configurations_hold_short_underflowing_pairs_in_floa
     with GATK's gap penalty none goes on to float64 (the same on 10s's 24 and 1m's 68 such
     pairs: docs/evidence/subwarp-cascade-emulation.json)."""
     from hmmbench.pairhmm import cuda_subwarp as sw
+    from hmmbench.pairhmm import cuda_subwarp_variants as swv
     ps = deep_pairs(11, 96, length=(100, 257), gcp_q=(10, 11))
-    b = sw.backends()[0]
+    b = swv.backends()[0]
     queue_bins, _, cascade = b.queue_plan(b.bins_for(ps))
     table = tuple((q.hi, q.p, q.k) for q, c in zip(queue_bins, cascade) if c)
     assert table == ((128, 16, 8), (256, 32, 8)) and all(cascade)

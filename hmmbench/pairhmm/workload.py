@@ -26,7 +26,7 @@ class PairHMM(Workload):
     backend_specs = (
         "cpu_reference.pairhmm.backends:backends",
         "hmmbench.pairhmm.cuda:backends",
-        "hmmbench.pairhmm.cuda_subwarp:backends",
+        "hmmbench.pairhmm.cuda_subwarp_variants:backends",
         "hmmbench.pairhmm.opencl:backends",
         "hmmbench.pairhmm.opencl_subwarp:backends",
         "hmmbench.pairhmm.peers:backends",
