@@ -255,7 +255,8 @@ class SubwarpBackend(Backend):
     def kernel(self, b: Bin, kind: str = FLOAT):
         """(prepared function, dynamic shared bytes) for a bin or queue configuration and a
         kernel kind (``defines``), compiled on first use."""
-        key = (b, kind, self.recompute_all)
+        # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
+        key = (b, kind, self.recompute_all, self.min_blocks)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))
