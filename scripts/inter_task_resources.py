@@ -95,14 +95,6 @@ def sass_mix(cubin: Path, cells_per_trip: int) -> dict:
             "fp32_per_cell": loop.get("fp32", 0) / cells_per_trip}
 
 
-def nvcc_cubin(source_name: str, defines: dict, cubin: Path) -> None:
-    src = cubin.with_suffix(".cu")
-    src.write_text(cuda_api.kernel_source(source_name))
-    subprocess.run(["nvcc", "-cubin", f"-arch={ARCH}", *cuda_api.BASE_OPTIONS,
-                    *cuda_api.define_flags(defines), "-I", str(cuda_api.kernel_dir()), str(src),
-                    "-o", str(cubin)], check=True)
-
-
 def main(outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
     kit = opencl_api.device_kit("NVIDIA")
@@ -114,7 +106,7 @@ def main(outdir: Path) -> None:
         source, defines, fn_name = cb.kernel_spec()
         fn = cuda_api.compile(source, defines).get_function(fn_name)
         cu_cubin = work / f"{cb.name}.cubin"
-        nvcc_cubin(source, defines, cu_cubin)
+        cuda_api.nvcc_cubin(source, defines, cu_cubin, ARCH)
         twin = next(b for b in opencl.backends(device="NVIDIA")
                     if b.name == cb.name.replace("cuda-", "opencl-"))
         # the build that runs on 1m merged (29,307 pairs: a small launch, one warp per work-group)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -37,18 +36,11 @@ FP32_PER_S = 132 * 128 * 1.98e9
 def sass_of(defines: dict, cuobjdump: str) -> tuple:
     """(SASS text, registers, spill bytes) of the sub-warp kernel with these defines."""
     with tempfile.TemporaryDirectory() as tmp:
-        src, cubin = os.path.join(tmp, "k.cu"), os.path.join(tmp, "k.cubin")
-        with open(src, "w") as f:
-            f.write(glue.kernel_source(SOURCE))
-        inc = [f"-I{d}" for d in glue.include_dirs(SOURCE)]
-        r = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-O3", "-Xptxas", "-v", *inc,
-                            *glue.define_flags(defines), "-o", cubin, src],
-                           capture_output=True, text=True, check=True)
-        regs = int(re.findall(r"Used (\d+) registers", r.stderr)[-1])
-        spill = int(re.findall(r"(\d+) bytes spill stores", r.stderr)[-1])
+        cubin = os.path.join(tmp, "k.cubin")
+        used = glue.ptxas_resources(glue.nvcc_cubin(SOURCE, defines, cubin), "subwarp_forward")
         sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True,
                               check=True).stdout
-    return sass, regs, spill
+    return sass, used["registers"], used["spill_store_bytes"]
 
 
 def row(L: int, backend, cuobjdump: str) -> dict:

@@ -31,25 +31,6 @@ from hmmbench.pairhmm import cuda_subwarp, cuda_subwarp_variants, opencl_subwarp
 from hmmbench.pairhmm.subwarp_layout import DEFAULT_BINS, DEFAULT_LONG, make_bins
 
 
-def resources(ptxas_log: str, fn: str) -> dict:
-    """Registers and spill bytes of entry ``fn`` in a ``ptxas -v`` log."""
-    part = ptxas_log.split(f"Compiling entry function '{fn}'")[-1]
-    regs = re.search(r"Used (\d+) registers", part)
-    spill = re.search(r"(\d+) bytes spill stores", part)
-    return {"registers": int(regs.group(1)) if regs else None,
-            "spill_store_bytes": int(spill.group(1)) if spill else None}
-
-
-def nvcc(source: str, defines: dict, cubin: Path) -> str:
-    """nvcc's cubin of a CUDA kernel source (its include folders); returns ptxas' -v log."""
-    out = subprocess.run(["nvcc", "-cubin", f"-arch={ARCH}", *cuda_api.BASE_OPTIONS,
-                          "-Xptxas", "-v", *cuda_api.define_flags(defines),
-                          *(f"-I{d}" for d in cuda_api.include_dirs(source)),
-                          str(Path(cuda_api.kernel_dir(), source)), "-o", str(cubin)],
-                         capture_output=True, text=True, check=True)
-    return out.stderr
-
-
 def ptxas(ptx: Path, cubin: Path) -> str:
     """ptxas' cubin of NVIDIA's OpenCL PTX; returns its -v log."""
     out = subprocess.run(["ptxas", "-v", f"-arch={ARCH}", str(ptx), "-o", str(cubin)],
@@ -95,7 +76,8 @@ def subwarp_rows(work: Path) -> list:
         tag = b.label.split("[")[0]
         cu_defines = cuda_b.defines(b)
         cu_cubin = work / f"cuda-{tag}.cubin"
-        cu = resources(nvcc(cuda_subwarp.SOURCE, cu_defines, cu_cubin), "subwarp_forward")
+        log = cuda_api.nvcc_cubin(cuda_subwarp.SOURCE, cu_defines, cu_cubin, ARCH)
+        cu = cuda_api.ptxas_resources(log, "subwarp_forward")
         path = ocl_b.path(kit, b.p)
         block = ocl_b.block(kit, b, path, False)
         cl_defines = ocl_b._defines(b, path, block, False)
@@ -107,7 +89,7 @@ def subwarp_rows(work: Path) -> list:
         rows.append({"kernel": f"subwarp {b.label}", "cuda_defines": cu_defines,
                      "cuda": {**cu, "sass": sass(cu_cubin, cells)},
                      "opencl_defines": cl_defines,
-                     "opencl": {**resources(ptxas(ptx, cl_cubin), "subwarp_forward"),
+                     "opencl": {**cuda_api.ptxas_resources(ptxas(ptx, cl_cubin), "subwarp_forward"),
                                 "sass": sass(cl_cubin, cells)}})
     return rows
 
@@ -137,7 +119,8 @@ def profile_rows(work: Path) -> list:
             Q, _ = warp.profile(model, kind, warp.TUNED_VARIANT)
             d = warp.defines(model, kind, Q, warp.TUNED_VARIANT, WARP_BLOCK)
             cu_cubin = work / f"cuda-{name}-{kind}.cubin"
-            logs = {"cuda": nvcc("profile/filters.cu", {**d, "PROFILE_SMEM": 0}, cu_cubin)}
+            logs = {"cuda": cuda_api.nvcc_cubin("profile/filters.cu", {**d, "PROFILE_SMEM": 0},
+                                                cu_cubin, ARCH)}
             cl_defines = {**d, "EXCHANGE": opencl_api.EXCHANGE[path]}
             ptx = work / f"opencl-{name}-{kind}.ptx"
             ptx.write_bytes(kit.program(WARP_SOURCE, cl_defines).binaries[0].rstrip(b"\0"))
@@ -148,7 +131,7 @@ def profile_rows(work: Path) -> list:
             for api, cubin in (("cuda", cu_cubin), ("opencl", cl_cubin)):
                 lines = sass_lines(cubin, fn)
                 loop = opcode_mix(largest_loop(lines))
-                both[api] = {**resources(logs[api], fn), "sass": {
+                both[api] = {**cuda_api.ptxas_resources(logs[api], fn), "sass": {
                     "kernel_instructions": len(lines), "row_loop": loop, "cells_per_trip": cells,
                     "instructions_per_cell": loop.get("total", 0) / cells, "fp32_per_cell": 0.0}}
             rows.append({"kernel": f"{kind} {name}", "cuda_defines": d,

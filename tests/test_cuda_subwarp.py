@@ -241,6 +241,23 @@ def test_every_specialization_compiles_for_sm90(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
 
 
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_the_compiler_evidence_build_reports_the_kernels_registers(tmp_path):
+    """glue.nvcc_cubin (the evidence scripts' build: compile()'s options, no device) and the
+    ptxas log it returns: the p4k8 float kernel at its 6-block cap fits 80 registers, the
+    uncapped p8k32 one needs more than 168."""
+    b = swv.backends()[0]
+    used = {}
+    for hi in (32, 256):
+        (x,) = [x for x in sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, hi) if x.hi == hi]
+        log = glue.nvcc_cubin(sw.SOURCE, b.defines(x), tmp_path / f"k{hi}.cubin")
+        assert (tmp_path / f"k{hi}.cubin").stat().st_size > 0
+        used[hi] = glue.ptxas_resources(log, "subwarp_forward")
+    assert 0 < used[32]["registers"] <= 80 < 168 < used[256]["registers"] <= 255
+    assert glue.ptxas_resources("ptxas info : Used 40 registers, 8 bytes spill stores",
+                                "f") == {"registers": 40, "spill_store_bytes": 8}
+
+
 # ------------------------------------------------------------------------------------------------
 # GPU runs
 # ------------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import ctypes
 import functools
 import importlib.resources
 import os
+import re
 import subprocess
 import threading
 from typing import Optional
@@ -222,6 +223,26 @@ _MODULES: dict = {}
 
 #: Default nvcc options for every kernel: full optimization, no fast-math (exact-ish float32).
 BASE_OPTIONS = ("-O3",)
+
+
+def nvcc_cubin(source_name: str, defines: dict, cubin: str, arch: str = "sm_90") -> str:
+    """nvcc's cubin of ``kernels_cuda/<source_name>`` with the options, defines and include
+    folders ``compile`` uses, for ``arch`` (no device needed: the compiler evidence scripts);
+    returns ptxas' ``-v`` log."""
+    out = subprocess.run(["nvcc", "-cubin", f"-arch={arch}", *BASE_OPTIONS, "-Xptxas", "-v",
+                          *define_flags(defines), *(f"-I{d}" for d in include_dirs(source_name)),
+                          os.path.join(kernel_dir(), source_name), "-o", str(cubin)],
+                         capture_output=True, text=True, check=True)
+    return out.stderr
+
+
+def ptxas_resources(ptxas_log: str, fn: str) -> dict:
+    """Registers and spill-store bytes of entry ``fn`` in a ``ptxas -v`` log."""
+    part = ptxas_log.split(f"Compiling entry function '{fn}'")[-1]
+    regs = re.search(r"Used (\d+) registers", part)
+    spill = re.search(r"(\d+) bytes spill stores", part)
+    return {"registers": int(regs.group(1)) if regs else None,
+            "spill_store_bytes": int(spill.group(1)) if spill else None}
 
 
 def compile(source_name: str, defines: Optional[dict] = None, options=()):  # noqa: A001
