@@ -8,6 +8,8 @@
 #            (cuda-subwarp-auto[recurrence=5op,min_blocks=3])
 #   short    reads of 16..32 (the p4k4 and p4k8 bins): the table's caps against 6 and 8 blocks
 #            (80 and 64 registers; cuda-subwarp-auto[recurrence=5op,min_blocks=6|8])
+#   short2   reads of 64..128 (p4k16 .. p8k16): the table's caps against 3 and 4 blocks (168, 128
+#            registers); session 14 ran it twice, first over 32, 48 and 64 (the table changed between)
 #   expabove reads of 320..640 without exponents (cuda-subwarp-exp-above[exp_above=N]: their
 #            underflows through the queue cascade) against cuda-subwarp (exponents above 256)
 #   peak     the peer suite's sets and 384..768: cuda-subwarp, cuda-subwarp-6op, peer-gpupairhmm
@@ -50,9 +52,10 @@ equal_sets() {  # L...: equal-L sets of 4e9 cells, 65,536..2,000,000 pairs
     -d equal-32@4000000 -b cuda-subwarp -b "cuda-subwarp-auto[recurrence=5op,min_blocks=6]" \
     -b "cuda-subwarp-auto[recurrence=5op,min_blocks=8]" --chunking merged --repeat 5 \
     --sample-pairs 200 --json "$out/subwarp-5op-short-blocks.json"
-[[ $parts == *" short2 "* ]] && step short2 "${run[@]}" -d equal-80@625000 -d equal-96@434027 -d equal-128@488281 \
-    -d equal-64@1953125 -b cuda-subwarp -b "$capped" -b "cuda-subwarp-auto[recurrence=5op,min_blocks=4]" \
-    --chunking merged --repeat 5 --sample-pairs 200 --json "$out/subwarp-5op-short-blocks4.json"
+[[ $parts == *" short2 "* ]] && step short2 "${run[@]}" -d equal-80@625000 -d equal-96@434027 \
+    -d equal-128@488281 -d equal-64@1953125 -b cuda-subwarp -b "$capped" \
+    -b "cuda-subwarp-auto[recurrence=5op,min_blocks=4]" --chunking merged --repeat 5 \
+    --sample-pairs 200 --json "$out/subwarp-5op-short-blocks4.json"
 [[ $parts == *" expabove "* ]] && step expabove "${run[@]}" $(equal_sets 320 384 448 512 640) \
     -b cuda-subwarp $(printf -- '-b %s ' "${above[@]}") --chunking merged --repeat 3 \
     --sample-pairs 400 --json "$out/subwarp-5op-exp-above.json"
