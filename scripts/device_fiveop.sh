@@ -9,7 +9,8 @@
 #   short    reads of 16..32 (the p4k4 and p4k8 bins): the table's caps against 6 and 8 blocks
 #            (80 and 64 registers; cuda-subwarp-auto[recurrence=5op,min_blocks=6|8])
 #   short2   reads of 64..128 (p4k16 .. p8k16): the table's caps against 3 and 4 blocks (168, 128
-#            registers); session 14 ran it twice, first over 32, 48 and 64 (the table changed between)
+#            registers); session 14 ran it twice, first over 32, 48 and 64 (the table changed
+#            between the runs)
 #   expabove reads of 320..640 without exponents (cuda-subwarp-exp-above[exp_above=N]: their
 #            underflows through the queue cascade) against cuda-subwarp (exponents above 256)
 #   peak     the peer suite's sets and 384..768: cuda-subwarp, cuda-subwarp-6op, peer-gpupairhmm
