@@ -5,11 +5,13 @@ its kernels (its events, placed on the host clock by the call's start event, rec
 idle stream). Shows whether the GPU waits for the host's staging, and for which chunk.
 
     source .device/env.sh && python3 scripts/subwarp_pipeline_timeline.py [--set chunks@5e6]
-        [--piece 0] [--setting NAME=A,B] [--calls 5] [--json F]
+        [--piece 0] [--setting NAME=A,B] [--fixed NAME=V] [--calls 5] [--json F]
 
 ``--setting NAME=A,B``: an integer attribute of the backend (session 12: ``stage_pieces=1,8``
-of commit 4171096, since removed), each value's call timed after ``--calls`` warm calls, the
-values alternating; without it the backend as it is.
+of commit 4171096, since removed; session 15: ``stream_by_thread``, ``stream_pieces``,
+``ramp_chunks``, ``prep_threads``), each value's call timed after ``--calls`` warm calls, the
+values alternating; without it the backend as it is. ``--fixed NAME=V``: another attribute set
+for all of them.
 """
 from __future__ import annotations
 
@@ -31,8 +33,8 @@ class Recorder:
         self.rows: list = []
         self.on = False
         cls = call_mod.SubwarpCall
-        self._orig = {n: getattr(cls, n) for n in ("_stage_part", "_upload", "enqueue",
-                                                   "__init__", "finish", "_times")}
+        self._orig = {n: getattr(cls, n) for n in ("_stage_part", "_stage_rows", "_upload",
+                                                   "enqueue", "__init__", "finish", "_times")}
         rec = self
 
         def _stage_part(call, c, tasks, *piece):
@@ -40,6 +42,13 @@ class Recorder:
             out = rec._orig["_stage_part"](call, c, tasks, *piece)
             rec.add("stage", c, t0, time.perf_counter(), thread=threading.get_ident(),
                     tasks=list(tasks))
+            return out
+
+        def _stage_rows(call, k, n):  # the first chunk staged by thread
+            t0 = time.perf_counter()
+            out = rec._orig["_stage_rows"](call, k, n)
+            rec.add("stage", 0, t0, time.perf_counter(), thread=threading.get_ident(),
+                    tasks=["rows", k, n])
             return out
 
         def _upload(call, c, slot):  # waits for the chunk's staging, issues its copies
@@ -69,7 +78,8 @@ class Recorder:
                 return out
             return wrapper
 
-        for n, f in (("_stage_part", _stage_part), ("_upload", _upload),
+        for n, f in (("_stage_part", _stage_part), ("_stage_rows", _stage_rows),
+                     ("_upload", _upload),
                      ("enqueue", enqueue), ("__init__", __init__), ("finish", timed("finish")),
                      ("_times", timed("_times"))):
             setattr(cls, n, f)
@@ -118,6 +128,8 @@ def main() -> int:
     ap.add_argument("--set", default="chunks@5000000")
     ap.add_argument("--piece", type=int, default=0, help="a lazy set's piece (one call)")
     ap.add_argument("--setting", help="NAME=A,B: a backend attribute and its values")
+    ap.add_argument("--fixed", action="append", default=[],
+                    help="NAME=V: an integer backend attribute set for every value (repeatable)")
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
@@ -131,8 +143,11 @@ def main() -> int:
     values = [int(v) for v in values.split(",")] if values else [None]
     rec = Recorder()
     b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    fixed = dict(f.split("=") for f in args.fixed)
+    for attr, v in fixed.items():
+        setattr(b, attr, int(v))
     out = {"gpu": None, "set": args.set, "piece": args.piece, "pairs": ps.n_pairs,
-           "setting": name, "runs": []}
+           "setting": name, "fixed": fixed, "runs": []}
     for r in range(args.rounds):
         for v in values:
             if v is not None:

@@ -481,15 +481,20 @@ def test_chunk_bounds_cover_every_batch_once_without_splitting_batches():
     assert all(a[1] == c[0] and a[0] < a[1] for a, c in zip(bounds, bounds[1:]))
     assert len(bounds) > 3
     assert sw.SubwarpBackend("t").chunk_bounds(ps) == [(0, ps.n_batches)]
-    for ramp in (True, False):
+    bp = ps.batch_pairs
+    for ramp in (0, 1, 3):
         b = sw.SubwarpBackend("t", chunk_pairs=64)
         b.ramp_chunks = ramp
         bounds = b.chunk_bounds(ps)
         assert bounds[0][0] == 0 and bounds[-1][1] == ps.n_batches
         assert all(a[1] == c[0] and a[0] < a[1] for a, c in zip(bounds, bounds[1:]))
-        sizes = [int(ps.batch_pairs[b1] - ps.batch_pairs[b0]) for b0, b1 in bounds]
-        if ramp:  # small first chunks (batches are never split, so sizes are approximate)
-            assert sizes[0] < 64 and len(bounds) > 3
+        # the first `ramp` chunks end at the first batch end at or after n/2^ramp, then
+        # n/2^(ramp-1) further, ... (n: the call's chunk size; batches are never split)
+        n, target = b.call_chunk_pairs(ps), 0
+        for s, (b0, b1) in zip(range(ramp, 0, -1), bounds):
+            target += n >> s
+            assert bp[b1] >= target and bp[b1 - 1] < target, (ramp, bounds)
+        assert ps.n_pairs > n and len(bounds) > ramp
 
 
 @gpu

@@ -6,6 +6,7 @@ of their own, reused only once its call has been collected."""
 from __future__ import annotations
 
 import struct
+import threading
 from collections import Counter
 
 import numpy as np
@@ -16,6 +17,7 @@ from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
+from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
 from hmmbench.pairhmm.subwarp_staging import (
     CHUNK_PARTS, STAGED, STREAM_ORDER, chunk_offsets, int_views, part_ranges, stage_chunk_part,
@@ -187,7 +189,7 @@ def test_a_multi_chunk_calls_chunks_upload_their_own_bytes(fake_cuda):
     slot per chunk."""
     pairs = resolve("shape-100x150@3000").load()
     sizes = {}
-    for ramp in (True, False):
+    for ramp in (3, 0):
         b = swv.backends()[0]
         b.chunk_pairs, b.ramp_chunks = 1000, ramp
         fake_cuda.uploads.clear()
@@ -198,9 +200,67 @@ def test_a_multi_chunk_calls_chunks_upload_their_own_bytes(fake_cuda):
         sizes[ramp] = [sum(up[:STREAMED_COPIES])] + up[STREAMED_COPIES:]
         assert len(sizes[ramp]) == ex.info["chunks"]
         b.close()
-    assert sizes[True][0] * 6 < sizes[False][0]
-    assert sizes[True][:3] == sorted(sizes[True][:3])
-    assert sum(sizes[True]) == pytest.approx(sum(sizes[False]), rel=0.02)
+    assert sizes[3][0] * 6 < sizes[0][0]
+    assert sizes[3][:3] == sorted(sizes[3][:3])
+    assert sum(sizes[3]) == pytest.approx(sum(sizes[0]), rel=0.02)
+
+
+def test_the_first_chunk_staged_by_thread_uploads_the_same_bytes(fake_cuda):
+    """``stream_by_thread``: the first chunk's sequence arrays staged by one task per thread
+    (each a piece of every array, an array uploaded once every task's piece is in) give the
+    same copies, byte for byte and in the same order, as a task per array piece; with any
+    number of tasks."""
+    pairs = resolve("shape-100x150@3000").load()
+    got = {}
+    for by_thread, pieces in ((0, 0), (1, 0), (1, 3), (1, 1)):
+        b = swv.backends()[0]
+        b.chunk_pairs, b.stream_by_thread, b.stream_pieces = 1000, by_thread, pieces
+        fake_cuda.uploads.clear()
+        b.run(pairs)
+        got[by_thread, pieces] = list(fake_cuda.uploads)
+        b.close()
+    assert len(got[0, 0]) > STREAMED_COPIES
+    for key, uploads in got.items():
+        assert uploads == got[0, 0], key
+    # not streamed: the first chunk in one copy, the same bytes as the streamed copies cover
+    b = swv.backends()[0]
+    b.chunk_pairs, b.stream_first = 1000, 0
+    fake_cuda.uploads.clear()
+    b.run(pairs)
+    b.close()
+    one = fake_cuda.uploads
+    assert len(one) == len(got[0, 0]) - STREAMED_COPIES + 1
+    assert one[1:] == got[0, 0][STREAMED_COPIES:]
+
+
+def test_a_failing_staging_task_of_the_first_chunk_raises_in_the_call(fake_cuda, monkeypatch):
+    """A task staging the first chunk by thread that fails (here on the third array) opens
+    every gate it holds, so the call raises its error instead of waiting for ever."""
+    import hmmbench.pairhmm.subwarp_call as call_mod
+    real = call_mod.stage_chunk_part
+
+    def failing(*args):
+        if args[-3] == 2 and args[-1] > 1:  # part 2, staged in pieces
+            raise MemoryError("staging failed")
+        return real(*args)
+
+    monkeypatch.setattr(call_mod, "stage_chunk_part", failing)
+    b = swv.backends()[0]
+    b.chunk_pairs, b.stream_by_thread = 1000, 1
+    outcome = []
+
+    def call():
+        try:
+            b.run(resolve("shape-100x150@3000").load())
+        except MemoryError as exc:
+            outcome.append(exc)
+
+    t = threading.Thread(target=call, daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "the call waits for a gate that never opens"
+    assert outcome and "staging failed" in str(outcome[0])
+    b.close()
 
 
 def test_batched_calls_in_flight_are_one_call_each(fake_cuda):
@@ -507,6 +567,8 @@ def test_a_chunked_call_stages_chunk_0_alone_before_the_others(fake_cuda, monkey
         return run
     monkeypatch.setattr(SubwarpCall, "_stage_part", logged(SubwarpCall._stage_part))
     monkeypatch.setattr(SubwarpCall, "_bin_estimate", logged(SubwarpCall._bin_estimate))
+    rows = logged(lambda self, c, k, n, stage=SubwarpCall._stage_rows: stage(self, k, n))
+    monkeypatch.setattr(SubwarpCall, "_stage_rows", lambda self, k, n: rows(self, 0, k, n))
     b = sw.SubwarpBackend("t", chunk_pairs=300)
     b.prep_threads = 3
     ps = resolve("shape-100x150@3000").load()
@@ -515,9 +577,9 @@ def test_a_chunked_call_stages_chunk_0_alone_before_the_others(fake_cuda, monkey
     for _ in range(3):
         seen.clear()
         b.run(ps)
-        # the bin estimate and the parts; chunk 0 streamed: its sequence arrays in 3 pieces
-        # each (one per staging thread)
-        assert Counter(seen) == {(what, c): 1 + CHUNK_PARTS if c else 2 + 3 * (CHUNK_PARTS - 1)
+        # the bin estimate and the parts; chunk 0 streamed: the integers, and its sequence
+        # arrays by the 3 staging threads, each a piece of every array
+        assert Counter(seen) == {(what, c): 1 + CHUNK_PARTS if c else 2 + 3
                                  for what in ("start", "end") for c in range(n_chunks)}
         last_of_0 = max(i for i, (what, c) in enumerate(seen) if c == 0)
         first_other = min(i for i, (what, c) in enumerate(seen) if c > 0)
@@ -574,7 +636,7 @@ def test_a_full_calls_chunk_staging_is_the_general_stagings_byte_for_byte(shifte
     sets.append((resolve("shape-100x150@2000").load(), 300))
     for ps, chunk in sets:
         ps = _behind_unused(ps) if shifted else ps
-        for ramp in (False, True):
+        for ramp in (0, 3):
             bounds = sw.chunk_bounds(ps, chunk, ramp)
             assert len(bounds) > 2
             meta = np.arange(70, dtype=np.int32) + 3
@@ -672,3 +734,60 @@ def test_accept_gives_the_lengths_and_refuses_empty_pairs(fake_cuda):
             b._accept(pack([Batch([r], haps + [b""])]))
         with pytest.raises(ValueError, match="empty"):
             b._accept(pack([Batch([r, Read(b"", b"", b"", b"", b"")], haps)]))
+
+
+def test_a_multi_chunk_call_checks_its_input_while_its_first_chunk_stages(fake_cuda,
+                                                                          monkeypatch):
+    """A multi-chunk call starts staging its first chunk (by thread) before ``_accept``: an
+    input that check refuses (an empty read in a pair) still raises its reason, once every
+    staging task has ended (nothing writes the lane's slot later), and the lane serves the next
+    call."""
+    import time
+    from hmmbench.pairhmm.subwarp_call import SubwarpCall
+    r = Read(b"ACGT", b"IIII", b"IIII", b"IIII", b"++++")
+    good = [Batch([r] * 30, [b"ACGTACGT"] * 4) for _ in range(40)]
+    bad = pack(good[:20] + [Batch([r, Read(b"", b"", b"", b"", b"")], [b"ACGTA"])] + good[20:])
+    ended, at_check = [], []
+    rows = SubwarpCall._stage_rows
+
+    def logged_rows(self, k, n):
+        out = rows(self, k, n)
+        ended.append(k)
+        return out
+
+    monkeypatch.setattr(SubwarpCall, "_stage_rows", logged_rows)
+    b = swv.backends()[0]
+    b.chunk_pairs, b.prep_threads = 600, 3
+    real = b._accept
+
+    def accept(pairs):
+        time.sleep(0.2)  # the row tasks, if already submitted, are done by now
+        at_check.append(len(ended))
+        return real(pairs)
+
+    b._accept = accept
+    assert len(b.chunk_bounds(bad)) > 1 and b.stream_by_thread
+    with pytest.raises(ValueError, match="empty"):
+        b.run(bad)
+    assert at_check == [3] and len(ended) == 3
+    ok = b.run(pack(good))
+    assert len(ok.log10) == 40 * 30 * 4 and at_check == [3, 6]
+    b.close()
+
+
+def test_plan_sizes_bound_every_plan_of_a_size_tier(fake_cuda):
+    """``plan_sizes`` (a multi-chunk call sizes its staging and buffers before its checks give
+    the longest read): at least the bins and recompute queues of the plan, for inputs of each
+    size tier with reads inside the table and past it (the multi-tile bin)."""
+    b = swv.backends()[0]
+    sets = [generate_fixed(n, 700, 16, seed=5) for n in (100, 1100, 1500)]
+    sets += [ragged_pairs(seed=s, batches=n, max_read=300, max_hap=400)
+             for s, n in ((50, 3), (51, 400))]
+    sets.append(resolve("shape-100x150@3000").load())
+    seen = set()
+    for ps in sets:
+        plan = b._plan(ps, int(ps.read_lengths.max()))
+        nb, nq = b.plan_sizes(ps)
+        assert len(plan.bins) <= nb and len(plan.queue_bins) <= nq
+        seen.add(len(plan.bins) == nb)
+    assert seen == {True, False}  # exact where the multi-tile bin is in the plan

@@ -135,10 +135,15 @@ def choose_bins(pairs: PairSet, table: Sequence[tuple], long_config: Optional[tu
                 small_tiers: Optional[Sequence[tuple]] = None) -> list[Bin]:
     """The bins of a run: the first of ``small_tiers`` that holds the input (a GPU left mostly
     idle wants short chains: more threads per pair, few launches), else ``table``."""
+    return make_bins(tier_table(pairs, table, small_tiers), long_config, pairs.max_read_length)
+
+
+def tier_table(pairs: PairSet, table: Sequence[tuple],
+               small_tiers: Optional[Sequence[tuple]] = None) -> Sequence[tuple]:
+    """The bin table of ``pairs``' size tier: the first of ``small_tiers`` that holds it, else
+    ``table``."""
     tier = size_tier(pairs, small_tiers)
-    if small_tiers and tier < len(small_tiers):
-        table = small_tiers[tier][1]
-    return make_bins(table, long_config, pairs.max_read_length)
+    return small_tiers[tier][1] if small_tiers and tier < len(small_tiers) else table
 
 
 def table_bytes(p: int, k: int, groups: int, double: bool = False, table: bool = True) -> int:
@@ -246,13 +251,13 @@ def bin_cells(pairs: PairSet, bounds, lay: HostLayout, lo: int, hi: int) -> int:
 
 
 
-def chunk_bounds(pairs: PairSet, chunk_pairs: int, ramp: bool = False) -> list[tuple[int, int]]:
-    """Batch ranges of about ``chunk_pairs`` pairs each (batches never split). With ``ramp``, the
-    first chunks are 1/8, 1/4, 1/2 of that, so the device starts after a small first preparation
-    instead of a full one."""
+def chunk_bounds(pairs: PairSet, chunk_pairs: int, ramp: int = 0) -> list[tuple[int, int]]:
+    """Batch ranges of about ``chunk_pairs`` pairs each (batches never split). With ``ramp`` = n,
+    the first n chunks are 1/2^n, ..., 1/4, 1/2 of that, so the device starts after a small
+    first preparation instead of a full one."""
     if pairs.n_pairs <= chunk_pairs:
         return [(0, pairs.n_batches)]
-    sizes = [chunk_pairs >> s for s in (3, 2, 1)] if ramp else []
+    sizes = [chunk_pairs >> s for s in range(int(ramp), 0, -1)]
     lead = np.cumsum([x for x in sizes if x > 0], dtype=np.int64)
     rest = np.arange(int(lead[-1]) if len(lead) else 0, pairs.n_pairs, chunk_pairs)[1:]
     targets = np.concatenate([lead, rest]) if len(lead) else \

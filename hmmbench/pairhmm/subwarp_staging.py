@@ -209,8 +209,11 @@ class StagingSlots:
                                                thread_name_prefix=self._prefix)
         return self._workers
 
-    def close(self) -> None:
-        self._bufs = []
+    def close_pool(self) -> None:
         if self._workers is not None:
             self._workers.shutdown()
             self._workers = None
+
+    def close(self) -> None:
+        self._bufs = []
+        self.close_pool()
