@@ -8,7 +8,8 @@
 #   ramp      the first chunks at 1/2^n .. 1/2 of a chunk, n = 0..3, by thread
 #   threads   staging threads 8, 12, 16, by thread
 #   first     the first chunk streamed (each array uploaded once staged) or in one copy, by thread
-#   check     a multi-chunk call's input checks while its first chunk stages, or before (by thread)
+#   check     (commit 3d2ea86 only) a multi-chunk call's input checks while its first chunk stages
+#             or before it (by thread); dropped after it
 #   e2e       hmmbench run -d chunks@5e6 and -d 10s -d 1m merged (cuda-subwarp as it is)
 # From the repo root there, carrying .device and .data:
 #   source .device/env.sh && bash scripts/device_head.sh PART...
@@ -26,7 +27,6 @@ tl() {  # NAME ARGS...: one timeline A/B, its per-round walls in the log
 [[ $parts == *" threads "* ]] && tl threads --setting prep_threads=8,12,16 \
     --fixed stream_by_thread=1
 [[ $parts == *" first "* ]] && tl first --setting stream_first=1,0
-[[ $parts == *" check "* ]] && tl check --setting early_check=0,1
 run=(python3 -m hmmbench run)
 [[ $parts == *" e2e "* ]] && step chunks "${run[@]}" -d chunks@5e6 -b cuda-subwarp \
     --chunking merged --json "$out/subwarp-head-chunks5e6.json" \

@@ -17,7 +17,6 @@ from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
-from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
 from hmmbench.pairhmm.subwarp_staging import (
     CHUNK_PARTS, STAGED, STREAM_ORDER, chunk_offsets, int_views, part_ranges, stage_chunk_part,
@@ -735,59 +734,3 @@ def test_accept_gives_the_lengths_and_refuses_empty_pairs(fake_cuda):
         with pytest.raises(ValueError, match="empty"):
             b._accept(pack([Batch([r, Read(b"", b"", b"", b"", b"")], haps)]))
 
-
-def test_a_multi_chunk_call_checks_its_input_while_its_first_chunk_stages(fake_cuda,
-                                                                          monkeypatch):
-    """A multi-chunk call starts staging its first chunk (by thread) before ``_accept``: an
-    input that check refuses (an empty read in a pair) still raises its reason, once every
-    staging task has ended (nothing writes the lane's slot later), and the lane serves the next
-    call."""
-    import time
-    from hmmbench.pairhmm.subwarp_call import SubwarpCall
-    r = Read(b"ACGT", b"IIII", b"IIII", b"IIII", b"++++")
-    good = [Batch([r] * 30, [b"ACGTACGT"] * 4) for _ in range(40)]
-    bad = pack(good[:20] + [Batch([r, Read(b"", b"", b"", b"", b"")], [b"ACGTA"])] + good[20:])
-    ended, at_check = [], []
-    rows = SubwarpCall._stage_rows
-
-    def logged_rows(self, k, n):
-        out = rows(self, k, n)
-        ended.append(k)
-        return out
-
-    monkeypatch.setattr(SubwarpCall, "_stage_rows", logged_rows)
-    b = swv.backends()[0]
-    b.chunk_pairs, b.prep_threads = 600, 3
-    real = b._accept
-
-    def accept(pairs):
-        time.sleep(0.2)  # the row tasks, if already submitted, are done by now
-        at_check.append(len(ended))
-        return real(pairs)
-
-    b._accept = accept
-    assert len(b.chunk_bounds(bad)) > 1 and b.stream_by_thread
-    with pytest.raises(ValueError, match="empty"):
-        b.run(bad)
-    assert at_check == [3] and len(ended) == 3
-    ok = b.run(pack(good))
-    assert len(ok.log10) == 40 * 30 * 4 and at_check == [3, 6]
-    b.close()
-
-
-def test_plan_sizes_bound_every_plan_of_a_size_tier(fake_cuda):
-    """``plan_sizes`` (a multi-chunk call sizes its staging and buffers before its checks give
-    the longest read): at least the bins and recompute queues of the plan, for inputs of each
-    size tier with reads inside the table and past it (the multi-tile bin)."""
-    b = swv.backends()[0]
-    sets = [generate_fixed(n, 700, 16, seed=5) for n in (100, 1100, 1500)]
-    sets += [ragged_pairs(seed=s, batches=n, max_read=300, max_hap=400)
-             for s, n in ((50, 3), (51, 400))]
-    sets.append(resolve("shape-100x150@3000").load())
-    seen = set()
-    for ps in sets:
-        plan = b._plan(ps, int(ps.read_lengths.max()))
-        nb, nq = b.plan_sizes(ps)
-        assert len(plan.bins) <= nb and len(plan.queue_bins) <= nq
-        seen.add(len(plan.bins) == nb)
-    assert seen == {True, False}  # exact where the multi-tile bin is in the plan

@@ -59,8 +59,8 @@ from .subwarp_layout import (  # noqa: F401
     DEFAULT_BINS, DEFAULT_LONG, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE,
     RECURRENCES, SMALL_INPUT_PAIRS, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS,
     THREADS_PER_BLOCK, Bin, HostLayout, PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds,
-    host_layout, make_bins, read_items, size_tier, sw_scaled, table_bytes, tier_table,
-    tiers_param, tiers_table)
+    host_layout, make_bins, read_items, size_tier, sw_scaled, table_bytes, tiers_param,
+    tiers_table)
 from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile, wavefront_loop)
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
@@ -162,7 +162,6 @@ class SubwarpBackend(Backend):
         self._batches = CallBatches(self.run) if batch_calls else None
         self._kernels: dict = {}
         self._plans: dict = {}
-        self._plan_sizes: dict = {}
         self._attrs: Optional[dict] = None
         # lane 0 (one call at a time) owns _device and _staging; _staging's threads serve all
         self._device = DeviceResources(lambda: self.sm_count)
@@ -172,14 +171,16 @@ class SubwarpBackend(Backend):
                                            self._pinned_slots()))
         # Off: the first chunks at 1/8, 1/4, 1/2 of chunk_pairs left chunks@5e6 where it was
         # (H100, session 11: 100.2 vs 100.4 ms, the GPU waits for the staging of later chunks
-        # too); H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces.
+        # too); H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces. Session 15 (by thread,
+        # docs/evidence/subwarp-head-h100.json): n = 1..3 slower, 30.6-34.0 against 27.6-32.8 ms.
         self.ramp_chunks = 0  # n: the first n chunks 1/2^n .. 1/2 of chunk_pairs
-        # A multi-chunk call's first chunk is staged while the GPU waits, each array by this many
-        # tasks (0: one per staging thread), uploaded as soon as its tasks are done
+        # A multi-chunk call's first chunk, staged while the GPU waits: each array in this many
+        # pieces (0: one per staging thread), by a task per thread (each a piece of every
+        # array; 0: a task per array piece), each array uploaded once its pieces are in (0: the
+        # chunk in one copy once staged)
         self.stream_pieces = 0
-        self.stream_by_thread = 1  # those tasks each a piece of every array (0: of one array)
-        self.stream_first = 1  # 0: the first chunk uploaded in one copy once it is staged
-        self.early_check = 1  # a multi-chunk call's checks while its first chunk stages (0: before)
+        self.stream_by_thread = 1
+        self.stream_first = 1
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
@@ -296,19 +297,6 @@ class SubwarpBackend(Backend):
             self._kernels["layout"] = fns
         return self._kernels["layout"]
 
-    def plan_sizes(self, pairs: PairSet) -> tuple:
-        """At least as many (bins, recompute queues) as the plan for ``pairs`` has, whatever its
-        longest read (with or without the multi-tile bin past the table): what a call's
-        staging layout and buffers need before its checks (``SubwarpCall``)."""
-        key = (size_tier(pairs, self._small_tiers), self.double_k, self.recompute_all)
-        if key not in self._plan_sizes:
-            table = tier_table(pairs, self._bins_table, self._small_tiers)
-            top = table[-1][0] if len(table) else 0
-            plans = [make_bins(table, self._long, n) for n in (1, top + 1)]
-            self._plan_sizes[key] = (max(len(b) for b in plans),
-                                     max(len(self.queue_plan(b)[0]) for b in plans))
-        return self._plan_sizes[key]
-
     def _plan(self, pairs: PairSet, max_read_len: int) -> "Plan":
         """The :class:`Plan` for inputs of this size class and longest read, with its kernels
         compiled: worked out once, not on every call."""
@@ -383,12 +371,7 @@ class SubwarpBackend(Backend):
         return self._submit_now(pairs)
 
     def _submit_now(self, pairs: PairSet):
-        # one chunk under small_below pairs: the small call's path (the bin profile needs each
-        # launch's events); a multi-chunk call checks its input once its staging has started
-        small = pairs.n_pairs < self.small_below and not self.profile_bins \
-            and len(self.chunk_bounds(pairs)) == 1
-        if small or pairs.n_pairs == 0:
-            max_read, max_hap, read_lengths = self._accept(pairs)
+        max_read, max_hap, read_lengths = self._accept(pairs)
         info: dict = {"gpu": self.device_attrs()["name"]}
         if pairs.n_pairs == 0:
             return Finished(Execution(np.zeros(0), {"prep": 0.0, "h2d": 0.0, "kernel": 0.0,
@@ -399,11 +382,14 @@ class SubwarpBackend(Backend):
         handle.info = info
         lane = self._lanes.take(handle)
         try:
-            if small:
+            # one chunk under small_below pairs: the small call's path (the bin profile needs
+            # each launch's events)
+            if pairs.n_pairs < self.small_below and not self.profile_bins \
+                    and len(self.chunk_bounds(pairs)) == 1:
                 call = SmallCall(self, pairs, lane, max_read, max_hap, read_lengths)
                 call.enqueue()
             else:
-                call = SubwarpCall(self, pairs, lane, self._accept)
+                call = SubwarpCall(self, pairs, lane, max_read, max_hap)
                 for c in range(call.n_chunks):
                     call.enqueue(c)
                 call.copy_back()
@@ -440,4 +426,3 @@ class SubwarpBackend(Backend):
         self._lanes.close()
         self._kernels = {}
         self._plans = {}
-        self._plan_sizes = {}

@@ -122,16 +122,17 @@ class SubwarpHandle:
 
 
 class SubwarpCall:
-    def __init__(self, backend, pairs: PairSet, lane, accept):
-        """``accept(pairs)``: the backend's checks, (longest read, longest haplotype, ...); run
-        once the first chunk's staging has started (by thread), which needs only the bins'
-        count, so that the two overlap."""
+    def __init__(self, backend, pairs: PairSet, lane, max_read_len: int, max_hap_len: int):
         self.b, self.pairs, self.lane = backend, pairs, lane
         self.drv = glue.driver()
+        plan = backend._plan(pairs, max_read_len)
+        self.bins, self.queue_bins, self.queue_of, meta, self.bin_lut = plan[:5]
+        self.cascade, self.queue_labels = plan.cascade, plan.queue_labels
+        self.lk = backend.layout_kernels()
+        nb, nq = len(self.bins), len(self.queue_bins)
+        self.n_keys = nb * SW_LEVELS
         self.t_run = time.perf_counter()
         self.res = res = lane.res
-        checked = None if backend.early_check else accept(pairs)
-        nb, nq = backend.plan_sizes(pairs)  # at least the plan's (its longest read unknown)
 
         # chunks: whole batches; small chunks get one work item per pair
         bp, br = pairs.batch_pairs, pairs.batch_reads
@@ -141,16 +142,17 @@ class SubwarpCall:
         self.per_pair = [n <= backend.per_pair_below for n in self.chunk_pairs]
         self.units = [self.chunk_pairs[c] if self.per_pair[c] else int(br[b1] - br[b0])
                       for c, (b0, b1) in enumerate(self.bounds)]
+        self.meta = meta
 
         # pinned host slots and their device twins, work buffers per slot (grow-only)
-        self.offs, slot_bytes, self.ends = chunk_offsets(pairs, self.bounds, 1 + 2 * nb)
+        self.offs, slot_bytes, self.ends = chunk_offsets(pairs, self.bounds, len(meta))
         self.n_slots = min(n_chunks, max(STAGING_SLOTS, (backend.prep_threads or PREP_THREADS) + 2))
         sizes = (self.n_slots, headroom(slot_bytes), headroom(max(self.units)),
                  headroom(max(self.chunk_pairs)), nb, nq, n_chunks,
                  headroom(pairs.n_pairs * 8), backend._streams_on, False)
         (self.pinned, self.dev_slots, self.work, self.queues_dev, self.out_dev, self.main,
          self.copy, self.lay_stream, self.bin_streams, self.queue_streams) = \
-            sized_lane(lane, nb * SW_LEVELS, sizes)[1]
+            sized_lane(lane, self.n_keys, sizes)[1]
 
         # host staging: one worker task per array group of a chunk, plus its bin estimate.
         # Chunk 0 starts now, alone (the workers make no driver calls): the GPU waits for it,
@@ -160,28 +162,9 @@ class SubwarpCall:
         self.futures: dict = {}
         self.prep_work = self.prep_wait = 0.0
         self.pool = backend._staging.pool() if n_chunks > 1 else None  # one for all lanes
-        # a streamed array's tasks
+        # a streamed array's pieces
         self.stream_pieces = backend.stream_pieces or backend.prep_threads or PREP_THREADS
         self.row_tasks = None
-        if self.pool is not None and backend.stream_by_thread:
-            # the first chunk's sequence arrays by thread, each a piece of every array; an
-            # array's gate opens once per task
-            n = self.stream_pieces
-            self.gates = [threading.Semaphore(0) for _ in range(CHUNK_PARTS - 1)]
-            self.row_tasks = [self.pool.submit(self._stage_rows, k, n) for k in range(n)]
-        try:
-            max_read_len, max_hap_len = (checked or accept(pairs))[:2]
-        except BaseException:
-            for f in self.row_tasks or ():  # nothing writes the lane's slot after the call
-                f.exception()
-            raise
-        plan = backend._plan(pairs, max_read_len)
-        self.bins, self.queue_bins, self.queue_of, meta, self.bin_lut = plan[:5]
-        self.cascade, self.queue_labels = plan.cascade, plan.queue_labels
-        assert len(self.bins) <= nb and len(self.queue_bins) <= nq
-        self.n_keys = len(self.bins) * SW_LEVELS
-        self.lk = backend.layout_kernels()
-        self.meta = meta
         self.submit(0)
 
         self.max_hap_len = max(max_hap_len, 1)
@@ -190,8 +173,7 @@ class SubwarpCall:
             res.scratch(b, False, self.max_hap_len)
         for q in self.queue_bins:
             res.scratch(q, True, self.max_hap_len)
-        self.host_out, self.queue_heads = res.result_buffers(pairs.n_pairs,
-                                                             n_chunks * len(self.bins) * 4)
+        self.host_out, self.queue_heads = res.result_buffers(pairs.n_pairs, n_chunks * nb * 4)
 
         # events: the call's start, then each launch group's own (begin, end) -- their union is
         # the kernel time, without the gaps where the GPU waited for the host to enqueue work
@@ -231,8 +213,8 @@ class SubwarpCall:
         released = 0
         try:
             for part in range(CHUNK_PARTS - 1):
-                stage_chunk_part(self.pairs, None, self.offs[0], ends, views, b0, b1, part, k,
-                                 n)  # (a sequence array: no meta, which the plan gives later)
+                stage_chunk_part(self.pairs, self.meta, self.offs[0], ends, views, b0, b1,
+                                 part, k, n)
                 self.gates[part].release()
                 released += 1
         finally:
@@ -269,11 +251,16 @@ class SubwarpCall:
         if pool is None:
             self.futures[c] = (self._bin_estimate(c),
                                [(None, [self._stage_part(c, range(CHUNK_PARTS))])])
-        elif c == 0 and self.row_tasks is not None:
-            # its bin estimate and integers (they need the plan) after the arrays' tasks
-            est = self.pool.submit(self._bin_estimate, c)
-            ints = self.pool.submit(self._stage_part, c, (CHUNK_PARTS - 1,))
-            self.futures[c] = (est, [(part, [ints] if part == CHUNK_PARTS - 1 else None)
+        elif c == 0 and self.b.stream_by_thread:
+            # a task per thread, each a piece of every sequence array (fewer tasks: each costs
+            # a dispatch under the GIL); an array's gate opens once per task. Its bin estimate
+            # and integers first: they are needed first.
+            n, seq = self.stream_pieces, CHUNK_PARTS - 1
+            self.gates = [threading.Semaphore(0) for _ in range(seq)]
+            est, ints = pool.submit(self._bin_estimate, c), pool.submit(self._stage_part, c,
+                                                                        (seq,))
+            self.row_tasks = [pool.submit(self._stage_rows, k, n) for k in range(n)]
+            self.futures[c] = (est, [(part, [ints] if part == seq else None)
                                      for part in STREAM_ORDER] if self.b.stream_first
                                else [(None, [ints, *self.row_tasks])])
         elif c == 0:
@@ -310,7 +297,7 @@ class SubwarpCall:
         if c == 0 and self.pool is not None and self.b.stream_first:
             base, buf, used = int(self.dev_slots[slot]), self.pinned[slot], 0
             for part, tasks in parts:
-                if tasks is None:  # staged by thread: every task's range of this array
+                if tasks is None:  # staged by thread: every task's piece of this array
                     t0 = time.perf_counter()
                     for _ in range(self.stream_pieces):
                         self.gates[part].acquire()

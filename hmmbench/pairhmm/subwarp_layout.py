@@ -135,15 +135,10 @@ def choose_bins(pairs: PairSet, table: Sequence[tuple], long_config: Optional[tu
                 small_tiers: Optional[Sequence[tuple]] = None) -> list[Bin]:
     """The bins of a run: the first of ``small_tiers`` that holds the input (a GPU left mostly
     idle wants short chains: more threads per pair, few launches), else ``table``."""
-    return make_bins(tier_table(pairs, table, small_tiers), long_config, pairs.max_read_length)
-
-
-def tier_table(pairs: PairSet, table: Sequence[tuple],
-               small_tiers: Optional[Sequence[tuple]] = None) -> Sequence[tuple]:
-    """The bin table of ``pairs``' size tier: the first of ``small_tiers`` that holds it, else
-    ``table``."""
     tier = size_tier(pairs, small_tiers)
-    return small_tiers[tier][1] if small_tiers and tier < len(small_tiers) else table
+    if small_tiers and tier < len(small_tiers):
+        table = small_tiers[tier][1]
+    return make_bins(table, long_config, pairs.max_read_length)
 
 
 def table_bytes(p: int, k: int, groups: int, double: bool = False, table: bool = True) -> int:
