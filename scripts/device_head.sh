@@ -10,11 +10,20 @@
 #   first     the first chunk streamed (each array uploaded once staged) or in one copy, by thread
 #   check     (commit 3d2ea86 only) a multi-chunk call's input checks while its first chunk stages
 #             or before it (by thread); dropped after it
+#   pytest    the CUDA sub-warp tests and the host-call tests
 #   e2e       hmmbench run -d chunks@5e6 and -d 10s -d 1m merged (cuda-subwarp as it is)
+#   na12878   hmmbench run -d chunks-na12878 --repeat 1
+#   original  1m as 110 region calls: one call at a time, and 4 / 8 / 16 in flight beside
+#             cuda-subwarp-batched (as device_inflight.sh run batched; one tarball of JSONs)
 # From the repo root there, carrying .device and .data:
 #   source .device/env.sh && bash scripts/device_head.sh PART...
 source "$(dirname "$0")/device_common.sh" head "bythread pieces ramp threads" "$@"
-subwarp_precompile cuda-subwarp
+subwarp_precompile cuda-subwarp cuda-subwarp-batched
+if [[ $parts == *" pytest "* ]]; then
+    python3 -m pytest -q -p no:cacheprovider tests/test_cuda_subwarp.py \
+        tests/test_subwarp_host_calls.py 2>&1 | tail -4 | tee "$out/pytest.txt" | tee -a "$log"
+    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+fi
 tl() {  # NAME ARGS...: one timeline A/B, its per-round walls in the log
     local name=$1
     shift
@@ -32,5 +41,18 @@ run=(python3 -m hmmbench run)
     --chunking merged --json "$out/subwarp-head-chunks5e6.json" \
     && step merged "${run[@]}" -d 10s -d 1m -b cuda-subwarp --chunking merged --max-time 3 \
     --json "$out/subwarp-head-merged.json"
+[[ $parts == *" na12878 "* ]] && step na12878 "${run[@]}" -d chunks-na12878 -b cuda-subwarp \
+    --chunking merged --repeat 1 --json "$out/subwarp-head-na12878.json"
+if [[ $parts == *" original "* ]]; then
+    step original1 "${run[@]}" -d 1m -b cuda-subwarp --chunking original --in-flight 1 \
+        --json "$out/subwarp-head-original.json"
+    for n in 4 8 16; do
+        step "batched$n" "${run[@]}" -d 1m -b cuda-subwarp -b cuda-subwarp-batched \
+            --chunking original --in-flight "$n" --json "$out/batched$n.json"
+    done
+    # one tarball: the machine returns at most 8 files
+    tar -czf "$out/original.tgz" -C "$out" subwarp-head-original.json batched4.json \
+        batched8.json batched16.json && rm -f "$out"/batched*.json "$out/subwarp-head-original.json"
+fi
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv 2>&1 | tee -a "$log"
 exit "$status"
