@@ -14,6 +14,8 @@
 #   expabove reads of 320..640 without exponents (cuda-subwarp-exp-above[exp_above=N]: their
 #            underflows through the queue cascade) against cuda-subwarp (exponents above 256)
 #   peak     the peer suite's sets and 384..768: cuda-subwarp, cuda-subwarp-6op, peer-gpupairhmm
+#   shapes   (session 15) the 256, 384, 448 and 512 bins in wider groups with more resident warps
+#            (cuda-subwarp-shape[hi=L,p=..,k=..,min_blocks=..]) against the table's shapes
 #   chunks / na12878 / merged   the end-to-end sets through cuda-subwarp (as device_results_back.sh)
 # From the repo root there, carrying .device, .data and .peers:
 #   source .device/env.sh && bash scripts/device_fiveop.sh PART...
@@ -35,6 +37,10 @@ precompile=(cuda-subwarp cuda-subwarp-6op)
 [[ $parts == *" blocks "* ]] && precompile+=("$capped")
 [[ $parts == *" short"* ]] && precompile=(cuda-subwarp)  # (the capped ones: 3 bins each)
 [[ $parts == *" expabove "* ]] && precompile=(cuda-subwarp "${above[@]}")
+shape() { echo "cuda-subwarp-shape[hi=$1,p=$2,k=$3,min_blocks=$4]"; }
+shapes=("$(shape 256 16 16 4)" "$(shape 256 16 16 3)" "$(shape 384 32 12 4)"
+    "$(shape 384 32 12 3)" "$(shape 448 32 16 4)" "$(shape 512 32 16 4)" "$(shape 512 32 16 3)")
+[[ $parts == *" shapes "* ]] && precompile=(cuda-subwarp "${shapes[@]}")
 subwarp_precompile "${precompile[@]}"
 wait
 [[ $parts == *" pytest "* ]] && subwarp_pytest
@@ -60,6 +66,9 @@ equal_sets() {  # L...: equal-L sets of 4e9 cells, 65,536..2,000,000 pairs
 [[ $parts == *" expabove "* ]] && step expabove "${run[@]}" $(equal_sets 320 384 448 512 640) \
     -b cuda-subwarp $(printf -- '-b %s ' "${above[@]}") --chunking merged --repeat 3 \
     --sample-pairs 400 --json "$out/subwarp-5op-exp-above.json"
+[[ $parts == *" shapes "* ]] && step shapes "${run[@]}" $(equal_sets 256 384 448 512) \
+    -b cuda-subwarp $(printf -- '-b %s ' "${shapes[@]}") --chunking merged --repeat 3 \
+    --sample-pairs 100 --json "$out/subwarp-5op-shapes.json"
 [[ $parts == *" peak "* ]] && step peak "${run[@]}" -d equal-32@4000000 -d equal-64@1953125 \
     -d equal-128@488281 -d equal-256@122070 -d equal-384@65536 -d equal-512@65536 \
     -d equal-640@65536 -d equal-768@65536 -d equal-896@65536 -d equal-1024@65536 \

@@ -745,3 +745,22 @@ def test_empty_sequences_are_refused_only_when_they_form_a_pair():
     assert b.refuse_reason(pack([Batch([r], [b"ACG"])])) is None
     assert "empty" in b.refuse_reason(pack([Batch([r, empty], [b"ACG"])]))
     assert b.refuse_reason(pack([Batch([empty], []), Batch([r], [b"ACG"])])) is None
+
+
+def test_the_sub_warp_families_change_what_their_axes_say():
+    """cuda-subwarp-auto caps every bin, cuda-subwarp-exp-above moves the exponents' start,
+    cuda-subwarp-shape swaps one bin's p x k and cap and keeps the rest of the table; a shape
+    whose tile cannot hold its bin's reads is refused with the reason."""
+    from hmmbench import registry
+    from hmmbench.errors import UserError
+    auto, above, shape = registry.select([
+        "cuda-subwarp-auto[recurrence=5op,min_blocks=3]",
+        "cuda-subwarp-exp-above[exp_above=448]",
+        "cuda-subwarp-shape[hi=256,p=16,k=16,min_blocks=4]"])
+    assert {row[3] for row in auto._bins_table} == {3}
+    assert [row[:3] for row in auto._bins_table] == [row[:3] for row in sw.DEFAULT_BINS]
+    assert above.params["exp_above"] == 448 and above._bins_table == sw.DEFAULT_BINS
+    changed = [(a, b) for a, b in zip(shape._bins_table, sw.DEFAULT_BINS) if a != b]
+    assert changed == [((256, 16, 16, 4), (256, 8, 32))]
+    with pytest.raises(UserError, match="tile 256"):
+        swv.bin_shape("t", 512, 16, 16, 0)

@@ -14,6 +14,7 @@ start).
 from __future__ import annotations
 
 from ..backend import Backend
+from ..errors import UserError
 from .cuda_subwarp import SubwarpBackend
 from .subwarp_layout import (DEFAULT_BINS, GATKFORM_BINS, NOTABLE_BINS, RECURRENCES,
                              SMALL_TIERS, SUPPORTED_K, SUPPORTED_P)
@@ -68,7 +69,8 @@ def backends() -> list[Backend]:
 def families() -> list:
     """The sub-warp p x k axes: ``hmmbench run -b cuda-subwarp-fixed --axis p=4,8 --axis k=16``;
     cuda-subwarp's recurrence and register cap: ``-b cuda-subwarp-auto --axis min_blocks=2,3``;
-    the longest reads without exponents: ``-b cuda-subwarp-exp-above --axis exp_above=384``."""
+    the longest reads without exponents: ``-b cuda-subwarp-exp-above --axis exp_above=384``;
+    one bin of the table in another shape: ``-b 'cuda-subwarp-shape[hi=256,p=16,k=16,min_blocks=4]'``."""
     from ..registry import BackendFamily
     return [BackendFamily("cuda-subwarp-fixed", {"p": SUPPORTED_P, "k": SUPPORTED_K},
                           {"p": 8, "k": 16}, fixed_pk,
@@ -79,7 +81,11 @@ def families() -> list:
                           {"recurrence": "5op", "min_blocks": 0}, auto_bins),
             BackendFamily("cuda-subwarp-exp-above", {"exp_above": EXP_ABOVE_AXIS},
                           {"exp_above": _CASCADE["exp_above"]},
-                          lambda name, exp_above: auto_bins(name, "5op", 0, exp_above))]
+                          lambda name, exp_above: auto_bins(name, "5op", 0, exp_above)),
+            BackendFamily("cuda-subwarp-shape",
+                          {"hi": tuple(row[0] for row in DEFAULT_BINS), "p": SUPPORTED_P,
+                           "k": SUPPORTED_K, "min_blocks": (0, 2, 3, 4, 6)},
+                          {"hi": 256, "p": 8, "k": 32, "min_blocks": 0}, bin_shape)]
 
 
 def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
@@ -102,3 +108,14 @@ def auto_bins(name: str, recurrence: str, min_blocks: int,
                           **{**_CASCADE, "exp_above": exp_above},
                           description=f"cuda-subwarp, {recurrence} recurrence, min blocks "
                           f"{min_blocks or 'of the table'}, exponents above {exp_above}")
+
+
+def bin_shape(name: str, hi: int, p: int, k: int, min_blocks: int) -> SubwarpBackend:
+    """cuda-subwarp with its bin of reads up to ``hi`` run by a p x k kernel capped to
+    ``min_blocks`` resident blocks (0: none), every other bin as the table has it."""
+    if p * k < hi:
+        raise UserError(f"cuda-subwarp-shape: p{p}k{k} (tile {p * k}) cannot hold reads of {hi}")
+    bins = tuple((hi, p, k, min_blocks) if row[0] == hi else row for row in DEFAULT_BINS)
+    return SubwarpBackend(name, bins=bins, small_tiers=SMALL_TIERS, **_CASCADE,
+                          description=f"cuda-subwarp, reads up to {hi} by p{p}k{k}, min blocks "
+                          f"{min_blocks or 'none'}")
