@@ -10,7 +10,8 @@
 #   first     the first chunk streamed (each array uploaded once staged) or in one copy, by thread
 #   check     (commit 3d2ea86 only) a multi-chunk call's input checks while its first chunk stages
 #             or before it (by thread); dropped after it
-#   switch    the GIL's switch interval during multi-chunk calls: 5 ms (Python's), 0.5, 0.1 ms
+#   switch    (commit 2ec8bf2 only) the GIL's switch interval during multi-chunk calls: 5 ms
+#             (Python's), 0.5, 0.1 ms; dropped after it
 #   pytest    the CUDA sub-warp tests and the host-call tests
 #   e2e       hmmbench run -d chunks@5e6 and -d 10s -d 1m merged (cuda-subwarp as it is)
 #   na12878   hmmbench run -d chunks-na12878 --repeat 1
@@ -37,7 +38,6 @@ tl() {  # NAME ARGS...: one timeline A/B, its per-round walls in the log
 [[ $parts == *" threads "* ]] && tl threads --setting prep_threads=8,12,16 \
     --fixed stream_by_thread=1
 [[ $parts == *" first "* ]] && tl first --setting stream_first=1,0
-[[ $parts == *" switch "* ]] && tl switch --setting gil_switch_us=0,500,100
 run=(python3 -m hmmbench run)
 [[ $parts == *" e2e "* ]] && step chunks "${run[@]}" -d chunks@5e6 -b cuda-subwarp \
     --chunking merged --json "$out/subwarp-head-chunks5e6.json" \

@@ -735,36 +735,3 @@ def test_accept_gives_the_lengths_and_refuses_empty_pairs(fake_cuda):
             b._accept(pack([Batch([r, Read(b"", b"", b"", b"", b"")], haps)]))
 
 
-
-def test_the_gil_switch_interval_holds_while_multi_chunk_calls_run(fake_cuda, monkeypatch):
-    """``gil_switch_us``: the staging threads see that switch interval while a multi-chunk call
-    runs; it is Python's again once the last call in flight is collected (in any order) and
-    after a call that fails."""
-    import sys
-    from hmmbench.pairhmm.subwarp_call import SubwarpCall
-    seen = []
-    rows = SubwarpCall._stage_rows
-
-    def logged(self, k, n):
-        seen.append(sys.getswitchinterval())
-        return rows(self, k, n)
-
-    monkeypatch.setattr(SubwarpCall, "_stage_rows", logged)
-    before = sys.getswitchinterval()
-    pairs = resolve("shape-100x150@3000").load()
-    b = swv.backends()[0]
-    b.chunk_pairs, b.gil_switch_us = 1000, 200
-    b.run(pairs)
-    assert seen and all(x == pytest.approx(2e-4) for x in seen)
-    assert sys.getswitchinterval() == before
-    first, second = b.submit(pairs), b.submit(pairs)
-    assert sys.getswitchinterval() == pytest.approx(2e-4)
-    first.result()
-    assert sys.getswitchinterval() == pytest.approx(2e-4)  # the second call still runs
-    second.result()
-    assert sys.getswitchinterval() == before
-    monkeypatch.setattr(SubwarpCall, "enqueue", lambda self, c: 1 / 0)
-    with pytest.raises(ZeroDivisionError):
-        b.run(pairs)
-    assert sys.getswitchinterval() == before
-    b.close()

@@ -45,7 +45,6 @@ Variants and families (what ``hmmbench run`` can select): ``cuda_subwarp_variant
 from __future__ import annotations
 
 import operator
-import sys
 import time
 from typing import NamedTuple, Optional, Sequence
 
@@ -183,10 +182,6 @@ class SubwarpBackend(Backend):
         self.stream_pieces = 0
         self.stream_by_thread = 1
         self.stream_first = 1
-        # the GIL's switch interval while a multi-chunk call runs (0: Python's, 5 ms): a staging
-        # thread whose copy is done waits for the GIL while the main thread runs Python
-        self.gil_switch_us = 0
-        self._switch_users, self._switch_was = 0, 0.005
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
@@ -203,22 +198,6 @@ class SubwarpBackend(Backend):
     @staticmethod
     def _pinned_slots() -> StagingSlots:
         return StagingSlots(lambda n: glue.driver().pagelocked_empty(n, np.uint8), "subwarp-prep")
-
-    def gil_switch_enter(self) -> bool:
-        """The GIL's switch interval set to ``gil_switch_us`` while multi-chunk calls run (the
-        first one in sets it, the last one out restores it); whether this call holds it."""
-        if not self.gil_switch_us:
-            return False
-        if self._switch_users == 0:
-            self._switch_was = sys.getswitchinterval()
-            sys.setswitchinterval(self.gil_switch_us / 1e6)
-        self._switch_users += 1
-        return True
-
-    def gil_switch_exit(self) -> None:
-        self._switch_users -= 1
-        if self._switch_users == 0:
-            sys.setswitchinterval(self._switch_was)
 
     def device_attrs(self) -> dict:
         """The device's attributes, asked of the driver once (each is a driver query)."""
@@ -411,15 +390,12 @@ class SubwarpBackend(Backend):
                 call = SmallCall(self, pairs, lane, max_read, max_hap, read_lengths)
                 call.enqueue()
             else:
-                call = None
                 call = SubwarpCall(self, pairs, lane, max_read, max_hap)
                 for c in range(call.n_chunks):
                     call.enqueue(c)
                 call.copy_back()
         except BaseException:
             lane.busy = None
-            if isinstance(call, SubwarpCall):
-                call.restore_switch()
             raise
         handle.call = call
         return handle

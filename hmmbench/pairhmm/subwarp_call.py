@@ -165,20 +165,6 @@ class SubwarpCall:
         # a streamed array's pieces
         self.stream_pieces = backend.stream_pieces or backend.prep_threads or PREP_THREADS
         self.row_tasks = None
-        # the GIL's switch interval for the call (0: as it is): a staging thread whose copy is
-        # done waits for the GIL while the main thread runs Python, up to the interval (5 ms)
-        self.switched = backend.gil_switch_enter()
-        try:
-            self._start(pairs, max_hap_len, n_chunks, nb, bp)
-        except BaseException:
-            self.restore_switch()
-            raise
-
-    def _start(self, pairs: PairSet, max_hap_len: int, n_chunks: int, nb: int, bp) -> None:
-        """Chunk 0's staging, the scratch and result buffers, the call's start event and the
-        lists its chunks fill."""
-        res = self.res
-        backend = self.b
         self.submit(0)
 
         self.max_hap_len = max(max_hap_len, 1)
@@ -475,16 +461,9 @@ class SubwarpCall:
         self.drv.memcpy_dtoh_async(self.queue_heads, self.queues_dev, main)
         self.d1 = res.mark(main)
 
-    def restore_switch(self) -> None:
-        """The call's hold on the GIL's switch interval given up (once)."""
-        if self.switched:
-            self.switched = False
-            self.b.gil_switch_exit()
-
     def finish(self, info: dict) -> Execution:
         """Each chunk's results into the call's array as soon as they are back (the page-locked
         buffer is the next call's), then the counts, the stage times and what the call did."""
-        self.restore_switch()
         out = np.empty(len(self.host_out))
         for c, ((lo, hi), back) in enumerate(zip(self.out_ranges, self.results_back)):
             back.synchronize()
