@@ -11,7 +11,7 @@ calls; this object lives for one ``run()``.
 
 A small call (one chunk under the backend's ``small_below`` pairs, e.g. one of 1m's 110
 regions) takes a path of its own, ``subwarp_small.SmallCall`` (one stream, one layout launch,
-five events, one copy back); the two share a lane's buffers (:func:`sized_lane`).
+five events, one copy back); the two share a lane's buffers (``subwarp_device.sized_lane``).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import numpy as np
 from ..apis import cuda as glue
 from ..backend import Execution
 from .model import PairSet
-from .subwarp_device import HEADS_BYTES
+from .subwarp_device import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout
 from .subwarp_rescue import DOUBLE, EXP, FLOAT, recompute_counts
 from .subwarp_staging import (CHUNK_PARTS, PREP_THREADS, STAGED, STAGING_SLOTS, STREAM_ORDER,
@@ -45,58 +45,6 @@ def busy_seconds(start, spans, at=None) -> float:
 
 def _ptr(x) -> np.uintp:
     return np.uintp(int(x))
-
-
-def sized_lane(lane, n_keys: int, sizes: tuple) -> tuple:
-    """The lane's (sizes, buffers and streams, the small path's launches per plan, the buffers'
-    addresses) for calls of these (grow-only) sizes: kept with the lane, so the next call of
-    the same sizes takes them as they are; asked again when the lane's last call had others.
-    The launches per plan hold addresses only: kept while every buffer stays where it was."""
-    if lane.sized is None or lane.sized[0] != sizes:
-        bufs = _lane_buffers(lane, n_keys, *sizes)
-        where = _addresses(bufs)
-        kept = lane.sized[2] if lane.sized is not None and lane.sized[3] == where else {}
-        lane.sized = (sizes, bufs, kept, where)
-    return lane.sized
-
-
-def _addresses(bufs: tuple) -> tuple:
-    """What a lane's buffers are: the objects passed to the driver (pinned and device slots,
-    streams; the superseded ones are alive until compared) and the addresses used as ints."""
-    pinned, dev_slots, work, queues, out, *streams = bufs
-    return (tuple(map(id, pinned)), tuple(map(id, dev_slots)),
-            tuple(int(v) for w in work for v in w.values()), int(queues), int(out),
-            tuple(id(x) for x in streams[:3]))
-
-
-def _lane_buffers(lane, n_keys, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, out_bytes,
-                  streams_on, small) -> tuple:
-    """The buffers and streams of a lane for calls of these sizes: pinned slots and their
-    device twins, work buffers per slot, queue heads, results, streams. A small call: one
-    stream, the queue heads in front of the results."""
-    res, bufs = lane.res, lane.res.buffers()
-    pinned = lane.staging.slots(n_slots, slot_bytes)
-    dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
-    work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
-             "items": bufs.get(f"items{i}", mu * 16),
-             "counters": bufs.get(f"counters{i}", (n_keys + nb) * 4),
-             "bin_range": bufs.get(f"bin_range{i}", nb * 8),
-             "fb_items": bufs.get(f"fb_items{i}", mp * 16),
-             # a cascaded queue's float64 level (subwarp_rescue): its own items, same slots
-             "fb_items2": bufs.get(f"fb_items2_{i}", mp * 16)}
-            for i in range(n_slots)]
-    if small:
-        assert nb * 16 <= HEADS_BYTES
-        out = bufs.get("out", HEADS_BYTES + out_bytes)
-        main = res.streams(1)[0]
-        return (pinned, dev_slots, work, int(out), int(out) + HEADS_BYTES, main, main, main,
-                [main] * nb, [main] * nq)
-    queues_dev = bufs.get("queues", n_chunks * nb * 16)  # sw_layout_scan: 2 x nb heads
-    streams = res.streams(3 + nb + nq)
-    main = streams[0]
-    return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
-            streams[3:3 + nb] if streams_on else [main] * nb,
-            streams[3 + nb:] if streams_on else [main] * nq)
 
 
 class SubwarpHandle:

@@ -4,7 +4,9 @@ events, the multi-tile scratch and page-locked result buffers (issue 13: 110 per
 
 Calls in flight (``hmmbench run --in-flight N``): each outstanding call needs a set of its own, a
 :class:`Lane` (resources + pinned staging slots); :class:`Lanes` hands them out round-robin and
-gives a lane to a new call only once the lane's previous call has been collected."""
+gives a lane to a new call only once the lane's previous call has been collected;
+:func:`sized_lane` gives a lane's buffers and streams for calls of given sizes (both call paths,
+``subwarp_call`` and ``subwarp_small``)."""
 from __future__ import annotations
 
 from typing import Callable, Optional
@@ -153,3 +155,55 @@ class Lanes:
             lane.close()
         del self.all[1:]
         self._next = 0
+
+
+def sized_lane(lane, n_keys: int, sizes: tuple) -> tuple:
+    """The lane's (sizes, buffers and streams, the small path's launches per plan, the buffers'
+    addresses) for calls of these (grow-only) sizes: kept with the lane, so the next call of
+    the same sizes takes them as they are; asked again when the lane's last call had others.
+    The launches per plan hold addresses only: kept while every buffer stays where it was."""
+    if lane.sized is None or lane.sized[0] != sizes:
+        bufs = _lane_buffers(lane, n_keys, *sizes)
+        where = _addresses(bufs)
+        kept = lane.sized[2] if lane.sized is not None and lane.sized[3] == where else {}
+        lane.sized = (sizes, bufs, kept, where)
+    return lane.sized
+
+
+def _addresses(bufs: tuple) -> tuple:
+    """What a lane's buffers are: the objects passed to the driver (pinned and device slots,
+    streams; the superseded ones are alive until compared) and the addresses used as ints."""
+    pinned, dev_slots, work, queues, out, *streams = bufs
+    return (tuple(map(id, pinned)), tuple(map(id, dev_slots)),
+            tuple(int(v) for w in work for v in w.values()), int(queues), int(out),
+            tuple(id(x) for x in streams[:3]))
+
+
+def _lane_buffers(lane, n_keys, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, out_bytes,
+                  streams_on, small) -> tuple:
+    """The buffers and streams of a lane for calls of these sizes: pinned slots and their
+    device twins, work buffers per slot, queue heads, results, streams. A small call: one
+    stream, the queue heads in front of the results."""
+    res, bufs = lane.res, lane.res.buffers()
+    pinned = lane.staging.slots(n_slots, slot_bytes)
+    dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
+    work = [{"raw": bufs.get(f"raw{i}", mu * 16), "key_rank": bufs.get(f"kr{i}", mu * 8),
+             "items": bufs.get(f"items{i}", mu * 16),
+             "counters": bufs.get(f"counters{i}", (n_keys + nb) * 4),
+             "bin_range": bufs.get(f"bin_range{i}", nb * 8),
+             "fb_items": bufs.get(f"fb_items{i}", mp * 16),
+             # a cascaded queue's float64 level (subwarp_rescue): its own items, same slots
+             "fb_items2": bufs.get(f"fb_items2_{i}", mp * 16)}
+            for i in range(n_slots)]
+    if small:
+        assert nb * 16 <= HEADS_BYTES
+        out = bufs.get("out", HEADS_BYTES + out_bytes)
+        main = res.streams(1)[0]
+        return (pinned, dev_slots, work, int(out), int(out) + HEADS_BYTES, main, main, main,
+                [main] * nb, [main] * nq)
+    queues_dev = bufs.get("queues", n_chunks * nb * 16)  # sw_layout_scan: 2 x nb heads
+    streams = res.streams(3 + nb + nq)
+    main = streams[0]
+    return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
+            streams[3:3 + nb] if streams_on else [main] * nb,
+            streams[3 + nb:] if streams_on else [main] * nq)

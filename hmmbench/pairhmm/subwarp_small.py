@@ -28,7 +28,7 @@ import numpy as np
 from ..apis import cuda as glue
 from ..backend import Execution
 from .model import PairSet
-from .subwarp_call import sized_lane
+from .subwarp_device import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK
 from .subwarp_rescue import DOUBLE, EXP
 from .subwarp_staging import headroom, int_views, stage_whole, whole_offsets
