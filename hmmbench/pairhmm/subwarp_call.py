@@ -236,8 +236,8 @@ class SubwarpCall:
         """Chunk c's upload on the copy stream once it is staged: (its bin estimate, its
         copies' (begin, end) events). The first chunk of a multi-chunk call, staged while
         the GPU waits, is streamed: each part is uploaded as soon as it is staged (the
-        integers first, then each sequence array, every thread on one array at a time), so
-        the upload overlaps the staging of the parts after it; the others in one copy."""
+        integers first, then each sequence array once every staging task's piece of it is in),
+        so the upload overlaps the staging of the parts after it; the others in one copy."""
         est, parts = self.futures.pop(c)
         self._done([est])
         est = est if self.pool is None else est.result()
