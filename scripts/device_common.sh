@@ -3,8 +3,8 @@
 # It sets: out (the result folder, $OUT or results/runs/NAME), log ($out/NAME.log), parts (the
 # parts asked for, space-padded, or the defaults), status=0; and logs the GPU's clocks first.
 # Helpers: step NAME COMMAND... (run, log, keep the status), subwarp_precompile BACKEND...
-# (their kernels into PyCUDA's cache, nvcc in parallel), subwarp_pytest (the CUDA sub-warp
-# tests into $out/pytest.txt).
+# (their kernels into PyCUDA's cache, nvcc in parallel), subwarp_pytest [FILE...] (those tests,
+# default the CUDA sub-warp ones, into $out/pytest.txt).
 set -uo pipefail
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
 export PYTHONUNBUFFERED=1
@@ -35,8 +35,8 @@ pick = registry.select(sys.argv[1:])  # names, family variants among them
 print('precompiled', sw.precompile(pick), 'kernels in', round(time.time() - t, 1), 's')
 PY
 }
-subwarp_pytest() {
-    python3 -m pytest -q -p no:cacheprovider tests/test_cuda_subwarp.py 2>&1 | tail -15 \
+subwarp_pytest() {  # [TEST FILE...]: default the CUDA sub-warp tests
+    python3 -m pytest -q -p no:cacheprovider "${@:-tests/test_cuda_subwarp.py}" 2>&1 | tail -15 \
         | tee "$out/pytest.txt" | tee -a "$log"
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 }

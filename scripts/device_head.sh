@@ -21,11 +21,8 @@
 #   source .device/env.sh && bash scripts/device_head.sh PART...
 source "$(dirname "$0")/device_common.sh" head "bythread pieces ramp threads" "$@"
 subwarp_precompile cuda-subwarp cuda-subwarp-batched
-if [[ $parts == *" pytest "* ]]; then
-    python3 -m pytest -q -p no:cacheprovider tests/test_cuda_subwarp.py \
-        tests/test_subwarp_host_calls.py 2>&1 | tail -4 | tee "$out/pytest.txt" | tee -a "$log"
-    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
-fi
+[[ $parts == *" pytest "* ]] && subwarp_pytest tests/test_cuda_subwarp.py \
+    tests/test_subwarp_host_calls.py
 tl() {  # NAME ARGS...: one timeline A/B, its per-round walls in the log
     local name=$1
     shift
