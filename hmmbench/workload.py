@@ -76,6 +76,12 @@ class Workload:
     def check_chunking(self, mode: str) -> None:
         """Raise UserError for a chunking mode this workload cannot cut by."""
 
+    def launch_items(self, mode: str) -> int:
+        """Items per launch that a chunking mode asks for (0: none). The runner joins a lazy
+        set's consecutive pieces into launches of at most that many items, so that a launch
+        size past one piece means what it says."""
+        return 0
+
     # --- sharding (hmmbench.cluster) ------------------------------------------------------------
     def shard_costs(self, unit):
         """The DP cells of each indivisible atom of a unit, in order (pair-HMM: a batch, i.e. an

@@ -210,3 +210,63 @@ def test_dataset_default_chunking_used_unless_given(tmp_path):
     assert got == {("own-default", "merged"): 1, ("plain", "original"): 4}
     forced = bench([own], [ToyBackend("good")], tmp_path, chunking="original")
     assert [(r.chunking, r.launches) for r in forced.records] == [("original", 4)]
+
+
+def test_grouped_pieces_hold_at_most_the_launch_size():
+    from hmmbench.runner.units import grouped_pieces
+
+    class Piece:
+        def __init__(self, n):
+            self.n_items = n
+
+    def sizes(max_items, ns=(4, 4, 4, 2)):
+        return [[p.n_items for p in g] for g in grouped_pieces(map(Piece, ns), max_items)]
+
+    assert sizes(8) == [[4, 4], [4, 2]]
+    assert sizes(14) == [[4, 4, 4, 2]]
+    assert sizes(0) == sizes(3) == [[4], [4], [4], [2]]     # a piece past the size stays alone
+    assert sizes(7, (2, 9, 2, 2)) == [[2], [9], [2, 2]]
+
+
+class SizedBackend(ToyBackend):
+    """A toy backend that keeps the item count of every call."""
+
+    def __init__(self, name, **kw):
+        super().__init__(name, **kw)
+        self.sizes = []
+
+    def run(self, pairs):
+        self.sizes.append(pairs.n_pairs)
+        return super().run(pairs)
+
+
+def test_launch_size_past_a_piece_joins_pieces(tmp_path):
+    """merged:N on a lazy set: whole pieces joined into launches of at most N pairs, results in
+    order, as many pairs checked per piece as with a launch per piece."""
+    ds = toy_lazy_dataset(n_chunks=3)
+    per_piece = [p.n_pairs for p in ds.chunks()]
+    n = per_piece[0] + per_piece[1]
+    cfg = RunConfig(cache_dir=tmp_path / "cache", repeat=1, chunking=f"merged:{n}",
+                    sample_pairs=3)
+    good, wrong = SizedBackend("good"), SizedBackend("wrong", offset=0.5)
+    recs = run_benchmark([ds], [good, wrong], cfg,
+                         refs=ReferenceStore(toy_reference(), None, cfg)).records
+    assert good.sizes == [n, per_piece[2]] * 2           # warm-up and one timed pass
+    assert recs[0].launches == 2 and recs[0].status == "ok"
+    assert recs[0].n_checked == recs[1].n_over_tol == 3 * 3
+    # plain merged: a launch per piece, the same check
+    cfg = RunConfig(cache_dir=tmp_path / "cache", repeat=1, chunking="merged", sample_pairs=3)
+    one = SizedBackend("good")
+    rec = run_benchmark([ds], [one], cfg, refs=ReferenceStore(toy_reference(), None, cfg)
+                        ).records[0]
+    assert one.sizes == per_piece * 2 and rec.n_checked == 9 and rec.status == "ok"
+
+
+def test_sharded_pieces_are_not_joined_by_the_runner(tmp_path):
+    ds = toy_lazy_dataset(n_chunks=3)
+    ds.pieces_joinable = False
+    cfg = RunConfig(cache_dir=tmp_path / "cache", repeat=1, chunking="merged:1000000")
+    b = SizedBackend("good")
+    rec = run_benchmark([ds], [b], cfg, refs=ReferenceStore(toy_reference(), None, cfg)
+                        ).records[0]
+    assert b.sizes == [p.n_pairs for p in ds.chunks()] * 2 and rec.status == "ok"

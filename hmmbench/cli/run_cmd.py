@@ -26,7 +26,9 @@ def add_parser(sub, workloads) -> None:
                          "`hmmbench list` shows each family's axes")
     sp.add_argument("--chunking", action="append", default=[],
                     help="original (a launch per batch), merged, or merged:N (about N pairs "
-                         "per launch); repeatable (an axis of the benchmark); default: each "
+                         "per launch; on a set generated in pieces, such as chunks-na12878, an "
+                         "N past one piece joins whole pieces into launches of at most N "
+                         "pairs); repeatable (an axis of the benchmark); default: each "
                          "dataset's own (original for real sets, merged for synthetic)")
     sp.add_argument("--in-flight", type=int, default=1, metavar="N",
                     help="launches (per-region calls) kept outstanding at once, as a caller "

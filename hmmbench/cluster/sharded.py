@@ -136,6 +136,9 @@ class ClusterDataset:
     """A dataset whose pieces run sharded; every other attribute (name, sha256, runner hints)
     is the wrapped dataset's."""
 
+    #: the runner does not join these pieces: they are joined on the workers (``load_part``)
+    pieces_joinable = False
+
     def __init__(self, inner, session: Session):
         self.inner, self.session = inner, session
 

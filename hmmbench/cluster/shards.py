@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..runner.units import joined_unit
+
 
 def balance(costs, n_shards: int) -> list:
     """``n_shards`` (start, stop) atom ranges covering ``costs`` in order, each cut where the
@@ -52,11 +54,7 @@ def joined(units, size: int):
     for unit in units:
         group.append(unit)
         if len(group) == size:
-            yield _join(group)
+            yield joined_unit(group)
             group = []
     if group:
-        yield _join(group)
-
-
-def _join(group: list):
-    return group[0] if len(group) == 1 else type(group[0]).concatenate(group)
+        yield joined_unit(group)

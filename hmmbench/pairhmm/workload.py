@@ -50,6 +50,11 @@ class PairHMM(Workload):
         from .datasets.chunking import parse_mode
         parse_mode(mode)
 
+    def launch_items(self, mode: str) -> int:
+        """``merged:N``'s N (0 for ``original`` and ``merged``)."""
+        from .datasets.chunking import parse_mode
+        return parse_mode(mode)[1]
+
     def length_point(self, dataset: str):
         """Generated sets whose pairs all share one shape: ``equal-L`` (the peak runs), Ren et
         al.'s tables, ``shape-RxH``. The series keeps the size suffix (``equal@1e6``); L is the

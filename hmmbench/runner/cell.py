@@ -19,7 +19,7 @@ from .check import CheckTally, check_plan, sample_indexes
 from .config import TIMING_KEYS, Progress, RunConfig, RunRecord
 from .reference import ReferenceStore
 from .stopping import stop_repeating
-from .units import n_items, subset_items
+from .units import grouped_pieces, joined_unit, n_items, subset_items
 
 
 @dataclass
@@ -84,23 +84,30 @@ class _CellRunner:
         self.launches_fn, self.progress = launches_fn, progress
         self._launch_cache: Optional[list] = None
 
-    # Each item: (chunk index, chunk PairSet, launches of that chunk).
+    # Each item: (chunk index, chunk unit, launches of that chunk, pieces of the set it joins).
     def chunks(self) -> Iterator[tuple]:
+        mode = self.cfg.chunking
         if not self.ds.lazy:
             if self._launch_cache is None:
-                pairs = self.ds.load()
-                self._launch_cache = [(0, pairs, list(self.launches_fn(pairs, self.cfg.chunking)))]
+                unit = self.ds.load()
+                self._launch_cache = [(0, unit, list(self.launches_fn(unit, mode)), 1)]
             yield from self._launch_cache
             return
-        for ci, chunk in enumerate(self.ds.chunks()):
-            yield ci, chunk, list(self.launches_fn(chunk, self.cfg.chunking))
+        # A launch size past one piece joins whole pieces into one launch, before the timer
+        # starts (a sharded run's pieces are joined on the workers instead)
+        size = get(self.cfg.workload).launch_items(mode) \
+            if getattr(self.ds, "pieces_joinable", True) else 0
+        for ci, group in enumerate(grouped_pieces(self.ds.chunks(), size)):
+            unit = joined_unit(group)
+            launches = [unit] if len(group) > 1 else list(self.launches_fn(unit, mode))
+            yield ci, unit, launches, len(group)
 
     def one_pass(self, infos: "InfoMerge", on_chunk: Optional[Callable] = None) -> Pass:
         """One pass over the dataset's launches; their infos are merged into ``infos`` as they
         come (a run of 110 calls per pass keeps no list of 110 dicts per pass)."""
         timing = {k: 0.0 for k in TIMING_KEYS}
         n_fallback, n_launches = 0, 0
-        for ci, chunk, launches in self.chunks():
+        for ci, chunk, launches, n_pieces in self.chunks():
             if on_chunk is not None:
                 refusal = self.b.refuse_reason(chunk)
                 if refusal:
@@ -114,7 +121,7 @@ class _CellRunner:
                 if len(got) != n_items(chunk):
                     raise RuntimeError(f"backend returned {len(got)} values for "
                                        f"{n_items(chunk)} items")
-                on_chunk(ci, chunk, got, wall)
+                on_chunk(ci, chunk, got, wall, n_pieces)
         return Pass(timing, n_fallback, n_launches)
 
     def run(self, rec: RunRecord) -> None:
@@ -201,7 +208,7 @@ class _CellRunner:
         # sharded run may cut a lazy set into other pieces)
         offset = 0
 
-        def check(ci: int, chunk, got: np.ndarray, wall: float) -> None:
+        def check(ci: int, chunk, got: np.ndarray, wall: float, n_pieces: int = 1) -> None:
             nonlocal offset
             start, offset = offset, offset + n_items(chunk)
             if not refs.available:
@@ -223,10 +230,11 @@ class _CellRunner:
                     rec.reference_s = seconds
                 tally.add(got, ref, chunk.expected)
                 return
-            idx = sample_indexes(n_items(chunk), n_sample, seed=ci)
+            k = n_sample * n_pieces        # as many per piece as when each is its own launch
+            idx = sample_indexes(n_items(chunk), k, seed=ci)
             sub = subset_items(chunk, idx)
             ref, seconds, fresh = refs.compute(
-                ds.sha256, f"c{ci}@{start}+{n_items(chunk)}-s{n_sample}", sub)
+                ds.sha256, f"c{ci}@{start}+{n_items(chunk)}-s{k}", sub)
             if fresh:
                 rec.reference_s = (rec.reference_s or 0.0) + seconds
             tally.add(got[idx], ref, None if chunk.expected is None else chunk.expected[idx])

@@ -1,6 +1,8 @@
 """The runner's view of a work unit, whatever its workload: a count of items and a subset."""
 from __future__ import annotations
 
+from typing import Iterable, Iterator
+
 import numpy as np
 
 
@@ -12,3 +14,24 @@ def n_items(unit) -> int:
 def subset_items(unit, idx: np.ndarray):
     """The same unit restricted to the items ``idx``, in that order (sampled checks)."""
     return unit.subset(idx)
+
+
+def grouped_pieces(pieces: Iterable, max_items: int) -> Iterator[list]:
+    """Consecutive pieces of a lazy set in groups of at most ``max_items`` items (a piece
+    larger than that alone); ``max_items`` 0: one piece a group."""
+    group: list = []
+    size = 0
+    for piece in pieces:
+        n = n_items(piece)
+        if group and (max_items <= 0 or size + n > max_items):
+            yield group
+            group, size = [], 0
+        group.append(piece)
+        size += n
+    if group:
+        yield group
+
+
+def joined_unit(group: list):
+    """A group of pieces as one unit (the pieces' own class joins them, in order)."""
+    return group[0] if len(group) == 1 else type(group[0]).concatenate(group)

@@ -4,7 +4,10 @@
 ``merged``     everything in one launch
 ``merged:N``   consecutive batches regrouped into launches of about N pairs: a batch joins the
                launch in which its first pair falls (launch k covers pairs kN..(k+1)N), so
-               batches are never split and launches stay in dataset order.
+               batches are never split and launches stay in dataset order. A set too large
+               to load (``chunks-na12878``) comes in pieces of 2M pairs; an N past that makes
+               the runner join whole pieces into launches of at most N pairs, before its
+               timer starts (``Workload.launch_items``).
 
 Concatenating the launches always gives back the pairs in their original order.
 """
