@@ -1,5 +1,5 @@
-"""Issue 15's identity check on a GPU host: every value of a sharded run over 1 and 2 workers of a
-local Dask cluster equals the single-process run (every value, not a sample), for cuda-subwarp on
+"""Issue 15's identity check on a GPU host: every value of a sharded run over 1 and 2 workers (or
+the counts in CHECK_WORKERS, e.g. 1,2,4) of a local Dask cluster equals the single-process run (every value, not a sample), for cuda-subwarp on
 a lazy and an eager set and for profile-cuda-warp on every kind. Writes OUT/identical.json.
 
     python3 scripts/dask_identical.py OUT
@@ -26,7 +26,8 @@ def main(out_dir: str) -> int:
     from hmmbench.registry import select
     out: dict = {}
     pairhmm, profile = workload.get("pairhmm"), workload.get("profile")
-    with connect("local", 2, 120) as (client, kind):
+    counts = [int(n) for n in os.environ.get("CHECK_WORKERS", "1,2").split(",")]
+    with connect("local", max(counts), 120) as (client, kind):
         print("cluster:", kind, sorted(client.scheduler_info(n_workers=-1)["workers"]))
         t = time.time()
         name = os.environ.get("CHECK_PAIRHMM_BACKEND", "cuda-subwarp")
@@ -36,7 +37,7 @@ def main(out_dir: str) -> int:
         for set_name in sets.split():
             ds = pairhmm.resolve([set_name])[0]
             single = np.concatenate([b.run(u).log10 for u in ds.chunks()])
-            for n in (1, 2):
+            for n in counts:
                 got = sharded_values(client, pairhmm, name, ds, n, mode="merged")[0]
                 out[f"{name} {set_name} x{n}"] = bool(np.array_equal(got, single))
         name = os.environ.get("CHECK_PROFILE_BACKEND", "profile-cuda-warp")
@@ -46,7 +47,7 @@ def main(out_dir: str) -> int:
         pb = select([name], "profile")[0]
         for cell in cells:
             single = pb.run(cell.load()).log10
-            for n in (1, 2):
+            for n in counts:
                 got = sharded_values(client, profile, name, cell, n, mode="whole",
                                      args=vars(args))[0]
                 out[f"{name} {cell.description} x{n}"] = bool(

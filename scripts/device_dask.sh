@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue 15 on the 2-GPU machine (kind nvidia-h200-x2): hmmbench sharded over 1 and 2 GPUs with
-# dask-cuda's LocalCUDACluster (one worker per GPU). Logs and result JSON under $OUT.
+# Issue 15 on the 2-GPU machine (kind nvidia-h200-x2), issue 18 on the 4-GPU one: hmmbench sharded
+# over 1, 2 (, 4...) GPUs with dask-cuda's LocalCUDACluster (one worker per GPU); DASK_WORKERS
+# gives the worker counts (default 1,2). Logs and result JSON under $OUT.
 #
 #   bash scripts/device_dask.sh [check] [timeline] [subwarp-2e7] [subwarp-na12878] [profile]
 #                               [profile-batching] [overhead]
@@ -15,6 +16,8 @@ set -u
 OUT="${OUT:-/tmp/dask-out}"
 mkdir -p "$OUT"
 PARTS="${*:-check subwarp-2e7 subwarp-na12878 profile}"
+WORKERS="${DASK_WORKERS:-1,2}"
+export CHECK_WORKERS="$WORKERS"
 export PYTHONUNBUFFERED=1
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/shared/data/pairhmm:$PWD/../shared/data/pairhmm}"
 # the reference cache and PyCUDA's kernel cache shared by the client and both workers
@@ -66,11 +69,11 @@ if [[ " $PARTS " == *" timeline "* ]]; then
   python3 scripts/dask_timeline.py "$OUT" chunks@2e7 cuda-subwarp 2>&1 | tee -a "$LOG"
 fi
 if [[ " $PARTS " == *" subwarp-2e7 "* ]]; then
-  run run -d chunks@2e7 --chunking merged -b cuda-subwarp --cluster local --workers 1,2 --repeat 5 \
+  run run -d chunks@2e7 --chunking merged -b cuda-subwarp --cluster local --workers "$WORKERS" --repeat 5 \
       --json "$OUT/subwarp-chunks2e7.json"
 fi
 if [[ " $PARTS " == *" subwarp-na12878 "* ]]; then
-  run run -d chunks-na12878 --chunking merged -b cuda-subwarp --cluster local --workers 1,2 \
+  run run -d chunks-na12878 --chunking merged -b cuda-subwarp --cluster local --workers "$WORKERS" \
       --repeat 5 \
       --json "$OUT/subwarp-na12878.json"
 fi
@@ -80,7 +83,7 @@ profile() {  # the profile set over 1 and 2 GPUs; extra options, then the result
   ( sleep 45; nvidia-smi --query-compute-apps=pid,process_name,used_memory,gpu_uuid --format=csv
     nvidia-smi --query-gpu=index,uuid --format=csv ) > "$OUT/$name-gpu-apps.txt" 2>&1 &
   run run --workload profile -d proteins-2e8 --model PF02826 --model Thioesterase --model KR \
-      --model LuxC --kind ssv,msv,vf -b profile-cuda-warp --cluster local --workers 1,2 \
+      --model LuxC --kind ssv,msv,vf -b profile-cuda-warp --cluster local --workers "$WORKERS" \
       --repeat 5 "${@:1:$#-1}" --json "$OUT/$name.json"
   wait
 }
