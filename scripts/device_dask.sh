@@ -17,6 +17,9 @@ OUT="${OUT:-/tmp/dask-out}"
 mkdir -p "$OUT"
 PARTS="${*:-check subwarp-2e7 subwarp-na12878 profile}"
 WORKERS="${DASK_WORKERS:-1,2}"
+# more hmmbench run options for every run (e.g. --sample-pairs 500: a smaller reference to compute
+# per worker count)
+read -r -a EXTRA <<< "${DASK_RUN_ARGS:-}"
 export CHECK_WORKERS="$WORKERS"
 export PYTHONUNBUFFERED=1
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/shared/data/pairhmm:$PWD/../shared/data/pairhmm}"
@@ -50,8 +53,8 @@ PY
 
 run() {  # one hmmbench command, its exit status and wall time in the log
   local t0=$SECONDS
-  echo "+ hmmbench $*" | tee -a "$LOG"
-  python3 -m hmmbench "$@" 2>&1 | tee -a "$LOG"
+  echo "+ hmmbench $* ${EXTRA[*]}" | tee -a "$LOG"
+  python3 -m hmmbench "$@" "${EXTRA[@]}" 2>&1 | tee -a "$LOG"
   echo "exit ${PIPESTATUS[0]} after $((SECONDS - t0)) s" | tee -a "$LOG"
 }
 
