@@ -268,6 +268,8 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch, capsys
     assert sum(w["items"] for w in two["info"]["worker_stages"]) == 29307
     assert all(w["task"] >= w["wall"] > 0 for w in two["info"]["worker_stages"])
     assert doc["cluster"]["work_stealing_off"] and doc["cluster"]["shards_retried"] == []
+    # a running scheduler's workers are not restarted unless asked (--restart-workers always)
+    assert doc["cluster"]["workers_restarted_between_rows"] is False
     assert doc["cluster"]["messages_at_once"] and doc["cluster"]["worker_profilers_paused"]
     assert doc["cluster"]["worker_switch_interval_s"] == 0.0005
     assert doc["cluster"]["client_cpus"] and all(w["cpus"] for w in doc["cluster"]["workers"])
@@ -440,6 +442,25 @@ def test_fleet_one_row_per_worker_per_cell(cluster, tmp_path, capsys):
     assert capsys.readouterr().out.count("numpy-f32 @") >= 4
 
 
+def test_restarted_workers_run_each_row_of_a_scaling_study(cluster, tmp_path, capsys):
+    c, _ = cluster
+    out = tmp_path / "r.json"
+    code = cli.main(["run", "-d", "equal-64@400", "-b", "numpy-f32", "--repeat", "1",
+                     "--cluster", c.scheduler_address, "--workers", "1,2",
+                     "--restart-workers", "always", "--json", str(out), "-q"])
+    assert code == 0
+    doc = results.load(out)
+    one, two = doc["runs"]
+    assert (one["workers"], one["status"], two["workers"], two["status"]) == (1, "ok", 2, "ok")
+    first = {w["pid"] for w in one["info"]["worker_stages"]}
+    second = {w["pid"] for w in two["info"]["worker_stages"]}
+    assert len(first) == 1 and len(second) == 2 and not first & second   # fresh processes
+    assert doc["cluster"]["workers_restarted_between_rows"] is True
+    # the workers' settings are made again on the restarted ones
+    assert doc["cluster"]["messages_at_once"] and doc["cluster"]["worker_profilers_paused"]
+    assert "restarting the workers" in capsys.readouterr().err
+
+
 # --- faults ----------------------------------------------------------------------------------
 def test_killed_worker_shards_rerun_elsewhere_with_identical_results(cluster):
     """(Last of the tests on the shared cluster: it leaves a restarted worker behind.)"""
@@ -484,6 +505,8 @@ def test_unreachable_scheduler_fails_fast(capsys):
     (["--fleet"], "--fleet needs --cluster"),
     (["--workers", "1,2"], "--workers needs --cluster"),
     (["--dask-batching"], "--dask-batching needs --cluster"),
+    (["--restart-workers", "always"], "--restart-workers needs --cluster"),
+    (["--cluster", "local", "--fleet", "--restart-workers", "never"], "applies to shard mode"),
     (["--cluster", "local", "--fleet", "--dask-batching"], "applies to shard mode"),
     (["--cluster", "local", "--workers", "0,2"], "--workers '0,2'"),
 ])

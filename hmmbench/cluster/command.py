@@ -16,7 +16,7 @@ from .worker import cpus
 
 #: options that only the client uses (not passed to the workers' rebuilt plans)
 CLIENT_ONLY = ("func", "argv", "json", "quiet", "cluster", "fleet", "workers", "cluster_timeout",
-               "shards_per_worker", "dask_batching")
+               "shards_per_worker", "dask_batching", "restart_workers")
 
 
 def worker_args(args) -> dict:
@@ -77,17 +77,17 @@ def _shard(client, workers, counts, info, args, workload, cfg, backends, dataset
                         "cluster can run the backends asked for")
     refs = LocalReferences.for_config(cfg)
     pick = plan.get("backends_for")
-    with shards_stay(client) as stealing_off, _prompt(client, args) as prompt, \
-            quiet_workers(client) as quiet:
+    restart = len(counts) > 1 and (args.restart_workers == "always" or (
+        args.restart_workers in (None, "auto") and args.cluster == "local"))
+    with shards_stay(client) as stealing_off:
         if not stealing_off:
             say("the scheduler refused to turn work stealing off: a piece may run away from "
                 "its shard (the record's shards_retried lists each)")
-        if prompt is False:
-            say("the scheduler refused to send its messages at once: every sharded call waits "
-                "for Dask's message batching")
-        records, chunkings, bench = _scale(session, counts, backends, datasets, cfg, progress,
-                                           refs, pick)
+        records, chunkings, bench, prompt, quiet = _scale(
+            session, counts, backends, datasets, cfg, progress, refs, pick, args,
+            args.cluster_timeout or DEFAULT_TIMEOUT if restart else None)
     info.update(mode="shard", worker_counts=counts, work_stealing_off=stealing_off,
+                workers_restarted_between_rows=restart,
                 messages_at_once=bool(prompt), worker_profilers_paused=quiet,
                 worker_switch_interval_s=TASK_SWITCH_INTERVAL if quiet else None,
                 workers=[{**{k: p[k] for k in ("worker", "name", "host", "pid",
@@ -110,13 +110,21 @@ def _prompt(client, args):
             yield done
 
 
-def _scale(session, counts, backends, datasets, cfg, progress, refs, pick) -> tuple:
-    """The sharded benchmark at each worker count: (records, chunkings, the last count's
-    Benchmark)."""
+def _scale(session, counts, backends, datasets, cfg, progress, refs, pick, args,
+           restart_timeout) -> tuple:
+    """The sharded benchmark at each worker count, the workers restarted before every row
+    after the first when ``restart_timeout`` is given: (records, chunkings, the last count's
+    Benchmark, whether messages went at once in every row (None: Dask's batching asked for),
+    whether the workers were quiet in every row). The workers' settings are made per row, so
+    that restarted workers get them too."""
     from .sharded import ClusterDataset, ShardedBackend, single_launch, worker_stages
     records, chunkings = [], []
+    prompt_all, quiet_all = None if args.dask_batching else True, True
     try:
-        for n in counts:
+        for i, n in enumerate(counts):
+            if i and restart_timeout is not None:
+                say("restarting the workers (fresh processes for every row)")
+                session.restart(backends, restart_timeout)
             session.use(n)
             say(f"sharding over {len(session.active)} workers: "
                 + ", ".join(session.label(w) for w in session.active))
@@ -124,9 +132,15 @@ def _scale(session, counts, backends, datasets, cfg, progress, refs, pick) -> tu
             wrapped = [ClusterDataset(ds, session) for ds in datasets]
             backends_for = ((lambda cds: [sharded[b.name] for b in pick(cds.inner)])
                             if pick else None)
-            bench = run_benchmark(wrapped, list(sharded.values()), cfg, progress,
-                                  launches_fn=single_launch, refs=refs,
-                                  backends_for=backends_for)
+            with _prompt(session.client, args) as prompt, quiet_workers(session.client) as quiet:
+                if prompt is False and prompt_all:
+                    say("the scheduler refused to send its messages at once: every sharded "
+                        "call waits for Dask's message batching")
+                prompt_all = prompt_all and prompt
+                quiet_all = quiet_all and quiet
+                bench = run_benchmark(wrapped, list(sharded.values()), cfg, progress,
+                                      launches_fn=single_launch, refs=refs,
+                                      backends_for=backends_for)
             session.release()
             for r in bench.records:
                 r.workers = session.n
@@ -143,4 +157,4 @@ def _scale(session, counts, backends, datasets, cfg, progress, refs, pick) -> tu
             chunkings += bench.chunking.split(",")
     finally:
         session.release()
-    return records, chunkings, bench
+    return records, chunkings, bench, prompt_all, quiet_all

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..errors import UserError
 
 FLEET_ORDERS = ("at-once", "in-turn")
+RESTARTS = ("auto", "always", "never")
 
 
 def add_arguments(parser) -> None:
@@ -26,6 +27,10 @@ def add_arguments(parser) -> None:
                    help="shard mode: keep Dask's batching of control messages (each waits up to "
                         "2-10 ms for more to send with it); by default they go at once, since a "
                         "sharded call is a few messages each way")
+    g.add_argument("--restart-workers", choices=RESTARTS, default=None,
+                   help="shard mode's scaling study: restart the workers before every row after "
+                        "the first, so that no row runs on workers the rows before it used "
+                        "(auto, the default: on a --cluster local only; always; never)")
     g.add_argument("--cluster-timeout", type=float, default=None, metavar="S",
                    help="seconds to wait for the scheduler and its workers (default 30)")
 
@@ -36,7 +41,8 @@ def check(args) -> None:
         for flag, value in (("--fleet", args.fleet), ("--workers", args.workers),
                             ("--cluster-timeout", args.cluster_timeout),
                             ("--shards-per-worker", args.shards_per_worker),
-                            ("--dask-batching", args.dask_batching)):
+                            ("--dask-batching", args.dask_batching),
+                            ("--restart-workers", args.restart_workers)):
             if value is not None:
                 raise UserError(f"{flag} needs --cluster local or --cluster tcp://HOST:PORT")
     if args.cluster_timeout is not None and not args.cluster_timeout > 0:
@@ -44,6 +50,7 @@ def check(args) -> None:
     if args.shards_per_worker is not None and args.shards_per_worker < 1:
         raise UserError("--shards-per-worker must be at least 1")
     for flag, value in (("--shards-per-worker", args.shards_per_worker),
-                        ("--dask-batching", args.dask_batching)):
+                        ("--dask-batching", args.dask_batching),
+                        ("--restart-workers", args.restart_workers)):
         if args.fleet and value is not None:
             raise UserError(f"{flag} applies to shard mode, not --fleet")

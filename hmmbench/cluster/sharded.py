@@ -76,6 +76,18 @@ class Session:
             else:
                 self.excluded[w] = "; ".join(dict.fromkeys(reasons))
 
+    def restart(self, backends: list, timeout: float) -> None:
+        """Fresh worker processes (Dask restarts them through their nannies), probed again: a
+        scaling study's row then owes nothing to what the workers ran in the rows before it
+        (on four H200, workers that had run the smaller rows ran their share up to 2x slower)."""
+        from .connect import wait_for_workers
+        n = len(self.probes)
+        self.release()
+        self.client.restart(timeout=timeout)
+        workers = wait_for_workers(self.client, n, timeout)
+        self.probes, self.capable, self.excluded = {}, [], {}
+        self.probe(workers, backends)
+
     def use(self, n: int) -> None:
         self.n = n
         self.active = self.capable[:n]
@@ -296,10 +308,11 @@ class Placement:
             w = i // self.per_worker
             items, cells, _ = self.shard_sizes[i][proxy.piece]
             row = passes[-1].setdefault(w, {"index": w, "worker": r["name"], "host": r["host"],
-                                            "device": r.get("device"), "items": 0, "cells": 0,
-                                            "launches": 0, "wall": 0.0, "task": 0.0,
-                                            **{st: 0.0 for st in STAGES}})
-            row.update(worker=r["name"], host=r["host"], device=r.get("device") or row["device"])
+                                            "pid": r.get("pid"), "device": r.get("device"),
+                                            "items": 0, "cells": 0, "launches": 0, "wall": 0.0,
+                                            "task": 0.0, **{st: 0.0 for st in STAGES}})
+            row.update(worker=r["name"], host=r["host"], pid=r.get("pid"),
+                       device=r.get("device") or row["device"])
             row["items"] += items
             row["cells"] += cells
             row["launches"] += int(r.get("launches", 0))
@@ -375,8 +388,8 @@ def worker_stages(session: Session, record) -> list:
     for i in sorted(timed[-1]):
         rows = [p[i] for p in timed if i in p]
         last = rows[-1]
-        out.append({**{k: last[k] for k in ("index", "worker", "host", "device", "items",
-                                             "cells", "launches")},
+        out.append({**{k: last[k] for k in ("index", "worker", "host", "pid", "device",
+                                             "items", "cells", "launches")},
                     **{k: statistics.median(r[k] for r in rows)
                        for k in ("wall", "task") + STAGES}})
     return out
