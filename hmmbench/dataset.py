@@ -8,6 +8,11 @@ from typing import Any, Callable, Iterator, Optional
 Unit = Any
 
 
+def joined_unit(pieces: list) -> Unit:
+    """Consecutive pieces of a set as one unit (the pieces' own class joins them, in order)."""
+    return pieces[0] if len(pieces) == 1 else type(pieces[0]).concatenate(pieces)
+
+
 @dataclass
 class Dataset:
     """A named, reproducible unit of work (the Pair-HMM workload: a set of batches of pairs).
@@ -37,8 +42,7 @@ class Dataset:
             if self.loader is not None:
                 self._cache = self.loader()
             else:
-                pieces = list(self.chunk_loader())
-                self._cache = type(pieces[0]).concatenate(pieces)
+                self._cache = joined_unit(list(self.chunk_loader()))
         return self._cache
 
     def chunks(self) -> Iterator[Unit]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runner.units import joined_unit
+from ..dataset import joined_unit
 
 
 def balance(costs, n_shards: int) -> list:

@@ -12,14 +12,14 @@ from typing import Callable, Iterable, Iterator, Optional
 import numpy as np
 
 from ..backend import STAGES, Backend
-from ..dataset import Dataset
+from ..dataset import Dataset, joined_unit
 from ..registry import probe
 from ..workload import get
 from .check import CheckTally, check_plan, sample_indexes
 from .config import TIMING_KEYS, Progress, RunConfig, RunRecord
 from .reference import ReferenceStore
 from .stopping import stop_repeating
-from .units import grouped_pieces, joined_unit, n_items, subset_items
+from .units import grouped_pieces, n_items, subset_items
 
 
 @dataclass

@@ -30,8 +30,3 @@ def grouped_pieces(pieces: Iterable, max_items: int) -> Iterator[list]:
         size += n
     if group:
         yield group
-
-
-def joined_unit(group: list):
-    """A group of pieces as one unit (the pieces' own class joins them, in order)."""
-    return group[0] if len(group) == 1 else type(group[0]).concatenate(group)
