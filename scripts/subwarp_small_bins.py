@@ -10,7 +10,13 @@ HaplotypeCaller calls the Pair-HMM): the median call wall, kernel time and pass 
 largest error against the float64 reference on each set. Development figures; the committed ones
 come from the tool (``hmmbench run``) once a table is chosen.
 
-    source .device/env.sh && python3 scripts/subwarp_small_bins.py [--passes N] [--json F]
+Candidates are built as ``cuda-subwarp`` is (``--exp-all``: exponents in every bin, the backend of
+session 6, when the first tables were chosen). ``--bin-profile``: each set's bins once more one
+after the other on one stream, with each bin's seconds and real cells (the table's padding shows as
+GCUPS under the others').
+
+    source .device/env.sh && python3 scripts/subwarp_small_bins.py [--passes N] [--sets 10s,1m]
+        [--tables p8,p8-fine] [--bin-profile] [--json F]
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ import numpy as np
 
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
+from hmmbench.pairhmm.cuda_subwarp_variants import _CASCADE as CASCADE
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from cpu_reference.pairhmm.forward import forward_log10
@@ -34,6 +41,16 @@ TABLES = {
     "mixed16-32": ((64, 16, 4), (128, 16, 8), (256, 32, 8)),
     "p32": ((128, 32, 4), (256, 32, 8)),
     "fine": ((16, 4, 4), (32, 8, 4), (64, 16, 4), (128, 32, 4), (256, 32, 8)),
+    # session 17 (the 5-op kernels and their register caps): 1m's padding (618M cells computed
+    # for 420M with "p8"; 491M with the p8 tiles every 32 rows) against more launches
+    "p8-caps": ((64, 8, 8, 6), (128, 8, 16, 4), (256, 8, 32)),
+    "p8-fine": ((32, 8, 4), (64, 8, 8), (96, 8, 12), (128, 8, 16), (160, 8, 20), (192, 8, 24),
+                (224, 8, 28), (256, 8, 32)),
+    "p8-fine-caps": ((32, 8, 4, 6), (64, 8, 8, 6), (96, 8, 12, 4), (128, 8, 16, 4),
+                     (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32)),
+    "p8-quarters": ((64, 8, 8, 6), (128, 8, 16, 4), (192, 8, 24, 3), (256, 8, 32)),
+    "p16-fine": ((64, 16, 4, 6), (128, 16, 8, 6), (192, 16, 12, 4), (256, 16, 16, 4)),
+    "default": sw.DEFAULT_BINS,
 }
 
 
@@ -41,7 +58,25 @@ def med(xs) -> float:
     return statistics.median(xs)
 
 
-def run_table(name: str, b, sets: dict, passes: int) -> dict:
+def bin_profile(b, calls: list) -> dict:
+    """{bin: {"seconds", "cells", "gcups"}} over ``calls``: the bins one after the other on one
+    stream (``profile_bins``), each bin's real cells from the host's layout."""
+    b.profile_bins = True
+    try:
+        prof: dict = {}
+        for p in calls:
+            for label, row in b.run(p).info["bin_profile"].items():
+                acc = prof.setdefault(label, {"seconds": 0.0, "cells": 0})
+                acc["seconds"] += row["seconds"]
+                acc["cells"] += int(row["cells"])
+    finally:
+        b.profile_bins = False
+    for row in prof.values():
+        row["gcups"] = row["cells"] / row["seconds"] / 1e9 if row["seconds"] else 0.0
+    return prof
+
+
+def run_table(name: str, b, sets: dict, passes: int, profile: bool = False) -> dict:
     """Backend ``b`` (one candidate table for every input) on each set; closed afterwards."""
     row: dict = {"table": [list(t) for t in b._bins_table]}
     for label, (calls, ref) in sets.items():
@@ -65,6 +100,10 @@ def run_table(name: str, b, sets: dict, passes: int) -> dict:
                       "pass_kernel_ms": [min(kernels) * 1e3, med(kernels) * 1e3,
                                          max(kernels) * 1e3],
                       "call_wall_ms_median": med(walls) * 1e3, "bins": ex.info.get("bins")}
+        if profile:
+            row[label]["bin_profile"] = prof = bin_profile(b, calls)
+            print("    " + ", ".join(f"{k} {v['seconds'] * 1e3:.3f} ms {v['gcups']:.0f} GCUPS"
+                                     for k, v in prof.items()), flush=True)
         print(f"{name:12s} {label:12s} total {med(totals) * 1e3:8.3f} ms "
               f"(min {min(totals) * 1e3:.3f} max {max(totals) * 1e3:.3f}) kernel "
               f"{med(kernels) * 1e3:8.3f} ms  call wall {med(walls) * 1e3:.3f} ms  "
@@ -77,21 +116,29 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--passes", type=int, default=15)
     ap.add_argument("--tables", default=",".join(TABLES))
+    ap.add_argument("--sets", default="10s,1m,1m-regions")
+    ap.add_argument("--exp-all", action="store_true")
+    ap.add_argument("--bin-profile", action="store_true")
     ap.add_argument("--json")
     args = ap.parse_args()
     names = args.tables.split(",")
     t = time.time()
-    cands = {n: sw.SubwarpBackend(f"small-{n}", bins=TABLES[n], exp_scale=True) for n in names}
+    how = {"exp_scale": True} if args.exp_all else CASCADE
+    cands = {n: sw.SubwarpBackend(f"small-{n}", bins=TABLES[n], **how) for n in names}
     print("precompiled", sw.precompile(list(cands.values())), "kernels in", round(time.time() - t, 1), "s")
     sets = {}
     for label, ds, mode in (("10s", "10s", "merged"), ("1m", "1m", "merged"),
                             ("1m-regions", "1m", "original")):
+        if label not in args.sets.split(","):
+            continue
         pairs = resolve(ds).load()
         ref = np.asarray(pairs.expected if pairs.expected is not None else
                          forward_log10(pairs), np.float64)
         sets[label] = (list(launches(pairs, mode)), ref)
     result = {"gpu": glue.device_attributes()["name"], "passes": args.passes,
-              "tables": {n: run_table(n, b, sets, args.passes) for n, b in cands.items()}}
+              "backend": "exp_scale (every bin)" if args.exp_all else "cuda-subwarp's",
+              "tables": {n: run_table(n, b, sets, args.passes, args.bin_profile)
+                         for n, b in cands.items()}}
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(result, fh, indent=1)
