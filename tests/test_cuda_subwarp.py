@@ -18,6 +18,7 @@ from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm import cuda_subwarp_variants as swv
+from hmmbench.pairhmm.subwarp_layout import SMALL_INPUT_PAIRS
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
@@ -393,16 +394,23 @@ def test_every_recompute_kernel_matches_the_reference_when_every_pair_is_recompu
                                   "cuda-subwarp-nostreams"])
 def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
     """The small call's path (one stream, sw_layout_small, one copy back) against the full one
-    (three layout launches, bins on their streams): the same results, fallbacks and bins."""
+    (three layout launches, bins on their streams): the same results, fallbacks and bins; from
+    MANY_ITEMS items the small path's layout is the three launches too (a ragged set of
+    ~9k pairs)."""
+    from hmmbench.pairhmm.subwarp_small import MANY_ITEMS
     small = {x.name: x for x in swv.backends()}[name]
     full = {x.name: x for x in swv.backends()}[name]
     full.small_below = 0
     streams = []
+    many = PairSet.concatenate([ragged(seed=s, batches=450, max_read=260, max_hap=300)
+                                for s in (31, 32, 33, 34)])
+    assert many.n_pairs >= MANY_ITEMS
     for ps in (ragged(seed=13, batches=10, max_read=300, max_hap=300),
                ragged(seed=24, batches=400, max_read=250, max_hap=250),  # > one block's units
                generate_fixed(1100, 700, 16, seed=5),
                PairSet.concatenate([deep_pairs(4, 48, length=(150, 300), gcp_q=(10, 25)),
-                                    ragged(seed=23, batches=40, max_read=150, max_hap=200)])):
+                                    ragged(seed=23, batches=40, max_read=150, max_hap=200)]),
+               many):
         assert ps.n_pairs < small.small_below
         a, b = _check(small, ps), full.run(ps)
         assert a.info["bins"] == b.info["bins"] and a.n_fallback == b.n_fallback
@@ -412,8 +420,8 @@ def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
         # inside a sort key is arbitrary)
         assert _device_layout(small, ps) == _device_layout(full, ps)
         streams.append(a.info["bin_streams"])
-    # 2,075 pairs in two bins: side by side where the backend has streams
-    assert max(streams) == (2 if small._streams_on else 1)
+    # 2,075 pairs in two bins, ~9k in four: side by side where the backend has streams
+    assert streams == [1, 2, 1, 1, 4] if small._streams_on else set(streams) == {1}
 
 
 @gpu
@@ -710,7 +718,7 @@ def _tier_configs(pairs, rows) -> tuple:
 
 def test_inputs_take_the_first_size_tier_that_holds_them():
     small = ragged(seed=3, batches=4)
-    assert small.n_pairs < sw.SMALL_INPUT_PAIRS == sw.SMALL_TIERS[0][0]
+    assert small.n_pairs < SMALL_INPUT_PAIRS == sw.SMALL_TIERS[0][0]
     want, got = _tier_configs(small, sw.SMALL_TIERS[0][1])
     assert got == want and {p for p, _ in got} == {32}
     (lo, _), (hi, rows) = sw.SMALL_TIERS

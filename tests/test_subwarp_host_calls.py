@@ -380,7 +380,8 @@ def test_a_small_call_issues_few_driver_calls(fake_cuda):
 def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
     """From SIDE_BINS_FROM pairs (10s: 3,550 pairs in a p32k4 and a p32k8 bin) the bins after
     the layout run on streams of their own, the longest reads' bin launched first, joined on
-    the main stream before the recompute; -nostreams and smaller calls keep one stream."""
+    the main stream before the recompute, whose queues after the first run on side streams
+    too; -nostreams and smaller calls keep one stream."""
     from hmmbench.pairhmm.subwarp_small import SIDE_BINS_FROM
     ps = resolve("shape-100x150@3000").load()
     ps = PairSet.concatenate([ps, resolve("shape-200x250@64").load()])  # two bins
@@ -398,7 +399,12 @@ def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
             # the p32k8 bin (reads over 128) first, on a side stream; the main stream joins
             (_, first), (_, second) = floats
             assert first is not second and second is streams[0]
-            assert dict(spent)["wait"] == 2 and dict(spent)["record"] == 7
+            # two fed cascades (reads up to 128, and over): the second's two kernels on a side
+            # stream, after the bins' end, joined before the copy back
+            rescue = [s for (n, *_), s in zip(launched, streams) if n[0] == "subwarp_forward"][2:]
+            assert len(rescue) == 4 and rescue[0] is rescue[1] is not streams[0]
+            assert rescue[2] is rescue[3] is streams[0]
+            assert dict(spent)["wait"] == 2 + 2 and dict(spent)["record"] == 7 + 1
             assert [a for a in launched[1][4] if isinstance(a, np.int32)][0] == 64
         else:
             assert len({id(s) for s in streams}) == 1 and "wait" not in spent
@@ -494,6 +500,38 @@ def test_a_small_call_stages_and_launches_as_the_full_path(fake_cuda):
     assert sum(s_calls.values()) * 2 < sum(f_calls.values())
 
 
+def test_a_small_call_of_many_items_lays_out_as_the_full_path(fake_cuda):
+    """1m merged (29,307 pairs, one item each) on the small path: from MANY_ITEMS items
+    its layout is the full path's memset and count, scan and scatter launches (grids and
+    arguments alike) instead of one block; the same bytes up, the same bins and recompute
+    launches, and at most half the full path's events, waits and time queries."""
+    from hmmbench.pairhmm.subwarp_small import MANY_ITEMS
+    pairs = launches(resolve("1m").load(), "merged")[0]
+    b = swv.backends()[0]   # one backend, one lane: the same device buffers on both paths
+    assert MANY_ITEMS <= pairs.n_pairs < b.small_below
+    s_calls, s_launch, s_up, s_ex = _spent(fake_cuda, b, pairs)
+    b.small_below = 0
+    f_calls, f_launch, f_up, f_ex = _spent(fake_cuda, b, pairs)
+    assert s_up == f_up and len(s_up) == 1
+
+    def norm(launched, kernel=None):
+        return sorted((name[0], name[1], grid, block, smem, [int(a) for a in args])
+                      for name, grid, block, smem, args in launched
+                      if kernel is None or name[0] == kernel)
+    layout = ["sw_layout_count", "sw_layout_scan", "sw_layout_scatter"]
+    assert [n[0] for n, *_ in s_launch][:3] == layout
+    for k in layout:   # (but the queue heads: a small call's lie before its results)
+        cut = -1 if k == "sw_layout_scan" else None
+        assert [x[:5] + (x[5][:cut],) for x in norm(s_launch, k)] == \
+            [x[:5] + (x[5][:cut],) for x in norm(f_launch, k)]
+    assert [x[:5] for x in norm(s_launch, "subwarp_forward")] == \
+        [x[:5] for x in norm(f_launch, "subwarp_forward")]
+    assert s_calls["memset"] == f_calls["memset"] == 1 and s_calls["launch"] == f_calls["launch"]
+    for what in ("record", "wait", "time_since"):
+        assert 2 * s_calls[what] <= f_calls[what], what
+    assert s_ex.info["bins"] == f_ex.info["bins"] and s_ex.n_fallback == f_ex.n_fallback
+
+
 def test_each_chunks_results_come_back_after_its_kernels_into_their_place(fake_cuda, monkeypatch):
     """A chunked call copies each chunk's output range back on its own (after that chunk's
     kernels, on the stream that joins them) and finish puts every range where it belongs: the
@@ -542,7 +580,9 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
                                "memset": 3, "record": 30 + 3 + 2 * extra + 2 * more,
                                "sync": 1 + 3, "time_since": 29 + 3 + 2 * extra + 2 * more,
                                "wait": 20}
-        spent, *_ = _spent(fake_cuda, {x.name: x for x in swv.backends()}[name], whole)
+        one = {x.name: x for x in swv.backends()}[name]
+        one.small_below = 0   # 1m merged: the small path's since session 17
+        spent, *_ = _spent(fake_cuda, one, whole)
         assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9 + more, "memset": 1,
                                "record": 21 + 2 * more, "sync": 2,
                                "time_since": 20 + 2 * more, "wait": 16}

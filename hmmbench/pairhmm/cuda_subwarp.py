@@ -25,10 +25,10 @@ the timed ``prep``); one H2D per chunk on a copy stream overlaps the kernels of 
 On the GPU, ``subwarp_layout.cu`` builds the chunk's items, bins and sort order (count with
 warp-aggregated atomics, one-block scan, scatter); the bin kernels read their item ranges from
 the device. ``host_layout`` is the host's reference of that layout (tests, bin profile). A call of
-one chunk under ``small_below`` pairs (a per-region call) takes the small call's path instead
-(``subwarp_small``): one stream, one layout launch (``sw_layout_small``), five events, one copy
-back -- the host issuing driver calls is what bounds such a call; from ``side_bins_from`` pairs
-its bins run side by side. ``cuda-subwarp-batched`` runs
+one chunk under ``small_below`` pairs (a per-region call, 10s and 1m merged) takes the small
+call's path instead (``subwarp_small``): one stream, one layout launch (``sw_layout_small``; the
+full path's three from 8,192 items), five events, one copy back -- the host issuing driver calls
+is what bounds such a call; from ``side_bins_from`` pairs its bins run side by side. ``cuda-subwarp-batched`` runs
 the calls a caller keeps in flight (``--in-flight N``) as one call (``batched_calls``).
 
 Device side: bins launched on separate streams; float32 with C = 2^120 and, by default, a
@@ -57,7 +57,7 @@ from .model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .subwarp_layout import (  # noqa: F401
     DEFAULT_BINS, DEFAULT_LONG, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE,
-    RECURRENCES, SMALL_INPUT_PAIRS, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS,
+    RECURRENCES, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS,
     THREADS_PER_BLOCK, Bin, HostLayout, PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds,
     host_layout, make_bins, read_items, size_tier, sw_scaled, table_bytes, tiers_param,
     tiers_table)
@@ -65,7 +65,7 @@ from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile, wavefront_loop)
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources, Lane, Lanes
-from .subwarp_small import SIDE_BINS_FROM, SmallCall
+from .subwarp_small import SIDE_BINS_FROM, SMALL_CALL_PAIRS, SmallCall
 from .subwarp_rescue import (  # noqa: F401
     DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, plan_kernels, recompute_queues)
 from .subwarp_staging import (  # noqa: F401
@@ -187,9 +187,11 @@ class SubwarpBackend(Backend):
         self.per_pair_below = per_pair_below
         # One chunk of fewer pairs: the small call's path (subwarp_small.SmallCall):
         # one stream, one layout launch, five events, one copy back; 0 turns it off.
-        self.small_below = SMALL_INPUT_PAIRS
+        self.small_below = SMALL_CALL_PAIRS
         # ... whose bins run side by side from this many pairs (with streams on)
         self.side_bins_from = SIDE_BINS_FROM
+        # ... and so do its recompute queues from this many pairs (with its bins side by side)
+        self.side_queues_from = SIDE_BINS_FROM
         self.double_k = DOUBLE_K
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         if long_config is None:

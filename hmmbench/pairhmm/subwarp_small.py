@@ -5,13 +5,14 @@ such a call needs, in plain integers where it can.
 Its driver calls (``scripts/subwarp_driver_record.py`` checks every argument): everything on the
 lane's main stream (stream order replaces every wait; calls in flight overlap on their own
 lanes' streams), the upload, the layout in one launch that also clears its counters
-(``sw_layout_small``: no memset), the bins with items, each fed recompute queue, five events
-(start, upload end, float32 end, kernels end, copy back end) and one copy back (queue heads in
-front of the results, ``HEADS_BYTES``). From ``SIDE_BINS_FROM`` pairs the bins run side by side
-(a side stream per bin after the first: one more event per bin and the waits; below it a
-region's few hundred pairs gain less than the host pays for them). The staging and every
-launch's arguments are built before the start event, so between the first and the last event
-the host only issues driver calls.
+(``sw_layout_small``: no memset; from ``MANY_ITEMS`` items, e.g. 1m merged, the full path's
+memset and count, scan and scatter launches), the bins with items, each fed recompute queue,
+five events (start, upload end, float32 end, kernels end, copy back end) and one copy back
+(queue heads in front of the results, ``HEADS_BYTES``). From ``SIDE_BINS_FROM`` pairs the bins,
+and then the recompute queues, run side by side (a side stream per bin or queue after the
+first: one more event each and the waits; below it a region's few hundred pairs gain less than
+the host pays for them). The staging and every launch's arguments are built before the start
+event, so between the first and the last event the host only issues driver calls.
 
 What depends only on the plan and the lane's buffers (kernels, device addresses of the work
 buffers, the fixed head and tail of each launch's arguments) is worked out once per lane and
@@ -39,7 +40,27 @@ _BLOCK = (THREADS_PER_BLOCK, 1, 1)
 #: fill part of the GPU, and the longer one's chain is most of the kernel stage. Below it the
 #: host issuing the driver calls is the bound (1m's regions: ~270 pairs), so no extra waits.
 SIDE_BINS_FROM = 1024
+#: One chunk of fewer pairs takes this path (``SubwarpBackend.small_below``): every per-region
+#: call, 10s and 1m merged; larger calls take the full path (chunks staged by threads).
+SMALL_CALL_PAIRS = 1 << 16
+#: From this many work items (1m merged: 29,307) a small call's layout runs as the full path's, a
+#: memset and three launches (count, scan, scatter) over the whole GPU instead of one block doing
+#: all (on the one block 1m's layout took 88 us longer, H100,
+#: docs/evidence/subwarp-ab-small-below-h100.json).
+MANY_ITEMS = 8192
 _NO_SCRATCH = (0, np.int32(0))  # a single-tile kernel's scratch pointer and stride
+
+
+def bin_items(plan, pairs: PairSet, lengths: np.ndarray, per_pair: bool) -> list:
+    """Work items per bin of the plan (``lengths``: the reads'): a read counts once, or with an
+    item per pair once per haplotype of its batch (weights per read: cheaper than indexing
+    every pair's read)."""
+    bin_of = plan.bin_lut[lengths]
+    if not per_pair:
+        return np.bincount(bin_of, None, len(plan.bins)).tolist()
+    br, bh = pairs.batch_reads, pairs.batch_haps
+    return np.bincount(bin_of, np.repeat(bh[1:] - bh[:-1], br[1:] - br[:-1]),
+                       len(plan.bins)).astype(np.int64).tolist()
 
 
 class SmallLaunches:
@@ -58,9 +79,13 @@ class SmallLaunches:
         w = work[0]
         items, ranges, fb_items = int(w["items"]), int(w["bin_range"]), int(w["fb_items"])
         hist = int(w["counters"])
-        self.layout_fn = backend.layout_kernels()["sw_layout_small"]
-        self.layout_tail = (int(w["raw"]), int(w["key_rank"]), hist,
-                            hist + 4 * len(plan.bins) * SW_LEVELS, ranges, queues, items)
+        lk = backend.layout_kernels()
+        self.layout_fn = lk["sw_layout_small"]
+        self.layout_steps = lk["sw_layout_count"], lk["sw_layout_scan"], lk["sw_layout_scatter"]
+        n_keys = len(plan.bins) * SW_LEVELS
+        self.layout_tail = (int(w["raw"]), int(w["key_rank"]), hist, hist + 4 * n_keys, ranges,
+                            queues, items)
+        self.counters = (w["counters"], n_keys + len(plan.bins))  # key histogram, bins' pairs
         self.bins = [(*backend.kernel(x), THREADS_PER_BLOCK // x.p, x if x.multi_tile else None,
                       (items, ranges + 8 * i), (out, queues + 8 * plan.queue_of[i], fb_items),
                       plan.labels[i], plan.queue_of[i])
@@ -118,13 +143,12 @@ class SmallCall:
         self.joined, self.host_out, self.queue_heads = res.joined_results(n_pairs, nb * 4)
         res.restart_events()
 
-        # host staging (the timed prep): the arrays, and items per bin for the grids only (the
-        # kernels read the exact ranges): a pair counts in its read's bin
+        # host staging (the timed prep): the arrays, and the items per bin for the grids only
+        # (the kernels read the exact ranges). (Counted on a staging thread beside the copies,
+        # 1m merged took 30 us longer: docs/evidence/subwarp-ab-count-beside-h100.json.)
         t0 = time.perf_counter()
         self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views)
-        bin_of = plan.bin_lut[read_lengths]
-        est = np.bincount(bin_of[pairs.pair_read] if per_pair else bin_of[ends[0]:ends[1]],
-                          None, nb).tolist()
+        est = bin_items(plan, pairs, read_lengths[ends[0]:ends[1]], per_pair)
         self.prep = time.perf_counter() - t0
 
         # every launch's arguments
@@ -133,6 +157,7 @@ class SmallCall:
         karr = tuple(dev[:8])  # KERNEL_ARRAYS: STAGED's first eight
         self.layout = (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches),
                        dev[8], dev[9], dev[10], dev[5], dev[7], dev[11], *fixed.layout_tail)
+        self.layout_grid = (-(-units // 256), 1) if units >= MANY_ITEMS else None
         mt_cap = fixed.mt_cap
         self.floats, self.bins_info, fed = [], {}, [False] * len(plan.queue_bins)
         for (fn, smem, per_block, mt, head, tail, label, q), n in zip(fixed.bins, est):
@@ -146,15 +171,19 @@ class SmallCall:
                 self.bins_info[label] = n
         self.side_by_side = (n_pairs >= backend.side_bins_from and len(self.floats) > 1
                              and bool(fixed.side))
-        self.doubles = []
+        self.side_queues = self.side_by_side and n_pairs >= backend.side_queues_from
+        self.doubles = []  # per fed queue its launches
         cap = fixed.double_cap
         for launches, q_fed in zip(fixed.queue_launches, fed):
-            for fn, smem, per_block, mt, head, tail in launches if q_fed else ():
+            if not q_fed:
+                continue
+            self.doubles.append([])
+            for fn, smem, per_block, mt, head, tail in launches:
                 blocks, end = min(-(-n_pairs // per_block), cap), _NO_SCRATCH
                 if mt is not None:
                     blocks, end = min(blocks, mt_cap), self._scratch(mt, True, max_hap)
-                self.doubles.append((fn, (max(blocks, 1), 1),
-                                     head + (np.int32(n_pairs),) + karr + tail + end, smem))
+                self.doubles[-1].append((fn, (max(blocks, 1), 1),
+                                         head + (np.int32(n_pairs),) + karr + tail + end, smem))
 
     def _scratch(self, x, double: bool, max_hap: int) -> tuple:
         scratch, stride = self.res.scratch(x, double, max_hap)
@@ -168,19 +197,54 @@ class SmallCall:
         self.start = mark(main)
         drv.memcpy_htod_async(fixed.slot, fixed.pinned[:self.used], main)
         self.uploaded = mark(main)
-        fixed.layout_fn.prepared_async_call((1, 1), (1024, 1, 1), main, *self.layout)
+        if self.layout_grid is None:
+            fixed.layout_fn.prepared_async_call((1, 1), (1024, 1, 1), main, *self.layout)
+        else:
+            self._layout_steps(drv, main)
         if self.side_by_side:
             self._bins_side_by_side(main, mark)
         else:
             for fn, grid, args, smem in self.floats:
                 fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
         self.floats_done = mark(main)
-        for fn, grid, args, smem in self.doubles:
-            fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
+        if self.side_queues:
+            self._queues_side_by_side(main, mark)
+        else:
+            for queue in self.doubles:
+                for fn, grid, args, smem in queue:
+                    fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
         self.kernels_end = mark(main)
         # right after the kernels on the same stream: their end is its start
         drv.memcpy_dtoh_async(self.joined, fixed.queues, main)
         self.d1 = mark(main)
+
+    def _layout_steps(self, drv, main) -> None:
+        """The layout of many items as the full path's: counters cleared, then one thread per
+        item counting (its key and rank), one block scanning, one thread per item scattering."""
+        count, scan, scatter = self.fixed.layout_steps
+        lay, grid = self.layout, self.layout_grid
+        counters, n_counters = self.fixed.counters
+        drv.memset_d32_async(counters, 0, n_counters, main)
+        count.prepared_async_call(grid, (256, 1, 1), main, *lay[:13])
+        scan.prepared_async_call((1, 1), (1024, 1, 1), main, lay[8], *lay[11:15])
+        scatter.prepared_async_call(grid, (256, 1, 1), main, lay[0], lay[9], lay[10], lay[11],
+                                    lay[15])
+
+    def _queues_side_by_side(self, main, mark) -> None:
+        """Each fed recompute queue after the first on a side stream once the bins are done
+        (``floats_done``), the main stream joining them: a queue's kernels read its count on
+        the device, so every fed queue launches even when (as nearly always) it is empty, and
+        one after the other 1m merged's three cascades took 61 us (H100)."""
+        joins = []
+        for queue, side in zip(self.doubles[1:], self.fixed.side):
+            side.wait_for_event(self.floats_done)
+            for fn, grid, args, smem in queue:
+                fn.prepared_async_call(grid, _BLOCK, side, *args, shared_size=smem)
+            joins.append(mark(side))
+        for fn, grid, args, smem in self.doubles[0] if self.doubles else ():
+            fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
+        for ev in joins:
+            main.wait_for_event(ev)
 
     def _bins_side_by_side(self, main, mark) -> None:
         """The bins after the layout, each after the first on a side stream, launched longest
