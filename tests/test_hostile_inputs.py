@@ -192,6 +192,8 @@ OPTION_CASES = {
     "repeat-word": (["--repeat", "many"], "--repeat"),
     "max-time-zero": (["--max-time", "0"], "--max-time"),
     "max-time-nan": (["--max-time", "nan"], "--max-time"),
+    "warmup-time-negative": (["--warmup-time", "-1"], "--warmup-time"),
+    "warmup-time-nan": (["--warmup-time", "nan"], "--warmup-time"),
     "tolerance-nan": (["--tolerance", "nan"], "--tolerance"),
     "tolerance-negative": (["--tolerance", "-1"], "--tolerance"),
     "sample-pairs-zero": (["--sample-pairs", "0"], "--sample-pairs"),

@@ -153,6 +153,35 @@ def test_stop_rule():
     assert running_median_spread([1.0, 1.0]) == math.inf
 
 
+def test_warm_up_passes_run_untimed_while_they_fit(tmp_path):
+    """--warmup-time: after the checked pass, untimed passes until it has passed (counted in
+    ``warmup_passes``, none of them among the timed samples); one where a pass outlasts it,
+    none where the checked pass took over 10x it; none by default (RunConfig)."""
+    import time as _time
+
+    class Slow(ToyBackend):
+        def __init__(self, name, seconds):
+            super().__init__(name)
+            self.seconds = seconds
+
+        def run(self, pairs):
+            _time.sleep(self.seconds)
+            return super().run(pairs)
+    fast, slow, slower = Slow("fast", 0.001), Slow("slow", 0.03), Slow("slower", 0.25)
+    default = Slow("default", 0.001)
+    ds = toy_dataset()
+    rec = by_backend(bench([ds], [fast, slow, slower], tmp_path, chunking="merged", repeat=3,
+                           warmup_time=0.02))   # merged: a pass is one call
+    assert rec["fast"].warmup_passes >= 3 and rec["fast"].repeats == 3
+    assert fast.calls == 1 + rec["fast"].warmup_passes + 3
+    assert len(rec["fast"].samples_s["total"]) == 3
+    assert rec["fast"].to_dict()["warmup_passes"] == rec["fast"].warmup_passes
+    assert rec["slow"].warmup_passes == 1 and slow.calls == 1 + 1 + 3
+    assert rec["slower"].warmup_passes == 0 and slower.calls == 1 + 3
+    rec = bench([ds], [default], tmp_path, chunking="merged", repeat=3).records[0]
+    assert rec.warmup_passes == 0 and default.calls == 1 + 3
+
+
 def test_throttle_flag_from_clocks(tmp_path):
     assert merge_infos([{"sm_clock_mhz": [1980, 1980]}, {"sm_clock_mhz": [1980, 1700]}]) == {
         "sm_clock_mhz": [1980, 1700], "sm_clock_mhz_min": 1700.0, "sm_clock_mhz_max": 1980.0,

@@ -39,6 +39,11 @@ def add_parser(sub, workloads) -> None:
                     help="timed repeats (default: until stable or --max-time)")
     sp.add_argument("--max-time", type=float, default=10.0,
                     help="seconds of timed repeats per dataset x backend (default 10)")
+    sp.add_argument("--warmup-time", type=float, default=0.2, metavar="S",
+                    help="untimed repeats after the checked one until S seconds have passed "
+                         "(default 0.2; none for sets generated piece by piece or where the "
+                         "checked repeat took over 10 S): a short call right after the "
+                         "cross-check finds the host's caches cold")
     sp.add_argument("--tolerance", type=float, default=None,
                     help="absolute log10 tolerance of the cross-check (default 1e-4; profile: "
                          "per kind, hmmbench.profile.job.TOLERANCE, in nats)")
