@@ -570,3 +570,16 @@ def _alive(pid: int) -> bool:
         return False
     status = Path(f"/proc/{pid}/stat")
     return status.exists() and status.read_text().split()[2] != "Z"
+
+
+def test_a_local_workers_failed_heartbeat_is_not_logged_on_the_way_out():
+    """The worker preload drops distributed.worker's heartbeat failure (the local scheduler
+    stopped with the client, on Ctrl-C) and keeps every other record of that logger."""
+    import logging
+    from hmmbench.cluster import worker
+
+    def record(msg):
+        return logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1, msg, (), None)
+    assert not worker._no_heartbeat_failure(
+        record("Failed to communicate with scheduler during heartbeat."))
+    assert worker._no_heartbeat_failure(record("Compute Failed"))
