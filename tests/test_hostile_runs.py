@@ -66,7 +66,7 @@ def world(monkeypatch, tmp_path):
     return World
 
 
-RUN = ["run", "--repeat", "1", "-q", "--json", "r.json"]
+RUN = ["run", "--repeat", "1", "--warmup-time", "0", "-q", "--json", "r.json"]  # calls counted
 
 
 def run(argv, capsys) -> tuple:
