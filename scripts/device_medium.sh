@@ -3,12 +3,8 @@
 #   small     the small call's path (small_below 65,536: one stream, five events, one copy back,
 #             the full path's three layout launches from MANY_ITEMS items) against the
 #             full path (small_below 8,192): scripts/subwarp_side_bins.py
-#   split     a small call's arrays staged half by a staging thread against all by the calling
-#             thread (split_staging_from: code of session 17's second run, not kept)
 #   queues    a small call's recompute queues side by side (side_queues_from 1,024) against one
 #             after the other on its main stream (10s and 1m merged)
-#   beside    a small call of many items counting its items per bin on a staging thread beside
-#             the staging (count_beside_from: code of session 17's seventh run, not kept)
 #   items     1m merged as one work item per read (per_pair_below 16,384) against one per pair
 #             (65,536): the per-read setup shared by a read's haplotypes, against 4x the groups
 #   tables    the size tier's bins again with the 5-op kernels and their register caps (padding
@@ -20,6 +16,8 @@
 #   regions   the tool: 1m's 110 region calls, 16 in flight, cuda-subwarp-batched
 # From the repo root there, carrying .device and .data:
 #   source .device/env.sh && bash scripts/device_medium.sh PART...
+# (The session's A/Bs of code it did not keep -- stream_one, split_staging_from,
+# count_beside_from -- ran from uncommitted trees: docs/subwarp-notes.md.)
 source "$(dirname "$0")/device_common.sh" medium "small queues pytest merged regions" "$@"
 subwarp_precompile cuda-subwarp
 ab() {  # NAME SETTING [SETS]: two values of a backend attribute, alternating rounds
@@ -27,9 +25,7 @@ ab() {  # NAME SETTING [SETS]: two values of a backend attribute, alternating ro
         --calls 20 --check 1000 --json "$out/ab-$1.json"
 }
 [[ $parts == *" small "* ]] && ab small-below small_below=8192,65536
-[[ $parts == *" split "* ]] && ab split-staging split_staging_from=1099511627776,8192
 [[ $parts == *" queues "* ]] && ab side-queues side_queues_from=1099511627776,1024 10s,1m
-[[ $parts == *" beside "* ]] && ab count-beside count_beside_from=1099511627776,8192
 [[ $parts == *" items "* ]] && ab per-read per_pair_below=65536,16384
 [[ $parts == *" tables "* ]] && step tables python3 scripts/subwarp_small_bins.py --sets 1m \
     --tables "${TABLES:-p8,p8-caps,p8-fine,p8-fine-caps,p8-quarters,p16-fine,default}" \

@@ -144,6 +144,9 @@ def main() -> int:
     rec = Recorder()
     b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
     fixed = dict(f.split("=") for f in args.fixed)
+    for attr in (*fixed, *([name] if args.setting else [])):
+        if not hasattr(b, attr):  # setattr would make one that nothing reads
+            ap.error(f"{attr}: cuda-subwarp has no such attribute")
     for attr, v in fixed.items():
         setattr(b, attr, int(v))
     out = {"gpu": None, "set": args.set, "piece": args.piece, "pairs": ps.n_pairs,

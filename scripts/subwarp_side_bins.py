@@ -105,6 +105,8 @@ def main() -> int:
     modes = ({"side_by_side": a, "one_stream": c} if name == "side_bins_from"
              else {f"{name}={a}": a, f"{name}={c}": c})
     b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    if not hasattr(b, name):  # setattr would make one, and the A/B compare the code with itself
+        ap.error(f"--setting {name}: cuda-subwarp has no such attribute")
     out = {"gpu": b.device_name(), "setting": name, "values": [a, c],
            "side_bins_from": sw.SIDE_BINS_FROM, "rounds": args.rounds, "calls": args.calls,
            "sets": {}}
