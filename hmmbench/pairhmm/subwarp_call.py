@@ -25,7 +25,7 @@ from ..apis import cuda as glue
 from ..backend import Execution
 from .model import PairSet
 from .subwarp_device import sized_lane
-from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout
+from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout, items_per_bin
 from .subwarp_rescue import DOUBLE, EXP, FLOAT, recompute_counts
 from .subwarp_staging import (CHUNK_PARTS, PREP_THREADS, STAGED, STAGING_SLOTS, STREAM_ORDER,
                               chunk_offsets, headroom, int_views, part_ranges, stage_chunk_part)
@@ -179,12 +179,8 @@ class SubwarpCall:
         r0, r1 = self.ends[c][:2]
         ro = pairs.read_offsets[r0:r1 + 1]
         lengths = ro[1:] - ro[:-1]  # (np.diff: the same, with more Python around)
-        if self.per_pair[c]:  # an item per pair: a read counts once per haplotype of its batch
-            br, bh = pairs.batch_reads, pairs.batch_haps
-            r, h = br[b0:b1 + 1], bh[b0:b1 + 1]
-            est = np.bincount(lut[lengths], np.repeat(h[1:] - h[:-1], r[1:] - r[:-1]), nb)
-        else:  # reads per length, summed per bin (cheaper than each read's bin)
-            est = np.bincount(lut, np.bincount(lengths, None, len(lut)), nb)
+        est = items_per_bin(lut, nb, lengths, pairs.batch_reads[b0:b1 + 1],
+                            pairs.batch_haps[b0:b1 + 1], self.per_pair[c])
         return 0, time.perf_counter() - t0, est
 
     def submit(self, c: int) -> None:

@@ -110,6 +110,18 @@ def make_bins(table: Sequence[tuple], long_config: Optional[tuple], max_len: int
 
 
 
+def items_per_bin(bin_lut: np.ndarray, n_bins: int, lengths: np.ndarray,
+                  batch_reads: np.ndarray, batch_haps: np.ndarray, per_pair: bool) -> np.ndarray:
+    """Work items per bin (float counts, for grid sizes) of reads with these ``lengths``, whose
+    batches' bounds are ``batch_reads`` / ``batch_haps`` (sliced to them): a read counts once,
+    or with an item per pair once per haplotype of its batch."""
+    if per_pair:
+        return np.bincount(bin_lut[lengths], np.repeat(batch_haps[1:] - batch_haps[:-1],
+                                                       batch_reads[1:] - batch_reads[:-1]), n_bins)
+    # reads per length, summed per bin (cheaper than each read's bin)
+    return np.bincount(bin_lut, np.bincount(lengths, None, len(bin_lut)), n_bins)
+
+
 def tiers_table(tiers: Optional[Sequence[tuple]]) -> Optional[tuple]:
     """``tiers`` as nested tuples (hashable, comparable), or None."""
     return tuple((int(below), tuple(tuple(r) for r in rows)) for below, rows in tiers) \

@@ -30,7 +30,7 @@ from ..apis import cuda as glue
 from ..backend import Execution
 from .model import PairSet
 from .subwarp_device import sized_lane
-from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK
+from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, items_per_bin
 from .subwarp_rescue import DOUBLE, EXP
 from .subwarp_staging import headroom, int_views, stage_whole, whole_offsets
 
@@ -49,18 +49,6 @@ SMALL_CALL_PAIRS = 1 << 16
 #: docs/evidence/subwarp-ab-small-below-h100.json).
 MANY_ITEMS = 8192
 _NO_SCRATCH = (0, np.int32(0))  # a single-tile kernel's scratch pointer and stride
-
-
-def bin_items(plan, pairs: PairSet, lengths: np.ndarray, per_pair: bool) -> list:
-    """Work items per bin of the plan (``lengths``: the reads'): a read counts once, or with an
-    item per pair once per haplotype of its batch (weights per read: cheaper than indexing
-    every pair's read)."""
-    bin_of = plan.bin_lut[lengths]
-    if not per_pair:
-        return np.bincount(bin_of, None, len(plan.bins)).tolist()
-    br, bh = pairs.batch_reads, pairs.batch_haps
-    return np.bincount(bin_of, np.repeat(bh[1:] - bh[:-1], br[1:] - br[:-1]),
-                       len(plan.bins)).astype(np.int64).tolist()
 
 
 class SmallLaunches:
@@ -148,7 +136,8 @@ class SmallCall:
         # 1m merged took 30 us longer: docs/evidence/subwarp-ab-count-beside-h100.json.)
         t0 = time.perf_counter()
         self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views)
-        est = bin_items(plan, pairs, read_lengths[ends[0]:ends[1]], per_pair)
+        est = items_per_bin(plan.bin_lut, nb, read_lengths[ends[0]:ends[1]], pairs.batch_reads,
+                            pairs.batch_haps, per_pair).astype(np.int64).tolist()
         self.prep = time.perf_counter() - t0
 
         # every launch's arguments
@@ -202,13 +191,18 @@ class SmallCall:
         else:
             self._layout_steps(drv, main)
         if self.side_by_side:
-            self._bins_side_by_side(main, mark)
+            # the bins after the layout, the longest reads' first (the block scheduler starts
+            # the first launch's blocks first)
+            self._side_by_side(main, mark, mark(main),
+                               [[self.floats[0]], *([f] for f in self.floats[:0:-1])])
         else:
             for fn, grid, args, smem in self.floats:
                 fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
         self.floats_done = mark(main)
         if self.side_queues:
-            self._queues_side_by_side(main, mark)
+            # a queue's kernels read its count on the device, so every fed queue launches, even
+            # empty (as nearly always): one after the other 1m merged's three cascades took 61 us
+            self._side_by_side(main, mark, self.floats_done, self.doubles)
         else:
             for queue in self.doubles:
                 for fn, grid, args, smem in queue:
@@ -230,34 +224,17 @@ class SmallCall:
         scatter.prepared_async_call(grid, (256, 1, 1), main, lay[0], lay[9], lay[10], lay[11],
                                     lay[15])
 
-    def _queues_side_by_side(self, main, mark) -> None:
-        """Each fed recompute queue after the first on a side stream once the bins are done
-        (``floats_done``), the main stream joining them: a queue's kernels read its count on
-        the device, so every fed queue launches even when (as nearly always) it is empty, and
-        one after the other 1m merged's three cascades took 61 us (H100)."""
+    def _side_by_side(self, main, mark, after, groups: list) -> None:
+        """Launch groups after the event ``after``: the first on the main stream, each other on
+        a side stream of its own, the main stream joining them."""
         joins = []
-        for queue, side in zip(self.doubles[1:], self.fixed.side):
-            side.wait_for_event(self.floats_done)
-            for fn, grid, args, smem in queue:
+        for group, side in zip(groups[1:], self.fixed.side):
+            side.wait_for_event(after)
+            for fn, grid, args, smem in group:
                 fn.prepared_async_call(grid, _BLOCK, side, *args, shared_size=smem)
             joins.append(mark(side))
-        for fn, grid, args, smem in self.doubles[0] if self.doubles else ():
+        for fn, grid, args, smem in groups[0] if groups else ():
             fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
-        for ev in joins:
-            main.wait_for_event(ev)
-
-    def _bins_side_by_side(self, main, mark) -> None:
-        """The bins after the layout, each after the first on a side stream, launched longest
-        reads first (the block scheduler starts the first launch's blocks first); the main
-        stream joins them before the recompute."""
-        laid = mark(main)
-        joins = []
-        for (fn, grid, args, smem), side in zip(self.floats[:0:-1], self.fixed.side):
-            side.wait_for_event(laid)
-            fn.prepared_async_call(grid, _BLOCK, side, *args, shared_size=smem)
-            joins.append(mark(side))
-        fn, grid, args, smem = self.floats[0]
-        fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
         for ev in joins:
             main.wait_for_event(ev)
 
