@@ -583,3 +583,24 @@ def test_a_local_workers_failed_heartbeat_is_not_logged_on_the_way_out():
     assert not worker._no_heartbeat_failure(
         record("Failed to communicate with scheduler during heartbeat."))
     assert worker._no_heartbeat_failure(record("Compute Failed"))
+
+
+def test_worker_stages_are_the_timed_passes_medians():
+    """A sharded cell's per-worker stages: medians over the record's last ``repeats`` passes,
+    not the checked pass nor the warm-up passes before them."""
+    import statistics
+    from types import SimpleNamespace
+    from hmmbench.backend import STAGES
+    from hmmbench.cluster.sharded import worker_stages
+
+    def one_pass(wall):
+        return {0: {"index": 0, "worker": "0", "host": "h", "pid": 1, "device": "d", "items": 5,
+                    "cells": 50, "launches": 1, "wall": wall, "task": wall + 1,
+                    **{st: wall / 2 for st in STAGES}}}
+    record = SimpleNamespace(dataset_sha256="s", chunking="merged", backend="b", repeats=3)
+    walls = [9.0, 7.0, 7.0, 1.0, 2.0, 3.0]   # checked, two warm-up, three timed
+    session = SimpleNamespace(stats={("s", "merged", "b"): [one_pass(w) for w in walls]})
+    (row,) = worker_stages(session, record)
+    assert row["wall"] == 2.0 and row["task"] == 3.0 and row["kernel"] == 1.0
+    record.repeats = 0   # no timed pass (a failed cell): every pass but the checked one
+    assert worker_stages(session, record)[0]["wall"] == statistics.median(walls[1:])

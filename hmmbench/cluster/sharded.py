@@ -379,9 +379,10 @@ def single_launch(unit, mode: str) -> list:
 
 def worker_stages(session: Session, record) -> list:
     """Each shard's median per-pass stages, wall (its launches), task (the whole task on the
-    worker), items and cells (the warm-up pass left out)."""
+    worker), items and cells over the record's timed passes, its last ``repeats`` (the checked
+    pass and any warm-up passes before them left out)."""
     passes = session.stats.get((record.dataset_sha256, record.chunking, record.backend)) or []
-    timed = passes[1:] or passes
+    timed = passes[-record.repeats:] if record.repeats else passes[1:] or passes
     if not timed:
         return []
     out = []
