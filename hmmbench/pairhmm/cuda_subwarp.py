@@ -28,8 +28,9 @@ the device. ``host_layout`` is the host's reference of that layout (tests, bin p
 one chunk under ``small_below`` pairs (a per-region call, 10s and 1m merged) takes the small
 call's path instead (``subwarp_small``): one stream, one layout launch (``sw_layout_small``; the
 full path's three from 8,192 items), five events, one copy back -- the host issuing driver calls
-is what bounds such a call; from ``side_bins_from`` pairs its bins run side by side. ``cuda-subwarp-batched`` runs
-the calls a caller keeps in flight (``--in-flight N``) as one call (``batched_calls``).
+is what bounds such a call; from ``side_bins_from`` pairs its bins, then its recompute queues,
+run side by side. ``cuda-subwarp-batched`` runs the calls a caller keeps in flight
+(``--in-flight N``) as one call (``batched_calls``).
 
 Device side: bins launched on separate streams; float32 with C = 2^120 and, by default, a
 power-of-two exponent per thread beside its values (``SW_EXP_SCALE``), so pairs far below

@@ -47,6 +47,23 @@ def _ptr(x) -> np.uintp:
     return np.uintp(int(x))
 
 
+def launch_layout(drv, kernels: dict, stream, counters, n_counters: int, args: tuple) -> None:
+    """The work items' layout over the whole GPU (``subwarp_layout.cu``): its ``n_counters``
+    counters cleared, then one thread per unit counting (key and rank), one block scanning, one
+    thread per unit scattering. ``args`` are ``sw_layout_small``'s: the unit count, the counting
+    step's twelve (its batch arrays and ``meta`` at 8; raw items, key ranks, key histogram and
+    pairs per bin last), bin ranges, queue heads, items."""
+    n_units, meta = args[0], args[8]
+    raw, key_rank, hist, bin_pairs, bin_range, queues, items = args[9:]
+    grid = (max(1, -(-int(n_units) // 256)), 1)
+    drv.memset_d32_async(counters, 0, n_counters, stream)
+    kernels["sw_layout_count"].prepared_async_call(grid, (256, 1, 1), stream, *args[:13])
+    kernels["sw_layout_scan"].prepared_async_call((1, 1), (1024, 1, 1), stream, meta, hist,
+                                                  bin_pairs, bin_range, queues)
+    kernels["sw_layout_scatter"].prepared_async_call(grid, (256, 1, 1), stream, n_units, raw,
+                                                     key_rank, hist, items)
+
+
 class SubwarpHandle:
     """A submitted call (``SubwarpBackend.submit``): its work is enqueued on its lane's streams;
     :meth:`result` waits for it, copies its results out, reads its stage times from its events
@@ -335,19 +352,11 @@ class SubwarpCall:
         bin_pairs = hist + 4 * n_keys
         s.wait_for_event(uploaded)
         g0 = self.res.mark(s)
-        self.drv.memset_d32_async(w["counters"], 0, n_keys + nb, s)
-        grid = (max(1, -(-self.units[c] // 256)), 1)
-        lk["sw_layout_count"].prepared_async_call(
-            grid, (256, 1, 1), s, np.int32(self.units[c]), np.int32(self.per_pair[c]),
-            np.int32(b1 - b0), dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"],
-            dev["read_off"], dev["hap_off"], dev["meta"], _ptr(w["raw"]),
-            _ptr(w["key_rank"]), _ptr(hist), _ptr(bin_pairs))
-        lk["sw_layout_scan"].prepared_async_call(
-            (1, 1), (1024, 1, 1), s, dev["meta"], _ptr(hist), _ptr(bin_pairs),
-            _ptr(w["bin_range"]), _ptr(queues))
-        lk["sw_layout_scatter"].prepared_async_call(
-            grid, (256, 1, 1), s, np.int32(self.units[c]), _ptr(w["raw"]),
-            _ptr(w["key_rank"]), _ptr(hist), _ptr(w["items"]))
+        launch_layout(self.drv, lk, s, w["counters"], n_keys + nb, (
+            np.int32(self.units[c]), np.int32(self.per_pair[c]), np.int32(b1 - b0),
+            dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"], dev["read_off"],
+            dev["hap_off"], dev["meta"], _ptr(w["raw"]), _ptr(w["key_rank"]), _ptr(hist),
+            _ptr(bin_pairs), _ptr(w["bin_range"]), _ptr(queues), _ptr(w["items"])))
         laid = self.res.mark(s)
         self.float_launches.append((g0, laid))
         return laid

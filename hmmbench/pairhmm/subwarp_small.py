@@ -29,6 +29,7 @@ import numpy as np
 from ..apis import cuda as glue
 from ..backend import Execution
 from .model import PairSet
+from .subwarp_call import launch_layout
 from .subwarp_device import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, items_per_bin
 from .subwarp_rescue import DOUBLE, EXP
@@ -67,9 +68,8 @@ class SmallLaunches:
         w = work[0]
         items, ranges, fb_items = int(w["items"]), int(w["bin_range"]), int(w["fb_items"])
         hist = int(w["counters"])
-        lk = backend.layout_kernels()
-        self.layout_fn = lk["sw_layout_small"]
-        self.layout_steps = lk["sw_layout_count"], lk["sw_layout_scan"], lk["sw_layout_scatter"]
+        self.layout_kernels = backend.layout_kernels()
+        self.layout_fn = self.layout_kernels["sw_layout_small"]
         n_keys = len(plan.bins) * SW_LEVELS
         self.layout_tail = (int(w["raw"]), int(w["key_rank"]), hist, hist + 4 * n_keys, ranges,
                             queues, items)
@@ -146,7 +146,7 @@ class SmallCall:
         karr = tuple(dev[:8])  # KERNEL_ARRAYS: STAGED's first eight
         self.layout = (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches),
                        dev[8], dev[9], dev[10], dev[5], dev[7], dev[11], *fixed.layout_tail)
-        self.layout_grid = (-(-units // 256), 1) if units >= MANY_ITEMS else None
+        self.many = units >= MANY_ITEMS
         mt_cap = fixed.mt_cap
         self.floats, self.bins_info, fed = [], {}, [False] * len(plan.queue_bins)
         for (fn, smem, per_block, mt, head, tail, label, q), n in zip(fixed.bins, est):
@@ -186,10 +186,10 @@ class SmallCall:
         self.start = mark(main)
         drv.memcpy_htod_async(fixed.slot, fixed.pinned[:self.used], main)
         self.uploaded = mark(main)
-        if self.layout_grid is None:
-            fixed.layout_fn.prepared_async_call((1, 1), (1024, 1, 1), main, *self.layout)
+        if self.many:
+            launch_layout(drv, fixed.layout_kernels, main, *fixed.counters, self.layout)
         else:
-            self._layout_steps(drv, main)
+            fixed.layout_fn.prepared_async_call((1, 1), (1024, 1, 1), main, *self.layout)
         if self.side_by_side:
             # the bins after the layout, the longest reads' first (the block scheduler starts
             # the first launch's blocks first)
@@ -211,18 +211,6 @@ class SmallCall:
         # right after the kernels on the same stream: their end is its start
         drv.memcpy_dtoh_async(self.joined, fixed.queues, main)
         self.d1 = mark(main)
-
-    def _layout_steps(self, drv, main) -> None:
-        """The layout of many items as the full path's: counters cleared, then one thread per
-        item counting (its key and rank), one block scanning, one thread per item scattering."""
-        count, scan, scatter = self.fixed.layout_steps
-        lay, grid = self.layout, self.layout_grid
-        counters, n_counters = self.fixed.counters
-        drv.memset_d32_async(counters, 0, n_counters, main)
-        count.prepared_async_call(grid, (256, 1, 1), main, *lay[:13])
-        scan.prepared_async_call((1, 1), (1024, 1, 1), main, lay[8], *lay[11:15])
-        scatter.prepared_async_call(grid, (256, 1, 1), main, lay[0], lay[9], lay[10], lay[11],
-                                    lay[15])
 
     def _side_by_side(self, main, mark, after, groups: list) -> None:
         """Launch groups after the event ``after``: the first on the main stream, each other on

@@ -19,8 +19,8 @@ class RunConfig:
     in_flight: int = 1                    # launches outstanding at once (1: one call after the other)
     repeat: Optional[int] = None          # fixed number of timed passes (None: until stable)
     max_time: float = 10.0                # seconds of timed passes per dataset x backend cell
-    warmup_time: float = 0.0              # untimed passes after the checked one while they fit
-                                          # in it (hmmbench run: 0.2 s)
+    warmup_time: float = 0.0              # untimed passes after the checked one until this many
+                                          # seconds have passed (hmmbench run: 0.2 s)
     min_repeats: int = 3
     max_repeats: int = 1000
     stable_spread: float = 0.02           # relative spread of the running median, last 3 passes
