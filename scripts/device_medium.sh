@@ -7,6 +7,7 @@
 #             after the other on its main stream (10s and 1m merged)
 #   items     1m merged as one work item per read (per_pair_below 16,384) against one per pair
 #             (65,536): the per-read setup shared by a read's haplotypes, against 4x the groups
+#   hostprof  (session 18) a cProfile of 200 warm calls of 1m merged and of 10s (real driver)
 #   tables    the size tier's bins again with the 5-op kernels and their register caps (padding
 #             against launches), each with its per-bin profile: scripts/subwarp_small_bins.py
 #   timeline  where a full-path 1m call's wall goes (host rows, GPU spans)
@@ -16,8 +17,10 @@
 #   regions   the tool: 1m's 110 region calls, 16 in flight, cuda-subwarp-batched
 # From the repo root there, carrying .device and .data:
 #   source .device/env.sh && bash scripts/device_medium.sh PART...
-# (The session's A/Bs of code it did not keep -- stream_one, split_staging_from,
-# count_beside_from -- ran from uncommitted trees: docs/subwarp-notes.md.)
+# (The A/Bs of code not kept -- session 17's stream_one, split_staging_from, count_beside_from,
+# session 18's ints_first_from and count_first, and count_grids, the bin grids from a count made
+# before the start, the way before session 18 -- ran from uncommitted trees with
+# `ab NAME SETTING SETS`: docs/subwarp-notes.md.)
 source "$(dirname "$0")/device_common.sh" medium "small queues pytest merged regions" "$@"
 subwarp_precompile cuda-subwarp
 ab() {  # NAME SETTING [SETS]: two values of a backend attribute, alternating rounds
@@ -27,6 +30,8 @@ ab() {  # NAME SETTING [SETS]: two values of a backend attribute, alternating ro
 [[ $parts == *" small "* ]] && ab small-below small_below=8192,65536
 [[ $parts == *" queues "* ]] && ab side-queues side_queues_from=1099511627776,1024 10s,1m
 [[ $parts == *" items "* ]] && ab per-read per_pair_below=65536,16384
+[[ $parts == *" hostprof "* ]] && step hostprof python3 scripts/subwarp_call_profile.py \
+    --sets 1m,10s --json "$out/call-profile.json"
 [[ $parts == *" tables "* ]] && step tables python3 scripts/subwarp_small_bins.py --sets 1m \
     --tables "${TABLES:-p8,p8-caps,p8-fine,p8-fine-caps,p8-quarters,p16-fine,default}" \
     --passes 15 --bin-profile --json "$out/small-bins-5op.json"

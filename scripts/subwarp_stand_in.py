@@ -21,7 +21,7 @@ RECORD = [True]   # False (quiet()): nothing is logged (the log costs host time)
 
 
 def val(x):
-    if isinstance(x, (np.integer, int)): return int(x)
+    if isinstance(x, (np.integer, int, Alloc)): return int(x)
     if isinstance(x, (np.floating, float)): return float(x)
     if isinstance(x, np.ndarray): return ("nd", x.shape, str(x.dtype))
     if isinstance(x, tuple): return tuple(val(y) for y in x)
@@ -34,7 +34,10 @@ class Obj:
         Obj.n += 1; self._rid = f"{kind}{Obj.n}"
 
 
-class Alloc(int):
+class Alloc:
+    """Like pycuda's DeviceAllocation: an address through int() only (no arithmetic)."""
+    def __init__(self, addr): self._addr = addr
+    def __int__(self): return self._addr
     def free(self): LOG.append(("free", int(self)))
 
 
@@ -86,7 +89,12 @@ class Drv:
 
 
 class Fn:
-    def __init__(self, name): self.name = name
+    """A compiled kernel: the registers its __launch_bounds__ minimum blocks allow (128
+    without), no static shared memory."""
+    def __init__(self, name, defines=()):
+        self.name = name
+        self.num_regs = {2: 255, 3: 168, 4: 128, 6: 80}.get(dict(defines).get("SW_MIN_BLOCKS"), 128)
+        self.shared_size_bytes = 0
     def prepare(self, sig): pass
     def set_attribute(self, *a): pass
     def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
@@ -97,7 +105,7 @@ class Fn:
 
 class Module:
     def __init__(self, key): self.key = key
-    def get_function(self, name): return Fn(f"{name}|{self.key}")
+    def get_function(self, name): return Fn(f"{name}|{self.key}", json.loads(self.key)[1])
 
 
 DRIVER = Drv()
@@ -122,6 +130,8 @@ def install() -> None:
     glue.compile = lambda source, defines=None, options=(): Module(
         json.dumps([source, sorted((defines or {}).items())], default=str))
     glue.device_attributes = lambda: {"name": "Fake", "sm_count": 132, "arch": "sm_90",
-                                      "compute_capability": "9.0"}
+                                      "compute_capability": "9.0", "registers_per_sm": 65536,
+                                      "shared_per_sm": 233472, "threads_per_sm": 2048,
+                                      "blocks_per_sm": 32, "reserved_shared_per_block": 1024}
     glue.sm_clock_mhz = lambda: 1980
     glue.unavailable_reason = lambda: None

@@ -53,7 +53,14 @@ class FakeDriver:
         self.launch_streams: list = []
         self.uploads: list = []
 
-    class _Alloc(int):
+    class _Alloc:
+        """Like pycuda's DeviceAllocation: an address through int() only (no arithmetic)."""
+        def __init__(self, addr):
+            self._addr = addr
+
+        def __int__(self):
+            return self._addr
+
         def free(self):
             pass
 
@@ -108,9 +115,20 @@ class FakeDriver:
         MAX_DYNAMIC_SHARED_SIZE_BYTES = 0
 
 
+#: An H100's attributes as ``glue.device_attributes`` gives them.
+FAKE_H100 = {"name": "Fake H100", "sm_count": 132, "arch": "sm_90", "compute_capability": "9.0",
+             "registers_per_sm": 65536, "shared_per_sm": 233472, "threads_per_sm": 2048,
+             "blocks_per_sm": 32, "reserved_shared_per_block": 1024}
+
+
 class FakeFunction:
+    """A compiled kernel: the registers its ``__launch_bounds__`` minimum blocks allow (128
+    without), no static shared memory."""
     def __init__(self, drv, name):
         self.drv, self.name = drv, name
+        blocks = dict(name[1][1]).get("SW_MIN_BLOCKS", 0) if isinstance(name, tuple) else 0
+        self.num_regs = {2: 255, 3: 168, 4: 128, 6: 80}.get(blocks, 128)
+        self.shared_size_bytes = 0
 
     def prepare(self, signature):
         pass
@@ -141,8 +159,7 @@ def fake_cuda(monkeypatch):
         return Module((source, tuple(sorted((defines or {}).items()))))
     monkeypatch.setattr(glue, "driver", lambda: drv)
     monkeypatch.setattr(glue, "compile", compile)
-    monkeypatch.setattr(glue, "device_attributes", lambda: {
-        "name": "Fake H100", "sm_count": 132, "arch": "sm_90", "compute_capability": "9.0"})
+    monkeypatch.setattr(glue, "device_attributes", lambda: dict(FAKE_H100))
     monkeypatch.setattr(glue, "sm_clock_mhz", lambda: 1980)
     return drv
 
@@ -405,7 +422,8 @@ def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
             assert len(rescue) == 4 and rescue[0] is rescue[1] is not streams[0]
             assert rescue[2] is rescue[3] is streams[0]
             assert dict(spent)["wait"] == 2 + 2 and dict(spent)["record"] == 7 + 1
-            assert [a for a in launched[1][4] if isinstance(a, np.int32)][0] == 64
+            # its items' bound: every item of the call (the kernel reads its exact range)
+            assert [a for a in launched[1][4] if isinstance(a, np.int32)][0] == ps.n_pairs
         else:
             assert len({id(s) for s in streams}) == 1 and "wait" not in spent
         assert dict(spent)["time_since"] == 4
@@ -524,12 +542,57 @@ def test_a_small_call_of_many_items_lays_out_as_the_full_path(fake_cuda):
         cut = -1 if k == "sw_layout_scan" else None
         assert [x[:5] + (x[5][:cut],) for x in norm(s_launch, k)] == \
             [x[:5] + (x[5][:cut],) for x in norm(f_launch, k)]
-    assert [x[:5] for x in norm(s_launch, "subwarp_forward")] == \
-        [x[:5] for x in norm(f_launch, "subwarp_forward")]
+    # the same bin kernels, block and shared bytes; the small call's grids from its items,
+    # capped at the resident blocks (test_a_small_calls_bin_grids_need_no_count)
+    assert [x[:2] + x[3:5] for x in norm(s_launch, "subwarp_forward")] == \
+        [x[:2] + x[3:5] for x in norm(f_launch, "subwarp_forward")]
     assert s_calls["memset"] == f_calls["memset"] == 1 and s_calls["launch"] == f_calls["launch"]
     for what in ("record", "wait", "time_since"):
         assert 2 * s_calls[what] <= f_calls[what], what
     assert s_ex.info["bins"] == f_ex.info["bins"] and s_ex.n_fallback == f_ex.n_fallback
+
+
+def test_resident_blocks_follow_the_occupancy_rules():
+    """An H100 SM holds 2 / 3 / 4 / 6 blocks of 128 threads at 255 / 168 / 128 / 80 registers
+    (the register caps in docs/subwarp-notes.md), 16 at 32 registers (2,048 threads), 2 with
+    100 KB of shared memory each, 0 when one block's shared memory does not fit."""
+    rb = glue.resident_blocks
+    assert [rb(FAKE_H100, r, 128, 0) for r in (255, 168, 128, 80, 32)] == [2, 3, 4, 6, 16]
+    assert rb(FAKE_H100, 32, 128, 100 * 1024) == 2 and rb(FAKE_H100, 32, 128, 240_000) == 0
+    assert rb(FAKE_H100, 32, 1024, 0) == 2 and rb(FAKE_H100, 64, 32, 0) == 32
+
+
+@pytest.mark.parametrize("name", ["1m-merged", "10s", "region"])
+def test_a_small_calls_bin_grids_need_no_count(fake_cuda, monkeypatch, name):
+    """A small call launches every bin with reads up to its longest with all its work items as
+    the bound (the kernels' n_max) and a grid of the fewer of those items' blocks and the
+    blocks the GPU holds at once; it counts the items per bin (info's bins, the full path's
+    counts) only after its last driver call but the wait."""
+    from hmmbench.pairhmm import subwarp_small
+    pairs = {"1m-merged": lambda: launches(resolve("1m").load(), "merged")[0],
+             "10s": lambda: resolve("shape-100x150@3000").load(),
+             "region": lambda: launches(resolve("1m").load(), "original")[3]}[name]()
+    b = swv.backends()[0]
+    at: list = []
+
+    def spy(*args, _f=subwarp_small.items_per_bin):
+        at.append(len(fake_cuda.calls.order))
+        return _f(*args)
+    monkeypatch.setattr(subwarp_small, "items_per_bin", spy)
+    spent, launched, up, ex = _spent(fake_cuda, b, pairs)
+    assert at[-1] == len(fake_cuda.calls.order) - spent["time_since"] - 1   # before the sync
+    plan = b._plan(pairs, pairs.max_read_length)
+    units = pairs.n_pairs   # one item per pair below per_pair_below
+    assert units <= b.per_pair_below
+    want = [(min(-(-units // (128 // x.p)), b.resident_grid(x)), units)
+            for x in plan.bins if x.lo <= pairs.max_read_length]
+    bins = [x for x in launched if x[0][0] == "subwarp_forward"][:len(want)]
+    assert sorted((grid[0], int(args[2])) for _, grid, _, _, args in bins) == sorted(want)
+    capped = [grid for (grid, _), x in zip(want, plan.bins) if grid < -(-units // (128 // x.p))]
+    assert capped if name != "region" else not capped   # a region's ~270 items do not fill it
+    b.small_below = 0   # the full path: grids from its counts
+    _, _, _, full = _spent(fake_cuda, b, pairs)
+    assert ex.info["bins"] == full.info["bins"] and sum(ex.info["bins"].values()) == units
 
 
 def test_each_chunks_results_come_back_after_its_kernels_into_their_place(fake_cuda, monkeypatch):

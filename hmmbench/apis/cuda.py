@@ -167,6 +167,12 @@ def device_attributes() -> dict:
         "name": dev.name(), "compute_capability": f"{cc[0]}.{cc[1]}", "arch": f"sm_{cc[0]}{cc[1]}",
         "sm_count": dev.get_attribute(a.MULTIPROCESSOR_COUNT),
         "max_shared_per_block_optin": dev.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+        # per SM, for resident_blocks
+        "registers_per_sm": dev.get_attribute(a.MAX_REGISTERS_PER_MULTIPROCESSOR),
+        "shared_per_sm": dev.get_attribute(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+        "threads_per_sm": dev.get_attribute(a.MAX_THREADS_PER_MULTIPROCESSOR),
+        "blocks_per_sm": dev.get_attribute(a.MAX_BLOCKS_PER_MULTIPROCESSOR),
+        "reserved_shared_per_block": dev.get_attribute(a.RESERVED_SHARED_MEMORY_PER_BLOCK),
         "total_memory": dev.total_memory(),
         "pci_bus_id": dev.pci_bus_id(),
     }
@@ -257,6 +263,19 @@ def compile(source_name: str, defines: Optional[dict] = None, options=()):  # no
                                      no_extern_c=True, arch=device_attributes()["arch"],
                                      include_dirs=include_dirs(source_name))
     return _MODULES[key]
+
+
+def resident_blocks(attrs: dict, registers: int, threads: int, shared_bytes: int) -> int:
+    """Blocks of a kernel one SM holds at once (``attrs``: ``device_attributes``), by the CUDA
+    occupancy rules: registers are allocated per warp in units of 256 from each of the SM's
+    four schedulers' quarter of the register file; shared memory per block (static + dynamic)
+    plus the driver's reserve; threads and blocks per SM."""
+    warps = -(-threads // 32)
+    per_warp = -(-registers * 32 // 256) * 256
+    by_regs = (attrs["registers_per_sm"] // 4 // per_warp) * 4 // warps if per_warp else 1 << 30
+    by_smem = attrs["shared_per_sm"] // (shared_bytes + attrs["reserved_shared_per_block"])
+    return max(0, min(by_regs, by_smem, attrs["threads_per_sm"] // (warps * 32),
+                      attrs["blocks_per_sm"]))
 
 
 def function_resources(fn) -> dict:

@@ -290,6 +290,14 @@ class SubwarpBackend(Backend):
             if self._exp_recompute and not self.recompute_all else (False,) * len(queue_bins)
         return queue_bins, queue_of, cascade
 
+    def resident_grid(self, b: Bin, kind: str = FLOAT) -> int:
+        """The blocks of a bin's kernel (of this kind) the whole GPU holds at once: a grid no
+        larger runs in one wave, its groups looping over the bin's items."""
+        fn, smem = self.kernel(b, kind)
+        per_sm = glue.resident_blocks(self.device_attrs(), fn.num_regs, THREADS_PER_BLOCK,
+                                      fn.shared_size_bytes + smem)
+        return max(per_sm, 1) * self.sm_count
+
     def layout_kernels(self) -> dict:
         """The three on-GPU layout kernels (``subwarp_layout.cu``), prepared."""
         if "layout" not in self._kernels:

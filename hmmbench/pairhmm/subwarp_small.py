@@ -12,7 +12,9 @@ five events (start, upload end, float32 end, kernels end, copy back end) and one
 and then the recompute queues, run side by side (a side stream per bin or queue after the
 first: one more event each and the waits; below it a region's few hundred pairs gain less than
 the host pays for them). The staging and every launch's arguments are built before the start
-event, so between the first and the last event the host only issues driver calls.
+event, so between the first and the last event the host only issues driver calls. The bins'
+grids need no count of items per bin (their bound is the call's items, capped at what the GPU
+holds at once); that count, for ``info``, runs while the GPU works.
 
 What depends only on the plan and the lane's buffers (kernels, device addresses of the work
 buffers, the fixed head and tail of each launch's arguments) is worked out once per lane and
@@ -56,7 +58,7 @@ class SmallLaunches:
     """The fixed parts of a small call's launches for one plan on one lane's buffers: per bin
     and per recompute queue (kernel, dynamic shared bytes, items per block, the bin if it is
     multi-tile, arguments before its count, arguments after the staged arrays, [bin label,
-    queue]); the layout launch's fixed tail."""
+    queue, shortest read, most blocks]); the layout launch's fixed tail."""
 
     def __init__(self, backend, plan, bufs: tuple, res):
         pinned, dev_slots, work, queues, out = bufs[:5]
@@ -74,9 +76,14 @@ class SmallLaunches:
         self.layout_tail = (int(w["raw"]), int(w["key_rank"]), hist, hist + 4 * n_keys, ranges,
                             queues, items)
         self.counters = (w["counters"], n_keys + len(plan.bins))  # key histogram, bins' pairs
+        # grid caps: the recompute's, a multi-tile kernel's (resident groups)
+        self.double_cap, self.mt_cap = backend.sm_count * 4, backend.sm_count * 16
+        # per bin also its shortest read and the most blocks it launches: a multi-tile kernel's
+        # cap, or the blocks of its kernel the GPU holds at once (backend.resident_grid)
         self.bins = [(*backend.kernel(x), THREADS_PER_BLOCK // x.p, x if x.multi_tile else None,
                       (items, ranges + 8 * i), (out, queues + 8 * plan.queue_of[i], fb_items),
-                      plan.labels[i], plan.queue_of[i])
+                      plan.labels[i], plan.queue_of[i], x.lo,
+                      self.mt_cap if x.multi_tile else backend.resident_grid(x))
                      for i, x in enumerate(plan.bins)]
         # per queue its launches: the double kernel, or for a cascade the float32 kernel with
         # exponents (its failures to the second level, 8 x n_bins further) and the double
@@ -90,8 +97,6 @@ class SmallLaunches:
              (*backend.kernel(q, DOUBLE), THREADS_PER_BLOCK // q.p, None,
               (fb_items2, queues + 8 * (nb + j)), (out, 0, 0))]
             for j, (q, casc) in enumerate(zip(plan.queue_bins, plan.cascade))]
-        # grid caps: the recompute's, a multi-tile kernel's (resident groups)
-        self.double_cap, self.mt_cap = backend.sm_count * 4, backend.sm_count * 16
         # which queue counts are float64 pairs (a queue's, or a cascade's second level) and
         # which float32-with-exponents ones (a cascade's first level): recompute_counts' rule
         # as index lists, summed in plain ints on a region call's hot path
@@ -131,14 +136,12 @@ class SmallCall:
         self.joined, self.host_out, self.queue_heads = res.joined_results(n_pairs, nb * 4)
         res.restart_events()
 
-        # host staging (the timed prep): the arrays, and the items per bin for the grids only
-        # (the kernels read the exact ranges). (Counted on a staging thread beside the copies,
-        # 1m merged took 30 us longer: docs/evidence/subwarp-ab-count-beside-h100.json.)
+        # host staging (the timed prep): the arrays
         t0 = time.perf_counter()
         self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views)
-        est = items_per_bin(plan.bin_lut, nb, read_lengths[ends[0]:ends[1]], pairs.batch_reads,
-                            pairs.batch_haps, per_pair).astype(np.int64).tolist()
         self.prep = time.perf_counter() - t0
+        self.pairs, self.per_pair = pairs, per_pair
+        self.read_lengths = read_lengths[ends[0]:ends[1]]
 
         # every launch's arguments
         base = int(fixed.slot)
@@ -147,22 +150,27 @@ class SmallCall:
         self.layout = (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches),
                        dev[8], dev[9], dev[10], dev[5], dev[7], dev[11], *fixed.layout_tail)
         self.many = units >= MANY_ITEMS
-        mt_cap = fixed.mt_cap
-        self.floats, self.bins_info, fed = [], {}, [False] * len(plan.queue_bins)
-        for (fn, smem, per_block, mt, head, tail, label, q), n in zip(fixed.bins, est):
-            if n:
-                blocks, end = -(-n // per_block), _NO_SCRATCH
-                if mt is not None:
-                    blocks, end = min(blocks, mt_cap), self._scratch(mt, False, max_hap)
-                self.floats.append((fn, (max(blocks, 1), 1),
-                                    head + (np.int32(n),) + karr + tail + end, smem))
-                fed[q] = True
-                self.bins_info[label] = n
+        # The bins' grids: every bin with reads up to the longest takes all the call's items as
+        # its bound, its grid capped at the blocks the GPU holds at once -- the kernels loop
+        # over their exact item ranges, which the layout writes on the GPU, so no host count of
+        # items per bin stands between the staging and the launches (it runs in finish, for
+        # info, while the GPU works; counted before the start, 1m merged took 90 us longer,
+        # H100: docs/evidence/subwarp-ab-grids-h100.json).
+        self.floats, fed = [], [False] * len(plan.queue_bins)
+        bound = np.int32(units)
+        for fn, smem, per_block, mt, head, tail, _, q, lo, cap in fixed.bins:
+            if lo > max_read_len:
+                continue
+            blocks, end = min(-(-units // per_block), cap), _NO_SCRATCH
+            if mt is not None:
+                end = self._scratch(mt, False, max_hap)
+            self.floats.append((fn, (blocks, 1), head + (bound,) + karr + tail + end, smem))
+            fed[q] = True
         self.side_by_side = (n_pairs >= backend.side_bins_from and len(self.floats) > 1
                              and bool(fixed.side))
         self.side_queues = self.side_by_side and n_pairs >= backend.side_queues_from
         self.doubles = []  # per fed queue its launches
-        cap = fixed.double_cap
+        cap, mt_cap = fixed.double_cap, fixed.mt_cap
         for launches, q_fed in zip(fixed.queue_launches, fed):
             if not q_fed:
                 continue
@@ -232,6 +240,10 @@ class SmallCall:
         .. last kernel's end (layout, bins and recompute back to back; a gap where the GPU
         waited for the host to enqueue the next launch would count in it); d2h = that .. the
         copy back's end."""
+        # the items per bin (info) while the GPU is still at work
+        pairs, plan = self.pairs, self.plan
+        items = items_per_bin(plan.bin_lut, len(plan.bins), self.read_lengths,
+                              pairs.batch_reads, pairs.batch_haps, self.per_pair).tolist()
         self.d1.synchronize()
         out = self.host_out.copy()  # the page-locked buffer is the next call's
         counts = self.queue_heads.tolist()[1::2]  # the queues' counts, then their second level
@@ -251,7 +263,7 @@ class SmallCall:
         info["prep_wait_s"] = 0.0  # staged by the calling thread: no wait for workers
         info["run_wall_s"] = time.perf_counter() - self.t_run
         info["chunks"] = 1
-        info["bins"] = self.bins_info
+        info["bins"] = {label: int(n) for label, n in zip(plan.labels, items) if n}
         info["bin_streams"] = len(self.floats) if self.side_by_side else 1
         info["recompute_queues"] = list(self.plan.queue_labels)
         return Execution(out, timing, n_fb, info)
