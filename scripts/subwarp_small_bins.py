@@ -50,6 +50,12 @@ TABLES = {
                      (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32)),
     "p8-quarters": ((64, 8, 8, 6), (128, 8, 16, 4), (192, 8, 24, 3), (256, 8, 32)),
     "p16-fine": ((64, 16, 4, 6), (128, 16, 8, 6), (192, 16, 12, 4), (256, 16, 16, 4)),
+    # session 18 (a small call's grids capped at the resident blocks): each bin's time is the
+    # chain of its longest haplotypes, (h + p - 1) steps of k dependent rows each -- more
+    # threads per pair for the longer reads
+    "p8-p16k16": ((64, 8, 8), (128, 8, 16), (256, 16, 16)),
+    "p8-p32k8": ((64, 8, 8), (128, 8, 16), (256, 32, 8)),
+    "p8-p16-p32": ((64, 8, 8), (128, 16, 8), (256, 32, 8)),
     "default": sw.DEFAULT_BINS,
 }
 
