@@ -20,6 +20,7 @@ from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm import cuda_subwarp_variants as swv
 from hmmbench.pairhmm.subwarp_layout import SMALL_INPUT_PAIRS
 from hmmbench.pairhmm.datasets import resolve
+from hmmbench.pairhmm.datasets.chunking import launches
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
 from hmmbench.pairhmm.subwarp_staging import (CHUNK_PARTS, chunk_offsets, int_views,
@@ -425,12 +426,27 @@ def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
 
 
 @gpu
+def test_sequences_uploaded_from_the_pairsets_arrays_give_the_staged_results_bit_for_bit():
+    """A small call's sequences uploaded from the PairSet's own (pageable) arrays, as 1m merged's
+    are (``pageable_from_bytes``), against the same call staged whole into page-locked memory:
+    the same results, bins and fallbacks, on 1m merged and on a ragged set of ~9k pairs."""
+    staged = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    pageable = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    staged.pageable_from_bytes, pageable.pageable_from_bytes = 1 << 40, 0
+    for ps in (launches(resolve("1m").load(), "merged")[0],
+               PairSet.concatenate([ragged(seed=s, batches=450, max_read=260, max_hap=300)
+                                    for s in (31, 32, 33, 34)])):
+        assert ps.n_pairs < pageable.small_below
+        a, b = _check(pageable, ps), staged.run(ps)
+        assert a.info["bins"] == b.info["bins"] and a.n_fallback == b.n_fallback
+        assert np.array_equal(a.log10, b.log10, equal_nan=True)
+
+
+@gpu
 def test_batched_calls_in_flight_are_the_calls_alone():
     """cuda-subwarp-batched with 8 of 1m's region calls in flight: batches of 8 (then 4), each
     call's results those of cuda-subwarp's call alone (a batch's bins may be other instances of
     the same (p, k): within 1e-5), and within the tolerance of the float64 reference."""
-    from hmmbench.pairhmm.datasets import resolve
-    from hmmbench.pairhmm.datasets.chunking import launches
     from hmmbench.runner.cell import joined_values, run_launches
     regions = launches(resolve("1m").load(), "original")[:20]
     by = {x.name: x for x in swv.backends()}

@@ -527,6 +527,9 @@ def test_a_small_call_of_many_items_lays_out_as_the_full_path(fake_cuda):
     pairs = launches(resolve("1m").load(), "merged")[0]
     b = swv.backends()[0]   # one backend, one lane: the same device buffers on both paths
     assert MANY_ITEMS <= pairs.n_pairs < b.small_below
+    # one upload from the staged slot (the sequences from the PairSet's arrays:
+    # test_a_large_small_call_uploads_its_sequences_from_the_pairsets_arrays)
+    b.pageable_from_bytes = 1 << 40
     s_calls, s_launch, s_up, s_ex = _spent(fake_cuda, b, pairs)
     b.small_below = 0
     f_calls, f_launch, f_up, f_ex = _spent(fake_cuda, b, pairs)
@@ -838,3 +841,37 @@ def test_accept_gives_the_lengths_and_refuses_empty_pairs(fake_cuda):
             b._accept(pack([Batch([r, Read(b"", b"", b"", b"", b"")], haps)]))
 
 
+def test_a_large_small_call_uploads_its_sequences_from_the_pairsets_arrays(fake_cuda,
+                                                                          monkeypatch):
+    """From PAGEABLE_FROM_BYTES of sequences (1m merged) a small call uploads the five read
+    arrays and the haplotype bytes straight from the PairSet's arrays and the integers from its
+    page-locked slot (prep stages only those): every byte the staged call's one upload carries
+    outside the padding lands at the same device offset, and the results are the same; 10s
+    (0.13 MB) keeps the one upload."""
+    from hmmbench.pairhmm.subwarp_small import PAGEABLE_FROM_BYTES
+    pairs = launches(resolve("1m").load(), "merged")[0]
+    assert 5 * pairs.read_bases.nbytes + pairs.hap_bases.nbytes >= PAGEABLE_FROM_BYTES
+    b = swv.backends()[0]
+    log = []
+    monkeypatch.setattr(fake_cuda, "memcpy_htod_async",
+                        lambda dst, src, stream: log.append((int(dst), np.asarray(src))))
+    b.pageable_from_bytes = 1 << 40
+    staged = b.run(pairs)
+    (base, whole), = log
+    log.clear()
+    b.pageable_from_bytes = PAGEABLE_FROM_BYTES
+    ex = b.run(pairs)
+    seqs = (pairs.read_bases, pairs.base_qual, pairs.ins_qual, pairs.del_qual, pairs.gcp_qual,
+            pairs.hap_bases)
+    assert len(log) == 8
+    assert [np.shares_memory(src, a) for (_, src), a in zip(log, seqs)] == [True] * 6
+    image, written = np.zeros_like(whole), np.zeros(len(whole), bool)
+    for addr, src in log:
+        image[addr - base:addr - base + src.size] = src.view(np.uint8)
+        written[addr - base:addr - base + src.size] = True
+    assert np.array_equal(image[written], whole[written]) and written.mean() > 0.95
+    assert np.array_equal(ex.log10, staged.log10) and ex.info["bins"] == staged.info["bins"]
+    assert ex.timing["prep"] < staged.timing["prep"]
+    log.clear()
+    b.run(resolve("shape-100x150@3000").load())
+    assert len(log) == 1

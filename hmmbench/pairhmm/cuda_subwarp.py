@@ -66,7 +66,7 @@ from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile, wavefront_loop)
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources, Lane, Lanes
-from .subwarp_small import SIDE_BINS_FROM, SMALL_CALL_PAIRS, SmallCall
+from .subwarp_small import PAGEABLE_FROM_BYTES, SIDE_BINS_FROM, SMALL_CALL_PAIRS, SmallCall
 from .subwarp_rescue import (  # noqa: F401
     DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, plan_kernels, recompute_queues)
 from .subwarp_staging import (  # noqa: F401
@@ -193,6 +193,8 @@ class SubwarpBackend(Backend):
         self.side_bins_from = SIDE_BINS_FROM
         # ... and so do its recompute queues from this many pairs (with its bins side by side)
         self.side_queues_from = SIDE_BINS_FROM
+        # ... which from this many bytes of sequences uploads them from the PairSet's arrays
+        self.pageable_from_bytes = PAGEABLE_FROM_BYTES
         self.double_k = DOUBLE_K
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         if long_config is None:

@@ -4,7 +4,8 @@ such a call needs, in plain integers where it can.
 
 Its driver calls (``scripts/subwarp_driver_record.py`` checks every argument): everything on the
 lane's main stream (stream order replaces every wait; calls in flight overlap on their own
-lanes' streams), the upload, the layout in one launch that also clears its counters
+lanes' streams), the upload (from ``PAGEABLE_FROM_BYTES`` of sequences, e.g. 1m merged, eight:
+the sequences from the PairSet's own arrays and the integers), the layout in one launch that also clears its counters
 (``sw_layout_small``: no memset; from ``MANY_ITEMS`` items, e.g. 1m merged, the full path's
 memset and count, scan and scatter launches), the bins with items, each fed recompute queue,
 five events (start, upload end, float32 end, kernels end, copy back end) and one copy back
@@ -35,7 +36,7 @@ from .subwarp_call import launch_layout
 from .subwarp_device import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, items_per_bin
 from .subwarp_rescue import DOUBLE, EXP
-from .subwarp_staging import headroom, int_views, stage_whole, whole_offsets
+from .subwarp_staging import headroom, int_views, stage_ints, stage_whole, whole_offsets
 
 _BLOCK = (THREADS_PER_BLOCK, 1, 1)
 #: From this many pairs a small call runs its bins side by side (a stream per bin after the
@@ -51,6 +52,13 @@ SMALL_CALL_PAIRS = 1 << 16
 #: all (on the one block 1m's layout took 88 us longer, H100,
 #: docs/evidence/subwarp-ab-small-below-h100.json).
 MANY_ITEMS = 8192
+#: From this many bytes of read and haplotype sequences (1m merged: 2.19 MB; 10s: 0.13 MB) a small
+#: call uploads them from the PairSet's own (pageable) arrays, one copy each, and stages only the
+#: integers: the driver's staging and DMA of 2.2 MB took 174 us against 267 us for one thread's
+#: copy into page-locked memory plus a 59 us upload (H100 host,
+#: docs/evidence/host-copy-probe-2mb-h100.json); 1m merged 750 against 788 us, 10s 297 against
+#: 267 (its eight copies' overhead: docs/evidence/subwarp-ab-pageable-h100.json).
+PAGEABLE_FROM_BYTES = 1 << 20
 _NO_SCRATCH = (0, np.int32(0))  # a single-tile kernel's scratch pointer and stride
 
 
@@ -136,16 +144,25 @@ class SmallCall:
         self.joined, self.host_out, self.queue_heads = res.joined_results(n_pairs, nb * 4)
         res.restart_events()
 
-        # host staging (the timed prep): the arrays
+        # host staging (the timed prep): the arrays; from PAGEABLE_FROM_BYTES of sequences only
+        # the integers (the sequences go up from the PairSet's own arrays, the driver staging
+        # them: its time falls in h2d)
+        a0, a1, c0, c1 = ends[4:]
+        self.pageable = 5 * (a1 - a0) + c1 - c0 >= backend.pageable_from_bytes
         t0 = time.perf_counter()
-        self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views)
+        if self.pageable:
+            self.used = stage_ints(pairs, plan.meta, offs, ends, fixed.views,
+                                   (pairs.batch_reads, pairs.batch_haps, pairs.batch_pairs))
+        else:
+            self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views)
         self.prep = time.perf_counter() - t0
+        self.offs, self.ends = offs, ends
         self.pairs, self.per_pair = pairs, per_pair
         self.read_lengths = read_lengths[ends[0]:ends[1]]
 
         # every launch's arguments
         base = int(fixed.slot)
-        dev = [base + o for o in offs]
+        self.dev = dev = [base + o for o in offs]
         karr = tuple(dev[:8])  # KERNEL_ARRAYS: STAGED's first eight
         self.layout = (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches),
                        dev[8], dev[9], dev[10], dev[5], dev[7], dev[11], *fixed.layout_tail)
@@ -192,7 +209,17 @@ class SmallCall:
         drv, fixed, mark = glue.driver(), self.fixed, self.res.mark
         main = fixed.main
         self.start = mark(main)
-        drv.memcpy_htod_async(fixed.slot, fixed.pinned[:self.used], main)
+        if self.pageable:  # the sequences from the PairSet, the integers from the slot
+            pairs, dev, offs, pinned = self.pairs, self.dev, self.offs, fixed.pinned
+            a0, a1, c0, c1 = self.ends[4:]
+            for i, a in enumerate((pairs.read_bases, pairs.base_qual, pairs.ins_qual,
+                                   pairs.del_qual, pairs.gcp_qual)):
+                drv.memcpy_htod_async(dev[i], a[a0:a1], main)
+            drv.memcpy_htod_async(dev[6], pairs.hap_bases[c0:c1], main)
+            drv.memcpy_htod_async(dev[5], pinned[offs[5]:offs[6]], main)
+            drv.memcpy_htod_async(dev[7], pinned[offs[7]:self.used], main)
+        else:
+            drv.memcpy_htod_async(fixed.slot, fixed.pinned[:self.used], main)
         self.uploaded = mark(main)
         if self.many:
             launch_layout(drv, fixed.layout_kernels, main, *fixed.counters, self.layout)
