@@ -263,7 +263,8 @@ class SmallCall:
 
     def finish(self, info: dict) -> Execution:
         """Once the copy back is done: the results, the stages from the five events (four
-        driver queries) and what the call did. h2d = start .. upload end; kernel = upload end
+        driver queries) and what the call did. h2d = start .. upload end (from pageable
+        memory: the driver's staging too); kernel = upload end
         .. last kernel's end (layout, bins and recompute back to back; a gap where the GPU
         waited for the host to enqueue the next launch would count in it); d2h = that .. the
         copy back's end."""
