@@ -4,13 +4,13 @@ such a call needs, in plain integers where it can.
 
 Its driver calls (``scripts/subwarp_driver_record.py`` checks every argument): everything on the
 lane's main stream (stream order replaces every wait; calls in flight overlap on their own
-lanes' streams), the upload (from ``PAGEABLE_FROM_BYTES`` of sequences, e.g. 1m merged, eight:
-the sequences from the PairSet's own arrays and the integers), the layout in one launch that also clears its counters
-(``sw_layout_small``: no memset; from ``MANY_ITEMS`` items, e.g. 1m merged, the full path's
-memset and count, scan and scatter launches), the bins with items, each fed recompute queue,
-five events (start, upload end, float32 end, kernels end, copy back end) and one copy back
-(queue heads in front of the results, ``HEADS_BYTES``). From ``SIDE_BINS_FROM`` pairs the bins,
-and then the recompute queues, run side by side (a side stream per bin or queue after the
+lanes' streams), the upload (from ``PAGEABLE_FROM_BYTES`` of sequences, e.g. 1m merged,
+eight: the sequences from the PairSet's own arrays and the integers), the layout in one launch
+that also clears its counters (``sw_layout_small``: no memset; from ``MANY_ITEMS`` items, e.g.
+1m merged, the full path's memset and count, scan and scatter launches), the bins with items,
+each fed recompute queue, five events (start, upload end, float32 end, kernels end, copy back
+end) and one copy back (queue heads in front of the results, ``HEADS_BYTES``). From
+``SIDE_BINS_FROM`` pairs the bins, and then the recompute queues, run side by side (a side stream per bin or queue after the
 first: one more event each and the waits; below it a region's few hundred pairs gain less than
 the host pays for them). The staging and every launch's arguments are built before the start
 event, so between the first and the last event the host only issues driver calls. The bins'
@@ -36,7 +36,7 @@ from .subwarp_call import launch_layout
 from .subwarp_device import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, items_per_bin
 from .subwarp_rescue import DOUBLE, EXP
-from .subwarp_staging import headroom, int_views, stage_ints, stage_whole, whole_offsets
+from .subwarp_staging import headroom, int_views, stage_whole, whole_offsets
 
 _BLOCK = (THREADS_PER_BLOCK, 1, 1)
 #: From this many pairs a small call runs its bins side by side (a stream per bin after the
@@ -150,11 +150,7 @@ class SmallCall:
         a0, a1, c0, c1 = ends[4:]
         self.pageable = 5 * (a1 - a0) + c1 - c0 >= backend.pageable_from_bytes
         t0 = time.perf_counter()
-        if self.pageable:
-            self.used = stage_ints(pairs, plan.meta, offs, ends, fixed.views,
-                                   (pairs.batch_reads, pairs.batch_haps, pairs.batch_pairs))
-        else:
-            self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views)
+        self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views, not self.pageable)
         self.prep = time.perf_counter() - t0
         self.offs, self.ends = offs, ends
         self.pairs, self.per_pair = pairs, per_pair

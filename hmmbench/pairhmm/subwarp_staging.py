@@ -88,20 +88,23 @@ def int_views(buf: np.ndarray) -> tuple:
     return buf, buf[:buf.size // 8 * 8].view(np.int64), buf[:buf.size // 4 * 4].view(np.int32)
 
 
-def stage_whole(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple) -> int:
+def stage_whole(pairs: PairSet, meta: np.ndarray, offs: list, ends: tuple, views: tuple,
+                sequences: bool = True) -> int:
     """Every array of the whole PairSet (``whole_offsets``) into a buffer
     (``int_views``): the same bytes at the same offsets (the PairSet's uint8 sequences and
     int64 offsets), one copy per array and a subtraction only where the chunk's first value is
-    not 0; returns the end of the last array."""
-    buf = views[0]
-    a0, a1, c0, c1 = ends[4:]
-    n = a1 - a0
-    buf[offs[0]:offs[0] + n] = pairs.read_bases[a0:a1]
-    buf[offs[1]:offs[1] + n] = pairs.base_qual[a0:a1]
-    buf[offs[2]:offs[2] + n] = pairs.ins_qual[a0:a1]
-    buf[offs[3]:offs[3] + n] = pairs.del_qual[a0:a1]
-    buf[offs[4]:offs[4] + n] = pairs.gcp_qual[a0:a1]
-    buf[offs[6]:offs[6] + c1 - c0] = pairs.hap_bases[c0:c1]
+    not 0; returns the end of the last array. ``sequences`` False: the integer arrays only (the
+    sequences go up from the PairSet's own arrays)."""
+    if sequences:
+        buf = views[0]
+        a0, a1, c0, c1 = ends[4:]
+        n = a1 - a0
+        buf[offs[0]:offs[0] + n] = pairs.read_bases[a0:a1]
+        buf[offs[1]:offs[1] + n] = pairs.base_qual[a0:a1]
+        buf[offs[2]:offs[2] + n] = pairs.ins_qual[a0:a1]
+        buf[offs[3]:offs[3] + n] = pairs.del_qual[a0:a1]
+        buf[offs[4]:offs[4] + n] = pairs.gcp_qual[a0:a1]
+        buf[offs[6]:offs[6] + c1 - c0] = pairs.hap_bases[c0:c1]
     return stage_ints(pairs, meta, offs, ends, views,
                       (pairs.batch_reads, pairs.batch_haps, pairs.batch_pairs))
 
