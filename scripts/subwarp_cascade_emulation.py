@@ -1,11 +1,12 @@
-"""The queue cascade of ``cuda-subwarp`` on the NumPy float32 emulation (tests/subwarp_scaling.py):
-every pair of a set with a read up to 256 whose likelihood is under 1e-28 (the pairs the float32
-kernel without exponents queues) through the cascaded queue configurations (k = 8, the smallest
-p whose tile holds the reads) with exponents; how many the exponents hand on to float64 and the
+"""The queue cascade of a sub-warp backend on the NumPy float32 emulation (tests/subwarp_scaling.py):
+every pair of a set whose read falls in a bin without exponents and whose likelihood is under
+1e-28 (the pairs the float32 kernel without exponents queues) through its queue's float32 level
+with exponents (``subwarp_rescue.exp_config``: k = 8 and the smallest p whose tile holds the
+reads up to 256, one p32k16 tile up to 512); how many the exponents hand on to float64 and the
 largest error against the float64 reference. ``deep`` = 96 generated deep pairs of 100..256
-bases with GATK's gap penalty.
+bases with GATK's gap penalty, ``deep-long`` 96 of 257..512.
 
-    python scripts/subwarp_cascade_emulation.py deep 10s 1m [--json F]
+    python scripts/subwarp_cascade_emulation.py deep 10s 1m [--backend NAME] [--json F]
 """
 from __future__ import annotations
 
@@ -21,27 +22,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import subwarp_scaling as emu  # noqa: E402
 from cpu_reference.pairhmm import forward_log10  # noqa: E402
-from hmmbench.pairhmm import cuda_subwarp as sw  # noqa: E402
-from hmmbench.pairhmm import cuda_subwarp_variants as swv
+from hmmbench import registry  # noqa: E402
 from hmmbench.pairhmm.datasets import resolve  # noqa: E402
+from hmmbench.pairhmm.subwarp_rescue import exp_config  # noqa: E402
 from pairgen import deep_pairs  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sets", nargs="+")
+    ap.add_argument("--backend", default="cuda-subwarp")
     ap.add_argument("--json")
     args = ap.parse_args()
-    b = swv.backends()[0]
+    (b,) = registry.select([args.backend])
+    deep = {"deep": (11, (100, 257)), "deep-long": (12, (257, 513))}
     out = {}
     for name in args.sets:
         t = time.time()
-        ps = deep_pairs(11, 96, length=(100, 257), gcp_q=(10, 11)) if name == "deep" \
-            else resolve(name).load()
+        ps = deep_pairs(deep[name][0], 96, length=deep[name][1], gcp_q=(10, 11)) \
+            if name in deep else resolve(name).load()
         ref = forward_log10(ps, "float64")
-        sel = np.flatnonzero((ref < -28) & (ps.pair_read_lengths <= 256))
-        queue_bins, _, cascade = b.queue_plan(b.bins_for(ps))
-        table = tuple((q.hi, q.p, q.k) for q, c in zip(queue_bins, cascade) if c)
+        bins = b.bins_for(ps)
+        queue_bins, queue_of, cascade = b.queue_plan(bins)
+        # the reads of the cascaded queues' bins, and those queues' float32 levels as a table
+        cascaded = [x for i, x in enumerate(bins) if cascade[queue_of[i]]]
+        m = ps.pair_read_lengths
+        held = np.zeros(ps.n_pairs, bool)
+        for x in cascaded:
+            held |= (m >= x.lo) & (m <= x.hi)
+        sel = np.flatnonzero((ref < -28) & held)
+        table = tuple((e.hi, e.p, e.k) for e in
+                      (exp_config(q) for q, c in zip(queue_bins, cascade) if c))
         sub = ps.subset(sel)
         got, redo = emu.emulate(sub, emu.Scheme(), bins=table, long_config=(32, 8))
         row = emu.compare(sub, got, redo, ref[sel])

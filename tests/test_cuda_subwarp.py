@@ -341,6 +341,32 @@ def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
 
 
 @gpu
+@pytest.mark.parametrize("small_below", [None, 0])
+def test_reads_up_to_512_without_exponents_cascade_through_one_float32_tile(small_below):
+    """exp_above=448: the bins of 257..448 reads run without exponents and their underflows go
+    through one p32k16 tile with exponents (GATK's gap penalty: none on to float64, down past
+    1e-300); with gap penalties to Phred 25 what that tile cannot hold goes on to the multi-tile
+    double kernel, and every pair is exact. Both paths (the small call's and the full one)."""
+    b = sw.SubwarpBackend("exp-above-448", exp_scale=True, exp_above=448, exp_recompute=True)
+    if small_below is not None:
+        b.small_below = small_below
+    ps = PairSet.concatenate([deep_pairs(12, 64, length=(257, 449), gcp_q=(10, 11)),
+                              deep_pairs(13, 16, length=(449, 600), gcp_q=(10, 11))])
+    ref = forward_log10(ps, "float64")
+    assert np.sum(ref < -300) >= 5
+    ex = _check(b, ps)
+    assert ex.n_fallback == 0
+    mid = ref[(ps.pair_read_lengths > 256) & (ps.pair_read_lengths <= 448)]
+    assert np.sum(mid < -65) <= ex.info["exp_recomputed"] <= np.sum(mid < -63)
+    assert ex.info["exp_recomputed"] > 20
+    assert any(q.endswith("f32-exp") and "-mt[257..448]" in q
+               for q in ex.info["recompute_queues"])
+    gaps = deep_pairs(14, 48, length=(257, 449), gcp_q=(10, 25))
+    ex = _check(b, gaps)
+    assert 0 < ex.n_fallback < ex.info["exp_recomputed"] <= gaps.n_pairs
+
+
+@gpu
 def test_a_gap_quality_of_0_sends_its_pairs_to_the_6op_double_kernel_and_they_are_exact():
     """The 5-instruction recurrence cannot factor out gm = 0: such a row's X is NaN, so is its
     pair's sum; short reads' pairs pass the cascade's float32 kernel (NaN again) to its double

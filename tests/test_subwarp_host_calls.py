@@ -24,7 +24,7 @@ from hmmbench.pairhmm.subwarp_staging import (
 from hmmbench.pairhmm.subwarp_call import SubwarpHandle
 from hmmbench.pairhmm.subwarp_device import MAX_LANES, Lanes
 from hmmbench.runner.cell import run_launches
-from pairgen import ragged_pairs
+from pairgen import deep_pairs, ragged_pairs
 from subwarp_staging_reference import STAGE_TASKS, chunk_sources, stage, staging_offsets
 
 
@@ -470,6 +470,61 @@ def test_queues_of_bins_without_exponents_are_cascades():
     assert b.defines(bins[0])["SW_EXP_SCALE"] == 0 and b.defines(bins[-1])["SW_EXP_SCALE"] == 1
     b.recompute_all = True
     assert not any(b.queue_plan(bins)[2])
+
+
+def test_bins_without_exponents_up_to_512_cascade_through_one_p32k16_tile():
+    """Bins of 257..512 reads without exponents (cuda-subwarp-exp-above[exp_above=448], and
+    [640] up to 512) feed a queue of their own: its float64 level is the multi-tile p32k8 kernel,
+    its float32 level with exponents one p32 x 16 tile (``exp_config``). Bins with exponents, or
+    whose reads that tile cannot hold, keep a plain double queue; cuda-subwarp (exponents over
+    256) keeps one multi-tile queue."""
+    from hmmbench import registry
+    from hmmbench.pairhmm.subwarp_rescue import EXP_TILE, exp_config, plan_kernels
+    bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 2000)
+    for above, top in ((448, 448), (640, 512)):
+        (b,) = registry.select([f"cuda-subwarp-exp-above[exp_above={above}]"])
+        queue_bins, queue_of, cascade = b.queue_plan(bins)
+        multi = [j for j, q in enumerate(queue_bins) if q.multi_tile]
+        c, d = (queue_bins[j] for j in multi)
+        assert [cascade[j] for j in multi] == [True, False]
+        assert (c.lo, c.hi, c.p, c.k) == (257, top, 32, sw.DOUBLE_K) and d.lo == top + 1
+        e = exp_config(c)
+        assert (e.lo, e.hi, e.p, e.k, e.multi_tile) == (257, top, 32, 16, False)
+        kernels = plan_kernels(bins, queue_bins, cascade)
+        assert (e, sw.EXP) in kernels and (c, sw.DOUBLE) in kernels and (c, sw.EXP) not in kernels
+        for i, x in enumerate(bins):
+            assert cascade[queue_of[i]] == (not b.exponents(x) and x.hi <= EXP_TILE), x.label
+    queue_bins, _, cascade = swv.backends()[0].queue_plan(bins)
+    assert [q.multi_tile for q in queue_bins].count(True) == 1 and not cascade[-1]
+
+
+@pytest.mark.parametrize("path", ["small", "full"])
+def test_a_multi_tile_queues_cascade_runs_one_tile_then_its_multi_tile_double_level(
+        fake_cuda, path):
+    """Reads of 300..448 in bins without exponents (exp_above=448): their queue's float32 level
+    with exponents is one p32k16 tile (no scratch), and the double kernel after it, over the
+    second level, is the multi-tile p32k8 one with its scratch -- a buffer of its own, apart
+    from any other multi-tile queue's."""
+    # (without the size tiers, which run a few pairs' reads over 256 in the multi-tile bin)
+    b = sw.SubwarpBackend("exp-above-448", exp_scale=True, exp_above=448, exp_recompute=True)
+    if path == "full":
+        b.small_below = 0
+    pairs = deep_pairs(3, 96, length=(300, 500))  # 449..499: a bin with exponents
+    _, launched, _, ex = _spent(fake_cuda, b, pairs)
+    sub = [(dict(name[1][1]), args) for name, _, _, _, args in launched
+           if name[0] == "subwarp_forward"]
+    exp_i = [i for i, (d, _) in enumerate(sub) if d["SW_EXP_SCALE"] and not d["SW_DOUBLE"]
+             and d["SW_BIN_MIN"] == 257]
+    assert len(exp_i) == 1
+    (d, exp_args), (dd, dbl_args) = sub[exp_i[0]], sub[exp_i[0] + 1]
+    assert (d["SW_P"], d["SW_K"], d["SW_MULTI_TILE"], d["SW_BIN_MAX"]) == (32, 16, 0, 448)
+    assert int(exp_args[14]) == 0
+    assert (dd["SW_DOUBLE"], dd["SW_P"], dd["SW_K"], dd["SW_MULTI_TILE"]) == (1, 32, 8, 1)
+    assert dbl_args[0] == exp_args[13] and dbl_args[1] == exp_args[12]
+    scratch = {int(args[14]) for d, args in sub if d["SW_DOUBLE"] and d["SW_MULTI_TILE"]}
+    assert len(scratch) == 2 and 0 not in scratch   # two multi-tile queues, two buffers
+    assert ex.n_fallback == 0 and ex.info["exp_recomputed"] == 0
+    b.close()
 
 
 def test_a_cascades_kernels_read_and_fill_the_right_queue_levels(fake_cuda):

@@ -287,9 +287,11 @@ class SubwarpBackend(Backend):
 
     def queue_plan(self, bins: Sequence[Bin]) -> tuple:
         """(queue configurations, queue of each bin, cascade per queue) for these bins."""
-        queue_bins, queue_of = recompute_queues(bins, self.double_k)
-        cascade = cascades(bins, queue_bins, queue_of, self.exponents) \
-            if self._exp_recompute and not self.recompute_all else (False,) * len(queue_bins)
+        cascading = self._exp_recompute and not self.recompute_all
+        queue_bins, queue_of = recompute_queues(bins, self.double_k,
+                                                self.exponents if cascading else None)
+        cascade = cascades(bins, queue_bins, queue_of, self.exponents) if cascading \
+            else (False,) * len(queue_bins)
         return queue_bins, queue_of, cascade
 
     def resident_grid(self, b: Bin, kind: str = FLOAT) -> int:

@@ -26,7 +26,7 @@ from ..backend import Execution
 from .model import PairSet
 from .subwarp_device import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout, items_per_bin
-from .subwarp_rescue import DOUBLE, EXP, FLOAT, recompute_counts
+from .subwarp_rescue import DOUBLE, EXP, FLOAT, exp_config, recompute_counts
 from .subwarp_staging import (CHUNK_PARTS, PREP_THREADS, STAGED, STAGING_SLOTS, STREAM_ORDER,
                               chunk_offsets, headroom, int_views, part_ranges, stage_chunk_part)
 
@@ -339,8 +339,8 @@ class SubwarpCall:
         if not self.cascade[q]:
             return [(qb, DOUBLE, w["fb_items"], head, n, dev, self.out_dev, 0, 0, hap, blocks)]
         second = head + 8 * len(self.bins)
-        return [(qb, EXP, w["fb_items"], head, n, dev, self.out_dev, second, w["fb_items2"],
-                 hap, blocks),
+        return [(exp_config(qb), EXP, w["fb_items"], head, n, dev, self.out_dev, second,
+                 w["fb_items2"], hap, blocks),
                 (qb, DOUBLE, w["fb_items2"], second, n, dev, self.out_dev, 0, 0, hap, blocks)]
 
     def _layout(self, c: int, dev: dict, w: dict, uploaded, queues: int):

@@ -62,13 +62,14 @@ class DeviceResources:
     def scratch(self, b: Bin, double: bool, max_hap_len: int) -> tuple:
         """(multi-tile boundary-row scratch buffer, row stride) for bin ``b``: sized for the
         largest grid, grown before a run's first event (a reallocation frees device memory,
-        which synchronizes the device)."""
+        which synchronizes the device); one per configuration and kind, since two multi-tile
+        queues (a cascade's float64 level beside another queue's) may run side by side."""
         if not b.multi_tile:
             return 0, 0
         cap = self._sm_count() * 16
         stride = max_hap_len + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
         quad = 32 if double else 16
-        buf = self.buffers().get("scratch_d" if double else "scratch",
+        buf = self.buffers().get(f"scratch{'_d' if double else ''} {b.label}",
                                  headroom(cap * (THREADS_PER_BLOCK // b.p) * stride * quad))
         return buf, stride
 

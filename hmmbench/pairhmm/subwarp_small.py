@@ -35,7 +35,7 @@ from .model import PairSet
 from .subwarp_call import launch_layout
 from .subwarp_device import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, items_per_bin
-from .subwarp_rescue import DOUBLE, EXP
+from .subwarp_rescue import DOUBLE, EXP, exp_config
 from .subwarp_staging import headroom, int_views, stage_whole, whole_offsets
 
 _BLOCK = (THREADS_PER_BLOCK, 1, 1)
@@ -100,9 +100,9 @@ class SmallLaunches:
         self.queue_launches = [
             [(*backend.kernel(q, DOUBLE), THREADS_PER_BLOCK // q.p, q if q.multi_tile else None,
               (fb_items, queues + 8 * j), (out, 0, 0))] if not casc else
-            [(*backend.kernel(q, EXP), THREADS_PER_BLOCK // q.p, None,
+            [(*backend.kernel(exp_config(q), EXP), THREADS_PER_BLOCK // exp_config(q).p, None,
               (fb_items, queues + 8 * j), (out, queues + 8 * (nb + j), fb_items2)),
-             (*backend.kernel(q, DOUBLE), THREADS_PER_BLOCK // q.p, None,
+             (*backend.kernel(q, DOUBLE), THREADS_PER_BLOCK // q.p, q if q.multi_tile else None,
               (fb_items2, queues + 8 * (nb + j)), (out, 0, 0))]
             for j, (q, casc) in enumerate(zip(plan.queue_bins, plan.cascade))]
         # which queue counts are float64 pairs (a queue's, or a cascade's second level) and

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Issue 13 point 3 on the GPU machine (session 19): the last round of an equal-length set, and
+# bins of 257..512 without exponents. Equal reads make equal work items (a read and its 4
+# haplotypes), so a bin's kernel runs ceil(items / resident groups) rounds, the last one
+# part-empty: equal-384@65536 in p16k24 at 3 blocks is 16,384 items over 3,168 groups, 5.17
+# rounds in the time of 6. Parts:
+#   pytest   the CUDA sub-warp tests
+#   sizes    cuda-subwarp on equal-L, L = 256..1,024, at the peak suite's size (8e9 cells, at
+#            least 65,536 pairs) and at 4 times it: what the part-empty last round costs
+#   shapes   on the 4x sets of 256..512: the table's shapes against the ones whose last round
+#            cost them the earlier A/Bs (3 and 4 blocks), and no exponents up to 448
+#   cascade  on the 4x sets of 320..640: cuda-subwarp (exponents over 256) against no exponents
+#            up to 384, 448 and 512, whose underflows now go through one float32 p32k16 tile
+#            with exponents (subwarp_rescue.exp_config) before any float64
+# From the repo root there, carrying .device and .data:
+#   source .device/env.sh && bash scripts/device_tail.sh PART...
+source "$(dirname "$0")/device_common.sh" tail "pytest cascade" "$@"
+shape() { echo "cuda-subwarp-shape[hi=$1,p=$2,k=$3,min_blocks=$4]"; }
+shapes=("$(shape 256 16 16 4)" "$(shape 384 16 24 3)" "$(shape 448 32 16 4)"
+    "$(shape 512 32 16 4)" "cuda-subwarp-exp-above[exp_above=448]")
+above=("cuda-subwarp-exp-above[exp_above=384]" "cuda-subwarp-exp-above[exp_above=448]"
+    "cuda-subwarp-exp-above[exp_above=512]")
+precompile=(cuda-subwarp)
+[[ $parts == *" shapes "* ]] && precompile+=("${shapes[@]}")
+[[ $parts == *" cascade "* ]] && precompile+=("${above[@]}")
+subwarp_precompile "${precompile[@]}"
+[[ $parts == *" pytest "* ]] && subwarp_pytest
+run=(python3 -m hmmbench run)
+peak_set() {  # L SCALE: the peak suite's equal-L set (8e9 cells, >= 65,536 pairs), SCALE x
+    local n=$(( 8000000000 / ($1 * $1) ))
+    (( n < 65536 )) && n=65536
+    echo -d "equal-$1@$(( n * $2 ))"
+}
+lengths=(256 320 384 448 512 640 768 896 1024)
+[[ $parts == *" sizes "* ]] && step sizes "${run[@]}" \
+    $(for L in "${lengths[@]}"; do peak_set "$L" 1; peak_set "$L" 4; done) \
+    -b cuda-subwarp --chunking merged --repeat 3 --sample-pairs 100 \
+    --json "$out/subwarp-tail-sizes.json"
+[[ $parts == *" shapes "* ]] && step shapes "${run[@]}" \
+    $(for L in 256 384 448 512; do peak_set "$L" 4; done) \
+    -b cuda-subwarp $(printf -- '-b %s ' "${shapes[@]}") --chunking merged --repeat 3 \
+    --sample-pairs 100 --json "$out/subwarp-tail-shapes.json"
+[[ $parts == *" cascade "* ]] && step cascade "${run[@]}" \
+    $(for L in 320 384 448 512 640; do peak_set "$L" 4; done) \
+    -b cuda-subwarp $(printf -- '-b %s ' "${above[@]}") --chunking merged --repeat 3 \
+    --sample-pairs 200 --json "$out/subwarp-tail-cascade.json"
+exit $status
