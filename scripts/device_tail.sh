@@ -12,9 +12,23 @@
 #   cascade  on the 4x sets of 320..640: cuda-subwarp (exponents over 256) against no exponents
 #            up to 384, 448 and 512, whose underflows now go through one float32 p32k16 tile
 #            with exponents (subwarp_rescue.exp_config) before any float64
-# From the repo root there, carrying .device and .data:
+#   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer): 10s and 1m merged
+#            and the kernel-only peak on the 4x sets, cuda-subwarp (exponents over 512 since this
+#            session) beside cuda-subwarp-exp-above[exp_above=256] (the former default) and the
+#            peer in one run; 1m's 110 region calls
+# From the repo root there, carrying .device, .data and (peer) .peers:
 #   source .device/env.sh && bash scripts/device_tail.sh PART...
+export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" tail "pytest cascade" "$@"
+if [[ $parts == *" peer "* ]]; then  # the peer's build (~1 min), beside the precompile
+    python3 -c "
+import time
+from hmmbench.pairhmm.peers import GpuPairHMMPeer
+t = time.time()
+b = GpuPairHMMPeer()
+print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
+" 2>&1 | tee -a "$log" &
+fi
 shape() { echo "cuda-subwarp-shape[hi=$1,p=$2,k=$3,min_blocks=$4]"; }
 shapes=("$(shape 256 16 16 4)" "$(shape 384 16 24 3)" "$(shape 448 32 16 4)"
     "$(shape 512 32 16 4)" "cuda-subwarp-exp-above[exp_above=448]")
@@ -23,7 +37,10 @@ above=("cuda-subwarp-exp-above[exp_above=384]" "cuda-subwarp-exp-above[exp_above
 precompile=(cuda-subwarp)
 [[ $parts == *" shapes "* ]] && precompile+=("${shapes[@]}")
 [[ $parts == *" cascade "* ]] && precompile+=("${above[@]}")
+[[ $parts == *" peer "* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
+    cuda-subwarp-f64rescue)
 subwarp_precompile "${precompile[@]}"
+wait
 [[ $parts == *" pytest "* ]] && subwarp_pytest
 run=(python3 -m hmmbench run)
 peak_set() {  # L SCALE: the peak suite's equal-L set (8e9 cells, >= 65,536 pairs), SCALE x
@@ -44,4 +61,5 @@ lengths=(256 320 384 448 512 640 768 896 1024)
     $(for L in 320 384 448 512 640; do peak_set "$L" 4; done) \
     -b cuda-subwarp $(printf -- '-b %s ' "${above[@]}") --chunking merged --repeat 3 \
     --sample-pairs 200 --json "$out/subwarp-tail-cascade.json"
+[[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
 exit $status

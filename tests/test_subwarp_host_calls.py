@@ -451,16 +451,16 @@ def test_recompute_counts_take_float64_pairs_from_each_queues_last_level():
 
 
 def test_queues_of_bins_without_exponents_are_cascades():
-    """cuda-subwarp: its bins of reads up to 256 have no exponents, so their (single-tile)
-    queues recompute in float32 with exponents first; the queue of longer reads (exponent bins,
-    multi-tile) stays a double kernel. Not in -exp-all, -exp-long, -f64rescue, or when every
-    pair is sent to float64."""
+    """cuda-subwarp: its bins of reads up to 512 have no exponents, so their queues recompute in
+    float32 with exponents first; the queue of longer reads (exponent bins, multi-tile) stays a
+    double kernel. Not in -exp-all, -exp-long, -f64rescue, or when every pair is sent to
+    float64."""
     by = {x.name: x for x in swv.backends()}
     bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 2000)
     queue_bins, queue_of, cascade = by["cuda-subwarp"].queue_plan(bins)
     for q, c in zip(queue_bins, cascade):
         fed = [b for i, b in enumerate(bins) if queue_of[i] == queue_bins.index(q)]
-        assert c == (max(b.hi for b in fed) <= 256), (q.label, c)
+        assert c == (max(b.hi for b in fed) <= 512), (q.label, c)
     assert any(cascade) and not all(cascade)
     for name in ("cuda-subwarp-exp-all", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue"):
         assert not any(by[name].queue_plan(bins)[2]), name
@@ -473,16 +473,17 @@ def test_queues_of_bins_without_exponents_are_cascades():
 
 
 def test_bins_without_exponents_up_to_512_cascade_through_one_p32k16_tile():
-    """Bins of 257..512 reads without exponents (cuda-subwarp-exp-above[exp_above=448], and
-    [640] up to 512) feed a queue of their own: its float64 level is the multi-tile p32k8 kernel,
-    its float32 level with exponents one p32 x 16 tile (``exp_config``). Bins with exponents, or
-    whose reads that tile cannot hold, keep a plain double queue; cuda-subwarp (exponents over
-    256) keeps one multi-tile queue."""
+    """Bins of 257..512 reads without exponents (cuda-subwarp's, exponents over 512; and
+    cuda-subwarp-exp-above[exp_above=448], [640] up to 512) feed a queue of their own: its
+    float64 level is the multi-tile p32k8 kernel, its float32 level with exponents one p32 x 16
+    tile (``exp_config``). Bins with exponents, or whose reads that tile cannot hold, keep a
+    plain double queue; with exponents over 256 one multi-tile queue is left."""
     from hmmbench import registry
     from hmmbench.pairhmm.subwarp_rescue import EXP_TILE, exp_config, plan_kernels
     bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 2000)
-    for above, top in ((448, 448), (640, 512)):
-        (b,) = registry.select([f"cuda-subwarp-exp-above[exp_above={above}]"])
+    for name, top in (("cuda-subwarp", 512), ("cuda-subwarp-exp-above[exp_above=448]", 448),
+                      ("cuda-subwarp-exp-above[exp_above=640]", 512)):
+        (b,) = registry.select([name])
         queue_bins, queue_of, cascade = b.queue_plan(bins)
         multi = [j for j, q in enumerate(queue_bins) if q.multi_tile]
         c, d = (queue_bins[j] for j in multi)
@@ -494,7 +495,8 @@ def test_bins_without_exponents_up_to_512_cascade_through_one_p32k16_tile():
         assert (e, sw.EXP) in kernels and (c, sw.DOUBLE) in kernels and (c, sw.EXP) not in kernels
         for i, x in enumerate(bins):
             assert cascade[queue_of[i]] == (not b.exponents(x) and x.hi <= EXP_TILE), x.label
-    queue_bins, _, cascade = swv.backends()[0].queue_plan(bins)
+    (b,) = registry.select(["cuda-subwarp-exp-above[exp_above=256]"])
+    queue_bins, _, cascade = b.queue_plan(bins)
     assert [q.multi_tile for q in queue_bins].count(True) == 1 and not cascade[-1]
 
 

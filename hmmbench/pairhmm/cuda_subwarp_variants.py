@@ -20,10 +20,12 @@ from .subwarp_layout import (DEFAULT_BINS, GATKFORM_BINS, NOTABLE_BINS, RECURREN
                              SMALL_TIERS, SUPPORTED_K, SUPPORTED_P)
 
 
-#: cuda-subwarp's underflow handling: exponents in the bins of reads over 256, where pairs
-#: underflow in practice (27-47 % of them at 768..1,024 bases); the bins of shorter reads run the
-#: float32 kernel alone and recompute their rare underflows in float32 with exponents first.
-_CASCADE = {"exp_scale": True, "exp_above": 256, "exp_recompute": True}
+#: cuda-subwarp's underflow handling: exponents in the bins of reads over 512, where pairs
+#: underflow in numbers (14-47 % of them at 640..1,024 bases); the bins of shorter reads run the
+#: float32 kernel alone and recompute their underflows (at most 4 % of the pairs, at 512) in
+#: float32 with exponents first -- 6-10 % faster at 320..512 than exponents over 256 (H100,
+#: results/h100/subwarp-tail-cascade.json).
+_CASCADE = {"exp_scale": True, "exp_above": 512, "exp_recompute": True}
 #: bin limits the exponents may start above (the cuda-subwarp-exp-above family)
 EXP_ABOVE_AXIS = (256, 320, 384, 448, 512, 640, 768)
 
@@ -32,8 +34,8 @@ def backends() -> list[Backend]:
     return [
         SubwarpBackend("cuda-subwarp", small_tiers=SMALL_TIERS, **_CASCADE,
                        description="auto (p,k) per length bin, float32; per-thread power-of-two "
-                                   "exponents for reads over 256, and for the rare shorter "
-                                   "pairs under 1e-28 a float32 recompute with them (no "
+                                   "exponents for reads over 512, and for the shorter "
+                                   "reads' pairs under 1e-28 a float32 recompute with them (no "
                                    "float64 recompute of underflowing pairs)"),
         SubwarpBackend("cuda-subwarp-batched", small_tiers=SMALL_TIERS, **_CASCADE,
                        batch_calls=True,
@@ -95,7 +97,7 @@ def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
 
 
 def auto_bins(name: str, recurrence: str, min_blocks: int,
-              exp_above: int = 256) -> SubwarpBackend:
+              exp_above: int = _CASCADE["exp_above"]) -> SubwarpBackend:
     """cuda-subwarp with another recurrence, and every bin's kernel capped to ``min_blocks``
     resident blocks of 128 threads (0: the table's caps): 2 blocks leave 255 registers a thread,
     3 leave 168, 4 leave 128, 6 leave 80, 8 leave 64 (warps per scheduler: as many as blocks;

@@ -15,11 +15,19 @@ def _sets(prefix: str, first: int, last: int, suffix: str = "") -> list:
     return [f"{prefix}{i}{suffix}" for i in range(first, last + 1)]
 
 
-def _peak_sets(lengths=(32, 64, 128, 192, 256, 384, 448, 512, 768, 896, 1024)) -> list:
-    """Equal-length sets of 8e9 cells each, at least 65,536 pairs (long reads: enough groups to
-    fill the GPU) and at most 4e6."""
-    return [f"equal-{L}@{min(max(8_000_000_000 // (L * L), 65536), 4_000_000)}"
+def _peak_sets(lengths=(32, 64, 128, 192, 256, 384, 448, 512, 768, 896, 1024),
+               scale: int = 1) -> list:
+    """Equal-length sets of scale x 8e9 cells each, at least scale x 65,536 pairs (long reads:
+    enough groups to fill the GPU) and at most 4e6. The kernel-only peak takes scale 4: a call's
+    fixed costs (layout launches, the queues' launches, the part-empty last round of equal work
+    items) are then ~1 % of its kernel time instead of 3-9 % (H100, session 19:
+    results/h100/subwarp-tail-sizes.json)."""
+    return [f"equal-{L}@{min(max(scale * 8_000_000_000 // (L * L), scale * 65536), 4_000_000)}"
             for L in lengths]
+
+
+#: the peak curve's read lengths (issue 13's table and the bins' edges between)
+PEAK_LENGTHS = (32, 64, 128, 256, 384, 512, 640, 768, 896, 1024)
 
 
 
@@ -158,7 +166,7 @@ SUITES = {
     "peak": {
         # The float64 reference of 1024^2-cell pairs is slow: 200 sampled pairs per set.
         "about": "cuda-subwarp (auto) kernel-only curve on equal-length sets 32..1024 [issue 5]",
-        "steps": [{"name": "peak", "datasets": _peak_sets(), "backends": ["cuda-subwarp"],
+        "steps": [{"name": "peak", "datasets": _peak_sets(scale=4), "backends": ["cuda-subwarp"],
                    "options": {"repeat": 3, "sample-pairs": 200}}]},
     "exp": {
         "about": "cuda-subwarp (per-thread power-of-two exponents, no float64 recompute), "
@@ -197,8 +205,9 @@ SUITES = {
             {"name": "peer-real", "datasets": ["10s", "1m"],
              "backends": ["cuda-subwarp", "cuda-subwarp-f64rescue", "peer-gpupairhmm"],
              "options": {"chunking": "merged", "max-time": 3}},
-            {"name": "peer-peak", "datasets": _peak_sets((32, 64, 128, 256, 512, 896, 1024)),
-             "backends": ["cuda-subwarp", "cuda-subwarp-f64rescue", "peer-gpupairhmm"],
+            {"name": "peer-peak", "datasets": _peak_sets(PEAK_LENGTHS, scale=4),
+             "backends": ["cuda-subwarp", "cuda-subwarp-exp-above[exp_above=256]",
+                          "peer-gpupairhmm"],
              "options": {"chunking": "merged", "repeat": 5, "sample-pairs": 200}},
             {"name": "subwarp-original", "datasets": ["1m"], "backends": ["cuda-subwarp"],
              "options": {"chunking": "original", "max-time": 3}}]},
