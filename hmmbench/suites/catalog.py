@@ -18,7 +18,7 @@ def _sets(prefix: str, first: int, last: int, suffix: str = "") -> list:
 def _peak_sets(lengths=(32, 64, 128, 192, 256, 384, 448, 512, 768, 896, 1024),
                scale: int = 1) -> list:
     """Equal-length sets of scale x 8e9 cells each, at least scale x 65,536 pairs (long reads:
-    enough groups to fill the GPU) and at most 4e6. The kernel-only peak takes scale 4: a call's
+    enough groups to fill the GPU) and at most 4e6. The peer suite's peak takes scale 4: a call's
     fixed costs (layout launches, the queues' launches, the part-empty last round of equal work
     items) are then ~1 % of its kernel time instead of 3-9 % (H100, session 19:
     results/h100/subwarp-tail-sizes.json)."""
@@ -166,7 +166,7 @@ SUITES = {
     "peak": {
         # The float64 reference of 1024^2-cell pairs is slow: 200 sampled pairs per set.
         "about": "cuda-subwarp (auto) kernel-only curve on equal-length sets 32..1024 [issue 5]",
-        "steps": [{"name": "peak", "datasets": _peak_sets(scale=4), "backends": ["cuda-subwarp"],
+        "steps": [{"name": "peak", "datasets": _peak_sets(), "backends": ["cuda-subwarp"],
                    "options": {"repeat": 3, "sample-pairs": 200}}]},
     "exp": {
         "about": "cuda-subwarp (per-thread power-of-two exponents, no float64 recompute), "
