@@ -16,11 +16,12 @@
 #            and the kernel-only peak on the 4x sets, cuda-subwarp (exponents over 512 since this
 #            session) beside cuda-subwarp-exp-above[exp_above=256] (the former default) and the
 #            peer in one run; 1m's 110 region calls
+#   peerpeak the peer suite's peak step alone
 # From the repo root there, carrying .device, .data and (peer) .peers:
 #   source .device/env.sh && bash scripts/device_tail.sh PART...
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" tail "pytest cascade" "$@"
-if [[ $parts == *" peer "* ]]; then  # the peer's build (~1 min), beside the precompile
+if [[ $parts == *" peer"* ]]; then  # the peer's build (~1 min), beside the precompile
     python3 -c "
 import time
 from hmmbench.pairhmm.peers import GpuPairHMMPeer
@@ -37,7 +38,7 @@ above=("cuda-subwarp-exp-above[exp_above=384]" "cuda-subwarp-exp-above[exp_above
 precompile=(cuda-subwarp)
 [[ $parts == *" shapes "* ]] && precompile+=("${shapes[@]}")
 [[ $parts == *" cascade "* ]] && precompile+=("${above[@]}")
-[[ $parts == *" peer "* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
+[[ $parts == *" peer"* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
     cuda-subwarp-f64rescue)
 subwarp_precompile "${precompile[@]}"
 wait
@@ -62,4 +63,8 @@ lengths=(256 320 384 448 512 640 768 896 1024)
     -b cuda-subwarp $(printf -- '-b %s ' "${above[@]}") --chunking merged --repeat 3 \
     --sample-pairs 200 --json "$out/subwarp-tail-cascade.json"
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
+[[ $parts == *" peerpeak "* ]] && step peerpeak python3 -c "
+from hmmbench import cli, suites
+step = next(s for s in suites.get('peer').steps if s.name == 'peer-peak')
+raise SystemExit(cli.main(step.argv('$out')))"
 exit $status

@@ -17,13 +17,16 @@ def _sets(prefix: str, first: int, last: int, suffix: str = "") -> list:
 
 def _peak_sets(lengths=(32, 64, 128, 192, 256, 384, 448, 512, 768, 896, 1024),
                scale: int = 1) -> list:
-    """Equal-length sets of scale x 8e9 cells each, at least scale x 65,536 pairs (long reads:
-    enough groups to fill the GPU) and at most 4e6. The peer suite's peak takes scale 4: a call's
-    fixed costs (layout launches, the queues' launches, the part-empty last round of equal work
-    items) are then ~1 % of its kernel time instead of 3-9 % (H100, session 19:
-    results/h100/subwarp-tail-sizes.json)."""
-    return [f"equal-{L}@{min(max(scale * 8_000_000_000 // (L * L), scale * 65536), 4_000_000)}"
-            for L in lengths]
+    """Equal-length sets of 8e9 cells each, at least 65,536 pairs (long reads: enough groups to
+    fill the GPU) and at most 4e6; from L = 256, ``scale`` times that. The peer suite's peak
+    takes scale 4 there: a call's fixed costs (layout launches, the queues' launches, the
+    part-empty last round of equal work items) are then ~1 % of its kernel time instead of 3-9 %
+    (H100, session 19: results/h100/subwarp-tail-sizes.json). Shorter sets keep their size: they
+    gain nothing from it and gpuPairHMM garbles its output file beyond ~1e6 pairs."""
+    def pairs(L: int) -> int:
+        s = scale if L >= 256 else 1
+        return min(max(s * 8_000_000_000 // (L * L), s * 65536), 4_000_000)
+    return [f"equal-{L}@{pairs(L)}" for L in lengths]
 
 
 #: the peak curve's read lengths (issue 13's table and the bins' edges between)
