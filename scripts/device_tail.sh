@@ -17,6 +17,9 @@
 #            session) beside cuda-subwarp-exp-above[exp_above=256] (the former default) and the
 #            peer in one run; 1m's 110 region calls
 #   peerpeak the peer suite's peak step alone
+#   regcap   on the 4x sets of the 2-block bins (256, 448, 512, 896, 1,024): cuda-subwarp against
+#            the bin's kernel under register caps below 255 (cuda-subwarp-regcap: fewer MOVs at
+#            the unrolled loop's end), one run per length
 # From the repo root there, carrying .device, .data and (peer) .peers:
 #   source .device/env.sh && bash scripts/device_tail.sh PART...
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
@@ -38,6 +41,12 @@ above=("cuda-subwarp-exp-above[exp_above=384]" "cuda-subwarp-exp-above[exp_above
 precompile=(cuda-subwarp)
 [[ $parts == *" shapes "* ]] && precompile+=("${shapes[@]}")
 [[ $parts == *" cascade "* ]] && precompile+=("${above[@]}")
+declare -A caps=([256]="216 224" [448]="208 224" [512]="216 232" [896]="208 224 232"
+    [1024]="232 240")
+regcaps() { for c in ${caps[$1]}; do echo "cuda-subwarp-regcap[hi=$1,max_regs=$c]"; done; }
+if [[ $parts == *" regcap "* ]]; then
+    for L in "${!caps[@]}"; do mapfile -t -O "${#precompile[@]}" precompile < <(regcaps "$L"); done
+fi
 [[ $parts == *" peer"* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
     cuda-subwarp-f64rescue)
 subwarp_precompile "${precompile[@]}"
@@ -62,6 +71,13 @@ lengths=(256 320 384 448 512 640 768 896 1024)
     $(for L in 320 384 448 512 640; do peak_set "$L" 4; done) \
     -b cuda-subwarp $(printf -- '-b %s ' "${above[@]}") --chunking merged --repeat 3 \
     --sample-pairs 200 --json "$out/subwarp-tail-cascade.json"
+if [[ $parts == *" regcap "* ]]; then
+    for L in 256 448 512 896 1024; do
+        step "regcap-$L" "${run[@]}" $(peak_set "$L" 4) -b cuda-subwarp \
+            $(regcaps "$L" | sed 's/^/-b /') --chunking merged --repeat 5 --sample-pairs 100 \
+            --json "$out/subwarp-regcap-$L.json"
+    done
+fi
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
 [[ $parts == *" peerpeak "* ]] && step peerpeak python3 -c "
 from hmmbench import cli, suites

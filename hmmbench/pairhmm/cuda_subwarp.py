@@ -263,6 +263,8 @@ class SubwarpBackend(Backend):
              "SW_BLOCK": THREADS_PER_BLOCK,
              "SW_MIN_BLOCKS": 1 if kind != FLOAT else (b.min_blocks or self.min_blocks),
              "SW_EXP_SCALE": int(kind == EXP or (kind == FLOAT and self.exponents(b)))}
+        if kind == FLOAT and b.max_regs:
+            d["SW_MAXNREG"] = b.max_regs
         if self.recompute_all and kind == FLOAT:
             d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
         return d

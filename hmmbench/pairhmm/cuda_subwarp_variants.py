@@ -28,6 +28,8 @@ from .subwarp_layout import (DEFAULT_BINS, GATKFORM_BINS, NOTABLE_BINS, RECURREN
 _CASCADE = {"exp_scale": True, "exp_above": 512, "exp_recompute": True}
 #: bin limits the exponents may start above (the cuda-subwarp-exp-above family)
 EXP_ABOVE_AXIS = (256, 320, 384, 448, 512, 640, 768)
+#: register caps of one bin's kernel (the cuda-subwarp-regcap family; 0: the table's)
+REGCAP_AXIS = (0, 200, 208, 216, 224, 232, 240, 248)
 
 
 def backends() -> list[Backend]:
@@ -72,7 +74,8 @@ def families() -> list:
     """The sub-warp p x k axes: ``hmmbench run -b cuda-subwarp-fixed --axis p=4,8 --axis k=16``;
     cuda-subwarp's recurrence and register cap: ``-b cuda-subwarp-auto --axis min_blocks=2,3``;
     the longest reads without exponents: ``-b cuda-subwarp-exp-above --axis exp_above=384``;
-    one bin of the table in another shape: ``-b 'cuda-subwarp-shape[hi=256,p=16,k=16,min_blocks=4]'``."""
+    one bin of the table in another shape: ``-b 'cuda-subwarp-shape[hi=256,p=16,k=16,min_blocks=4]'``;
+    one bin's kernel under a register cap: ``-b 'cuda-subwarp-regcap[hi=896,max_regs=224]'``."""
     from ..registry import BackendFamily
     return [BackendFamily("cuda-subwarp-fixed", {"p": SUPPORTED_P, "k": SUPPORTED_K},
                           {"p": 8, "k": 16}, fixed_pk,
@@ -87,7 +90,10 @@ def families() -> list:
             BackendFamily("cuda-subwarp-shape",
                           {"hi": tuple(row[0] for row in DEFAULT_BINS), "p": SUPPORTED_P,
                            "k": SUPPORTED_K, "min_blocks": (0, 2, 3, 4, 6)},
-                          {"hi": 256, "p": 8, "k": 32, "min_blocks": 0}, bin_shape)]
+                          {"hi": 256, "p": 8, "k": 32, "min_blocks": 0}, bin_shape),
+            BackendFamily("cuda-subwarp-regcap",
+                          {"hi": tuple(row[0] for row in DEFAULT_BINS), "max_regs": REGCAP_AXIS},
+                          {"hi": 896, "max_regs": 0}, bin_regcap)]
 
 
 def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
@@ -121,3 +127,16 @@ def bin_shape(name: str, hi: int, p: int, k: int, min_blocks: int) -> SubwarpBac
     return SubwarpBackend(name, bins=bins, small_tiers=SMALL_TIERS, **_CASCADE,
                           description=f"cuda-subwarp, reads up to {hi} by p{p}k{k}, min blocks "
                           f"{min_blocks or 'none'}")
+
+
+def bin_regcap(name: str, hi: int, max_regs: int) -> SubwarpBackend:
+    """cuda-subwarp with its bin of reads up to ``hi`` compiled under a cap of ``max_regs``
+    registers (``__maxnreg__``, 0: the table's launch bounds), every other bin as the table has
+    it: below the 255 that 2 resident blocks allow, ptxas keeps more of a row's values in place
+    across the unrolled steps (fewer MOVs at the loop's end), at the price of spills in the
+    setup."""
+    bins = tuple((*r[:3], r[3] if len(r) > 3 else 0, max_regs) if r[0] == hi and max_regs else r
+                 for r in DEFAULT_BINS)
+    cap = f"{max_regs} registers" if max_regs else "the table's register cap"
+    return SubwarpBackend(name, bins=bins, small_tiers=SMALL_TIERS, **_CASCADE,
+                          description=f"cuda-subwarp, reads up to {hi} under {cap}")

@@ -89,6 +89,7 @@ class Bin:
     k: int
     multi_tile: bool = False
     min_blocks: int = 0   # __launch_bounds__ minimum blocks (register cap); 0: the backend's
+    max_regs: int = 0     # a register cap below the min blocks' (__maxnreg__); 0: none
 
     @property
     def label(self) -> str:
@@ -96,12 +97,14 @@ class Bin:
 
 
 def make_bins(table: Sequence[tuple], long_config: Optional[tuple], max_len: int) -> list[Bin]:
-    """Bins from (upper, p, k[, min blocks]) rows; longer reads go to a multi-tile bin."""
+    """Bins from (upper, p, k[, min blocks[, max registers]]) rows; longer reads go to a
+    multi-tile bin."""
     bins, lo = [], 1
-    for hi, p, k, *mb in table:
+    for hi, p, k, *caps in table:
         if p * k < hi:
             raise ValueError(f"bin up to {hi} does not fit p{p}k{k} (tile {p * k})")
-        bins.append(Bin(lo, hi, p, k, min_blocks=mb[0] if mb else 0))
+        mb, regs = (*caps, 0, 0)[:2]
+        bins.append(Bin(lo, hi, p, k, min_blocks=mb, max_regs=regs))
         lo = hi + 1
     if long_config is not None and max_len >= lo:
         p, k = long_config

@@ -14,6 +14,7 @@
  *                  (every pair's last resort: it holds gap quality 0), 0: GATK's form (subwarp.h)
  *   SW_BLOCK       threads per block (work-group)
  *   SW_MIN_BLOCKS  CUDA __launch_bounds__ minimum resident blocks (caps registers: 3 -> 168)
+ *   SW_MAXNREG     CUDA only, optional: __maxnreg__ register cap instead of the launch bounds
  *   SW_EXP_SCALE   1 (float only): every thread carries a power-of-two exponent beside its values,
  *                  so pairs far below float32's range stay float32 (see subwarp.h); 0: pairs
  *                  under SW_F32_MIN_ACCEPTED go to the double recompute
