@@ -20,6 +20,7 @@
 #   regcap   on the 4x sets of the 2-block bins (256, 448, 512, 896, 1,024): cuda-subwarp against
 #            the bin's kernel under register caps below 255 (cuda-subwarp-regcap: fewer MOVs at
 #            the unrolled loop's end), one run per length
+#   regcap2  the same for the caps the first round suggested, and for 320, 384 and 640
 # From the repo root there, carrying .device, .data and (peer) .peers:
 #   source .device/env.sh && bash scripts/device_tail.sh PART...
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
@@ -43,8 +44,10 @@ precompile=(cuda-subwarp)
 [[ $parts == *" cascade "* ]] && precompile+=("${above[@]}")
 declare -A caps=([256]="216 224" [448]="208 224" [512]="216 232" [896]="208 224 232"
     [1024]="232 240")
+[[ $parts == *" regcap2 "* ]] && caps=([256]="240 248" [320]="160 152" [384]="200 192"
+    [448]="200 208" [512]="240 248" [640]="160" [896]="216 224" [1024]="240 244 248")
 regcaps() { for c in ${caps[$1]}; do echo "cuda-subwarp-regcap[hi=$1,max_regs=$c]"; done; }
-if [[ $parts == *" regcap "* ]]; then
+if [[ $parts == *" regcap"* ]]; then
     for L in "${!caps[@]}"; do mapfile -t -O "${#precompile[@]}" precompile < <(regcaps "$L"); done
 fi
 [[ $parts == *" peer"* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
@@ -71,8 +74,8 @@ lengths=(256 320 384 448 512 640 768 896 1024)
     $(for L in 320 384 448 512 640; do peak_set "$L" 4; done) \
     -b cuda-subwarp $(printf -- '-b %s ' "${above[@]}") --chunking merged --repeat 3 \
     --sample-pairs 200 --json "$out/subwarp-tail-cascade.json"
-if [[ $parts == *" regcap "* ]]; then
-    for L in 256 448 512 896 1024; do
+if [[ $parts == *" regcap"* ]]; then
+    for L in $(printf '%s\n' "${!caps[@]}" | sort -n); do
         step "regcap-$L" "${run[@]}" $(peak_set "$L" 4) -b cuda-subwarp \
             $(regcaps "$L" | sed 's/^/-b /') --chunking merged --repeat 5 --sample-pairs 100 \
             --json "$out/subwarp-regcap-$L.json"

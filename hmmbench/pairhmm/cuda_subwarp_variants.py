@@ -29,7 +29,7 @@ _CASCADE = {"exp_scale": True, "exp_above": 512, "exp_recompute": True}
 #: bin limits the exponents may start above (the cuda-subwarp-exp-above family)
 EXP_ABOVE_AXIS = (256, 320, 384, 448, 512, 640, 768)
 #: register caps of one bin's kernel (the cuda-subwarp-regcap family; 0: the table's)
-REGCAP_AXIS = (0, 200, 208, 216, 224, 232, 240, 248)
+REGCAP_AXIS = (0, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 244, 248)
 
 
 def backends() -> list[Backend]:
