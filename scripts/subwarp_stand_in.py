@@ -89,11 +89,13 @@ class Drv:
 
 
 class Fn:
-    """A compiled kernel: the registers its __launch_bounds__ minimum blocks allow (128
-    without), no static shared memory."""
+    """A compiled kernel: its register cap, or the registers its __launch_bounds__ minimum
+    blocks allow (128 without), no static shared memory."""
     def __init__(self, name, defines=()):
         self.name = name
-        self.num_regs = {2: 255, 3: 168, 4: 128, 6: 80}.get(dict(defines).get("SW_MIN_BLOCKS"), 128)
+        d = dict(defines)
+        self.num_regs = d.get("SW_MAXNREG") or \
+            {2: 255, 3: 168, 4: 128, 6: 80}.get(d.get("SW_MIN_BLOCKS"), 128)
         self.shared_size_bytes = 0
     def prepare(self, sig): pass
     def set_attribute(self, *a): pass

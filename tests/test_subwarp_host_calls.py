@@ -122,12 +122,13 @@ FAKE_H100 = {"name": "Fake H100", "sm_count": 132, "arch": "sm_90", "compute_cap
 
 
 class FakeFunction:
-    """A compiled kernel: the registers its ``__launch_bounds__`` minimum blocks allow (128
-    without), no static shared memory."""
+    """A compiled kernel: its register cap, or the registers its ``__launch_bounds__`` minimum
+    blocks allow (128 without), no static shared memory."""
     def __init__(self, drv, name):
         self.drv, self.name = drv, name
-        blocks = dict(name[1][1]).get("SW_MIN_BLOCKS", 0) if isinstance(name, tuple) else 0
-        self.num_regs = {2: 255, 3: 168, 4: 128, 6: 80}.get(blocks, 128)
+        defines = dict(name[1][1]) if isinstance(name, tuple) else {}
+        self.num_regs = defines.get("SW_MAXNREG") or \
+            {2: 255, 3: 168, 4: 128, 6: 80}.get(defines.get("SW_MIN_BLOCKS", 0), 128)
         self.shared_size_bytes = 0
 
     def prepare(self, signature):

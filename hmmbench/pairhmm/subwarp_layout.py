@@ -26,17 +26,24 @@ MAX_P = 32
 SUPPORTED_P = (4, 8, 16, 32)
 SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 
-#: Default length bins for the auto backend: (largest read length, p, k[, min blocks]). Tiles
+#: Default length bins for the auto backend: (largest read length, p, k[, min blocks[, max
+#: registers]]). Tiles
 #: with as little padding as possible, small groups for short reads (short fill and drain), and
 #: at the lengths the H200 sweep measured (docs/subwarp-notes.md) its best (p, k): 64 p4k16, 128
 #: p8k16, 192 p8k24, 256 p8k32, 384 p16k24, 448 p16k28, 512 p16k32, 768 p32k24, 896 p32k28, 1024
 #: p32k32. Min blocks N caps registers (3: 168, 4: 128, 6: 80) for N warps per scheduler: with
 #: the 5-op recurrence a gain wherever the bin's kernel fits without spills in its loop, on the
 #: H100 (results/h100/subwarp-5op-blocks.json, subwarp-5op-short-blocks*.json); k = 28, 32 spill.
+#: Max registers (__maxnreg__, below what the min blocks allow, occupancy unchanged): with fewer
+#: to spare ptxas keeps the rows in place across the unrolled steps instead of moving them back
+#: at the loop's end; each cap the best of an H100 A/B on 4x peak sets (session 19,
+#: results/h100/subwarp-regcap*-*.json): 256 +2 %, 320 +4 %, 384 +1 %, 448 +4 %, 896 +6 %, 1024
+#: +1 %; 768 spills in its loop under any cap below its 168.
 DEFAULT_BINS: tuple = (
     (16, 4, 4), (32, 4, 8, 6), (48, 4, 12, 4), (64, 4, 16, 4), (80, 4, 20, 3), (96, 4, 24, 3),
-    (128, 8, 16, 4), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32), (320, 16, 20, 3), (384, 16, 24),
-    (448, 16, 28), (512, 16, 32), (640, 32, 20, 3), (768, 32, 24, 3), (896, 32, 28), (1024, 32, 32),
+    (128, 8, 16, 4), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32, 0, 248),
+    (320, 16, 20, 3, 152), (384, 16, 24, 0, 192), (448, 16, 28, 0, 208), (512, 16, 32, 0, 232),
+    (640, 32, 20, 3, 160), (768, 32, 24, 3), (896, 32, 28, 0, 224), (1024, 32, 32, 0, 240),
 )
 #: Inputs that leave the GPU mostly idle: their kernel time is the dependency chain of their
 #: longest pairs (hap length + p steps of k dependent rows each), not throughput, so they take
