@@ -4,9 +4,12 @@ every pair of a set whose read falls in a bin without exponents and whose likeli
 with exponents (``subwarp_rescue.exp_config``: k = 8 and the smallest p whose tile holds the
 reads up to 256, one p32k16 tile up to 512); how many the exponents hand on to float64 and the
 largest error against the float64 reference. ``deep`` = 96 generated deep pairs of 100..256
-bases with GATK's gap penalty, ``deep-long`` 96 of 257..512.
+bases with GATK's gap penalty, ``deep-long`` 96 of 257..512. ``--whole-table``: the bins of a
+call too large for the size tiers (whose multi-tile bin takes reads over 256 with exponents),
+so that small sets show the 257..512 bins' cascade.
 
-    python scripts/subwarp_cascade_emulation.py deep 10s 1m [--backend NAME] [--json F]
+    python scripts/subwarp_cascade_emulation.py deep 10s 1m [--backend NAME] [--whole-table]
+        [--json F]
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import subwarp_scaling as emu  # noqa: E402
 from cpu_reference.pairhmm import forward_log10  # noqa: E402
 from hmmbench import registry  # noqa: E402
+from hmmbench.pairhmm.cuda_subwarp import SubwarpBackend  # noqa: E402
 from hmmbench.pairhmm.datasets import resolve  # noqa: E402
 from hmmbench.pairhmm.subwarp_rescue import exp_config  # noqa: E402
 from pairgen import deep_pairs  # noqa: E402
@@ -32,9 +36,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sets", nargs="+")
     ap.add_argument("--backend", default="cuda-subwarp")
+    ap.add_argument("--whole-table", action="store_true")
     ap.add_argument("--json")
     args = ap.parse_args()
     (b,) = registry.select([args.backend])
+    if args.whole_table:
+        keep = ("bins", "long_config", "exp_scale", "exp_above", "exp_recompute")
+        b = SubwarpBackend(b.name, **{k: v for k, v in b.params.items() if k in keep})
     deep = {"deep": (11, (100, 257)), "deep-long": (12, (257, 513))}
     out = {}
     for name in args.sets:

@@ -501,6 +501,26 @@ def test_bins_without_exponents_up_to_512_cascade_through_one_p32k16_tile():
     assert [q.multi_tile for q in queue_bins].count(True) == 1 and not cascade[-1]
 
 
+@pytest.mark.parametrize("name", ["cuda-subwarp", "cuda-subwarp-exp-above[exp_above=448]",
+                                  "cuda-subwarp-batched"])
+def test_every_bin_has_exponents_or_a_float32_cascade_for_any_input(name):
+    """No float64 recompute but for pairs the exponents cannot hold: whatever the input's size
+    (its tier of bins) and longest read, each float32 bin either carries the exponents or feeds
+    a cascade (reads of 257..400 in a size tier's multi-tile bin once went to float64 alone).
+    Not so with exponents over 640: one tile cannot hold 513..640, so those bins' queue is a
+    float64 one -- the trade that variant shows."""
+    from hmmbench import registry
+    from hmmbench.pairhmm.datasets.synthetic import generate_fixed
+    (b,) = registry.select([name])
+    for n_pairs in (16, 9000, 40000):
+        for longest in (100, 300, 400, 512, 600, 1100):
+            ps = generate_fixed(longest, 8, n_pairs, seed=1)
+            bins = b.bins_for(ps)
+            _, queue_of, cascade = b.queue_plan(bins)
+            for i, x in enumerate(bins):
+                assert b.exponents(x) or cascade[queue_of[i]], (n_pairs, longest, x.label)
+
+
 @pytest.mark.parametrize("path", ["small", "full"])
 def test_a_multi_tile_queues_cascade_runs_one_tile_then_its_multi_tile_double_level(
         fake_cuda, path):

@@ -248,8 +248,10 @@ class SubwarpBackend(Backend):
 
     # --- kernels ------------------------------------------------------------------------------
     def exponents(self, b: Bin) -> bool:
-        """Whether bin b's float32 kernel carries per-thread exponents."""
-        return self._exp and b.hi > self._exp_above and not self.recompute_all
+        """Whether bin b's float32 kernel carries per-thread exponents: bins of reads over
+        ``exp_above``, and every multi-tile bin (a size tier's takes the reads over 256, its
+        upper end the input's longest read; no cascade holds them)."""
+        return self._exp and (b.hi > self._exp_above or b.multi_tile) and not self.recompute_all
 
     def defines(self, b: Bin, kind: str = FLOAT) -> dict:
         """The kernel's defines for bin (or queue configuration) b: its float32 kernel, the

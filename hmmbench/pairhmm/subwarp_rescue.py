@@ -4,8 +4,8 @@ Every pair whose float32 forward sum (with C = 2^120) is under 1e-28 is recomput
 instantiation of the same kernel, specialized like the float32 bins: k = ``DOUBLE_K`` rows per
 thread and the smallest p whose tile holds the bins' reads, multi-tile p32 beyond. In double
 (``-f64rescue``: every such pair; with the exponents, the few pairs they cannot hold), or, for a
-queue fed by bins without exponents (``cuda-subwarp``'s reads up to 256, where a pair rarely
-underflows and the exponents' checks would cost every pair 10-25 %), first in float32 with
+queue fed by bins without exponents (``cuda-subwarp``'s reads up to 512, where at most 4 % of
+the pairs underflow and the exponents' checks would cost every pair 6-25 %), first in float32 with
 per-thread exponents (kind ``"exp"``) and only the pairs those cannot hold in double: a queue
 *cascade*. A cascade's float32 level runs the queue's own configuration where that holds the
 reads in one tile (reads up to 256); longer reads up to ``EXP_TILE`` bases (bins of 257..512
