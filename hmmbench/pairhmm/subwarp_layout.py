@@ -27,13 +27,13 @@ SUPPORTED_P = (4, 8, 16, 32)
 SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 
 #: Default length bins for the auto backend: (largest read length, p, k[, min blocks[, max
-#: registers]]). Tiles
-#: with as little padding as possible, small groups for short reads (short fill and drain), and
-#: at the lengths the H200 sweep measured (docs/subwarp-notes.md) its best (p, k): 64 p4k16, 128
-#: p8k16, 192 p8k24, 256 p8k32, 384 p16k24, 448 p16k28, 512 p16k32, 768 p32k24, 896 p32k28, 1024
-#: p32k32. Min blocks N caps registers (3: 168, 4: 128, 6: 80) for N warps per scheduler: with
-#: the 5-op recurrence a gain wherever the bin's kernel fits without spills in its loop, on the
-#: H100 (results/h100/subwarp-5op-blocks.json, subwarp-5op-short-blocks*.json); k = 28, 32 spill.
+#: registers]]). Tiles with as little padding as possible, small groups for short reads (short
+#: fill and drain), and at the lengths the H200 sweep measured (docs/subwarp-notes.md) its best
+#: (p, k): 64 p4k16, 128 p8k16, 192 p8k24, 256 p8k32, 384 p16k24, 448 p16k28, 512 p16k32, 768
+#: p32k24, 896 p32k28, 1024 p32k32. Min blocks N caps registers (3: 168, 4: 128, 6: 80) for N
+#: warps per scheduler: with the 5-op recurrence a gain wherever the bin's kernel fits without
+#: spills in its loop, on the H100 (results/h100/subwarp-5op-blocks.json,
+#: subwarp-5op-short-blocks*.json); k = 28, 32 spill.
 #: Max registers (__maxnreg__, below what the min blocks allow, occupancy unchanged): with fewer
 #: to spare ptxas keeps the rows in place across the unrolled steps instead of moving them back
 #: at the loop's end; each cap the best of an H100 A/B on 4x peak sets (session 19,
