@@ -260,24 +260,6 @@ def test_the_compiler_evidence_build_reports_the_kernels_registers(tmp_path):
                                 "f") == {"registers": 40, "spill_store_bytes": 8}
 
 
-def test_the_tables_register_caps_leave_each_bins_occupancy_as_its_min_blocks_set_it():
-    """A cap (__maxnreg__) replaces the launch bounds: it must lie below what the bin's min
-    blocks allow (3 blocks of 128 threads: 168 registers; 2 or none: 255), or the bin would
-    lose resident warps; only float32 kernels take it."""
-    allowed = {0: 255, 1: 255, 2: 255, 3: 168, 4: 128, 6: 80}
-    b = swv.backends()[0]
-    capped = [x for x in sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 1024) if x.max_regs]
-    assert len(capped) >= 6
-    for x in capped:
-        assert 128 < x.max_regs <= allowed[x.min_blocks], x.label
-        assert b.defines(x)["SW_MAXNREG"] == x.max_regs
-        assert "SW_MAXNREG" not in b.defines(x, sw.EXP) and "SW_MAXNREG" not in b.defines(
-            x, sw.DOUBLE)
-    (regcap,) = registry_select("cuda-subwarp-regcap[hi=896,max_regs=208]")
-    (x,) = [x for x in sw.make_bins(regcap._bins_table, sw.DEFAULT_LONG, 896) if x.hi == 896]
-    assert x.max_regs == 208 and regcap.defines(x)["SW_MAXNREG"] == 208
-
-
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 def test_a_capped_bins_kernel_compiles_within_its_cap(tmp_path):
     """The p32k28 bin (reads of 769..896) under the table's cap of 224 registers; without it
@@ -292,11 +274,6 @@ def test_a_capped_bins_kernel_compiles_within_its_cap(tmp_path):
         log = glue.nvcc_cubin(sw.SOURCE, d, tmp_path / f"k{cap}.cubin")
         used[cap] = glue.ptxas_resources(log, "subwarp_forward")["registers"]
     assert used[x.max_regs] <= x.max_regs == 224 < used[0] <= 255
-
-
-def registry_select(name: str) -> list:
-    from hmmbench import registry
-    return registry.select([name])
 
 
 # ------------------------------------------------------------------------------------------------

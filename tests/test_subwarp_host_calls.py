@@ -434,6 +434,26 @@ def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
     assert ex.info["bin_streams"] == 1
 
 
+def test_the_tables_register_caps_leave_each_bins_occupancy_as_its_min_blocks_set_it():
+    """A cap (__maxnreg__) replaces the launch bounds: by the occupancy rules
+    (``glue.resident_blocks``) it must leave each bin the resident blocks its min blocks set (2
+    where none), or the bin would lose warps; only float32 kernels take it."""
+    from hmmbench import registry
+    b = swv.backends()[0]
+    capped = [x for x in sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 1024) if x.max_regs]
+    assert len(capped) >= 6
+    for x in capped:
+        assert x.max_regs > 128, x.label
+        assert glue.resident_blocks(FAKE_H100, x.max_regs, 128, 0) == max(x.min_blocks, 2), \
+            x.label
+        assert b.defines(x)["SW_MAXNREG"] == x.max_regs
+        assert "SW_MAXNREG" not in b.defines(x, sw.EXP) and "SW_MAXNREG" not in b.defines(
+            x, sw.DOUBLE)
+    (regcap,) = registry.select(["cuda-subwarp-regcap[hi=896,max_regs=208]"])
+    (x,) = [x for x in sw.make_bins(regcap._bins_table, sw.DEFAULT_LONG, 896) if x.hi == 896]
+    assert x.max_regs == 208 and regcap.defines(x)["SW_MAXNREG"] == 208
+
+
 def test_recompute_counts_take_float64_pairs_from_each_queues_last_level():
     """Queue heads {first, count}: per chunk the n_bins queues, then their second level. A
     cascade's first level counts float32 recomputes with exponents, its second float64 ones; a
