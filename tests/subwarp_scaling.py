@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hmmbench.pairhmm.cuda_subwarp import DEFAULT_BINS, DEFAULT_LONG, make_bins  # noqa: E402
 from hmmbench.pairhmm.model import LOG10_C32, PairSet  # noqa: E402
+from hmmbench.pairhmm.subwarp_layout import f32_floors  # noqa: E402
 
 F32, F64 = np.float32, np.float64
 PAD, N_CODE = 5, 4
@@ -118,9 +119,11 @@ def row_coefficients(ps: PairSet, pairs: np.ndarray, rows: int, form: str = "5op
 
 
 def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme | None,
-                  stats: dict | None = None, form: str = "5op") -> np.ndarray:
+                  stats: dict | None = None, form: str = "5op",
+                  floors: np.ndarray | None = None) -> np.ndarray:
     """log10 likelihoods of ``pairs`` (all of one (p, k) kernel) through the emulated kernel;
-    ``scheme`` None: plain float32 with C = 2^120 (no exponents, today's float32 kernel);
+    ``scheme`` None: plain float32 with C = 2^120 (no exponents, today's float32 kernel), pairs
+    flagged under GATK's 1e-28 or ``floors`` (each pair's, as ``f32_floors``);
     ``form``: the recurrence, "5op" (the float32 kernels') or "6op"."""
     G, tile = len(pairs), p * k
     m = ps.read_lengths[ps.pair_read[pairs]]
@@ -261,23 +264,27 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
     final = total[:, p - 1]
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.log10(final.astype(F64)) - LOG10_C32
-    if scheme is None:
-        return out, ~(final >= F32(1e-28))          # today's rule: recompute under 1e-28
+    if scheme is None:  # recompute under the floor
+        floor = F32(1e-28) if floors is None else floors.astype(F32)
+        return out, ~(final >= floor)
     flagged |= ~((final > 0) & np.isfinite(final))   # nothing left or overflowed: float64
     return out - e[:, p - 1] * LOG10_2, flagged
 
 
 def emulate(ps: PairSet, scheme: Scheme | None = Scheme(), batch: int = 1024,
             stats: dict | None = None, bins: tuple = DEFAULT_BINS,
-            long_config: tuple = DEFAULT_LONG, form: str = "5op") -> tuple[np.ndarray, np.ndarray]:
+            long_config: tuple = DEFAULT_LONG, form: str = "5op",
+            low_floor: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Every pair of ``ps`` through the kernel of its read-length bin (cuda-subwarp's table):
-    (log10 results, flags of the pairs the kernel would hand to the float64 recompute)."""
+    (log10 results, flags of the pairs the kernel would hand to the float64 recompute);
+    ``low_floor``: without exponents, each read's floor (``f32_floors``) instead of 1e-28."""
     bins = make_bins(bins, long_config, ps.max_read_length)
     his = np.array([b.hi for b in bins])
     m = ps.pair_read_lengths
     which = np.searchsorted(his, m)
     out = np.empty(ps.n_pairs)
     redo = np.zeros(ps.n_pairs, bool)
+    floors = f32_floors(ps) if low_floor else None
     for i, b in enumerate(bins):
         idx = np.flatnonzero(which == i)
         idx = idx[np.argsort(ps.pair_hap_lengths[idx], kind="stable")]
@@ -285,7 +292,8 @@ def emulate(ps: PairSet, scheme: Scheme | None = Scheme(), batch: int = 1024,
             sel = idx[c:c + batch]
             # overflows and their NaNs stay inside pairs that end up flagged for float64
             with np.errstate(over="ignore", invalid="ignore"):
-                out[sel], redo[sel] = emulate_group(ps, sel, b.p, b.k, scheme, stats, form)
+                out[sel], redo[sel] = emulate_group(ps, sel, b.p, b.k, scheme, stats, form,
+                                                    floors[sel] if low_floor else None)
     return out, redo
 
 

@@ -330,6 +330,54 @@ def test_float32_underflows_are_recomputed_in_double_on_the_gpu():
     assert exp_all.n_fallback == 0 and exp_all.info["exp_recomputed"] == 0
 
 
+def _queued_between(ps, ref, sel, queued: int) -> bool:
+    """Whether ``queued`` pairs lie between the pairs of ``sel`` a decade under their floor
+    (``f32_floors``, with C = 2^120) and those a decade over it."""
+    from hmmbench.pairhmm.model import LOG10_C32
+    from hmmbench.pairhmm.subwarp_layout import f32_floors
+    floor = np.log10(f32_floors(ps)[sel]) - LOG10_C32  # the floor as a likelihood
+    return int(np.sum(ref[sel] < floor - 1)) <= queued <= int(np.sum(ref[sel] < floor + 1))
+
+
+def _mismatched_pairs(seed: int, iq: int):
+    """8 reads of 200 bases (base quality 40), each against 10 copies of itself with 10..19
+    substitutions: likelihoods from ~1e-40 to under 1e-75 (with C = 2^120, sums around the
+    floors), every insertion quality ``iq``."""
+    rng = np.random.default_rng(seed)
+    swap = {65: 67, 67: 71, 71: 84, 84: 65}
+    batches = []
+    for _ in range(8):
+        read = rng.choice(list(b"ACGT"), 200).astype(np.uint8)
+        haps = []
+        for j in range(10, 20):
+            h = read.copy()
+            pos = rng.choice(200, j, replace=False)
+            h[pos] = [swap[c] for c in h[pos]]
+            haps.append(h.tobytes())
+        q = bytes([iq + 33]) * 200
+        batches.append(Batch([Read(read.tobytes(), b"I" * 200, q, b"I" * 200, b"+" * 200)], haps))
+    return pack(batches)
+
+
+@gpu
+def test_the_low_floor_keeps_sums_down_to_1e33_in_the_first_float32_kernel():
+    """cuda-subwarp's float32 kernel without exponents keeps sums (with C) down to 1e-33 where
+    the read's insertion qualities are at most Q50, to 1e-28 elsewhere (f32_floors); what it
+    queues goes through the cascade's float32 kernel with exponents; every pair exact."""
+    from hmmbench.pairhmm.model import LOG10_C32
+    b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    for iq, floor in ((45, -33), (60, -28)):
+        ps = _mismatched_pairs(1, iq)
+        sums = forward_log10(ps, "float64") + LOG10_C32
+        ex = _check(b, ps)
+        assert ex.n_fallback == 0
+        assert np.sum(sums < floor - 0.5) <= ex.info["exp_recomputed"] <= np.sum(sums < floor + 0.5)
+    assert ex.info["exp_recomputed"] >= np.sum(sums < -28.5) >= 40
+    ps = _mismatched_pairs(1, 45)
+    sums = forward_log10(ps, "float64") + LOG10_C32
+    assert np.sum((sums >= -33) & (sums < -28)) >= 10  # kept: under GATK's 1e-28
+
+
 @gpu
 def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
     """GATK's gap penalty: every pair exact without the float64 recompute, down past 1e-300
@@ -347,13 +395,12 @@ def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
     assert ex.n_fallback == 0
     # reads of bins without exponents (this set's size tier: up to 256): the float32 kernel,
     # then the cascade's float32 kernel with exponents for the pairs it queues (its sum with
-    # C = 2^120 under 1e-28: a likelihood ~1e-64)
+    # C = 2^120 under the read's floor: 1e-33, a likelihood ~1e-69, at these qualities)
     m = ps.pair_read_lengths
     plain = np.zeros(ps.n_pairs, bool)
     for x in b.bins_for(ps):
         plain |= (m >= x.lo) & (m <= x.hi) & (not b.exponents(x))
-    short = ref[plain]
-    assert np.sum(short < -65) <= ex.info["exp_recomputed"] <= np.sum(short < -63)
+    assert _queued_between(ps, ref, plain, ex.info["exp_recomputed"])
     assert ex.info["exp_recomputed"] > 10
     many = sw.SubwarpBackend("many", chunk_pairs=20, small_tiers=sw.SMALL_TIERS,
                              exp_scale=True, exp_above=256, exp_recompute=True)
@@ -377,8 +424,8 @@ def test_reads_up_to_512_without_exponents_cascade_through_one_float32_tile(smal
     assert np.sum(ref < -300) >= 5
     ex = _check(b, ps)
     assert ex.n_fallback == 0
-    mid = ref[(ps.pair_read_lengths > 256) & (ps.pair_read_lengths <= 448)]
-    assert np.sum(mid < -65) <= ex.info["exp_recomputed"] <= np.sum(mid < -63)
+    mid = (ps.pair_read_lengths > 256) & (ps.pair_read_lengths <= 448)
+    assert _queued_between(ps, ref, mid, ex.info["exp_recomputed"])
     assert ex.info["exp_recomputed"] > 20
     assert any(q.endswith("f32-exp") and "-mt[257..448]" in q
                for q in ex.info["recompute_queues"])

@@ -454,6 +454,31 @@ def test_the_tables_register_caps_leave_each_bins_occupancy_as_its_min_blocks_se
     assert x.max_regs == 208 and regcap.defines(x)["SW_MAXNREG"] == 208
 
 
+def test_the_low_floor_is_defined_for_the_cascading_float32_kernels_without_exponents():
+    """SW_F32_LOW_FLOOR (f32_floors) where a cascade's float32 level with exponents takes what it
+    leaves: cuda-subwarp's bins without exponents; not its exponent bins, not the recompute
+    kernels, not the backends whose queues go straight to float64 (-f64rescue), not when every
+    pair is sent to the recompute."""
+    by = {x.name: x for x in swv.backends()}
+    b, rescue = by["cuda-subwarp"], by["cuda-subwarp-f64rescue"]
+    bins = sw.make_bins(b._bins_table, b._long, 2000)
+    plain = [x for x in bins if not b.exponents(x)]
+    assert plain and len(plain) < len(bins)
+    for x in bins:
+        d = b.defines(x)
+        assert ("SW_F32_LOW_FLOOR" in d) == (x in plain), x.label
+        assert "SW_F32_LOW_FLOOR" not in b.defines(x, sw.EXP)
+        assert "SW_F32_LOW_FLOOR" not in b.defines(x, sw.DOUBLE)
+        assert "SW_F32_LOW_FLOOR" not in rescue.defines(x)
+    assert b.defines(plain[0])["SW_F32_LOW_FLOOR"] == "1e-33f"
+    assert b.defines(plain[0])["SW_F32_LOW_FLOOR_IQ"] == 50
+    b.recompute_all = True
+    try:
+        assert "SW_F32_LOW_FLOOR" not in b.defines(plain[0])
+    finally:
+        b.recompute_all = False
+
+
 def test_recompute_counts_take_float64_pairs_from_each_queues_last_level():
     """Queue heads {first, count}: per chunk the n_bins queues, then their second level. A
     cascade's first level counts float32 recomputes with exponents, its second float64 ones; a

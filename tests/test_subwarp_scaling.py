@@ -91,3 +91,57 @@ def test_a_gap_quality_of_0_is_handed_on_by_the_5op_form_and_held_by_the_6op_for
     assert np.max(np.abs(got[~redo] - ref[~redo])) <= TOL
     got6, redo6 = emu.emulate(ps, emu.Scheme(), form="6op")
     assert not redo6.any() and np.max(np.abs(got6 - ref)) <= TOL
+
+
+def _with_insertion_quality(ps, q: int):
+    import dataclasses
+    return dataclasses.replace(ps, ins_qual=np.full_like(ps.ins_qual, q))
+
+
+def test_the_low_floor_keeps_sums_down_to_1e33_exact_at_insertion_qualities_up_to_50():
+    """cuda-subwarp's float32 kernels without exponents keep a pair's sum (with C = 2^120) down to
+    1e-33 when its read's insertion qualities are at most Q50 (f32_floors): every pair kept is
+    within 1e-4, pairs between 1e-33 and 1e-28 among them; under the floor X = s M reaches
+    float32's denormals and results drift (what the floor guards)."""
+    from hmmbench.pairhmm.subwarp_layout import F32_LOW_FLOOR, f32_floors
+    ps = _with_insertion_quality(generate_fixed(512, 512, 256, seed=4), 50)
+    assert np.all(f32_floors(ps) == F32_LOW_FLOOR)
+    ref = forward_log10(ps, "float64")
+    got, redo = emu.emulate(ps, None, low_floor=True)
+    sums = got + emu.LOG10_C32  # log10 of the kernel's float32 sum
+    fin = np.isfinite(ref)
+    kept = fin & ~redo
+    assert np.max(np.abs(got[kept] - ref[kept])) <= TOL
+    assert np.sum(kept & (sums < -28)) >= 5          # kept below GATK's 1e-28
+    assert np.sum(redo) < np.sum(emu.emulate(ps, None)[1])
+    deep = fin & (sums < -37)
+    assert deep.sum() >= 1 and np.max(np.abs(got[deep] - ref[deep])) > TOL
+
+
+def test_reads_with_higher_insertion_qualities_keep_gatks_1e28():
+    """At Q93 the floor is 1e-28 (where the results still hold) and results under 1e-30 drift:
+    the low floor would not hold there."""
+    from hmmbench.pairhmm.subwarp_layout import F32_GATK_FLOOR, f32_floors
+    ps = _with_insertion_quality(generate_fixed(512, 512, 256, seed=4), 93)
+    assert np.all(f32_floors(ps) == F32_GATK_FLOOR)
+    ref = forward_log10(ps, "float64")
+    got, redo = emu.emulate(ps, None, low_floor=True)
+    sums = got + emu.LOG10_C32
+    kept = np.isfinite(ref) & ~redo
+    assert np.max(np.abs(got[kept] - ref[kept])) <= TOL and np.all(sums[kept] >= -28)
+    low = np.isfinite(ref) & (sums < -30) & (sums >= -36)
+    assert low.sum() >= 1 and np.max(np.abs(got[low] - ref[low])) > TOL
+
+
+def test_the_floor_is_each_reads_own():
+    from hmmbench.pairhmm.model import Batch, Read, pack
+    from hmmbench.pairhmm.subwarp_layout import F32_GATK_FLOOR, F32_LOW_FLOOR, f32_floors
+
+    def read(iq: bytes) -> Read:
+        n = len(iq)
+        return Read(b"A" * n, b"I" * n, bytes(q + 33 for q in iq), b"I" * n, b"+" * n)
+    ps = pack([Batch([read(bytes([93, 50, 50])), read(bytes([40, 51, 3])), read(bytes([60]))],
+                     [b"AC", b"GT"]),
+               Batch([read(bytes([10, 50]))], [b"A"])])
+    assert list(f32_floors(ps)) == [F32_LOW_FLOOR] * 2 + [F32_GATK_FLOOR] * 2 \
+        + [F32_LOW_FLOOR] * 3

@@ -57,8 +57,8 @@ from .batched_calls import CallBatches
 from .model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .subwarp_layout import (  # noqa: F401
-    DEFAULT_BINS, DEFAULT_LONG, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE,
-    RECURRENCES, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS,
+    DEFAULT_BINS, DEFAULT_LONG, F32_LOW_FLOOR, F32_LOW_FLOOR_IQ, GATKFORM_BINS, MAX_P, N_CODES,
+    NOTABLE_BINS, PAD_CODE, RECURRENCES, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS,
     THREADS_PER_BLOCK, Bin, HostLayout, PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds,
     host_layout, make_bins, read_items, size_tier, sw_scaled, table_bytes, tiers_param,
     tiers_table)
@@ -197,6 +197,11 @@ class SubwarpBackend(Backend):
         self.pageable_from_bytes = PAGEABLE_FROM_BYTES
         self.double_k = DOUBLE_K
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
+        # The kernels' last round of items shares their haplotypes among groups (SW_SHARE_LAST_
+        # ROUND), and a cascade's first float32 kernel keeps sums down to f32_floors; 0 turns
+        # each off (for the A/Bs: scripts/subwarp_side_bins.py --setting NAME=1,0)
+        self.share_last_round = 1
+        self.low_floor = 1
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
 
@@ -269,13 +274,20 @@ class SubwarpBackend(Backend):
             d["SW_MAXNREG"] = b.max_regs
         if self.recompute_all and kind == FLOAT:
             d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
+        elif kind == FLOAT and self._exp_recompute and not d["SW_EXP_SCALE"] and self.low_floor:
+            # a cascade's float32 level takes what the low floor leaves (f32_floors)
+            d["SW_F32_LOW_FLOOR"] = f"{F32_LOW_FLOOR:g}f"
+            d["SW_F32_LOW_FLOOR_IQ"] = F32_LOW_FLOOR_IQ
+        if not self.share_last_round:
+            d["SW_SHARE_LAST_ROUND"] = 0
         return d
 
     def kernel(self, b: Bin, kind: str = FLOAT):
         """(prepared function, dynamic shared bytes) for a bin or queue configuration and a
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
-        key = (b, kind, self.recompute_all, self.min_blocks)
+        key = (b, kind, self.recompute_all, self.min_blocks, self.share_last_round,
+               self.low_floor)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))

@@ -79,6 +79,31 @@ NOTABLE_BINS: tuple = (
 #: form needs more registers).
 GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
 
+#: The float32 kernels without exponents of a cascading backend (cuda-subwarp) keep a pair's sum
+#: (with C = 2^120) down to F32_LOW_FLOOR when its read's insertion qualities past the first base
+#: are all at most F32_LOW_FLOOR_IQ, else down to GATK's 1e-28; under it the pair goes to its
+#: recompute queue (SW_F32_LOW_FLOOR). The kernel keeps X = s M, s the next row's insertion
+#: probability: X reaches float32's denormals (and the results lose 1e-4) 3-4 decades under
+#: 1e-33 at Q <= 50, higher at higher qualities (docs/subwarp-notes.md, "The acceptance floor").
+F32_LOW_FLOOR = 1e-33
+F32_LOW_FLOOR_IQ = 50
+F32_GATK_FLOOR = 1e-28
+
+
+def f32_floors(pairs: PairSet) -> np.ndarray:
+    """Per pair, the smallest float32 sum (with C) the kernels with the low floor accept."""
+    off = pairs.read_offsets
+    m = np.diff(off)
+    iq = pairs.ins_qual.astype(np.int64)
+    iq[off[:-1][m > 0]] = 0  # past the first base only (qualities are >= 0)
+    hi = np.zeros(len(m), np.int64)
+    some = np.flatnonzero(m > 0)
+    if len(some):
+        hi[some] = np.maximum.reduceat(iq, off[:-1][some])
+    floor = np.where(hi <= F32_LOW_FLOOR_IQ, F32_LOW_FLOOR, F32_GATK_FLOOR)
+    return floor[pairs.pair_read]
+
+
 #: Inputs (chunks) of at most this many pairs get one work item per pair instead of one per read:
 #: more parallelism when the device would otherwise idle.
 PER_PAIR_BELOW = 1 << 16

@@ -253,9 +253,27 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
     const int first = range[0];
     const int n_items = min(range[1], n_max);
 
-    /* Grid-stride over items: one item (read x its haplotypes) per group at a time. */
-    for (int it = SW_GROUP_ID * SW_GROUPS + group; it < n_items; it += SW_NUM_GROUPS * SW_GROUPS) {
-        const SwItem item = items[first + it];
+    /* Grid-stride over items: one item (read x its haplotypes) per group at a time. The last,
+     * part-empty round (the grid is what the GPU holds at once, so equal items would leave most
+     * groups idle while the others run whole items) shares each of its items' haplotypes among
+     * `split` groups: group g of that round takes item g / split, haplotypes g % split + j split
+     * (SW_SHARE_LAST_ROUND). */
+    const int n_groups = SW_NUM_GROUPS * SW_GROUPS;
+    const int gid = SW_GROUP_ID * SW_GROUPS + group;
+    const int whole = n_items / n_groups * n_groups;  /* items of the full rounds */
+    const int split = SW_SHARE_LAST_ROUND && n_items > whole
+                      ? max(1, n_groups / (n_items - whole)) : 1;
+    const int end = n_items > whole ? whole + n_groups : whole;
+    for (int it = gid; it < end; it += n_groups) {
+        int h_first = 0, h_step = 1, idx = it;
+        if (it >= whole) {  /* the last round (it = whole + gid) */
+            idx = whole + gid / split;
+            h_first = gid % split;
+            h_step = split;
+            if (idx >= n_items) break;
+        }
+        const SwItem item = items[first + idx];
+        if (h_first >= item.n_hap) break;  /* (the last round only) */
         const SW_I64 rs = read_off[item.read];
         const int m = (int)(read_off[item.read + 1] - rs);
         /* The host routes only reads of this bin here (lets the compiler drop dead padding code). */
@@ -275,8 +293,19 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #if SW_EXP_SCALE && !SW_MULTI_TILE
         const int prior = insertion_prior(gq, lane * SW_K, m, lane, group_mask);
 #endif
+#ifdef SW_F32_LOW_FLOOR
+        /* The smallest sum this read's pairs keep (SW_STORE): the low floor when its insertion
+         * qualities past the first base are all at most SW_F32_LOW_FLOOR_IQ (subwarp_defs.h). */
+        int iq_hi = 0;
+        for (int pos = 1 + lane; pos < m; pos += SW_P) iq_hi = max(iq_hi, (int)iq[pos]);
+        const real_t f32_floor = SW_GROUP_MAX(iq_hi) <= SW_F32_LOW_FLOOR_IQ
+                                 ? (real_t)SW_F32_LOW_FLOOR : (real_t)SW_F32_MIN_ACCEPTED;
+#else
+        const real_t f32_floor = (real_t)SW_F32_MIN_ACCEPTED;
+#endif
+        (void)f32_floor;
 
-        for (int h = 0; h < item.n_hap; ++h) {
+        for (int h = h_first; h < item.n_hap; h += h_step) {
             const SW_I64 hs = hap_off[item.hap + h];
             const int n = (int)(hap_off[item.hap + h + 1] - hs);
             const SW_GLOBAL unsigned char* const hb = hap_bases + hs;

@@ -53,6 +53,12 @@
 #define SW_MIN_BLOCKS 1
 #endif
 
+/* 1: the last, part-empty round of a launch's items shares their haplotypes among the groups
+ * (subwarp.h); 0: one group per item to the end (for the A/B) */
+#ifndef SW_SHARE_LAST_ROUND
+#define SW_SHARE_LAST_ROUND 1
+#endif
+
 #ifndef SW_EXP_SCALE
 #define SW_EXP_SCALE 0
 #endif
@@ -119,6 +125,11 @@ typedef struct SwItem {
 #ifndef SW_F32_MIN_ACCEPTED
 #define SW_F32_MIN_ACCEPTED 1e-28f
 #endif
+/* Optional (CUDA's float32 kernels without exponents of a cascading backend): reads whose
+ * insertion qualities past the first base are all at most SW_F32_LOW_FLOOR_IQ keep sums down to
+ * SW_F32_LOW_FLOOR instead (X = s M reaches float32's denormals 3-4 decades under 1e-33 at such
+ * qualities; hmmbench/pairhmm/subwarp_layout.py's f32_floors mirrors the rule). Needs
+ * SW_GROUP_MAX(v): the largest int v of the group's lanes. */
 
 /* Work levels of the counting sort: items of a bin ordered by descending work (log2 of the
  * item's haplotype bases, 16 levels per doubling). */

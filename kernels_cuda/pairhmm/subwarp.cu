@@ -32,6 +32,12 @@
     } while (0)
 #define SW_SHFL_UP_BY(v, n) __shfl_up_sync(group_mask, (v), (n), SW_P)
 #define SW_SHFL_FROM(v, src) __shfl_sync(group_mask, (v), (src), SW_P)
+__device__ __forceinline__ int sw_group_max(int v, unsigned group_mask) {
+#pragma unroll
+    for (int d = SW_P / 2; d > 0; d /= 2) v = max(v, __shfl_xor_sync(group_mask, v, d, SW_P));
+    return v;
+}
+#define SW_GROUP_MAX(v) sw_group_max((v), group_mask)
 #define SW_GROUP_BALLOT(pred) (__ballot_sync(group_mask, (pred)) >> (threadIdx.x % 32 / SW_P * SW_P))
 #define SW_GROUP_ANY(pred) __any_sync(group_mask, (pred))
 #define SW_CLZ(x) __clz((int)(x))
@@ -59,11 +65,12 @@
         out[o_] = log10(sum) - SW_LOG10_C;      \
     } while (0)
 #else
-// Below the contract's 1e-28 (float32 underflow or worse): queued for the double recompute.
+// Below the read's floor (f32_floor: 1e-28, or SW_F32_LOW_FLOOR; float32 underflow or worse):
+// queued for the recompute.
 #define SW_STORE(o, sum)                                                          \
     do {                                                                          \
         const int o_ = (o);                                                       \
-        if ((sum) >= SW_F32_MIN_ACCEPTED) {                                       \
+        if ((sum) >= f32_floor) {                                                 \
             out[o_] = log10((double)(sum)) - SW_LOG10_C;                          \
         } else {                                                                  \
             SW_QUEUE_RECOMPUTE(o_)                                                \

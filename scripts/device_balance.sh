@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Issue 13 point 3 on the GPU machine (session 20): the last round of equal work items shared
+# among groups (SW_SHARE_LAST_ROUND), and the cascade's first float32 kernel keeping sums down to
+# 1e-33 (f32_floors). Parts:
+#   pytest   the CUDA sub-warp tests
+#   ab       each change against its absence in the same process, alternating rounds
+#            (scripts/subwarp_side_bins.py --setting NAME=1,0) on the peer suite's 4x sets:
+#            share_last_round at 384, 512, 640, 896, 1,024; low_floor at 448 and 512
+#   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
+# From the repo root there, carrying .device, .data and (peer) .peers:
+#   source .device/env.sh && bash scripts/device_balance.sh PART...
+export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
+source "$(dirname "$0")/device_common.sh" balance "pytest ab" "$@"
+if [[ $parts == *" peer "* ]]; then  # the peer's build (~1 min), beside the precompile
+    python3 -c "
+import time
+from hmmbench.pairhmm.peers import GpuPairHMMPeer
+t = time.time()
+b = GpuPairHMMPeer()
+print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
+" 2>&1 | tee -a "$log" &
+fi
+precompile=(cuda-subwarp)
+[[ $parts == *" peer "* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
+    cuda-subwarp-f64rescue)
+subwarp_precompile "${precompile[@]}"
+wait
+[[ $parts == *" pytest "* ]] && subwarp_pytest
+ab() {  # NAME SETS: one A/B of cuda-subwarp's attribute NAME (1 = on, 0 = off)
+    step "ab-$1" python3 scripts/subwarp_side_bins.py --setting "$1=1,0" --sets "$2" \
+        --rounds 3 --calls 2 --check 100 --json "$out/subwarp-ab-$1.json"
+}
+if [[ $parts == *" ab "* ]]; then
+    ab share_last_round equal-384@262144,equal-512@262144,equal-640@262144,equal-896@262144,equal-1024@262144
+    ab low_floor equal-448@262144,equal-512@262144
+fi
+[[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
+exit $status
