@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Issue 13 point 3 on the GPU machine (session 20): the last round of equal work items shared
-# among groups (SW_SHARE_LAST_ROUND), and the cascade's first float32 kernel keeping sums down to
-# 1e-33 (f32_floors). Parts:
+# Issue 13 point 3 on the GPU machine (session 20): the cascade's first float32 kernel keeping
+# sums down to 1e-33 (f32_floors). Parts:
 #   pytest   the CUDA sub-warp tests
-#   ab       each change against its absence in the same process, alternating rounds
-#            (scripts/subwarp_side_bins.py --setting NAME=1,0) on the peer suite's 4x sets:
-#            share_last_round at 384, 512, 640, 896, 1,024; low_floor at 448 and 512
+#   ab       the low floor against 1e-28 in the same process, alternating rounds
+#            (scripts/subwarp_side_bins.py --setting low_floor=1,0) on the peer suite's 4x sets
+#            of 448 and 512. (Commit 9409ff2's run also had share_last_round, the last round of
+#            equal work items shared among groups: no faster, dropped; docs/subwarp-notes.md.)
 #   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
 # From the repo root there, carrying .device, .data and (peer) .peers:
 #   source .device/env.sh && bash scripts/device_balance.sh PART...
@@ -31,7 +31,6 @@ ab() {  # NAME SETS: one A/B of cuda-subwarp's attribute NAME (1 = on, 0 = off)
         --rounds 3 --calls 2 --check 100 --json "$out/subwarp-ab-$1.json"
 }
 if [[ $parts == *" ab "* ]]; then
-    ab share_last_round equal-384@262144,equal-512@262144,equal-640@262144,equal-896@262144,equal-1024@262144
     ab low_floor equal-448@262144,equal-512@262144
 fi
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"

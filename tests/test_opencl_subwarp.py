@@ -199,26 +199,3 @@ def test_empty_inputs(device):
     assert "empty" in b.refuse_reason(pack([Batch([r, empty], [b"ACG"])]))
     with pytest.raises(ValueError, match="empty"):
         b.run(pack([Batch([r, empty], [b"ACG"])]))
-
-
-@needs_device
-@pytest.mark.parametrize("grid", ["wider", "one-short"])
-def test_the_last_rounds_haplotypes_shared_among_groups(edge, grid):
-    """The kernel's last, part-empty round of items shares each item's haplotypes among groups
-    (subwarp.h): a grid of three times the groups the items need (every item's haplotypes spread
-    over several groups) and one group short of them (the last item's over all), on every bin
-    and the multi-tile one -- each pair exactly as with one group per item."""
-    pairs, ref = edge
-    assert np.diff(pairs.batch_haps).max() >= 3  # items of several haplotypes
-    base = _backend(DEVICES[0], "auto")
-
-    class Grid(SubwarpOpenCL):
-        def grid_blocks(self, kit, b, n_items, groups):
-            need = -(-n_items // groups)
-            return 3 * need + 1 if grid == "wider" else max(1, (n_items - 1) // groups)
-
-    b = Grid("opencl-subwarp-f64rescue", device=DEVICES[0], bins=TEST_BINS,
-             long_config=TEST_LONG, small_tiers=None)
-    got = _check(b, pairs, ref).log10
-    want = base.run(pairs).log10
-    assert np.array_equal(got, want, equal_nan=True)

@@ -197,10 +197,8 @@ class SubwarpBackend(Backend):
         self.pageable_from_bytes = PAGEABLE_FROM_BYTES
         self.double_k = DOUBLE_K
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
-        # The kernels' last round of items shares their haplotypes among groups (SW_SHARE_LAST_
-        # ROUND), and a cascade's first float32 kernel keeps sums down to f32_floors; 0 turns
-        # each off (for the A/Bs: scripts/subwarp_side_bins.py --setting NAME=1,0)
-        self.share_last_round = 1
+        # A cascade's first float32 kernel keeps sums down to f32_floors; 0: down to 1e-28 (the
+        # A/B: scripts/subwarp_side_bins.py --setting low_floor=1,0)
         self.low_floor = 1
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
@@ -278,16 +276,13 @@ class SubwarpBackend(Backend):
             # a cascade's float32 level takes what the low floor leaves (f32_floors)
             d["SW_F32_LOW_FLOOR"] = f"{F32_LOW_FLOOR:g}f"
             d["SW_F32_LOW_FLOOR_IQ"] = F32_LOW_FLOOR_IQ
-        if not self.share_last_round:
-            d["SW_SHARE_LAST_ROUND"] = 0
         return d
 
     def kernel(self, b: Bin, kind: str = FLOAT):
         """(prepared function, dynamic shared bytes) for a bin or queue configuration and a
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
-        key = (b, kind, self.recompute_all, self.min_blocks, self.share_last_round,
-               self.low_floor)
+        key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))

@@ -179,23 +179,16 @@ class SubwarpOpenCL(OpenCLBackend):
             out.append((queue_bins[q], lo, hi, rng))
         return out
 
-    def grid_blocks(self, kit, b: Bin, n_items: int, groups: int) -> int:
-        """Work-groups of a bin's launch: one group per item, or for multi-tile bins a
-        bounded grid-stride grid (one boundary-row scratch per group)."""
-        blocks = -(-n_items // groups)
-        if b.multi_tile:
-            blocks = min(blocks, kit.device.max_compute_units * MT_GROUPS_PER_CU)
-        return blocks
-
     def _launch_bin(self, kit, b: Bin, double: bool, dev: dict, rng, n_items: int,
                     max_hap: int, sums, events) -> None:
         path = self.path(kit, b.p)
         block = self.block(kit, b, path, double)
         groups = block // b.p
         kernel = kit.kernel(SOURCE, "subwarp_forward", self._defines(b, path, block, double))
-        blocks = self.grid_blocks(kit, b, n_items, groups)
+        blocks = -(-n_items // groups)
         stride, quad = 0, 32 if double else 16
-        if b.multi_tile:
+        if b.multi_tile:  # a bounded grid-stride grid: one boundary-row scratch per group
+            blocks = min(blocks, kit.device.max_compute_units * MT_GROUPS_PER_CU)
             stride = max_hap + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
         scratch = kit.scratch(f"subwarp_scratch{quad}", max(blocks * groups * stride * quad, 16))
         events.add("kernel", kernel(

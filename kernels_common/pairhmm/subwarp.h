@@ -253,27 +253,9 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
     const int first = range[0];
     const int n_items = min(range[1], n_max);
 
-    /* Grid-stride over items: one item (read x its haplotypes) per group at a time. The last,
-     * part-empty round (the grid is what the GPU holds at once, so equal items would leave most
-     * groups idle while the others run whole items) shares each of its items' haplotypes among
-     * `split` groups: group g of that round takes item g / split, haplotypes g % split + j split
-     * (SW_SHARE_LAST_ROUND). */
-    const int n_groups = SW_NUM_GROUPS * SW_GROUPS;
-    const int gid = SW_GROUP_ID * SW_GROUPS + group;
-    const int whole = n_items / n_groups * n_groups;  /* items of the full rounds */
-    const int split = SW_SHARE_LAST_ROUND && n_items > whole
-                      ? max(1, n_groups / (n_items - whole)) : 1;
-    const int end = n_items > whole ? whole + n_groups : whole;
-    for (int it = gid; it < end; it += n_groups) {
-        int h_first = 0, h_step = 1, idx = it;
-        if (it >= whole) {  /* the last round (it = whole + gid) */
-            idx = whole + gid / split;
-            h_first = gid % split;
-            h_step = split;
-            if (idx >= n_items) break;
-        }
-        const SwItem item = items[first + idx];
-        if (h_first >= item.n_hap) break;  /* (the last round only) */
+    /* Grid-stride over items: one item (read x its haplotypes) per group at a time. */
+    for (int it = SW_GROUP_ID * SW_GROUPS + group; it < n_items; it += SW_NUM_GROUPS * SW_GROUPS) {
+        const SwItem item = items[first + it];
         const SW_I64 rs = read_off[item.read];
         const int m = (int)(read_off[item.read + 1] - rs);
         /* The host routes only reads of this bin here (lets the compiler drop dead padding code). */
@@ -305,7 +287,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #endif
         (void)f32_floor;
 
-        for (int h = h_first; h < item.n_hap; h += h_step) {
+        for (int h = 0; h < item.n_hap; ++h) {
             const SW_I64 hs = hap_off[item.hap + h];
             const int n = (int)(hap_off[item.hap + h + 1] - hs);
             const SW_GLOBAL unsigned char* const hb = hap_bases + hs;

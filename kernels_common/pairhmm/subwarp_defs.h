@@ -53,12 +53,6 @@
 #define SW_MIN_BLOCKS 1
 #endif
 
-/* 1: the last, part-empty round of a launch's items shares their haplotypes among the groups
- * (subwarp.h); 0: one group per item to the end (for the A/B) */
-#ifndef SW_SHARE_LAST_ROUND
-#define SW_SHARE_LAST_ROUND 1
-#endif
-
 #ifndef SW_EXP_SCALE
 #define SW_EXP_SCALE 0
 #endif
