@@ -12,13 +12,7 @@
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" balance "pytest ab" "$@"
 if [[ $parts == *" peer "* ]]; then  # the peer's build (~1 min), beside the precompile
-    python3 -c "
-import time
-from hmmbench.pairhmm.peers import GpuPairHMMPeer
-t = time.time()
-b = GpuPairHMMPeer()
-print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
-" 2>&1 | tee -a "$log" &
+    peer_build &
 fi
 precompile=(cuda-subwarp)
 [[ $parts == *" peer "* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"

@@ -3,8 +3,8 @@
 # It sets: out (the result folder, $OUT or results/runs/NAME), log ($out/NAME.log), parts (the
 # parts asked for, space-padded, or the defaults), status=0; and logs the GPU's clocks first.
 # Helpers: step NAME COMMAND... (run, log, keep the status), subwarp_precompile BACKEND...
-# (their kernels into PyCUDA's cache, nvcc in parallel), subwarp_pytest [FILE...] (those tests,
-# default the CUDA sub-warp ones, into $out/pytest.txt).
+# (their kernels into PyCUDA's cache, nvcc in parallel), peer_build (gpuPairHMM's build),
+# subwarp_pytest [FILE...] (those tests, default the CUDA sub-warp ones, into $out/pytest.txt).
 set -uo pipefail
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
 export PYTHONUNBUFFERED=1
@@ -34,6 +34,15 @@ t = time.time()
 pick = registry.select(sys.argv[1:])  # names, family variants among them
 print('precompiled', sw.precompile(pick), 'kernels in', round(time.time() - t, 1), 's')
 PY
+}
+peer_build() {  # gpuPairHMM's build through the peer backend (~1 min; run it in the background)
+    python3 -c "
+import time
+from hmmbench.pairhmm.peers import GpuPairHMMPeer
+t = time.time()
+b = GpuPairHMMPeer()
+print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
+" 2>&1 | tee -a "$log"
 }
 subwarp_pytest() {  # [TEST FILE...]: default the CUDA sub-warp tests
     python3 -m pytest -q -p no:cacheprovider "${@:-tests/test_cuda_subwarp.py}" 2>&1 | tail -15 \

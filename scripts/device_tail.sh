@@ -26,13 +26,7 @@
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" tail "pytest cascade" "$@"
 if [[ $parts == *" peer"* ]]; then  # the peer's build (~1 min), beside the precompile
-    python3 -c "
-import time
-from hmmbench.pairhmm.peers import GpuPairHMMPeer
-t = time.time()
-b = GpuPairHMMPeer()
-print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
-" 2>&1 | tee -a "$log" &
+    peer_build &
 fi
 shape() { echo "cuda-subwarp-shape[hi=$1,p=$2,k=$3,min_blocks=$4]"; }
 shapes=("$(shape 256 16 16 4)" "$(shape 384 16 24 3)" "$(shape 448 32 16 4)"
