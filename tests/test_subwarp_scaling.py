@@ -121,7 +121,8 @@ def test_the_low_floor_keeps_sums_down_to_1e33_exact_at_insertion_qualities_up_t
 def test_reads_with_higher_insertion_qualities_keep_gatks_1e28():
     """At Q93 the floor is 1e-28 (where the results still hold) and results under 1e-30 drift:
     the low floor would not hold there."""
-    from hmmbench.pairhmm.subwarp_layout import F32_GATK_FLOOR, f32_floors
+    from hmmbench.pairhmm.model import F32_MIN_ACCEPTED as F32_GATK_FLOOR
+    from hmmbench.pairhmm.subwarp_layout import f32_floors
     ps = _with_insertion_quality(generate_fixed(512, 512, 256, seed=4), 93)
     assert np.all(f32_floors(ps) == F32_GATK_FLOOR)
     ref = forward_log10(ps, "float64")
@@ -135,7 +136,8 @@ def test_reads_with_higher_insertion_qualities_keep_gatks_1e28():
 
 def test_the_floor_is_each_reads_own():
     from hmmbench.pairhmm.model import Batch, Read, pack
-    from hmmbench.pairhmm.subwarp_layout import F32_GATK_FLOOR, F32_LOW_FLOOR, f32_floors
+    from hmmbench.pairhmm.model import F32_MIN_ACCEPTED as F32_GATK_FLOOR
+    from hmmbench.pairhmm.subwarp_layout import F32_LOW_FLOOR, f32_floors
 
     def read(iq: bytes) -> Read:
         n = len(iq)

@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .model import PairSet
+from .model import F32_MIN_ACCEPTED, PairSet
 
 PAD_CODE = 5
 N_CODES = 6
@@ -81,13 +81,12 @@ GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
 
 #: The float32 kernels without exponents of a cascading backend (cuda-subwarp) keep a pair's sum
 #: (with C = 2^120) down to F32_LOW_FLOOR when its read's insertion qualities past the first base
-#: are all at most F32_LOW_FLOOR_IQ, else down to GATK's 1e-28; under it the pair goes to its
-#: recompute queue (SW_F32_LOW_FLOOR). The kernel keeps X = s M, s the next row's insertion
+#: are all at most F32_LOW_FLOOR_IQ, else down to GATK's 1e-28 (F32_MIN_ACCEPTED); under it the
+#: pair goes to its recompute queue (SW_F32_LOW_FLOOR). The kernel keeps X = s M, s the next row's insertion
 #: probability: X reaches float32's denormals (and the results lose 1e-4) 3-4 decades under
-#: 1e-33 at Q <= 50, higher at higher qualities (docs/subwarp-notes.md, "The acceptance floor").
+#: 1e-33 at Q <= 50, higher at higher qualities (docs/subwarp-notes.md, "The low floor").
 F32_LOW_FLOOR = 1e-33
 F32_LOW_FLOOR_IQ = 50
-F32_GATK_FLOOR = 1e-28
 
 
 def f32_floors(pairs: PairSet) -> np.ndarray:
@@ -100,7 +99,7 @@ def f32_floors(pairs: PairSet) -> np.ndarray:
     some = np.flatnonzero(m > 0)
     if len(some):
         hi[some] = np.maximum.reduceat(iq, off[:-1][some])
-    floor = np.where(hi <= F32_LOW_FLOOR_IQ, F32_LOW_FLOOR, F32_GATK_FLOOR)
+    floor = np.where(hi <= F32_LOW_FLOOR_IQ, F32_LOW_FLOOR, F32_MIN_ACCEPTED)
     return floor[pairs.pair_read]
 
 
