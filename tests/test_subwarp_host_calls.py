@@ -479,6 +479,27 @@ def test_the_low_floor_is_defined_for_the_cascading_float32_kernels_without_expo
         b.recompute_all = False
 
 
+def test_exp_every_sets_the_check_interval_of_the_bins_with_exponents():
+    """The A/B knob exp_every: SW_EXP_EVERY (unrolled iterations of 4 steps) in the float32
+    bins with exponents only; 16 steps is the kernel's default; past 24 the emulation sends
+    pairs to float64, so it is refused."""
+    b = swv.backends()[0]
+    bins = sw.make_bins(b._bins_table, b._long, 2000)
+    exp, plain = ([x for x in bins if b.exponents(x) == e] for e in (True, False))
+    assert exp and plain
+    assert all("SW_EXP_EVERY" not in b.defines(x) for x in bins)
+    b.exp_every = 24
+    try:
+        assert all(b.defines(x)["SW_EXP_EVERY"] == 6 for x in exp)
+        assert all("SW_EXP_EVERY" not in b.defines(x) for x in plain)
+        assert "SW_EXP_EVERY" not in b.defines(exp[0], sw.EXP)
+        b.exp_every = 32
+        with pytest.raises(ValueError, match="exp_every"):
+            b.defines(exp[0])
+    finally:
+        b.exp_every = 16
+
+
 def test_recompute_counts_take_float64_pairs_from_each_queues_last_level():
     """Queue heads {first, count}: per chunk the n_bins queues, then their second level. A
     cascade's first level counts float32 recomputes with exponents, its second float64 ones; a

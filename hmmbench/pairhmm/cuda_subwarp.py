@@ -200,6 +200,9 @@ class SubwarpBackend(Backend):
         # A cascade's first float32 kernel keeps sums down to f32_floors; 0: down to 1e-28 (the
         # A/B: scripts/subwarp_side_bins.py --setting low_floor=1,0)
         self.low_floor = 1
+        # Steps between the exponent checks of the float32 bins with exponents (SW_EXP_EVERY x 4;
+        # 24 holds on the emulation, 32 does not: scripts/subwarp_exp_every_emulation.py)
+        self.exp_every = 16
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
 
@@ -276,13 +279,17 @@ class SubwarpBackend(Backend):
             # a cascade's float32 level takes what the low floor leaves (f32_floors)
             d["SW_F32_LOW_FLOOR"] = f"{F32_LOW_FLOOR:g}f"
             d["SW_F32_LOW_FLOOR_IQ"] = F32_LOW_FLOOR_IQ
+        if kind == FLOAT and d["SW_EXP_SCALE"] and self.exp_every != 16:
+            if self.exp_every % 4 or self.exp_every > 24:
+                raise ValueError(f"exp_every {self.exp_every}: a multiple of 4 up to 24")
+            d["SW_EXP_EVERY"] = self.exp_every // 4
         return d
 
     def kernel(self, b: Bin, kind: str = FLOAT):
         """(prepared function, dynamic shared bytes) for a bin or queue configuration and a
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
-        key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor)
+        key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))
