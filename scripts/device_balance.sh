@@ -38,8 +38,8 @@ if [[ $parts == *" ab2 "* ]]; then
         -b 'cuda-subwarp-shape[hi=384,p=16,k=24,min_blocks=3]' --chunking merged --repeat 5 \
         --sample-pairs 100 --json "$out/subwarp-lowfloor-shape384.json"
     step caps640 python3 -m hmmbench run -d equal-640@262144 -b cuda-subwarp \
-        -b 'cuda-subwarp-regcap[hi=640,max_regs=152]' -b 'cuda-subwarp-regcap[hi=640,max_regs=168]' \
-        --chunking merged --repeat 5 --sample-pairs 100 --json "$out/subwarp-lowfloor-caps640.json"
+        -b 'cuda-subwarp-regcap[hi=640,max_regs=152]' \
+        -b 'cuda-subwarp-regcap[hi=640,max_regs=168]' --chunking merged --repeat 5 --sample-pairs 100 --json "$out/subwarp-lowfloor-caps640.json"
 fi
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
 exit $status
