@@ -32,6 +32,7 @@
     } while (0)
 #define SW_SHFL_UP_BY(v, n) __shfl_up_sync(group_mask, (v), (n), SW_P)
 #define SW_SHFL_FROM(v, src) __shfl_sync(group_mask, (v), (src), SW_P)
+#include "pairhmm/subwarp_defs.h"  // SW_P for the helper below (subwarp.h includes it too)
 __device__ __forceinline__ int sw_group_max(int v, unsigned group_mask) {
 #pragma unroll
     for (int d = SW_P / 2; d > 0; d /= 2) v = max(v, __shfl_xor_sync(group_mask, v, d, SW_P));
