@@ -59,7 +59,7 @@ def test_pairs_the_exponents_cannot_hold_are_handed_to_float64_and_the_rest_are_
 
 
 def test_the_cascades_queue_configurations_hold_short_underflowing_pairs_in_float32():
-    """cuda-subwarp's reads up to 256 run the float32 kernel alone; its pairs under 1e-28 are
+    """cuda-subwarp's reads up to 256 run the float32 kernel alone; its pairs under their floor are
     recomputed by the queue configurations (k = 8, p16 up to 128, p32 up to 256) with exponents:
     with GATK's gap penalty none goes on to float64 (the same on 10s's 24 and 1m's 68 such
     pairs: docs/evidence/subwarp-cascade-emulation.json)."""
