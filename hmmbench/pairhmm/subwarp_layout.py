@@ -37,8 +37,10 @@ SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 #: Max registers (__maxnreg__, below what the min blocks allow, occupancy unchanged): with fewer
 #: to spare ptxas keeps the rows in place across the unrolled steps instead of moving them back
 #: at the loop's end; each cap the best of an H100 A/B on 4x peak sets (session 19,
-#: results/h100/subwarp-regcap*-*.json): 256 +2 %, 320 +4 %, 384 +1 %, 448 +4 %, 896 +6 %, 1024
-#: +1 %; 768 spills in its loop under any cap below its 168.
+#: results/h100/subwarp-regcap*-*.json): 256 +2 %, 320 +4 %, 448 +4 %, 896 +6 %, 1024 +1 %;
+#: 768 spills in its loop under any cap below its 168. 384 (no exponents since session 19)
+#: takes 3 blocks instead of its cap of 192: +4 % (session 20,
+#: results/h100/subwarp-lowfloor-shape384.json).
 DEFAULT_BINS: tuple = (
     (16, 4, 4), (32, 4, 8, 6), (48, 4, 12, 4), (64, 4, 16, 4), (80, 4, 20, 3), (96, 4, 24, 3),
     (128, 8, 16, 4), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32, 0, 248),
@@ -82,9 +84,10 @@ GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
 #: The float32 kernels without exponents of a cascading backend (cuda-subwarp) keep a pair's sum
 #: (with C = 2^120) down to F32_LOW_FLOOR when its read's insertion qualities past the first base
 #: are all at most F32_LOW_FLOOR_IQ, else down to GATK's 1e-28 (F32_MIN_ACCEPTED); under it the
-#: pair goes to its recompute queue (SW_F32_LOW_FLOOR). The kernel keeps X = s M, s the next row's insertion
-#: probability: X reaches float32's denormals (and the results lose 1e-4) 3-4 decades under
-#: 1e-33 at Q <= 50, higher at higher qualities (docs/subwarp-notes.md, "The low floor").
+#: pair goes to its recompute queue (SW_F32_LOW_FLOOR). The kernel keeps X = s M, s the next
+#: row's insertion probability: X reaches float32's denormals (and the results lose 1e-4) 3-4
+#: decades under 1e-33 at Q <= 50, higher at higher qualities (docs/subwarp-notes.md, "The low
+#: floor").
 F32_LOW_FLOOR = 1e-33
 F32_LOW_FLOOR_IQ = 50
 
