@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Issue 13 point 3 on the GPU machine (session 21): the low floor's read of the insertion
+# qualities (each thread its own rows, unrolled) and where the L = 32 kernel's time goes. Parts:
+#   ab       the low floor against 1e-28 in one process, alternating rounds, on the peer suite's
+#            sets of 256 and 384 (session 20's floor cost them 2.8 and 1.5 % of kernel time)
+#   ncu      Nsight Compute's stall reasons and pipe use of the first bin launch of equal-32 and
+#            equal-256 (ncu.txt)
+#   pytest   the CUDA sub-warp tests
+#   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
+# From the repo root there, carrying .device, .data and (peer) .peers:
+#   source .device/env.sh && bash scripts/device_floor.sh PART...
+export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
+source "$(dirname "$0")/device_common.sh" floor "ab ncu" "$@"
+if [[ $parts == *" peer "* ]]; then  # the peer's build (~1 min), beside the precompile
+    peer_build &
+fi
+precompile=(cuda-subwarp)
+[[ $parts == *" peer "* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
+    cuda-subwarp-f64rescue)
+subwarp_precompile "${precompile[@]}"
+wait
+if [[ $parts == *" ab "* ]]; then
+    step ab-low_floor python3 scripts/subwarp_side_bins.py --setting low_floor=1,0 \
+        --sets equal-256@488281,equal-384@262144 --rounds 3 --calls 2 --check 100 \
+        --json "$out/subwarp-ab-low-floor.json"
+fi
+if [[ $parts == *" ncu "* ]]; then
+    for set in equal-32@1000000 equal-256@65536; do
+        step "ncu-$set" ncu --clock-control none --kernel-name subwarp_forward --launch-skip 0 --launch-count 1 \
+            --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
+            --section InstructionStats --section Occupancy --section MemoryWorkloadAnalysis \
+            --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+            python3 -c "
+from hmmbench import registry
+from hmmbench.pairhmm.datasets import resolve
+(b,) = registry.select(['cuda-subwarp'])
+b.run(resolve('$set').load())"
+    done
+fi
+[[ $parts == *" pytest "* ]] && subwarp_pytest
+[[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
+exit $status
