@@ -2,9 +2,12 @@
 # Issue 13 point 3 on the GPU machine (session 21): the low floor's read of the insertion
 # qualities (each thread its own rows, unrolled) and where the L = 32 kernel's time goes. Parts:
 #   ab       the low floor against 1e-28 in one process, alternating rounds, on the peer suite's
-#            sets of 256 and 384 (session 20's floor cost them 2.8 and 1.5 % of kernel time)
+#            sets of 256, 384 and 512 (session 20's floor, read by every lane per item, cost 256
+#            3 % of kernel time; the first run of this script had it unrolled: no better)
 #   ncu      Nsight Compute's stall reasons and pipe use of the first bin launch of equal-32 and
-#            equal-256 (ncu.txt)
+#            equal-256
+#   kernels  every kernel's duration (Nsight Compute, gpu__time_duration) in one call of
+#            equal-32@4000000 and of 1m: what besides the bins a call's kernel stage holds
 #   pytest   the CUDA sub-warp tests
 #   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
 # From the repo root there, carrying .device, .data and (peer) .peers:
@@ -21,7 +24,7 @@ subwarp_precompile "${precompile[@]}"
 wait
 if [[ $parts == *" ab "* ]]; then
     step ab-low_floor python3 scripts/subwarp_side_bins.py --setting low_floor=1,0 \
-        --sets equal-256@488281,equal-384@262144 --rounds 3 --calls 2 --check 100 \
+        --sets equal-256@488281,equal-384@262144,equal-512@262144 --rounds 3 --calls 2 --check 100 \
         --json "$out/subwarp-ab-low-floor.json"
 fi
 if [[ $parts == *" ncu "* ]]; then
@@ -35,6 +38,18 @@ from hmmbench import registry
 from hmmbench.pairhmm.datasets import resolve
 (b,) = registry.select(['cuda-subwarp'])
 b.run(resolve('$set').load())"
+    done
+fi
+if [[ $parts == *" kernels "* ]]; then
+    for set in equal-32@4000000 1m; do
+        step "kernels-$set" ncu --clock-control none --metrics gpu__time_duration.sum \
+            --csv --print-units base python3 -c "
+from hmmbench import registry
+from hmmbench.pairhmm.datasets import resolve
+(b,) = registry.select(['cuda-subwarp'])
+ps = resolve('$set').load()
+b.run(ps)
+b.run(ps)"
     done
 fi
 [[ $parts == *" pytest "* ]] && subwarp_pytest

@@ -48,7 +48,8 @@
  *   SW_ASSUME(cond)           a hint that cond holds
  *   SW_EXP10F(x), SW_EXP10D(x)  10^x in float / double
  *   SW_RESULT_PARAMS          the kernel's result parameters
- *   SW_STORE(o, sum)          stores pair o's float sum (item, h in scope)
+ *   SW_STORE(o, sum)          stores pair o's float sum (item, h in scope), or with
+ *                             SW_KEEPS(sum) false (below) queues it for the recompute
  *   SW_KERNEL_PROLOGUE        declarations at the kernel's top (local exchange buffers)
  * and, with SW_EXP_SCALE (exponents, below):
  *   SW_SHFL_UP_BY(v, n)       lane l gets v of lane l - n (its own for l < n), any 32-bit type
@@ -99,6 +100,24 @@ typedef struct SW_ALIGNED(4 * sizeof(real_t)) RealQuad {
 SW_FN real_t phred_to_prob(int q) {
     return sw_exp10((real_t)(-0.1) * (real_t)q);
 }
+
+/* SW_KEEPS(sum): whether a pair's float32 sum is kept (else SW_STORE queues it for the
+ * recompute): at least SW_F32_MIN_ACCEPTED, or with SW_F32_LOW_FLOOR at least that when the read's
+ * insertion qualities past the first base are all at most SW_F32_LOW_FLOOR_IQ (subwarp_defs.h).
+ * The qualities are read by the storing lane for sums between the two floors only, so the hot
+ * path is that of GATK's floor (read per item by every lane, they cost 256's kernel 3 %). */
+#ifdef SW_F32_LOW_FLOOR
+SW_FN bool sw_keeps_low(real_t sum, SW_IN(unsigned char) iq, int m) {
+    if (!(sum >= (real_t)SW_F32_LOW_FLOOR)) return false;
+    int hi = 0;
+#pragma unroll 8
+    for (int pos = 1; pos < m; ++pos) hi = max(hi, (int)iq[pos]);
+    return hi <= SW_F32_LOW_FLOOR_IQ;
+}
+#define SW_KEEPS(sum) ((sum) >= (real_t)SW_F32_MIN_ACCEPTED || sw_keeps_low((sum), iq, m))
+#else
+#define SW_KEEPS(sum) ((sum) >= (real_t)SW_F32_MIN_ACCEPTED)
+#endif
 
 #if SW_EXP_SCALE
 /* floor(log2 x) of a positive float (denormals read -127), 2^k for k in [-126, 127], and the
@@ -275,28 +294,6 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #if SW_EXP_SCALE && !SW_MULTI_TILE
         const int prior = insertion_prior(gq, lane * SW_K, m, lane, group_mask);
 #endif
-#ifdef SW_F32_LOW_FLOOR
-        /* The smallest sum this read's pairs keep (SW_STORE): the low floor when its insertion
-         * qualities past the first base are all at most SW_F32_LOW_FLOOR_IQ (subwarp_defs.h).
-         * One tile: each thread reads its own rows' qualities, unrolled (loads in flight together;
-         * a strided loop exposed one load latency per iteration: 256's kernel -2.8 %). */
-        int iq_hi = 0;
-#if SW_MULTI_TILE
-        for (int pos = 1 + lane; pos < m; pos += SW_P) iq_hi = max(iq_hi, (int)iq[pos]);
-#else
-#pragma unroll
-        for (int r = 0; r < SW_K; ++r) {
-            const int pos = lane * SW_K + r;
-            if (pos >= 1 && pos < m) iq_hi = max(iq_hi, (int)iq[pos]);
-        }
-#endif
-        const real_t f32_floor = SW_GROUP_MAX(iq_hi) <= SW_F32_LOW_FLOOR_IQ
-                                 ? (real_t)SW_F32_LOW_FLOOR : (real_t)SW_F32_MIN_ACCEPTED;
-#else
-        const real_t f32_floor = (real_t)SW_F32_MIN_ACCEPTED;
-#endif
-        (void)f32_floor;
-
         for (int h = 0; h < item.n_hap; ++h) {
             const SW_I64 hs = hap_off[item.hap + h];
             const int n = (int)(hap_off[item.hap + h + 1] - hs);

@@ -32,13 +32,6 @@
     } while (0)
 #define SW_SHFL_UP_BY(v, n) __shfl_up_sync(group_mask, (v), (n), SW_P)
 #define SW_SHFL_FROM(v, src) __shfl_sync(group_mask, (v), (src), SW_P)
-#include "pairhmm/subwarp_defs.h"  // SW_P for the helper below (subwarp.h includes it too)
-__device__ __forceinline__ int sw_group_max(int v, unsigned group_mask) {
-#pragma unroll
-    for (int d = SW_P / 2; d > 0; d /= 2) v = max(v, __shfl_xor_sync(group_mask, v, d, SW_P));
-    return v;
-}
-#define SW_GROUP_MAX(v) sw_group_max((v), group_mask)
 #define SW_GROUP_BALLOT(pred) (__ballot_sync(group_mask, (pred)) >> (threadIdx.x % 32 / SW_P * SW_P))
 #define SW_GROUP_ANY(pred) __any_sync(group_mask, (pred))
 #define SW_CLZ(x) __clz((int)(x))
@@ -66,12 +59,12 @@ __device__ __forceinline__ int sw_group_max(int v, unsigned group_mask) {
         out[o_] = log10(sum) - SW_LOG10_C;      \
     } while (0)
 #else
-// Below the read's floor (f32_floor: 1e-28, or SW_F32_LOW_FLOOR; float32 underflow or worse):
+// Below the read's floor (SW_KEEPS: 1e-28, or SW_F32_LOW_FLOOR; float32 underflow or worse):
 // queued for the recompute.
 #define SW_STORE(o, sum)                                                          \
     do {                                                                          \
         const int o_ = (o);                                                       \
-        if ((sum) >= f32_floor) {                                                 \
+        if (SW_KEEPS(sum)) {                                                      \
             out[o_] = log10((double)(sum)) - SW_LOG10_C;                          \
         } else {                                                                  \
             SW_QUEUE_RECOMPUTE(o_)                                                \
