@@ -6,6 +6,9 @@
 #            3 % of kernel time; the first run of this script had it unrolled: no better)
 #   ncu      Nsight Compute's stall reasons and pipe use of the first bin launch of equal-32 and
 #            equal-256
+#   ab2      the low floor at 64..256 (ptxas schedules each bin's loop anew around its code)
+#   gate     a multi-chunk call's chunks held in sw_gate until enqueued against launch by launch
+#            (--setting gate_chunks=1,0) at L = 32..128 and on chunks@5e6
 #   kernels  every kernel's duration (Nsight Compute, gpu__time_duration) in one call of
 #            equal-32@4000000 and of 1m: what besides the bins a call's kernel stage holds
 #   pytest   the CUDA sub-warp tests
@@ -26,6 +29,16 @@ if [[ $parts == *" ab "* ]]; then
     step ab-low_floor python3 scripts/subwarp_side_bins.py --setting low_floor=1,0 \
         --sets equal-256@488281,equal-384@262144,equal-512@262144 --rounds 3 --calls 2 --check 100 \
         --json "$out/subwarp-ab-low-floor.json"
+fi
+if [[ $parts == *" ab2 "* ]]; then
+    step ab-low_floor2 python3 scripts/subwarp_side_bins.py --setting low_floor=1,0 \
+        --sets equal-64@1953125,equal-128@488281,equal-192@217013,equal-256@488281 --rounds 3 \
+        --calls 2 --check 100 --json "$out/subwarp-ab-low-floor-short.json"
+fi
+if [[ $parts == *" gate "* ]]; then
+    step ab-gate python3 scripts/subwarp_side_bins.py --setting gate_chunks=1,0 \
+        --sets equal-32@4000000,equal-64@1953125,equal-128@488281,chunks@5000000 --rounds 3 \
+        --calls 3 --check 100 --json "$out/subwarp-ab-gate.json"
 fi
 if [[ $parts == *" ncu "* ]]; then
     for set in equal-32@1000000 equal-256@65536; do

@@ -628,6 +628,24 @@ def test_pipelined_chunks_give_the_same_results_as_one_chunk():
     _check(many, ps)
 
 
+@gpu
+def test_gated_chunks_are_released_by_the_host_and_give_the_ungated_results():
+    """Each chunk's sw_gate lets its chain go once the host has enqueued it (not by its ~1 s
+    timeout): the whole multi-chunk call spans far less on the GPU; the results are those of
+    the launch-by-launch call to the bit, and the flag holds the last chunk's ticket."""
+    ps = ragged(seed=23, batches=30, max_read=200, max_hap=250)
+    b = sw.SubwarpBackend("many", chunk_pairs=9)
+    b.run(ps)   # compiled, buffers sized
+    gated = b.run(ps)
+    assert gated.info["chunks"] > 3 and gated.info["gpu_span_s"] < 0.5
+    res = b._lanes.all[0].res
+    assert res._gate[0] == res._tickets
+    b.gate_chunks = 0
+    plain = b.run(ps)
+    assert np.array_equal(gated.log10, plain.log10, equal_nan=True)
+    _check(b, ps)
+
+
 @pytest.mark.parametrize("per_pair", [False, True])
 def test_a_batch_range_layout_matches_the_same_batches_packed_alone(per_pair):
     ps = ragged(seed=31, batches=12)

@@ -195,6 +195,47 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     b.close()
 
 
+def test_each_chunk_is_held_until_its_launches_are_enqueued(fake_cuda, monkeypatch):
+    """A multi-chunk call's layout stream waits in sw_gate for each chunk's ticket, which the
+    host releases only once the chunk's last launch is enqueued (so no host gap falls between
+    the events that time its kernels); tickets grow across chunks and calls; gate_chunks 0
+    launches no gate."""
+    from hmmbench.pairhmm.subwarp_device import DeviceResources
+    released = []
+    release = DeviceResources.release
+
+    def record(res, ticket):
+        released.append((ticket, len(fake_cuda.launches)))
+        release(res, ticket)
+    monkeypatch.setattr(DeviceResources, "release", record)
+    pairs = resolve("shape-100x150@3000").load()
+    b = swv.backends()[0]
+    b.chunk_pairs = 1000       # three chunks
+    for call in range(2):
+        first = len(fake_cuda.launches)
+        ex = b.run(pairs)
+        launched = fake_cuda.launches[first:]
+        streams = fake_cuda.launch_streams[first:]
+        gates = [i for i, (name, *_) in enumerate(launched) if name[0] == "sw_gate"]
+        assert len(gates) == ex.info["chunks"] == 3
+        tickets = [int(launched[i][4][1]) for i in gates]
+        assert tickets == list(range(3 * call + 1, 3 * call + 4))
+        assert [t for t, _ in released[3 * call:]] == tickets
+        for c, i in enumerate(gates):
+            assert launched[i + 1][0][0] == "sw_layout_count" and streams[i + 1] is streams[i]
+            end = gates[c + 1] if c + 1 < len(gates) else len(launched)
+            # released after the chunk's bins and recompute, before the next chunk's gate
+            assert released[3 * call + c][1] - first == end
+            assert any(name[0] == "subwarp_forward" for name, *_ in launched[i:end])
+        flag = b._lanes.all[0].res._gate   # the page-locked flag, read by the GPU in place
+        assert int(launched[gates[0]][4][0]) == flag.ctypes.data and flag[0] == tickets[-1]
+    b.gate_chunks = 0
+    first = len(fake_cuda.launches)
+    b.run(pairs)
+    assert not [n for n, *_ in fake_cuda.launches[first:] if n[0] == "sw_gate"]
+    b.close()
+
+
 #: the copies of a multi-chunk call's first chunk (``SubwarpCall._upload``): two ranges of
 #: integers and each sequence array
 STREAMED_COPIES = 2 + CHUNK_PARTS - 1
@@ -657,7 +698,7 @@ def test_a_small_call_stages_and_launches_as_the_full_path(fake_cuda):
     assert bins(s_launch) == bins(f_launch) and bins(s_launch)
     assert [n[0] for n, *_ in s_launch if n[0] != "subwarp_forward"] == ["sw_layout_small"]
     assert [n[0] for n, *_ in f_launch if n[0] != "subwarp_forward"] == [
-        "sw_layout_count", "sw_layout_scan", "sw_layout_scatter"]
+        "sw_gate", "sw_layout_count", "sw_layout_scan", "sw_layout_scatter"]
     assert s_ex.info["bins"] == f_ex.info["bins"] and s_ex.n_fallback == f_ex.n_fallback
     assert sum(s_calls.values()) * 2 < sum(f_calls.values())
 
@@ -693,7 +734,9 @@ def test_a_small_call_of_many_items_lays_out_as_the_full_path(fake_cuda):
     # capped at the resident blocks (test_a_small_calls_bin_grids_need_no_count)
     assert [x[:2] + x[3:5] for x in norm(s_launch, "subwarp_forward")] == \
         [x[:2] + x[3:5] for x in norm(f_launch, "subwarp_forward")]
-    assert s_calls["memset"] == f_calls["memset"] == 1 and s_calls["launch"] == f_calls["launch"]
+    # (the full path also holds its chunk's layout in sw_gate until the chunk is enqueued)
+    assert s_calls["memset"] == f_calls["memset"] == 1
+    assert s_calls["launch"] + 1 == f_calls["launch"]
     for what in ("record", "wait", "time_since"):
         assert 2 * s_calls[what] <= f_calls[what], what
     assert s_ex.info["bins"] == f_ex.info["bins"] and s_ex.n_fallback == f_ex.n_fallback
@@ -773,7 +816,7 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
     before the small path (pinned; scripts/subwarp_driver_record.py checks every argument),
     and since session 12 per chunk its results' copy back, its event, that event's time query
     and the wait for it (the whole output's copy after the last chunk went), and the first
-    chunk's upload part by part."""
+    chunk's upload part by part, and since session 21 per chunk its gate's launch (sw_gate)."""
     chunked_set, whole = resolve("shape-100x150@3000").load(), resolve("1m").load()
     for name, cascades in (("cuda-subwarp-exp-all", 0), ("cuda-subwarp", 1)):
         # -exp-all: exponents in every bin, each queue one double kernel; cuda-subwarp: per fed
@@ -786,14 +829,14 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
         spent, *_ = _spent(fake_cuda, chunked, chunked_set)
         more = 3 * cascades
         extra = STREAMED_COPIES - 1  # chunk 0's copies past one: two events and queries each
-        assert dict(spent) == {"d2h": 1 + 3, "h2d": 3 + extra, "launch": 15 + more,
+        assert dict(spent) == {"d2h": 1 + 3, "h2d": 3 + extra, "launch": 15 + 3 + more,
                                "memset": 3, "record": 30 + 3 + 2 * extra + 2 * more,
                                "sync": 1 + 3, "time_since": 29 + 3 + 2 * extra + 2 * more,
                                "wait": 20}
         one = {x.name: x for x in swv.backends()}[name]
         one.small_below = 0   # 1m merged: the small path's since session 17
         spent, *_ = _spent(fake_cuda, one, whole)
-        assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9 + more, "memset": 1,
+        assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9 + 1 + more, "memset": 1,
                                "record": 21 + 2 * more, "sync": 2,
                                "time_since": 20 + 2 * more, "wait": 16}
 

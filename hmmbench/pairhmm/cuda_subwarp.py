@@ -80,7 +80,8 @@ KERNEL_SIGNATURE = "PPi" + "P" * len(KERNEL_ARRAYS) + "PPPPi"
 _kernel_arrays = operator.itemgetter(*KERNEL_ARRAYS)  # a chunk's device addresses, in order
 #: The on-GPU layout kernels' prepared signatures.
 LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPPP",
-                     "sw_layout_scatter": "iPPPP", "sw_layout_small": "iii" + "P" * 13}
+                     "sw_layout_scatter": "iPPPP", "sw_layout_small": "iii" + "P" * 13,
+                     "sw_gate": "Pi"}
 
 
 class Plan(NamedTuple):
@@ -203,6 +204,9 @@ class SubwarpBackend(Backend):
         # Steps between the exponent checks of the float32 bins with exponents (SW_EXP_EVERY x 4;
         # 24 holds on the emulation, 32 does not: scripts/subwarp_exp_every_emulation.py)
         self.exp_every = 16
+        # Hold each chunk's chain of a multi-chunk call until all of it is enqueued (sw_gate);
+        # 0: launch by launch (the A/B: --setting gate_chunks=1,0)
+        self.gate_chunks = 1
         if long_config is None:
             self.limits = Limits(max_read_length=self._bins_table[-1][0])
 

@@ -305,6 +305,8 @@ class SubwarpCall:
         self.kernels_done.append(k1)
         self.kernel_spans.append((e1, k1))
         self._results_back(c, k1)
+        if self.b.gate_chunks:
+            self.res.release(self.ticket)
         self.chunk_launches.append((len(self.float_launches), len(self.double_launches)))
         self.submit(c + self.n_slots)
 
@@ -351,6 +353,9 @@ class SubwarpCall:
         hist = int(w["counters"])
         bin_pairs = hist + 4 * n_keys
         s.wait_for_event(uploaded)
+        if self.b.gate_chunks:  # released by enqueue() once the chunk's launches are in
+            self.ticket, flag = self.res.gate()
+            lk["sw_gate"].prepared_async_call((1, 1), (1, 1, 1), s, flag, np.int32(self.ticket))
         g0 = self.res.mark(s)
         launch_layout(self.drv, lk, s, w["counters"], n_keys + nb, (
             np.int32(self.units[c]), np.int32(self.per_pair[c]), np.int32(b1 - b0),

@@ -33,6 +33,8 @@ class DeviceResources:
         self._n_events = 0
         self._results: tuple = (None, None)   # page-locked result and queue-head buffers
         self._joined = None   # page-locked queue heads + results of a small call
+        self._gate = None     # page-locked flag sw_gate polls, and its last ticket
+        self._tickets = 0
 
     def buffers(self) -> glue.DeviceBuffers:
         if self._buffers is None:
@@ -95,6 +97,20 @@ class DeviceResources:
         whole = self._joined[:lead + n_out]
         return whole, whole[lead:], whole[:lead].view(np.int32)[:n_heads]
 
+    def gate(self) -> tuple:
+        """(a new ticket, the address of the page-locked flag that releases it): sw_gate holds
+        its stream until ``release(ticket)``. Tickets only grow, so a gate of an earlier call is
+        never held by a later one. Page-locked memory is read in place by any GPU with unified
+        addressing, at the host's address (the CUDA driver's Unified Addressing)."""
+        if self._gate is None:
+            self._gate = glue.driver().pagelocked_empty(1, np.int32)
+            self._gate[0] = self._tickets
+        self._tickets += 1
+        return self._tickets, np.uintp(self._gate.ctypes.data)
+
+    def release(self, ticket: int) -> None:
+        self._gate[0] = ticket
+
     def close(self) -> None:
         if self._buffers is not None:
             self._buffers.free()
@@ -103,6 +119,7 @@ class DeviceResources:
         self._events = []
         self._results = (None, None)
         self._joined = None
+        self._gate = None
 
 
 class Lane:

@@ -8,7 +8,9 @@
 //                      (subwarp_rescue.py)
 //   sw_layout_scatter  items to their sorted place (order inside a key is arbitrary: harmless)
 // or, for a small call (units a few times the block), one launch of one block doing all three
-// and the clearing (sw_layout_small): one launch instead of a memset and three.
+// and the clearing (sw_layout_small): one launch instead of a memset and three. A multi-chunk
+// call holds each chunk's layout stream with sw_gate until the host has enqueued the chunk's
+// whole chain.
 // Arrays are chunk-relative: batch_reads/batch_haps count from the chunk's first read/haplotype,
 // batch_pairs are positions in the run's output. meta = [n_bins, hi[n_bins], queue[n_bins]]
 // (hi = a bin's longest read, queue = the recompute queue its underflows go to).
@@ -179,4 +181,13 @@ sw_layout_small(int n_units, SW_COUNT_PARAMS, int* __restrict__ bin_range,
         const int key = key_rank[2 * u];
         if (key >= 0) items[hist[key] + key_rank[2 * u + 1]] = raw[u];
     }
+}
+
+// Holds its stream until the host has enqueued what follows (nvbench's blocking kernel): a chunk
+// launched onto an idle GPU otherwise runs each launch as the host issues it, and the host's
+// ~10 us between two launches falls inside the spans that time the kernels. Spins until the
+// page-locked *flag reaches ticket, or for at most ~1 s (the host failed before releasing it).
+extern "C" __global__ void sw_gate(const volatile int* __restrict__ flag, int ticket) {
+    const long long t0 = clock64();
+    while (*flag < ticket && clock64() - t0 < 2000000000LL) __nanosleep(2000);
 }
