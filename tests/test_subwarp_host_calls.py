@@ -52,6 +52,7 @@ class FakeDriver:
         self.launches: list = []
         self.launch_streams: list = []
         self.uploads: list = []
+        self.idle = True   # what Event.query() says: every event complete
 
     class _Alloc:
         """Like pycuda's DeviceAllocation: an address through int() only (no arithmetic)."""
@@ -90,6 +91,10 @@ class FakeDriver:
 
             def synchronize(self):
                 drv.calls["sync"] += 1
+
+            def query(self):
+                drv.calls["query"] += 1
+                return drv.idle
         return _Event()
 
     def Stream(self):  # noqa: N802
@@ -198,8 +203,8 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
 def test_each_chunk_is_held_until_its_launches_are_enqueued(fake_cuda, monkeypatch):
     """A multi-chunk call's layout stream waits in sw_gate for each chunk's ticket, which the
     host releases only once the chunk's last launch is enqueued (so no host gap falls between
-    the events that time its kernels); tickets grow across chunks and calls; gate_chunks 0
-    launches no gate."""
+    the events that time its kernels); tickets grow across chunks and calls; a chunk enqueued
+    behind unfinished work is not held; gate_chunks 0 launches no gate."""
     from hmmbench.pairhmm.subwarp_device import DeviceResources
     released = []
     release = DeviceResources.release
@@ -229,6 +234,12 @@ def test_each_chunk_is_held_until_its_launches_are_enqueued(fake_cuda, monkeypat
             assert any(name[0] == "subwarp_forward" for name, *_ in launched[i:end])
         flag = b._lanes.all[0].res._gate   # the page-locked flag, read by the GPU in place
         assert int(launched[gates[0]][4][0]) == flag.ctypes.data and flag[0] == tickets[-1]
+    # behind running work (the chunk before not done) a chunk is not held: only chunk 0 is
+    fake_cuda.idle = False
+    first = len(fake_cuda.launches)
+    b.run(pairs)
+    assert [i for i, (n, *_) in enumerate(fake_cuda.launches[first:]) if n[0] == "sw_gate"] == [0]
+    fake_cuda.idle = True
     b.gate_chunks = 0
     first = len(fake_cuda.launches)
     b.run(pairs)
@@ -497,7 +508,7 @@ def test_the_tables_register_caps_leave_each_bins_occupancy_as_its_min_blocks_se
 
 def test_the_low_floor_is_defined_for_the_cascading_float32_kernels_without_exponents():
     """SW_F32_LOW_FLOOR (f32_floors) where a cascade's float32 level with exponents takes what it
-    leaves: cuda-subwarp's bins without exponents; not its exponent bins, not the recompute
+    leaves: cuda-subwarp's bins without exponents of reads over 256; not its exponent bins, not the recompute
     kernels, not the backends whose queues go straight to float64 (-f64rescue), not when every
     pair is sent to the recompute."""
     by = {x.name: x for x in swv.backends()}
@@ -505,17 +516,20 @@ def test_the_low_floor_is_defined_for_the_cascading_float32_kernels_without_expo
     bins = sw.make_bins(b._bins_table, b._long, 2000)
     plain = [x for x in bins if not b.exponents(x)]
     assert plain and len(plain) < len(bins)
+    floored = [x for x in plain if x.hi > sw.F32_LOW_FLOOR_ABOVE]   # reads over 256
+    assert floored and len(floored) < len(plain)
     for x in bins:
         d = b.defines(x)
-        assert ("SW_F32_LOW_FLOOR" in d) == (x in plain), x.label
+        assert ("SW_F32_LOW_FLOOR" in d) == (x in floored), x.label
         assert "SW_F32_LOW_FLOOR" not in b.defines(x, sw.EXP)
         assert "SW_F32_LOW_FLOOR" not in b.defines(x, sw.DOUBLE)
         assert "SW_F32_LOW_FLOOR" not in rescue.defines(x)
-    assert b.defines(plain[0])["SW_F32_LOW_FLOOR"] == "1e-33f"
-    assert b.defines(plain[0])["SW_F32_LOW_FLOOR_IQ"] == 50
+    d = b.defines(floored[0])
+    assert (d["SW_F32_LOW_FLOOR"], d["SW_F32_LOW_FLOOR_IQ"], d["SW_F32_LOW_FLOOR_ABOVE"]) == \
+        ("1e-33f", 50, 256)
     b.recompute_all = True
     try:
-        assert "SW_F32_LOW_FLOOR" not in b.defines(plain[0])
+        assert "SW_F32_LOW_FLOOR" not in b.defines(floored[0])
     finally:
         b.recompute_all = False
 
@@ -816,7 +830,8 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
     before the small path (pinned; scripts/subwarp_driver_record.py checks every argument),
     and since session 12 per chunk its results' copy back, its event, that event's time query
     and the wait for it (the whole output's copy after the last chunk went), and the first
-    chunk's upload part by part, and since session 21 per chunk its gate's launch (sw_gate)."""
+    chunk's upload part by part, and since session 21 per chunk its gate's launch (sw_gate) and
+    from the second chunk the query whether the chunk before is done (the fake: it is)."""
     chunked_set, whole = resolve("shape-100x150@3000").load(), resolve("1m").load()
     for name, cascades in (("cuda-subwarp-exp-all", 0), ("cuda-subwarp", 1)):
         # -exp-all: exponents in every bin, each queue one double kernel; cuda-subwarp: per fed
@@ -832,7 +847,7 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
         assert dict(spent) == {"d2h": 1 + 3, "h2d": 3 + extra, "launch": 15 + 3 + more,
                                "memset": 3, "record": 30 + 3 + 2 * extra + 2 * more,
                                "sync": 1 + 3, "time_since": 29 + 3 + 2 * extra + 2 * more,
-                               "wait": 20}
+                               "wait": 20, "query": 2}
         one = {x.name: x for x in swv.backends()}[name]
         one.small_below = 0   # 1m merged: the small path's since session 17
         spent, *_ = _spent(fake_cuda, one, whole)

@@ -135,15 +135,17 @@ def test_reads_with_higher_insertion_qualities_keep_gatks_1e28():
 
 
 def test_the_floor_is_each_reads_own():
+    """The low floor for a read over 256 bases whose insertion qualities past the first are all
+    at most Q50; GATK's for any other read (one of Q51, or 256 bases or fewer)."""
     from hmmbench.pairhmm.model import Batch, Read, pack
     from hmmbench.pairhmm.model import F32_MIN_ACCEPTED as F32_GATK_FLOOR
     from hmmbench.pairhmm.subwarp_layout import F32_LOW_FLOOR, f32_floors
 
-    def read(iq: bytes) -> Read:
-        n = len(iq)
-        return Read(b"A" * n, b"I" * n, bytes(q + 33 for q in iq), b"I" * n, b"+" * n)
+    def read(head: bytes, n: int = 300) -> Read:   # these insertion qualities, then Q20s
+        iq = bytes(q + 33 for q in head) + b"5" * (n - len(head))
+        return Read(b"A" * n, b"I" * n, iq, b"I" * n, b"+" * n)
     ps = pack([Batch([read(bytes([93, 50, 50])), read(bytes([40, 51, 3])), read(bytes([60]))],
                      [b"AC", b"GT"]),
-               Batch([read(bytes([10, 50]))], [b"A"])])
+               Batch([read(bytes([10, 50]), 2), read(b"", 256), read(b"", 257)], [b"A"])])
     assert list(f32_floors(ps)) == [F32_LOW_FLOOR] * 2 + [F32_GATK_FLOOR] * 2 \
-        + [F32_LOW_FLOOR] * 3
+        + [F32_LOW_FLOOR] * 2 + [F32_GATK_FLOOR] * 2 + [F32_LOW_FLOOR]

@@ -57,8 +57,8 @@ from .batched_calls import CallBatches
 from .model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .subwarp_layout import (  # noqa: F401
-    DEFAULT_BINS, DEFAULT_LONG, F32_LOW_FLOOR, F32_LOW_FLOOR_IQ, GATKFORM_BINS, MAX_P, N_CODES,
-    NOTABLE_BINS, PAD_CODE, RECURRENCES, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS,
+    DEFAULT_BINS, DEFAULT_LONG, F32_LOW_FLOOR, F32_LOW_FLOOR_ABOVE, F32_LOW_FLOOR_IQ,
+    GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE, RECURRENCES, SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS,
     THREADS_PER_BLOCK, Bin, HostLayout, PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds,
     host_layout, make_bins, read_items, size_tier, sw_scaled, table_bytes, tiers_param,
     tiers_table)
@@ -279,10 +279,12 @@ class SubwarpBackend(Backend):
             d["SW_MAXNREG"] = b.max_regs
         if self.recompute_all and kind == FLOAT:
             d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
-        elif kind == FLOAT and self._exp_recompute and not d["SW_EXP_SCALE"] and self.low_floor:
+        elif (kind == FLOAT and self._exp_recompute and not d["SW_EXP_SCALE"] and self.low_floor
+              and b.hi > F32_LOW_FLOOR_ABOVE):
             # a cascade's float32 level takes what the low floor leaves (f32_floors)
             d["SW_F32_LOW_FLOOR"] = f"{F32_LOW_FLOOR:g}f"
             d["SW_F32_LOW_FLOOR_IQ"] = F32_LOW_FLOOR_IQ
+            d["SW_F32_LOW_FLOOR_ABOVE"] = F32_LOW_FLOOR_ABOVE
         if kind == FLOAT and d["SW_EXP_SCALE"] and self.exp_every != 16:
             if self.exp_every % 4 or self.exp_every > 24:
                 raise ValueError(f"exp_every {self.exp_every}: a multiple of 4 up to 24")

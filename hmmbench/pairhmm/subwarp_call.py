@@ -305,7 +305,7 @@ class SubwarpCall:
         self.kernels_done.append(k1)
         self.kernel_spans.append((e1, k1))
         self._results_back(c, k1)
-        if self.b.gate_chunks:
+        if self.gated:
             self.res.release(self.ticket)
         self.chunk_launches.append((len(self.float_launches), len(self.double_launches)))
         self.submit(c + self.n_slots)
@@ -353,7 +353,11 @@ class SubwarpCall:
         hist = int(w["counters"])
         bin_pairs = hist + 4 * n_keys
         s.wait_for_event(uploaded)
-        if self.b.gate_chunks:  # released by enqueue() once the chunk's launches are in
+        # Onto an idle GPU (the chunk before done) the chunk waits in a gate until its launches
+        # are in (enqueue releases it); behind running work they queue up anyway, and a gate
+        # would only keep the chunk's first kernels from filling the tail of the one before.
+        self.gated = self.b.gate_chunks and (c == 0 or self.kernels_done[c - 1].query())
+        if self.gated:
             self.ticket, flag = self.res.gate()
             lk["sw_gate"].prepared_async_call((1, 1), (1, 1, 1), s, flag, np.int32(self.ticket))
         g0 = self.res.mark(s)

@@ -82,14 +82,17 @@ NOTABLE_BINS: tuple = (
 GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
 
 #: The float32 kernels without exponents of a cascading backend (cuda-subwarp) keep a pair's sum
-#: (with C = 2^120) down to F32_LOW_FLOOR when its read's insertion qualities past the first base
-#: are all at most F32_LOW_FLOOR_IQ, else down to GATK's 1e-28 (F32_MIN_ACCEPTED); under it the
-#: pair goes to its recompute queue (SW_F32_LOW_FLOOR). The kernel keeps X = s M, s the next
-#: row's insertion probability: X reaches float32's denormals (and the results lose 1e-4) 3-4
-#: decades under 1e-33 at Q <= 50, higher at higher qualities (docs/subwarp-notes.md, "The low
-#: floor").
+#: (with C = 2^120) down to F32_LOW_FLOOR when its read is longer than F32_LOW_FLOOR_ABOVE and
+#: its insertion qualities past the first base are all at most F32_LOW_FLOOR_IQ, else down to
+#: GATK's 1e-28 (F32_MIN_ACCEPTED); under it the pair goes to its recompute queue
+#: (SW_F32_LOW_FLOOR). The kernel keeps X = s M, s the next row's insertion probability: X
+#: reaches float32's denormals (and the results lose 1e-4) 3-4 decades under 1e-33 at Q <= 50,
+#: higher at higher qualities (docs/subwarp-notes.md, "The low floor"). Up to 256 bases next to
+#: no pair lies between the floors (equal-256: 28 of 488k) and ptxas schedules those bins' loops
+#: slower around the floor's code (H100, 256: +3.9 % kernel time, 64..192: +0.3..0.8 %).
 F32_LOW_FLOOR = 1e-33
 F32_LOW_FLOOR_IQ = 50
+F32_LOW_FLOOR_ABOVE = 256
 
 
 def f32_floors(pairs: PairSet) -> np.ndarray:
@@ -102,7 +105,8 @@ def f32_floors(pairs: PairSet) -> np.ndarray:
     some = np.flatnonzero(m > 0)
     if len(some):
         hi[some] = np.maximum.reduceat(iq, off[:-1][some])
-    floor = np.where(hi <= F32_LOW_FLOOR_IQ, F32_LOW_FLOOR, F32_MIN_ACCEPTED)
+    floor = np.where((hi <= F32_LOW_FLOOR_IQ) & (m > F32_LOW_FLOOR_ABOVE), F32_LOW_FLOOR,
+                     F32_MIN_ACCEPTED)
     return floor[pairs.pair_read]
 
 

@@ -102,13 +102,13 @@ SW_FN real_t phred_to_prob(int q) {
 }
 
 /* SW_KEEPS(sum): whether a pair's float32 sum is kept (else SW_STORE queues it for the
- * recompute): at least SW_F32_MIN_ACCEPTED, or with SW_F32_LOW_FLOOR at least that when the read's
- * insertion qualities past the first base are all at most SW_F32_LOW_FLOOR_IQ (subwarp_defs.h).
- * The qualities are read by the storing lane for sums between the two floors only, so the hot
- * path is that of GATK's floor (read per item by every lane, they cost 256's kernel 3 %). */
+ * recompute): at least SW_F32_MIN_ACCEPTED, or with SW_F32_LOW_FLOOR at least that when the read
+ * is longer than SW_F32_LOW_FLOOR_ABOVE and its insertion qualities past the first base are all at
+ * most SW_F32_LOW_FLOOR_IQ (subwarp_defs.h). The qualities are read by the storing lane, for sums
+ * between the two floors only. */
 #ifdef SW_F32_LOW_FLOOR
 SW_FN bool sw_keeps_low(real_t sum, SW_IN(unsigned char) iq, int m) {
-    if (!(sum >= (real_t)SW_F32_LOW_FLOOR)) return false;
+    if (m <= SW_F32_LOW_FLOOR_ABOVE || !(sum >= (real_t)SW_F32_LOW_FLOOR)) return false;
     int hi = 0;
 #pragma unroll 8
     for (int pos = 1; pos < m; ++pos) hi = max(hi, (int)iq[pos]);

@@ -119,11 +119,11 @@ typedef struct SwItem {
 #ifndef SW_F32_MIN_ACCEPTED
 #define SW_F32_MIN_ACCEPTED 1e-28f
 #endif
-/* Optional (CUDA's float32 kernels without exponents of a cascading backend): reads whose
- * insertion qualities past the first base are all at most SW_F32_LOW_FLOOR_IQ keep sums down to
- * SW_F32_LOW_FLOOR instead (X = s M reaches float32's denormals 3-4 decades under 1e-33 at such
- * qualities; hmmbench/pairhmm/subwarp_layout.py's f32_floors mirrors the rule; subwarp.h's
- * SW_KEEPS applies it). */
+/* Optional (CUDA's float32 kernels without exponents of a cascading backend): reads longer than
+ * SW_F32_LOW_FLOOR_ABOVE whose insertion qualities past the first base are all at most
+ * SW_F32_LOW_FLOOR_IQ keep sums down to SW_F32_LOW_FLOOR instead (X = s M reaches float32's
+ * denormals 3-4 decades under 1e-33 at such qualities; hmmbench/pairhmm/subwarp_layout.py's
+ * f32_floors mirrors the rule; subwarp.h's SW_KEEPS applies it). */
 
 /* Work levels of the counting sort: items of a bin ordered by descending work (log2 of the
  * item's haplotype bases, 16 levels per doubling). */
