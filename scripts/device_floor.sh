@@ -9,6 +9,8 @@
 #   ab2      the low floor at 64..256 (ptxas schedules each bin's loop anew around its code)
 #   gate     a multi-chunk call's chunks held in sw_gate until enqueued against launch by launch
 #            (--setting gate_chunks=1,0) at L = 32..128 and on chunks@5e6
+#   regcap   448 and 512 (their kernels now with the floor's code) under other register caps,
+#            each beside cuda-subwarp, through the tool on the peer suite's sets
 #   kernels  every kernel's duration (Nsight Compute, gpu__time_duration) in one call of
 #            equal-32@4000000 and of 1m: what besides the bins a call's kernel stage holds
 #   pytest   the CUDA sub-warp tests
@@ -39,6 +41,16 @@ if [[ $parts == *" gate "* ]]; then
     step ab-gate python3 scripts/subwarp_side_bins.py --setting gate_chunks=1,0 \
         --sets equal-32@4000000,equal-64@1953125,equal-128@488281,chunks@5000000 --rounds 3 \
         --calls 3 --check 100 --json "$out/subwarp-ab-gate.json"
+fi
+if [[ $parts == *" regcap "* ]]; then
+    caps448=() caps512=() names=()
+    for c in 200 216 224; do names+=("cuda-subwarp-regcap[hi=448,max_regs=$c]"); caps448+=(-b "${names[-1]}"); done
+    for c in 224 240 248; do names+=("cuda-subwarp-regcap[hi=512,max_regs=$c]"); caps512+=(-b "${names[-1]}"); done
+    subwarp_precompile "${names[@]}"
+    step regcap448 python3 -m hmmbench run -d equal-448@262144 -b cuda-subwarp "${caps448[@]}" \
+        --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-floor-caps448.json"
+    step regcap512 python3 -m hmmbench run -d equal-512@262144 -b cuda-subwarp "${caps512[@]}" \
+        --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-floor-caps512.json"
 fi
 if [[ $parts == *" ncu "* ]]; then
     for set in equal-32@1000000 equal-256@65536; do
