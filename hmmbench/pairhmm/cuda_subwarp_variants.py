@@ -37,8 +37,9 @@ def backends() -> list[Backend]:
         SubwarpBackend("cuda-subwarp", small_tiers=SMALL_TIERS, **_CASCADE,
                        description="auto (p,k) per length bin, float32; per-thread power-of-two "
                                    "exponents for reads over 512, and for the shorter "
-                                   "reads' pairs under their floor (1e-33 up to insertion "
-                                   "quality 50, else 1e-28) a float32 recompute with them (no "
+                                   "reads' pairs under their floor (1e-33 over 256 bases up "
+                                   "to insertion quality 50, else 1e-28) a float32 recompute "
+                                   "with them (no "
                                    "float64 recompute of underflowing pairs)"),
         SubwarpBackend("cuda-subwarp-batched", small_tiers=SMALL_TIERS, **_CASCADE,
                        batch_calls=True,
