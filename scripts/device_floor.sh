@@ -11,6 +11,8 @@
 #            (--setting gate_chunks=1,0) at L = 32..128 and on chunks@5e6
 #   regcap   448 and 512 (their kernels now with the floor's code) under other register caps,
 #            each beside cuda-subwarp, through the tool on the peer suite's sets
+#   tune     the last 1 % at 256 and 640..1,024: 256 under caps 240 and 244 (through the tool),
+#            the exponent check every 20 steps against 16 (--setting exp_every=16,20)
 #   kernels  every kernel's duration (Nsight Compute, gpu__time_duration) in one call of
 #            equal-32@4000000 and of 1m: what besides the bins a call's kernel stage holds
 #   pytest   the CUDA sub-warp tests
@@ -51,6 +53,16 @@ if [[ $parts == *" regcap "* ]]; then
         --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-floor-caps448.json"
     step regcap512 python3 -m hmmbench run -d equal-512@262144 -b cuda-subwarp "${caps512[@]}" \
         --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-floor-caps512.json"
+fi
+if [[ $parts == *" tune "* ]]; then
+    names=("cuda-subwarp-regcap[hi=256,max_regs=240]" "cuda-subwarp-regcap[hi=256,max_regs=244]")
+    subwarp_precompile "${names[@]}"
+    step regcap256 python3 -m hmmbench run -d equal-256@488281 -b cuda-subwarp -b "${names[0]}" \
+        -b "${names[1]}" --chunking merged --repeat 3 --sample-pairs 100 \
+        --json "$out/subwarp-floor-caps256.json"
+    step ab-exp_every python3 scripts/subwarp_side_bins.py --setting exp_every=16,20 \
+        --sets equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 \
+        --rounds 3 --calls 2 --check 100 --json "$out/subwarp-ab-exp-every20.json"
 fi
 if [[ $parts == *" ncu "* ]]; then
     for set in equal-32@1000000 equal-256@65536; do
