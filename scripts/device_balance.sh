@@ -14,14 +14,7 @@
 #   source .device/env.sh && bash scripts/device_balance.sh PART...
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" balance "pytest ab" "$@"
-if [[ $parts == *" peer "* ]]; then  # the peer's build (~1 min), beside the precompile
-    peer_build &
-fi
-precompile=(cuda-subwarp)
-[[ $parts == *" peer "* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
-    cuda-subwarp-f64rescue)
-subwarp_precompile "${precompile[@]}"
-wait
+subwarp_setup
 [[ $parts == *" pytest "* ]] && subwarp_pytest
 ab() {  # NAME SETS: one A/B of cuda-subwarp's attribute NAME (1 = on, 0 = off)
     step "ab-$1" python3 scripts/subwarp_side_bins.py --setting "$1=1,0" --sets "$2" \

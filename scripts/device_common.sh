@@ -4,6 +4,8 @@
 # parts asked for, space-padded, or the defaults), status=0; and logs the GPU's clocks first.
 # Helpers: step NAME COMMAND... (run, log, keep the status), subwarp_precompile BACKEND...
 # (their kernels into PyCUDA's cache, nvcc in parallel), peer_build (gpuPairHMM's build),
+# subwarp_setup BACKEND... (cuda-subwarp's and those kernels compiled, and with a peer part
+# gpuPairHMM's build beside them and the peer suite's variants),
 # subwarp_pytest [FILE...] (those tests, default the CUDA sub-warp ones, into $out/pytest.txt).
 set -uo pipefail
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
@@ -43,6 +45,15 @@ t = time.time()
 b = GpuPairHMMPeer()
 print('gpuPairHMM:', b.unavailable_reason() or 'ready', 'after', round(time.time() - t), 's')
 " 2>&1 | tee -a "$log"
+}
+subwarp_setup() {  # BACKEND...: what a sub-warp script's parts need before they run
+    local pick=(cuda-subwarp "$@")
+    if [[ $parts == *" peer"* ]]; then  # the peer's build (~1 min), beside the precompile
+        peer_build &
+        pick+=("cuda-subwarp-exp-above[exp_above=256]" cuda-subwarp-f64rescue)
+    fi
+    subwarp_precompile "${pick[@]}"
+    wait
 }
 subwarp_pytest() {  # [TEST FILE...]: default the CUDA sub-warp tests
     python3 -m pytest -q -p no:cacheprovider "${@:-tests/test_cuda_subwarp.py}" 2>&1 | tail -15 \

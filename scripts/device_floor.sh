@@ -21,14 +21,7 @@
 #   source .device/env.sh && bash scripts/device_floor.sh PART...
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" floor "ab ncu" "$@"
-if [[ $parts == *" peer "* ]]; then  # the peer's build (~1 min), beside the precompile
-    peer_build &
-fi
-precompile=(cuda-subwarp)
-[[ $parts == *" peer "* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
-    cuda-subwarp-f64rescue)
-subwarp_precompile "${precompile[@]}"
-wait
+subwarp_setup
 if [[ $parts == *" ab "* ]]; then
     step ab-low_floor python3 scripts/subwarp_side_bins.py --setting low_floor=1,0 \
         --sets equal-256@488281,equal-384@262144,equal-512@262144 --rounds 3 --calls 2 --check 100 \

@@ -25,15 +25,12 @@
 #   source .device/env.sh && bash scripts/device_tail.sh PART...
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" tail "pytest cascade" "$@"
-if [[ $parts == *" peer"* ]]; then  # the peer's build (~1 min), beside the precompile
-    peer_build &
-fi
 shape() { echo "cuda-subwarp-shape[hi=$1,p=$2,k=$3,min_blocks=$4]"; }
 shapes=("$(shape 256 16 16 4)" "$(shape 384 16 24 3)" "$(shape 448 32 16 4)"
     "$(shape 512 32 16 4)" "cuda-subwarp-exp-above[exp_above=448]")
 above=("cuda-subwarp-exp-above[exp_above=384]" "cuda-subwarp-exp-above[exp_above=448]"
     "cuda-subwarp-exp-above[exp_above=512]")
-precompile=(cuda-subwarp)
+precompile=()
 [[ $parts == *" shapes "* ]] && precompile+=("${shapes[@]}")
 [[ $parts == *" cascade "* ]] && precompile+=("${above[@]}")
 declare -A caps=([256]="216 224" [448]="208 224" [512]="216 232" [896]="208 224 232"
@@ -44,10 +41,7 @@ regcaps() { for c in ${caps[$1]}; do echo "cuda-subwarp-regcap[hi=$1,max_regs=$c
 if [[ $parts == *" regcap"* ]]; then
     for L in "${!caps[@]}"; do mapfile -t -O "${#precompile[@]}" precompile < <(regcaps "$L"); done
 fi
-[[ $parts == *" peer"* ]] && precompile+=("cuda-subwarp-exp-above[exp_above=256]"
-    cuda-subwarp-f64rescue)
-subwarp_precompile "${precompile[@]}"
-wait
+subwarp_setup "${precompile[@]}"
 [[ $parts == *" pytest "* ]] && subwarp_pytest
 run=(python3 -m hmmbench run)
 peak_set() {  # L SCALE: the peak suite's equal-L set (8e9 cells, >= 65,536 pairs), SCALE x
