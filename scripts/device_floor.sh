@@ -13,6 +13,8 @@
 #            each beside cuda-subwarp, through the tool on the peer suite's sets
 #   tune     the last 1 % at 256 and 640..1,024: 256 under caps 240 and 244 (through the tool),
 #            the exponent check every 20 steps against 16 (--setting exp_every=16,20)
+#   tune2    640 and 768 (p32k20 / p32k24 at 3 blocks, 168 registers) at 2 blocks under caps of
+#            192..240, through the tool
 #   kernels  every kernel's duration (Nsight Compute, gpu__time_duration) in one call of
 #            equal-32@4000000 and of 1m: what besides the bins a call's kernel stage holds
 #   pytest   the CUDA sub-warp tests
@@ -56,6 +58,17 @@ if [[ $parts == *" tune "* ]]; then
     step ab-exp_every python3 scripts/subwarp_side_bins.py --setting exp_every=16,20 \
         --sets equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 \
         --rounds 3 --calls 2 --check 100 --json "$out/subwarp-ab-exp-every20.json"
+fi
+if [[ $parts == *" tune2 "* ]]; then
+    for L in 640 768; do
+        names=()
+        for c in 192 208 224 240; do names+=("cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
+        subwarp_precompile "${names[@]}"
+        args=()
+        for n in "${names[@]}"; do args+=(-b "$n"); done
+        step "regcap$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
+            --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-caps$L-2blocks.json"
+    done
 fi
 if [[ $parts == *" ncu "* ]]; then
     for set in equal-32@1000000 equal-256@65536; do
