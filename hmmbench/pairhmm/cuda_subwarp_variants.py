@@ -39,8 +39,7 @@ def backends() -> list[Backend]:
                                    "exponents for reads over 512, and for the shorter "
                                    "reads' pairs under their floor (1e-33 over 256 bases up "
                                    "to insertion quality 50, else 1e-28) a float32 recompute "
-                                   "with them (no "
-                                   "float64 recompute of underflowing pairs)"),
+                                   "with them (no float64 recompute of underflowing pairs)"),
         SubwarpBackend("cuda-subwarp-batched", small_tiers=SMALL_TIERS, **_CASCADE,
                        batch_calls=True,
                        description="as cuda-subwarp; calls in flight (--in-flight N) run as one "

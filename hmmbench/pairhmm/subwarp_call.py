@@ -298,15 +298,15 @@ class SubwarpCall:
         self.h2d_spans.append(spans)
         dev = self._device_arrays(c)
         queues = int(self.queues_dev) + 16 * len(self.bins) * c
-        laid = self._layout(c, dev, self.work[slot], e1, queues)
+        laid, ticket = self._layout(c, dev, self.work[slot], e1, queues)
         fed = self._bins(c, dev, self.work[slot], est, laid, queues)
         self._recompute(c, dev, self.work[slot], fed, laid, queues)
         k1 = res.mark(self.main)
         self.kernels_done.append(k1)
         self.kernel_spans.append((e1, k1))
         self._results_back(c, k1)
-        if self.gated:
-            self.res.release(self.ticket)
+        if ticket is not None:  # the chunk's launches are in: its layout may start
+            self.res.release(ticket)
         self.chunk_launches.append((len(self.float_launches), len(self.double_launches)))
         self.submit(c + self.n_slots)
 
@@ -347,7 +347,8 @@ class SubwarpCall:
 
     def _layout(self, c: int, dev: dict, w: dict, uploaded, queues: int):
         """Work items on the GPU: count + key, scan, scatter (sorted by bin, descending work);
-        returns the event after them."""
+        returns the event after them and the ticket of the gate holding them (None: not
+        held), which ``enqueue`` releases once the chunk's launches are in."""
         s, lk, n_keys, nb = self.lay_stream, self.lk, self.n_keys, len(self.bins)
         b0, b1 = self.bounds[c]
         hist = int(w["counters"])
@@ -356,10 +357,10 @@ class SubwarpCall:
         # Onto an idle GPU (the chunk before done) the chunk waits in a gate until its launches
         # are in (enqueue releases it); behind running work they queue up anyway, and a gate
         # would only keep the chunk's first kernels from filling the tail of the one before.
-        self.gated = self.b.gate_chunks and (c == 0 or self.kernels_done[c - 1].query())
-        if self.gated:
-            self.ticket, flag = self.res.gate()
-            lk["sw_gate"].prepared_async_call((1, 1), (1, 1, 1), s, flag, np.int32(self.ticket))
+        ticket = None
+        if self.b.gate_chunks and (c == 0 or self.kernels_done[c - 1].query()):
+            ticket, flag = self.res.gate()
+            lk["sw_gate"].prepared_async_call((1, 1), (1, 1, 1), s, flag, np.int32(ticket))
         g0 = self.res.mark(s)
         launch_layout(self.drv, lk, s, w["counters"], n_keys + nb, (
             np.int32(self.units[c]), np.int32(self.per_pair[c]), np.int32(b1 - b0),
@@ -368,7 +369,7 @@ class SubwarpCall:
             _ptr(bin_pairs), _ptr(w["bin_range"]), _ptr(queues), _ptr(w["items"])))
         laid = self.res.mark(s)
         self.float_launches.append((g0, laid))
-        return laid
+        return laid, ticket
 
     def _bins(self, c: int, dev: dict, w: dict, est, laid, queues: int) -> list:
         """Every bin with items, on its own stream after the layout (a bin keeps its stream
