@@ -15,6 +15,8 @@
 #            the exponent check every 20 steps against 16 (--setting exp_every=16,20)
 #   tune2    640 and 768 (p32k20 / p32k24 at 3 blocks, 168 registers) at 2 blocks under caps of
 #            192..240, through the tool
+#   tail     a last chunk under half a chunk joined to the one before against a chunk of its own
+#            (--setting join_tail=1,0) on the peer suite's sets of 64..256 and chunks@5e6
 #   kernels  every kernel's duration (Nsight Compute, gpu__time_duration) in one call of
 #            equal-32@4000000 and of 1m: what besides the bins a call's kernel stage holds
 #   pytest   the CUDA sub-warp tests
@@ -69,6 +71,11 @@ if [[ $parts == *" tune2 "* ]]; then
         step "regcap$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
             --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-caps$L-2blocks.json"
     done
+fi
+if [[ $parts == *" tail "* ]]; then
+    step ab-join_tail python3 scripts/subwarp_side_bins.py --setting join_tail=1,0 \
+        --sets equal-64@1953125,equal-128@488281,equal-256@488281,chunks@5000000 --rounds 3 \
+        --calls 2 --check 100 --json "$out/subwarp-ab-join-tail.json"
 fi
 if [[ $parts == *" ncu "* ]]; then
     for set in equal-32@1000000 equal-256@65536; do

@@ -610,7 +610,7 @@ def test_chunk_bounds_cover_every_batch_once_without_splitting_batches():
     bp = ps.batch_pairs
     for ramp in (0, 1, 3):
         b = sw.SubwarpBackend("t", chunk_pairs=64)
-        b.ramp_chunks = ramp
+        b.ramp_chunks, b.join_tail = ramp, 0
         bounds = b.chunk_bounds(ps)
         assert bounds[0][0] == 0 and bounds[-1][1] == ps.n_batches
         assert all(a[1] == c[0] and a[0] < a[1] for a, c in zip(bounds, bounds[1:]))
@@ -621,6 +621,27 @@ def test_chunk_bounds_cover_every_batch_once_without_splitting_batches():
             target += n >> s
             assert bp[b1] >= target and bp[b1 - 1] < target, (ramp, bounds)
         assert ps.n_pairs > n and len(bounds) > ramp
+
+
+def test_a_last_chunk_under_half_a_chunk_joins_the_one_before():
+    """``join_tail``: the cuts of the plain chunking but its last, when under half a chunk of
+    pairs follow it (equal-256@488281: 393,216 + 95,065 pairs -> one chunk); a tail of half a
+    chunk or more keeps its own chunk."""
+    b = sw.SubwarpBackend("t", chunk_pairs=1000)
+    for name, joined in (("equal-32@9600", True), ("equal-32@10000", False),
+                         ("shape-100x150@3000", False), ("shape-100x150@3400", True)):
+        ps = resolve(name).load()
+        n = b.call_chunk_pairs(ps)
+        b.join_tail = 0
+        plain = b.chunk_bounds(ps)
+        b.join_tail = 1
+        got = b.chunk_bounds(ps)
+        tail = int(ps.batch_pairs[plain[-1][1]] - ps.batch_pairs[plain[-1][0]])
+        assert (tail < n // 2) == joined, name
+        assert got == (plain[:-2] + [(plain[-2][0], plain[-1][1])] if joined else plain), name
+    ps = resolve("equal-256@488281").load()
+    assert [int(ps.batch_pairs[y] - ps.batch_pairs[x])
+            for x, y in sw.SubwarpBackend("t").chunk_bounds(ps)] == [488281]
 
 
 @gpu
@@ -775,6 +796,7 @@ def test_gpu_layout_kernels_emulated_give_the_host_layout(per_pair):
     r = Read(b"ACGT", b"IIII", b"IIII", b"IIII", b"++++")
     ps = PairSet.concatenate([base, pack([Batch([r, r], []), Batch([r], [b"ACGTA"])])])
     b = sw.SubwarpBackend("t", chunk_pairs=40)
+    b.join_tail = 0   # a last chunk of its own: the batches without haplotypes alone
     bounds = b.chunk_bounds(ps)
     assert len(bounds) > 2
     bins = b.bins_for(ps)

@@ -177,6 +177,7 @@ class SubwarpBackend(Backend):
         # docs/evidence/subwarp-head-h100.json): n = 1..3 slower, medians 30.8-32.2 against
         # 28.2 ms a 2M-pair call.
         self.ramp_chunks = 0  # n: the first n chunks 1/2^n .. 1/2 of chunk_pairs
+        self.join_tail = 1    # a last chunk under half a chunk joins the one before
         # A multi-chunk call's first chunk, staged while the GPU waits: each array in this many
         # pieces (0: one per staging thread), by a task per thread (each a piece of every
         # array; 0: a task per array piece), each array uploaded once its pieces are in (0: the
@@ -386,7 +387,8 @@ class SubwarpBackend(Backend):
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
         """Batch ranges of about ``call_chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""
-        return chunk_bounds(pairs, self.call_chunk_pairs(pairs), self.ramp_chunks)
+        return chunk_bounds(pairs, self.call_chunk_pairs(pairs), self.ramp_chunks,
+                            bool(self.join_tail))
 
     def call_chunk_pairs(self, pairs: PairSet) -> int:
         """The pairs per chunk of a call: ``chunk_pairs``, times the whole number of times its

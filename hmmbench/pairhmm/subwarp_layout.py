@@ -300,10 +300,13 @@ def bin_cells(pairs: PairSet, bounds, lay: HostLayout, lo: int, hi: int) -> int:
 
 
 
-def chunk_bounds(pairs: PairSet, chunk_pairs: int, ramp: int = 0) -> list[tuple[int, int]]:
+def chunk_bounds(pairs: PairSet, chunk_pairs: int, ramp: int = 0,
+                 join_tail: bool = False) -> list[tuple[int, int]]:
     """Batch ranges of about ``chunk_pairs`` pairs each (batches never split). With ``ramp`` = n,
     the first n chunks are 1/2^n, ..., 1/4, 1/2 of that, so the device starts after a small
-    first preparation instead of a full one."""
+    first preparation instead of a full one. With ``join_tail`` a last chunk of under half
+    ``chunk_pairs`` joins the one before: its own launch chain and the part-empty last round of
+    the chunk before would cost more than it computes."""
     if pairs.n_pairs <= chunk_pairs:
         return [(0, pairs.n_batches)]
     sizes = [chunk_pairs >> s for s in range(int(ramp), 0, -1)]
@@ -312,6 +315,8 @@ def chunk_bounds(pairs: PairSet, chunk_pairs: int, ramp: int = 0) -> list[tuple[
     targets = np.concatenate([lead, rest]) if len(lead) else \
         np.arange(chunk_pairs, pairs.n_pairs, chunk_pairs)
     targets = targets[targets < pairs.n_pairs]
+    if join_tail and len(targets) and pairs.n_pairs - targets[-1] < chunk_pairs // 2:
+        targets = targets[:-1]
     cuts = np.unique(np.searchsorted(pairs.batch_pairs, targets, side="left"))
     cuts = cuts[(cuts > 0) & (cuts < pairs.n_batches)]
     edges = [0, *cuts.tolist(), pairs.n_batches]
