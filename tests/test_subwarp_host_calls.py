@@ -302,6 +302,28 @@ def test_the_first_chunk_staged_by_thread_uploads_the_same_bytes(fake_cuda):
     assert one[1:] == got[0, 0][STREAMED_COPIES:]
 
 
+def test_a_large_call_of_one_chunk_stages_with_the_threads(fake_cuda, monkeypatch):
+    """From POOL_FROM_PAIRS pairs a call of one chunk is staged by the worker threads and
+    streamed part by part, as a multi-chunk call's first chunk (its bytes are the same as one
+    copy of the slot staged by the calling thread); under it, by the calling thread alone."""
+    from hmmbench.pairhmm import subwarp_call
+    pairs = resolve("shape-100x150@70000").load()
+    assert pairs.n_pairs >= subwarp_call.POOL_FROM_PAIRS
+    got = {}
+    for pool_from in (subwarp_call.POOL_FROM_PAIRS, pairs.n_pairs + 1):
+        monkeypatch.setattr(subwarp_call, "POOL_FROM_PAIRS", pool_from)
+        b = swv.backends()[0]
+        assert pairs.n_pairs >= b.small_below
+        fake_cuda.uploads.clear()
+        ex = b.run(pairs)
+        assert ex.info["chunks"] == 1
+        got[pool_from] = list(fake_cuda.uploads)
+        b.close()
+    threads, alone = got.values()
+    assert len(threads) == STREAMED_COPIES and len(alone) == 1
+    assert sum(map(len, threads)) <= len(alone[0]) and all(u in alone[0] for u in threads)
+
+
 def test_a_failing_staging_task_of_the_first_chunk_raises_in_the_call(fake_cuda, monkeypatch):
     """A task staging the first chunk by thread that fails (here on the third array) opens
     every gate it holds, so the call raises its error instead of waiting for ever."""

@@ -27,8 +27,9 @@ from .model import PairSet
 from .subwarp_device import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout, items_per_bin
 from .subwarp_rescue import DOUBLE, EXP, FLOAT, exp_config, recompute_counts
-from .subwarp_staging import (CHUNK_PARTS, PREP_THREADS, STAGED, STAGING_SLOTS, STREAM_ORDER,
-                              chunk_offsets, headroom, int_views, part_ranges, stage_chunk_part)
+from .subwarp_staging import (CHUNK_PARTS, POOL_FROM_PAIRS, PREP_THREADS, STAGED, STAGING_SLOTS,
+                              STREAM_ORDER, chunk_offsets, headroom, int_views, part_ranges,
+                              stage_chunk_part)
 
 
 def busy_seconds(start, spans, at=None) -> float:
@@ -126,7 +127,9 @@ class SubwarpCall:
         self.views = [int_views(buf) for buf in self.pinned]
         self.futures: dict = {}
         self.prep_work = self.prep_wait = 0.0
-        self.pool = backend._staging.pool() if n_chunks > 1 else None  # one for all lanes
+        # (one pool for all lanes; a call of one chunk too from POOL_FROM_PAIRS)
+        self.pool = backend._staging.pool() \
+            if n_chunks > 1 or pairs.n_pairs >= POOL_FROM_PAIRS else None
         # a streamed array's pieces
         self.stream_pieces = backend.stream_pieces or backend.prep_threads or PREP_THREADS
         self.row_tasks = None

@@ -24,6 +24,10 @@ from .model import PairSet
 #: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
 STAGING_SLOTS = 4
 PREP_THREADS = min(8, os.cpu_count() or 1)  # H100: 8 threads 1.44, 16 threads 1.38 TCUPS
+#: A call of one chunk stages with the threads too from this many pairs (megabytes, which the
+#: calling thread alone copied while the GPU waited: equal-256@488281 in one chunk 32 ms of
+#: staging, H100 host, docs/evidence/subwarp-ab-join-tail-h100.json).
+POOL_FROM_PAIRS = 1 << 16
 
 
 #: A chunk's raw arrays as the device gets them (one packed block, one H2D copy per chunk, each
