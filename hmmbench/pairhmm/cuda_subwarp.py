@@ -177,7 +177,10 @@ class SubwarpBackend(Backend):
         # docs/evidence/subwarp-head-h100.json): n = 1..3 slower, medians 30.8-32.2 against
         # 28.2 ms a 2M-pair call.
         self.ramp_chunks = 0  # n: the first n chunks 1/2^n .. 1/2 of chunk_pairs
-        self.join_tail = 1    # a last chunk under half a chunk joins the one before
+        # 1: a last chunk under half a chunk joins the one before: 2-3 % less kernel time on
+        # equal-64..256, 6-15 % more wall (its staging no longer overlaps the kernels before it;
+        # H100, docs/evidence/subwarp-ab-join-tail-h100.json), so not by default
+        self.join_tail = 0
         # A multi-chunk call's first chunk, staged while the GPU waits: each array in this many
         # pieces (0: one per staging thread), by a task per thread (each a piece of every
         # array; 0: a task per array piece), each array uploaded once its pieces are in (0: the
