@@ -33,8 +33,8 @@ class DeviceResources:
         self._n_events = 0
         self._results: tuple = (None, None)   # page-locked result and queue-head buffers
         self._joined = None   # page-locked queue heads + results of a small call
-        self._gate = None     # page-locked flag sw_gate polls, and its last ticket
-        self._tickets = 0
+        self._gate = None     # the page-locked flag sw_gate polls
+        self._tickets = 0     # the last ticket handed out (gate)
 
     def buffers(self) -> glue.DeviceBuffers:
         if self._buffers is None:

@@ -98,8 +98,7 @@ F32_LOW_FLOOR_ABOVE = 256
 
 def f32_floors(pairs: PairSet) -> np.ndarray:
     """Per pair, the smallest float32 sum (with C) the kernels with the low floor accept."""
-    off = pairs.read_offsets
-    m = np.diff(off)
+    off, m = pairs.read_offsets, pairs.read_lengths
     iq = pairs.ins_qual.astype(np.int64)
     iq[off[:-1][m > 0]] = 0  # past the first base only (qualities are >= 0)
     hi = np.zeros(len(m), np.int64)

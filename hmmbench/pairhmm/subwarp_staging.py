@@ -25,8 +25,8 @@ from .model import PairSet
 STAGING_SLOTS = 4
 PREP_THREADS = min(8, os.cpu_count() or 1)  # H100: 8 threads 1.44, 16 threads 1.38 TCUPS
 #: A call of one chunk stages with the threads too from this many pairs (megabytes, which the
-#: calling thread alone copied while the GPU waited: equal-256@488281 in one chunk 32 ms of
-#: staging, H100 host, docs/evidence/subwarp-ab-join-tail-h100.json).
+#: calling thread alone copied while the GPU waited: 24-65 ms of the peer suite's 262,144-pair
+#: sets at 384..1,024 on the H100, docs/subwarp-notes.md, session 21).
 POOL_FROM_PAIRS = 1 << 16
 
 
