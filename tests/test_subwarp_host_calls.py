@@ -200,6 +200,43 @@ def test_kernel_time_is_the_union_of_launch_spans(fake_cuda):
     b.close()
 
 
+def test_odd_chunks_run_their_single_tile_bins_on_streams_of_their_own(fake_cuda):
+    """``alternate_bin_streams``: even chunks launch a bin on its stream, odd ones on a second
+    one, so that a chunk's blocks may fill the last round of the chunk before; a multi-tile
+    bin (its launches share the scratch) keeps one stream; off, every chunk uses the first."""
+    short, long = resolve("shape-100x150@1500").load(), resolve("shape-1100x700@1500").load()
+    pairs = PairSet.concatenate([short, long, short])
+    b = swv.backends()[0]
+    b.chunk_pairs = 1000  # four or five chunks of whole batches
+    streams_of: dict = {}
+    for alternate in (1, 0):
+        b.alternate_bin_streams = alternate
+        first = len(fake_cuda.launches)
+        ex = b.run(pairs)
+        assert ex.info["chunks"] >= 4
+        chunk, bins = -1, {False: {}, True: {}}  # multi-tile: {chunk: stream}
+        for (name, *_rest), s in zip(fake_cuda.launches[first:], fake_cuda.launch_streams[first:]):
+            d = dict(name[1][1]) if isinstance(name, tuple) else {}
+            kernel = name[0] if isinstance(name, tuple) else name
+            chunk += kernel == "sw_layout_count"
+            # a bin: float32, single-tile without exponents (the cascades' kernels over 1e-28
+            # have them) or multi-tile (its queue is float64)
+            multi_tile = bool(d.get("SW_MULTI_TILE"))
+            if kernel == "subwarp_forward" and not d.get("SW_DOUBLE") \
+                    and (multi_tile or not d.get("SW_EXP_SCALE")):
+                bins[multi_tile][chunk] = s
+        assert len(bins[False]) >= 3 and len(bins[True]) >= 2
+        streams_of[alternate] = bins
+    one_tile, multi = streams_of[1][False], streams_of[1][True]
+    assert len({id(one_tile[c]) for c in one_tile if c % 2 == 0}) == 1
+    assert len({id(one_tile[c]) for c in one_tile if c % 2 == 1}) == 1
+    assert {c % 2 for c in one_tile} == {0, 1}
+    assert len({id(s) for s in one_tile.values()}) == 2
+    assert len({id(s) for s in multi.values()}) == 1
+    assert len({id(s) for s in streams_of[0][False].values()}) == 1
+    b.close()
+
+
 def test_each_chunk_is_held_until_its_launches_are_enqueued(fake_cuda, monkeypatch):
     """A multi-chunk call's layout stream waits in sw_gate for each chunk's ticket, which the
     host releases only once the chunk's last launch is enqueued (so no host gap falls between
@@ -473,16 +510,18 @@ def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
     """From SIDE_BINS_FROM pairs (10s: 3,550 pairs in a p32k4 and a p32k8 bin) the bins after
     the layout run on streams of their own, the longest reads' bin launched first, joined on
     the main stream before the recompute, whose queues after the first run on side streams
-    too; -nostreams and smaller calls keep one stream."""
+    too (``chain_queues`` 0; by default each queue follows its bin: the next test);
+    -nostreams and smaller calls keep one stream."""
     from hmmbench.pairhmm.subwarp_small import SIDE_BINS_FROM
-    ps = resolve("shape-100x150@3000").load()
-    ps = PairSet.concatenate([ps, resolve("shape-200x250@64").load()])  # two bins
+    ps = _two_bins()
     assert ps.n_pairs >= SIDE_BINS_FROM
     by = {x.name: x for x in swv.backends()}
+    by["cuda-subwarp"].chain_queues = 0
     for name, n_streams in (("cuda-subwarp", 2), ("cuda-subwarp-nostreams", 1)):
         b = by[name]
         spent, launched, _, ex = _spent(fake_cuda, b, ps)
         assert ex.info["bin_streams"] == n_streams and len(ex.info["bins"]) == 2
+        assert 0 < ex.info["float32_kernel_s"] < ex.info["kernel_span_s"]
         streams = fake_cuda.launch_streams[-len(launched):]
         bins = [(name[0], s) for (name, *_), s in zip(launched, streams)]
         floats = [(n, s) for n, s in bins if n == "subwarp_forward"][:2]
@@ -506,6 +545,45 @@ def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
     assert small.n_pairs < SIDE_BINS_FROM
     _, _, _, ex = _spent(fake_cuda, by["cuda-subwarp"], small)
     assert ex.info["bin_streams"] == 1
+
+
+def _two_bins() -> PairSet:
+    """3,064 pairs in two bins (reads of 100 and of 200 bases), each feeding a cascade of its
+    own."""
+    return PairSet.concatenate([resolve("shape-100x150@3000").load(),
+                                resolve("shape-200x250@64").load()])
+
+
+def test_a_small_call_chains_each_queue_after_its_one_bin(fake_cuda):
+    """Side by side, a recompute queue fed by one bin is launched on that bin's stream right
+    after it (``chain_queues``): the queue of the bin that ends first runs while the other
+    bin still does. The chain of the longest reads is launched first, on a side stream; no
+    event between the bins and the recompute (two records and two waits fewer); the results
+    are those of the unchained call."""
+    ps = _two_bins()
+    b = swv.backends()[0]
+    assert b.chain_queues == 1
+    spent, launched, _, ex = _spent(fake_cuda, b, ps)
+    streams = fake_cuda.launch_streams[-len(launched):]
+    kernels = [(name[0], s) for (name, *_), s in zip(launched, streams)]
+    assert kernels[0][0] == "sw_layout_small" and kernels[0][1] is streams[0]
+    forward = [s for n, s in kernels if n == "subwarp_forward"]
+    # (bin, its cascade's two kernels) on a side stream, then the same on the main stream
+    assert len(forward) == 6
+    assert forward[0] is forward[1] is forward[2] is not streams[0]
+    assert forward[3] is forward[4] is forward[5] is streams[0]
+    # each chain: a bin (float32), its queue's float32 kernel with exponents, its float64
+    # one, all three over the bin's reads (the longest first)
+    defs = [dict(name[1][1]) for name, *_ in launched[1:]]
+    kinds = [(d.get("SW_EXP_SCALE", 0), d.get("SW_DOUBLE", 0)) for d in defs]
+    assert kinds == [(0, 0), (1, 0), (0, 1)] * 2
+    assert [d["SW_BIN_MAX"] for d in defs] == [256] * 3 + [128] * 3
+    assert dict(spent)["wait"] == 2 and dict(spent)["record"] == 6
+    assert "float32_kernel_s" not in ex.info and ex.info["kernel_span_s"] == ex.timing["kernel"]
+    assert dict(spent)["time_since"] == 3
+    b.chain_queues = 0
+    _, _, _, unchained = _spent(fake_cuda, b, ps)
+    np.testing.assert_array_equal(ex.log10, unchained.log10)
 
 
 def test_the_tables_register_caps_leave_each_bins_occupancy_as_its_min_blocks_set_it():

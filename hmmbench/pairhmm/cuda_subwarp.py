@@ -181,6 +181,9 @@ class SubwarpBackend(Backend):
         # equal-64..256, 6-15 % more wall (its staging no longer overlaps the kernels before it;
         # H100, docs/evidence/subwarp-ab-join-tail-h100.json), so not by default
         self.join_tail = 0
+        # 1: odd chunks' single-tile bins on streams of their own, so that a chunk's first
+        # blocks fill the last round of the chunk before (subwarp_call._bins)
+        self.alternate_bin_streams = 1
         # A multi-chunk call's first chunk, staged while the GPU waits: each array in this many
         # pieces (0: one per staging thread), by a task per thread (each a piece of every
         # array; 0: a task per array piece), each array uploaded once its pieces are in (0: the
@@ -198,6 +201,9 @@ class SubwarpBackend(Backend):
         self.side_bins_from = SIDE_BINS_FROM
         # ... and so do its recompute queues from this many pairs (with its bins side by side)
         self.side_queues_from = SIDE_BINS_FROM
+        # ... each queue fed by one bin launched on that bin's stream right after it, not
+        # after every bin (0: after every bin, the A/B: --setting chain_queues=1,0)
+        self.chain_queues = 1
         # ... which from this many bytes of sequences uploads them from the PairSet's arrays
         self.pageable_from_bytes = PAGEABLE_FROM_BYTES
         self.double_k = DOUBLE_K

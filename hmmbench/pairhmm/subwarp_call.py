@@ -117,8 +117,8 @@ class SubwarpCall:
                  headroom(max(self.chunk_pairs)), nb, nq, n_chunks,
                  headroom(pairs.n_pairs * 8), backend._streams_on, False)
         (self.pinned, self.dev_slots, self.work, self.queues_dev, self.out_dev, self.main,
-         self.copy, self.lay_stream, self.bin_streams, self.queue_streams) = \
-            sized_lane(lane, self.n_keys, sizes)[1]
+         self.copy, self.lay_stream, self.bin_streams, self.queue_streams,
+         self.odd_bin_streams) = sized_lane(lane, self.n_keys, sizes)[1]
 
         # host staging: one worker task per array group of a chunk, plus its bin estimate.
         # Chunk 0 starts now, alone (the workers make no driver calls): the GPU waits for it,
@@ -375,11 +375,14 @@ class SubwarpCall:
         return laid, ticket
 
     def _bins(self, c: int, dev: dict, w: dict, est, laid, queues: int) -> list:
-        """Every bin with items, on its own stream after the layout (a bin keeps its stream
-        across chunks: launches sharing the multi-tile scratch never overlap); returns per
-        recompute queue the end events of the bins feeding it."""
+        """Every bin with items, on its own stream after the layout; returns per recompute
+        queue the end events of the bins feeding it. A single-tile bin of an odd chunk runs on
+        a stream of its own (``alternate_bin_streams``), so that its first blocks fill the
+        part-empty last round of the chunk before; a multi-tile bin keeps its stream across
+        chunks (its launches share the scratch: they must not overlap)."""
         b = self.b
         profile = b.profile_bins
+        odd = c % 2 == 1 and b.alternate_bin_streams
         if profile:  # cells per bin from the host's reference layout
             ref = host_layout(self.pairs, self.bins, *self.bounds[c], per_pair=self.per_pair[c])
             cells_of = {x.label: bin_cells(self.pairs, self.bounds[c], ref, lo, hi)
@@ -389,7 +392,8 @@ class SubwarpCall:
             n = int(est[i])
             if n == 0:
                 continue
-            s = self.main if profile else self.bin_streams[i]
+            s = self.main if profile else \
+                (self.odd_bin_streams if odd and not x.multi_tile else self.bin_streams)[i]
             s.wait_for_event(laid)
             begin, end = b._launch(self.res, s, *self._bin_call(i, n, dev, w, queues))
             self.float_launches.append((begin, end))

@@ -200,8 +200,9 @@ def _addresses(bufs: tuple) -> tuple:
 def _lane_buffers(lane, n_keys, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, out_bytes,
                   streams_on, small) -> tuple:
     """The buffers and streams of a lane for calls of these sizes: pinned slots and their
-    device twins, work buffers per slot, queue heads, results, streams. A small call: one
-    stream, the queue heads in front of the results."""
+    device twins, work buffers per slot, queue heads, results, streams (main, copy, layout,
+    per bin, per queue, per bin for odd chunks). A small call: one stream, the queue heads in
+    front of the results."""
     res, bufs = lane.res, lane.res.buffers()
     pinned = lane.staging.slots(n_slots, slot_bytes)
     dev_slots = [bufs.get(f"slot{i}", slot_bytes) for i in range(n_slots)]
@@ -218,10 +219,12 @@ def _lane_buffers(lane, n_keys, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, o
         out = bufs.get("out", HEADS_BYTES + out_bytes)
         main = res.streams(1)[0]
         return (pinned, dev_slots, work, int(out), int(out) + HEADS_BYTES, main, main, main,
-                [main] * nb, [main] * nq)
+                [main] * nb, [main] * nq, [main] * nb)
     queues_dev = bufs.get("queues", n_chunks * nb * 16)  # sw_layout_scan: 2 x nb heads
-    streams = res.streams(3 + nb + nq)
-    main = streams[0]
+    streams = res.streams(3 + 2 * nb + nq)
+    main, q0 = streams[0], 3 + nb
+    if not streams_on:
+        return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
+                [main] * nb, [main] * nq, [main] * nb)
     return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
-            streams[3:3 + nb] if streams_on else [main] * nb,
-            streams[3 + nb:] if streams_on else [main] * nq)
+            streams[3:q0], streams[q0:q0 + nq], streams[q0 + nq:q0 + nq + nb])

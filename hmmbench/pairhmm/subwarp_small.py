@@ -10,9 +10,10 @@ that also clears its counters (``sw_layout_small``: no memset; from ``MANY_ITEMS
 1m merged, the full path's memset and count, scan and scatter launches), the bins with items,
 each fed recompute queue, five events (start, upload end, float32 end, kernels end, copy back
 end) and one copy back (queue heads in front of the results, ``HEADS_BYTES``). From
-``SIDE_BINS_FROM`` pairs the bins, and then the recompute queues, run side by side (a side stream per bin or queue after the
-first: one more event each and the waits; below it a region's few hundred pairs gain less than
-the host pays for them). The staging and every launch's arguments are built before the start
+``SIDE_BINS_FROM`` pairs the bins, and then the recompute queues, run side by side (a side
+stream per bin or queue after the first: one more event each and the waits; below it a region's
+few hundred pairs gain less than the host pays for them); where each fed queue has one bin (1m
+merged) it follows that bin on the bin's stream (no float32 end event). The staging and every launch's arguments are built before the start
 event, so between the first and the last event the host only issues driver calls. The bins'
 grids need no count of items per bin (their bound is the call's items, capped at what the GPU
 holds at once); that count, for ``info``, runs while the GPU works.
@@ -169,7 +170,8 @@ class SmallCall:
         # items per bin stands between the staging and the launches (it runs in finish, for
         # info, while the GPU works; counted before the start, 1m merged took 90 us longer,
         # H100: docs/evidence/subwarp-ab-grids-h100.json).
-        self.floats, fed = [], [False] * len(plan.queue_bins)
+        self.floats, fed = [], [0] * len(plan.queue_bins)
+        float_queue = []  # per launched bin its queue
         bound = np.int32(units)
         for fn, smem, per_block, mt, head, tail, _, q, lo, cap in fixed.bins:
             if lo > max_read_len:
@@ -178,10 +180,15 @@ class SmallCall:
             if mt is not None:
                 end = self._scratch(mt, False, max_hap)
             self.floats.append((fn, (blocks, 1), head + (bound,) + karr + tail + end, smem))
-            fed[q] = True
+            fed[q] += 1
+            float_queue.append(q)
         self.side_by_side = (n_pairs >= backend.side_bins_from and len(self.floats) > 1
                              and bool(fixed.side))
         self.side_queues = self.side_by_side and n_pairs >= backend.side_queues_from
+        # Each queue fed by one bin follows that bin on its stream: the recompute of the bins
+        # that end first then runs while the last one still does (1m merged: two fed cascades,
+        # 39 us, no longer after the last bin)
+        self.chained = self.side_queues and backend.chain_queues and max(fed) == 1
         self.doubles = []  # per fed queue its launches
         cap, mt_cap = fixed.double_cap, fixed.mt_cap
         for launches, q_fed in zip(fixed.queue_launches, fed):
@@ -194,6 +201,10 @@ class SmallCall:
                     blocks, end = min(blocks, mt_cap), self._scratch(mt, True, max_hap)
                 self.doubles[-1].append((fn, (max(blocks, 1), 1),
                                          head + (np.int32(n_pairs),) + karr + tail + end, smem))
+        if self.chained:  # per launched bin: the bin, then its queue's launches
+            fed_queues = [q for q, n in enumerate(fed) if n]
+            self.chains = [[f, *self.doubles[fed_queues.index(q)]]
+                           for f, q in zip(self.floats, float_queue)]
 
     def _scratch(self, x, double: bool, max_hap: int) -> tuple:
         scratch, stride = self.res.scratch(x, double, max_hap)
@@ -221,6 +232,10 @@ class SmallCall:
             launch_layout(drv, fixed.layout_kernels, main, *fixed.counters, self.layout)
         else:
             fixed.layout_fn.prepared_async_call((1, 1), (1024, 1, 1), main, *self.layout)
+        self.floats_done = None  # (chained: no event between the bins and the recompute)
+        if self.chained:  # each bin and its queue on a stream of their own, longest reads first
+            self._side_by_side(main, mark, mark(main), [self.chains[0], *self.chains[:0:-1]])
+            return self._end(drv, main, mark)
         if self.side_by_side:
             # the bins after the layout, the longest reads' first (the block scheduler starts
             # the first launch's blocks first)
@@ -238,9 +253,12 @@ class SmallCall:
             for queue in self.doubles:
                 for fn, grid, args, smem in queue:
                     fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
+        self._end(drv, main, mark)
+
+    def _end(self, drv, main, mark) -> None:
+        """The kernels' end, the copy back right after them (their end is its start), its end."""
         self.kernels_end = mark(main)
-        # right after the kernels on the same stream: their end is its start
-        drv.memcpy_dtoh_async(self.joined, fixed.queues, main)
+        drv.memcpy_dtoh_async(self.joined, self.fixed.queues, main)
         self.d1 = mark(main)
 
     def _side_by_side(self, main, mark, after, groups: list) -> None:
@@ -259,7 +277,7 @@ class SmallCall:
 
     def finish(self, info: dict) -> Execution:
         """Once the copy back is done: the results, the stages from the five events (four
-        driver queries) and what the call did. h2d = start .. upload end (from pageable
+        driver queries; three with chained queues) and what the call did. h2d = start .. upload end (from pageable
         memory: the driver's staging too); kernel = upload end
         .. last kernel's end (layout, bins and recompute back to back; a gap where the GPU
         waited for the host to enqueue the next launch would count in it); d2h = that .. the
@@ -276,13 +294,14 @@ class SmallCall:
         info["exp_recomputed"] = sum(counts[i] for i in fixed.exp_counts)
         start = self.start
         up = self.uploaded.time_since(start) / 1e3
-        floats = self.floats_done.time_since(start) / 1e3
         kernels = self.kernels_end.time_since(start) / 1e3
         end = self.d1.time_since(start) / 1e3
         info["gpu_span_s"] = end
-        info["float32_kernel_s"] = floats - up
         info["kernel_span_s"] = kernels - up
-        info["recompute_kernel_s"] = kernels - floats
+        if self.floats_done is not None:  # (chained queues overlap the bins: no split)
+            floats = self.floats_done.time_since(start) / 1e3
+            info["float32_kernel_s"] = floats - up
+            info["recompute_kernel_s"] = kernels - floats
         timing = {"prep": self.prep, "h2d": up, "kernel": kernels - up, "d2h": end - kernels}
         info["prep_wait_s"] = 0.0  # staged by the calling thread: no wait for workers
         info["run_wall_s"] = time.perf_counter() - self.t_run
