@@ -677,46 +677,6 @@ def test_gated_chunks_are_released_by_the_host_and_give_the_ungated_results():
     _check(b, ps)
 
 
-def _reads_of_many_haplotypes(seed: int, n_reads: int, length: int) -> PairSet:
-    """One read per batch, ``length`` bases like its haplotypes, 1..7 haplotypes in turn."""
-    rng = np.random.default_rng(seed)
-
-    def seq(n):
-        return rng.choice(list(b"ACGT"), n).astype(np.uint8).tobytes()
-
-    def qual(lo, hi):
-        return (rng.integers(lo, hi, length) + 33).astype(np.uint8).tobytes()
-
-    return pack([Batch([Read(seq(length), qual(10, 41), qual(40, 46), qual(40, 46), qual(10, 11))],
-                       [seq(length) for _ in range(1 + r % 7)]) for r in range(n_reads)])
-
-
-@gpu
-def test_a_bins_part_empty_last_round_is_shared_out_and_every_pair_computed():
-    """SW_SPLIT_TAIL: a bin alone in its chunk runs on a grid the GPU holds at once; its last
-    round (here 2/7 of the groups' worth of items, 1..7 haplotypes each) deals every item's
-    haplotypes out to 3 groups. Every result slot is written (a decoy set of the same shape
-    fills them first) and equals the unshared kernel's to the bit, within 1e-4 of float64."""
-    b = sw.SubwarpBackend("split", chunk_pairs=1 << 22)
-    b.small_below, b.per_pair_below = 0, 0  # the full path, an item per read
-    (x,) = [x for x in b.bins_for(_reads_of_many_haplotypes(0, 8, 300)) if x.lo <= 300 <= x.hi]
-    groups = b.resident_grid(x) * (sw.THREADS_PER_BLOCK // x.p)
-    tail = groups * 2 // 7
-    assert groups // tail == 3
-    ps = _reads_of_many_haplotypes(1, groups + tail, 300)
-    b.run(_reads_of_many_haplotypes(2, groups + tail, 300))  # the decoy's results in every slot
-    assert b.split_tail == 1
-    split = b.run(ps)
-    assert split.info["chunks"] == 1 and list(split.info["bins"].values()) == [groups + tail]
-    b.split_tail = 0
-    plain = b.run(ps)
-    assert np.array_equal(split.log10, plain.log10)
-    idx = np.arange(0, ps.n_pairs, 61)
-    ref = forward_log10(ps.subset_pairs(idx), "float64")
-    assert np.max(np.abs(split.log10[idx] - ref)) <= TOL
-    b.close()
-
-
 @pytest.mark.parametrize("per_pair", [False, True])
 def test_a_batch_range_layout_matches_the_same_batches_packed_alone(per_pair):
     ps = ragged(seed=31, batches=12)

@@ -237,43 +237,6 @@ def test_odd_chunks_run_their_single_tile_bins_on_streams_of_their_own(fake_cuda
     b.close()
 
 
-def test_a_bin_alone_in_its_chunk_runs_on_a_grid_the_gpu_holds_and_splits_its_last_round(
-        fake_cuda):
-    """``split_tail`` 1: a chunk's only bin launches at most the blocks the GPU holds at once
-    (its kernel built with SW_SPLIT_TAIL: it then shares its last round out); bins side by
-    side keep one block per items' block (the hardware's waves), unless ``split_tail`` is 2;
-    0: every grid uncapped, no define."""
-    b = swv.backends()[0]
-    b.small_below = 0  # the full path
-    one = resolve("shape-100x150@40000").load()  # reads of 100 bases: one bin (p8k16)
-    two = PairSet.concatenate([one, resolve("shape-200x250@3000").load()])
-
-    def bin_grids(ps):
-        first = len(fake_cuda.launches)
-        b.run(ps)
-        out = {}
-        for name, grid, *_ in fake_cuda.launches[first:]:
-            d = dict(name[1][1]) if isinstance(name, tuple) else {}
-            if name[0] == "subwarp_forward" and not d.get("SW_DOUBLE") \
-                    and not d.get("SW_EXP_SCALE"):
-                out[d["SW_BIN_MAX"]] = (grid[0], d.get("SW_SPLIT_TAIL", 0))
-        return out
-
-    b.per_pair_below = 0  # an item per read
-    (x,) = [x for x in b.bins_for(one) if x.hi == 128]
-    cap = b.resident_grid(x)
-    blocks = -(-int(one.batch_reads[-1]) // (128 // x.p))  # a block per 16 reads
-    assert blocks > cap  # more items than the GPU holds at once
-    assert bin_grids(one) == {128: (cap, 1)}
-    side = bin_grids(two)
-    assert side[128][1] == side[256][1] == 1 and side[128][0] == blocks
-    b.split_tail = 2
-    assert bin_grids(two)[128] == (cap, 1)
-    b.split_tail = 0
-    assert bin_grids(one) == {128: (blocks, 0)}
-    b.close()
-
-
 def test_each_chunk_is_held_until_its_launches_are_enqueued(fake_cuda, monkeypatch):
     """A multi-chunk call's layout stream waits in sw_gate for each chunk's ticket, which the
     host releases only once the chunk's last launch is enqueued (so no host gap falls between

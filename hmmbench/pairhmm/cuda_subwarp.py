@@ -184,10 +184,6 @@ class SubwarpBackend(Backend):
         # 1: odd chunks' single-tile bins on streams of their own, so that a chunk's first
         # blocks fill the last round of the chunk before (subwarp_call._bins)
         self.alternate_bin_streams = 1
-        # A single-tile bin's float32 kernel shares the part-empty last round of a grid the GPU
-        # holds at once among its idle groups (SW_SPLIT_TAIL); a multi-chunk call's bins take
-        # such grids when they are their chunk's only bin (1), or always (2); 0: neither
-        self.split_tail = 1
         # A multi-chunk call's first chunk, staged while the GPU waits: each array in this many
         # pieces (0: one per staging thread), by a task per thread (each a piece of every
         # array; 0: a task per array piece), each array uploaded once its pieces are in (0: the
@@ -291,8 +287,6 @@ class SubwarpBackend(Backend):
              "SW_EXP_SCALE": int(kind == EXP or (kind == FLOAT and self.exponents(b)))}
         if kind == FLOAT and b.max_regs:
             d["SW_MAXNREG"] = b.max_regs
-        if kind == FLOAT and self.split_tail and not b.multi_tile:
-            d["SW_SPLIT_TAIL"] = 1
         if self.recompute_all and kind == FLOAT:
             d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
         elif (kind == FLOAT and self._exp_recompute and not d["SW_EXP_SCALE"] and self.low_floor
@@ -311,8 +305,7 @@ class SubwarpBackend(Backend):
         """(prepared function, dynamic shared bytes) for a bin or queue configuration and a
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
-        key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every,
-               bool(self.split_tail))
+        key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))

@@ -326,18 +326,13 @@ class SubwarpCall:
         self.results_back.append(self.res.mark(self.main))
         self.d2h_spans.append((done, self.results_back[-1]))
 
-    def _bin_call(self, i: int, n: int, dev: dict, w: dict, queues: int, alone: bool) -> tuple:
+    def _bin_call(self, i: int, n: int, dev: dict, w: dict, queues: int) -> tuple:
         """``_kernel_call``'s arguments for bin i's float32 kernel over its ``n`` items (at
-        most; the exact range is read on the device). A grid of one block per items' block,
-        which the GPU runs in waves; with ``split_tail`` (a single-tile bin ``alone`` in its
-        chunk, or any with 2) at most what the GPU holds at once, so that the kernel's last
-        round is the last wave and the kernel shares it out."""
-        x, b = self.bins[i], self.b
-        blocks = -(-n // (THREADS_PER_BLOCK // x.p))
-        if b.split_tail and not x.multi_tile and (alone or b.split_tail == 2):
-            blocks = min(blocks, b.resident_grid(x))
+        most; the exact range is read on the device)."""
+        x = self.bins[i]
         return (x, FLOAT, w["items"], int(w["bin_range"]) + 8 * i, n, dev, self.out_dev,
-                queues + 8 * self.queue_of[i], w["fb_items"], self.max_hap_len, blocks)
+                queues + 8 * self.queue_of[i], w["fb_items"], self.max_hap_len,
+                -(-n // (THREADS_PER_BLOCK // x.p)))
 
     def _recompute_calls(self, c: int, q: int, dev: dict, w: dict, queues: int) -> list:
         """``_kernel_call``'s arguments for recompute queue q over chunk c (its counts read on
@@ -393,7 +388,6 @@ class SubwarpCall:
             cells_of = {x.label: bin_cells(self.pairs, self.bounds[c], ref, lo, hi)
                         for x, lo, hi in ref.bin_ranges}
         fed: list = [[] for _ in self.queue_bins]
-        alone = sum(1 for n in est[:len(self.bins)] if n) == 1
         for i, x in enumerate(self.bins):
             n = int(est[i])
             if n == 0:
@@ -401,7 +395,7 @@ class SubwarpCall:
             s = self.main if profile else \
                 (self.odd_bin_streams if odd and not x.multi_tile else self.bin_streams)[i]
             s.wait_for_event(laid)
-            begin, end = b._launch(self.res, s, *self._bin_call(i, n, dev, w, queues, alone))
+            begin, end = b._launch(self.res, s, *self._bin_call(i, n, dev, w, queues))
             self.float_launches.append((begin, end))
             fed[self.queue_of[i]].append(end)
             self.bin_counts[x.label] += n

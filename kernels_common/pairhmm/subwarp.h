@@ -273,27 +273,8 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
     const int n_items = min(range[1], n_max);
 
     /* Grid-stride over items: one item (read x its haplotypes) per group at a time. */
-    const int n_groups = SW_NUM_GROUPS * SW_GROUPS;
-    const int gid = SW_GROUP_ID * SW_GROUPS + group;
-#if SW_SPLIT_TAIL
-    /* With a grid the GPU holds at once, the last round is the call's last wave: when its
-     * items leave groups idle, each item's haplotypes are dealt out to `split` groups (every
-     * split-th haplotype each; equal reads of 4 haplotypes: a quarter of an item's time). */
-    const int full = n_items - n_items % n_groups;
-    const int tail = n_items - full;
-    const int split = tail > 0 ? n_groups / tail : 1;
-#else
-    const int full = n_items, tail = 0, split = 1;
-#endif
-    for (int it = gid;; it += n_groups) {
-        int idx = it, h_first = 0, h_step = 1;
-        if (it >= full) {  /* (it = gid + full: the last round) */
-            if (gid >= split * tail) break;
-            idx = full + gid % tail;
-            h_first = gid / tail;
-            h_step = split;
-        }
-        const SwItem item = items[first + idx];
+    for (int it = SW_GROUP_ID * SW_GROUPS + group; it < n_items; it += SW_NUM_GROUPS * SW_GROUPS) {
+        const SwItem item = items[first + it];
         const SW_I64 rs = read_off[item.read];
         const int m = (int)(read_off[item.read + 1] - rs);
         /* The host routes only reads of this bin here (lets the compiler drop dead padding code). */
@@ -313,7 +294,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #if SW_EXP_SCALE && !SW_MULTI_TILE
         const int prior = insertion_prior(gq, lane * SW_K, m, lane, group_mask);
 #endif
-        for (int h = h_first; h < item.n_hap; h += h_step) {
+        for (int h = 0; h < item.n_hap; ++h) {
             const SW_I64 hs = hap_off[item.hap + h];
             const int n = (int)(hap_off[item.hap + h + 1] - hs);
             const SW_GLOBAL unsigned char* const hb = hap_bases + hs;
@@ -549,7 +530,6 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
             if (lane == SW_P - 1) SW_STORE(item.out + h, sum);
 #endif
         }
-        if (it >= full) break;
     }
 }
 

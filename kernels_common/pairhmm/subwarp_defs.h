@@ -77,12 +77,6 @@
 #define SW_EXP_MAX_GAP 150
 #endif
 
-/* 1: the part-empty last round of a grid that the GPU holds at once shares its items'
- * haplotypes among the groups with no item of their own (subwarp.h's item loop). */
-#ifndef SW_SPLIT_TAIL
-#define SW_SPLIT_TAIL 0
-#endif
-
 #define SW_TILE (SW_P * SW_K)
 #define SW_GROUPS (SW_BLOCK / SW_P)
 #define SW_Q (SW_K / 4)            /* float4 quads per thread's rows */
