@@ -9,6 +9,8 @@
 #   pairs    one work item per pair against one per read (--setting per_pair_below=A,B) on
 #            the peer suite's sets of 256..1,024: a read's items four times finer in the last
 #            round, its set-up paid per pair
+#   (split, split2: a bin alone in its chunk on a grid the GPU holds at once, its last round
+#   shared out, SW_SPLIT_TAIL; run at be390e7 and reverted, docs/subwarp-notes.md)
 #   medium   10s and 1m merged through the tool, in five processes
 #   pytest   the CUDA sub-warp tests
 #   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
