@@ -9,12 +9,8 @@
 #   pairs    one work item per pair against one per read (--setting per_pair_below=A,B) on
 #            the peer suite's sets of 256..1,024: a read's items four times finer in the last
 #            round, its set-up paid per pair
-#   split    a bin alone in its chunk with a part-empty last wave launching 3 more groups per
-#            item of it, each such item dealt to 4 groups (--setting split_tail=1,0), on the
-#            peer suite's sets of 256..1,024, chunks@5e6 (bins side by side), 10s and 1m
-#            (session 22's first version, a grid the GPU holds at once with its last round
-#            dealt out, ran at be390e7 and was reverted: docs/subwarp-notes.md)
-#   gputests the GPU tests of this session's changes (tests/test_cuda_subwarp.py -k ...)
+#   (split, split2: a bin alone in its chunk on a grid the GPU holds at once, its last round
+#   shared out, SW_SPLIT_TAIL; run at be390e7 and reverted, docs/subwarp-notes.md)
 #   medium   10s and 1m merged through the tool, in five processes
 #   pytest   the CUDA sub-warp tests
 #   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
@@ -30,12 +26,9 @@ ab() {  # NAME SETTING SETS ROUNDS CALLS CHECK
 [[ $parts == *" chain "* ]] && ab chain-queues chain_queues=1,0 1m,10s 10 20 1000
 [[ $parts == *" alt "* ]] && ab alternate-streams alternate_bin_streams=1,0 \
     equal-32@4000000,equal-64@1953125,equal-128@488281,equal-256@488281,chunks@5000000 3 2 100
-long=equal-256@488281,equal-384@262144,equal-512@262144,equal-640@262144,equal-768@262144
-long+=,equal-896@262144,equal-1024@262144
-[[ $parts == *" pairs "* ]] && ab pair-items per_pair_below=1048576,65536 "$long" 3 2 100
-[[ $parts == *" split "* ]] && ab split-ways split_tail=1,0 "$long,chunks@5000000,10s,1m" 3 2 100
-[[ $parts == *" gputests "* ]] && subwarp_pytest tests/test_cuda_subwarp.py -k \
-    "shared_out or small_calls or pipelined or gated or sequences_uploaded or ragged"
+[[ $parts == *" pairs "* ]] && ab pair-items per_pair_below=1048576,65536 \
+    equal-256@488281,equal-384@262144,equal-512@262144,equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 \
+    3 2 100
 if [[ $parts == *" medium "* ]]; then
     for i in 1 2 3 4 5; do
         step "medium-$i" python3 -m hmmbench run -b cuda-subwarp -d 10s -d 1m --chunking merged \

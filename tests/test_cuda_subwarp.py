@@ -677,47 +677,6 @@ def test_gated_chunks_are_released_by_the_host_and_give_the_ungated_results():
     _check(b, ps)
 
 
-def _reads_of_many_haplotypes(seed: int, n_reads: int, length: int) -> PairSet:
-    """One read per batch, ``length`` bases like its haplotypes, 1..7 haplotypes in turn."""
-    rng = np.random.default_rng(seed)
-
-    def seq(n):
-        return rng.choice(list(b"ACGT"), n).astype(np.uint8).tobytes()
-
-    def qual(lo, hi):
-        return (rng.integers(lo, hi, length) + 33).astype(np.uint8).tobytes()
-
-    return pack([Batch([Read(seq(length), qual(10, 41), qual(40, 46), qual(40, 46), qual(10, 11))],
-                       [seq(length) for _ in range(1 + r % 7)]) for r in range(n_reads)])
-
-
-@gpu
-def test_a_bins_part_empty_last_wave_is_shared_out_and_every_pair_computed():
-    """SW_SPLIT_WAYS: a bin alone in its chunk whose last wave holds a sixth of the groups the
-    GPU holds at once launches 3 more groups per item of it, and the kernel deals each of
-    those items (1..7 haplotypes) to 4 groups. Every result slot is written (a decoy set of
-    the same shape fills them first) and equals the unshared kernel's to the bit, within 1e-4
-    of float64."""
-    b = sw.SubwarpBackend("split", chunk_pairs=1 << 22)
-    b.small_below, b.per_pair_below = 0, 0  # the full path, an item per read
-    (x,) = [x for x in b.bins_for(_reads_of_many_haplotypes(0, 8, 300)) if x.lo <= 300 <= x.hi]
-    resident = b.resident_grid(x) * (sw.THREADS_PER_BLOCK // x.p)
-    n = resident + resident // 6
-    assert sw.split_tail_groups(n, resident) == n + 3 * (resident // 6)
-    ps = _reads_of_many_haplotypes(1, n, 300)
-    b.run(_reads_of_many_haplotypes(2, n, 300))  # the decoy's results in every slot
-    assert b.split_tail == 1
-    split = b.run(ps)
-    assert split.info["chunks"] == 1 and list(split.info["bins"].values()) == [n]
-    b.split_tail = 0
-    plain = b.run(ps)
-    assert np.array_equal(split.log10, plain.log10)
-    idx = np.arange(0, ps.n_pairs, 61)
-    ref = forward_log10(ps.subset_pairs(idx), "float64")
-    assert np.max(np.abs(split.log10[idx] - ref)) <= TOL
-    b.close()
-
-
 @pytest.mark.parametrize("per_pair", [False, True])
 def test_a_batch_range_layout_matches_the_same_batches_packed_alone(per_pair):
     ps = ragged(seed=31, batches=12)
@@ -869,21 +828,6 @@ def test_recompute_queues_fit_each_bin_with_eight_rows_per_thread():
         if not qb.multi_tile and qb.p > 4:  # the smallest group that holds the bin
             assert (qb.p // 2) * qb.k < b.hi
     assert [q.multi_tile for q in queues] == [False] * (len(queues) - 1) + [True]
-
-
-def test_a_last_wave_at_most_half_full_gets_three_more_groups_per_item():
-    """split_tail_groups: one group per item, plus 3 per item of a last wave that is at most
-    half the groups the GPU holds at once; nothing more for fuller or empty last waves, nor
-    for fewer items than one wave."""
-    from hmmbench.pairhmm.subwarp_layout import SPLIT_WAYS, split_tail_groups
-    assert SPLIT_WAYS == 4
-    assert split_tail_groups(65536, 1056) == 65536 + 3 * 64   # equal-1024@262144, H100
-    assert split_tail_groups(65536, 1584) == 65536 + 3 * 592  # equal-640/768: 37 % full
-    assert split_tail_groups(65536, 3168) == 65536            # equal-384: 69 % full
-    assert split_tail_groups(2 * 1000, 1000) == 2000          # no last wave
-    assert split_tail_groups(1000 + 500, 1000) == 1000 + 500 + 3 * 500
-    assert split_tail_groups(1000 + 501, 1000) == 1501
-    assert split_tail_groups(999, 1000) == 999
 
 
 def test_growing_buffers_get_at_most_a_fifth_of_headroom():

@@ -237,43 +237,6 @@ def test_odd_chunks_run_their_single_tile_bins_on_streams_of_their_own(fake_cuda
     b.close()
 
 
-def test_a_bin_alone_in_its_chunk_launches_groups_to_share_its_last_wave_out(fake_cuda):
-    """``split_tail``: a chunk's only bin, an item per read, launches ``split_tail_groups``'
-    groups (its kernel built with SW_SPLIT_WAYS); bins side by side, items per pair, or
-    ``split_tail`` 0 launch a group per item (0: no define)."""
-    from hmmbench.pairhmm.subwarp_layout import SPLIT_WAYS, split_tail_groups
-    b = swv.backends()[0]
-    b.small_below = 0  # the full path
-    one = resolve("shape-100x150@40000").load()  # reads of 100 bases: one bin (p8k16)
-    two = PairSet.concatenate([one, resolve("shape-200x250@3000").load()])
-
-    def bin_grids(ps):
-        first = len(fake_cuda.launches)
-        b.run(ps)
-        out = {}
-        for name, grid, *_ in fake_cuda.launches[first:]:
-            d = dict(name[1][1]) if isinstance(name, tuple) else {}
-            if name[0] == "subwarp_forward" and not d.get("SW_DOUBLE") \
-                    and not d.get("SW_EXP_SCALE"):
-                out[d["SW_BIN_MAX"]] = (grid[0], d.get("SW_SPLIT_WAYS", 1))
-        return out
-
-    b.per_pair_below = 0  # an item per read
-    (x,) = [x for x in b.bins_for(one) if x.hi == 128]
-    per_block = 128 // x.p
-    items = int(one.batch_reads[-1])
-    groups = split_tail_groups(items, b.resident_grid(x) * per_block)
-    assert groups > items  # this set's last wave is at most half full
-    assert bin_grids(one) == {128: (-(-groups // per_block), SPLIT_WAYS)}
-    side = bin_grids(two)
-    assert side[128] == (-(-items // per_block), SPLIT_WAYS)
-    b.per_pair_below = 1 << 20
-    assert bin_grids(one)[128][0] == -(-one.n_pairs // per_block)
-    b.per_pair_below, b.split_tail = 0, 0
-    assert bin_grids(one) == {128: (-(-items // per_block), 1)}
-    b.close()
-
-
 def test_each_chunk_is_held_until_its_launches_are_enqueued(fake_cuda, monkeypatch):
     """A multi-chunk call's layout stream waits in sw_gate for each chunk's ticket, which the
     host releases only once the chunk's last launch is enqueued (so no host gap falls between

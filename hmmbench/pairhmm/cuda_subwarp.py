@@ -59,8 +59,8 @@ from .model import PairSet
 from .subwarp_layout import (  # noqa: F401
     DEFAULT_BINS, DEFAULT_LONG, F32_LOW_FLOOR, F32_LOW_FLOOR_ABOVE, F32_LOW_FLOOR_IQ,
     GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE, RECURRENCES, SMALL_TIERS, SUPPORTED_K,
-    SPLIT_WAYS, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin, HostLayout, PER_PAIR_BELOW,
-    bin_cells, choose_bins, chunk_bounds, host_layout, make_bins, read_items, size_tier, sw_scaled,
+    SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin, HostLayout, PER_PAIR_BELOW, bin_cells,
+    choose_bins, chunk_bounds, host_layout, make_bins, read_items, size_tier, sw_scaled,
     table_bytes, tiers_param, tiers_table)
 from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile, wavefront_loop)
@@ -184,10 +184,6 @@ class SubwarpBackend(Backend):
         # 1: odd chunks' single-tile bins on streams of their own, so that a chunk's first
         # blocks fill the last round of the chunk before (subwarp_call._bins)
         self.alternate_bin_streams = 1
-        # A bin alone in its chunk whose items leave its last wave at most half full launches
-        # 3 more groups per item of that wave, and its kernel deals each of those items to 4
-        # groups (SW_SPLIT_WAYS; subwarp_call._bin_call); 0: off
-        self.split_tail = 1
         # A multi-chunk call's first chunk, staged while the GPU waits: each array in this many
         # pieces (0: one per staging thread), by a task per thread (each a piece of every
         # array; 0: a task per array piece), each array uploaded once its pieces are in (0: the
@@ -291,8 +287,6 @@ class SubwarpBackend(Backend):
              "SW_EXP_SCALE": int(kind == EXP or (kind == FLOAT and self.exponents(b)))}
         if kind == FLOAT and b.max_regs:
             d["SW_MAXNREG"] = b.max_regs
-        if kind == FLOAT and self.split_tail and not b.multi_tile:
-            d["SW_SPLIT_WAYS"] = SPLIT_WAYS
         if self.recompute_all and kind == FLOAT:
             d["SW_F32_MIN_ACCEPTED"] = "3e38f"  # every pair goes to the float64 recompute
         elif (kind == FLOAT and self._exp_recompute and not d["SW_EXP_SCALE"] and self.low_floor
@@ -311,8 +305,7 @@ class SubwarpBackend(Backend):
         """(prepared function, dynamic shared bytes) for a bin or queue configuration and a
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
-        key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every,
-               bool(self.split_tail))
+        key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))

@@ -25,8 +25,7 @@ from ..apis import cuda as glue
 from ..backend import Execution
 from .model import PairSet
 from .subwarp_device import sized_lane
-from .subwarp_layout import (SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout, items_per_bin,
-                             split_tail_groups)
+from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout, items_per_bin
 from .subwarp_rescue import DOUBLE, EXP, FLOAT, exp_config, recompute_counts
 from .subwarp_staging import (CHUNK_PARTS, POOL_FROM_PAIRS, PREP_THREADS, STAGED, STAGING_SLOTS,
                               STREAM_ORDER, chunk_offsets, headroom, int_views, part_ranges,
@@ -327,19 +326,13 @@ class SubwarpCall:
         self.results_back.append(self.res.mark(self.main))
         self.d2h_spans.append((done, self.results_back[-1]))
 
-    def _bin_call(self, i: int, c: int, n: int, dev: dict, w: dict, queues: int,
-                  alone: bool) -> tuple:
-        """``_kernel_call``'s arguments for bin i's float32 kernel over chunk c's ``n`` items
-        (at most; the exact range is read on the device): a group per item; for a bin
-        ``alone`` in its chunk with an item per read, more to share out a part-empty last
-        wave (``split_tail``)."""
-        x, b = self.bins[i], self.b
-        groups = n
-        if b.split_tail and alone and not x.multi_tile and not self.per_pair[c]:
-            groups = split_tail_groups(n, b.resident_grid(x) * (THREADS_PER_BLOCK // x.p))
+    def _bin_call(self, i: int, n: int, dev: dict, w: dict, queues: int) -> tuple:
+        """``_kernel_call``'s arguments for bin i's float32 kernel over its ``n`` items (at
+        most; the exact range is read on the device)."""
+        x = self.bins[i]
         return (x, FLOAT, w["items"], int(w["bin_range"]) + 8 * i, n, dev, self.out_dev,
                 queues + 8 * self.queue_of[i], w["fb_items"], self.max_hap_len,
-                -(-groups // (THREADS_PER_BLOCK // x.p)))
+                -(-n // (THREADS_PER_BLOCK // x.p)))
 
     def _recompute_calls(self, c: int, q: int, dev: dict, w: dict, queues: int) -> list:
         """``_kernel_call``'s arguments for recompute queue q over chunk c (its counts read on
@@ -395,7 +388,6 @@ class SubwarpCall:
             cells_of = {x.label: bin_cells(self.pairs, self.bounds[c], ref, lo, hi)
                         for x, lo, hi in ref.bin_ranges}
         fed: list = [[] for _ in self.queue_bins]
-        alone = sum(1 for n in est[:len(self.bins)] if n) == 1
         for i, x in enumerate(self.bins):
             n = int(est[i])
             if n == 0:
@@ -403,7 +395,7 @@ class SubwarpCall:
             s = self.main if profile else \
                 (self.odd_bin_streams if odd and not x.multi_tile else self.bin_streams)[i]
             s.wait_for_event(laid)
-            begin, end = b._launch(self.res, s, *self._bin_call(i, c, n, dev, w, queues, alone))
+            begin, end = b._launch(self.res, s, *self._bin_call(i, n, dev, w, queues))
             self.float_launches.append((begin, end))
             fed[self.queue_of[i]].append(end)
             self.bin_counts[x.label] += n

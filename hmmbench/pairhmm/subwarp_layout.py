@@ -113,21 +113,6 @@ def f32_floors(pairs: PairSet) -> np.ndarray:
 #: Inputs (chunks) of at most this many pairs get one work item per pair instead of one per read:
 #: more parallelism when the device would otherwise idle.
 PER_PAIR_BELOW = 1 << 16
-#: The items of a part-empty last wave are each dealt out to this many groups (SW_SPLIT_WAYS):
-#: equal reads of 4 haplotypes then take a quarter of an item's time there.
-SPLIT_WAYS = 4
-
-
-def split_tail_groups(n_items: int, resident_groups: int) -> int:
-    """Groups to launch for ``n_items`` items of a bin alone on the GPU, which holds
-    ``resident_groups`` of its groups at once: the items, and when their last wave is at most
-    half full (e.g. equal-1024@262144 on an H100: 64 items past 62 full waves of 1,056) 3 more
-    per item of that wave, which the kernel turns into shares of those items (SW_SPLIT_WAYS).
-    A fuller wave gains less than its items' extra set-ups cost."""
-    last = n_items % resident_groups
-    if n_items < resident_groups or not 0 < last <= resident_groups // 2:
-        return n_items
-    return n_items + (SPLIT_WAYS - 1) * last
 #: Work-items per block (work-group) of the bin kernels.
 THREADS_PER_BLOCK = 128
 #: Sort levels per bin (SW_LEVELS in the kernel's header).

@@ -272,25 +272,8 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
     const int first = range[0];
     const int n_items = min(range[1], n_max);
 
-    /* Grid-stride over items: one item (read x its haplotypes) per group at a time. Groups
-     * past the items take a share of the last ones: each of the last n_split items is dealt to
-     * SW_SPLIT_WAYS groups, every SW_SPLIT_WAYS-th haplotype each (a part-empty last wave of
-     * equal items then lasts a fraction of an item). */
-    const int n_groups = SW_NUM_GROUPS * SW_GROUPS;
-#if SW_SPLIT_WAYS > 1
-    const int n_split = min(n_items, max(0, n_groups - n_items) / (SW_SPLIT_WAYS - 1));
-#else
-    const int n_split = 0;
-#endif
-    const int whole = n_items - n_split;
-    for (int u = SW_GROUP_ID * SW_GROUPS + group; u < whole + n_split * SW_SPLIT_WAYS;
-         u += n_groups) {
-        int it = u, h_first = 0, h_step = 1;
-        if (u >= whole) {
-            it = whole + (u - whole) / SW_SPLIT_WAYS;
-            h_first = (u - whole) % SW_SPLIT_WAYS;
-            h_step = SW_SPLIT_WAYS;
-        }
+    /* Grid-stride over items: one item (read x its haplotypes) per group at a time. */
+    for (int it = SW_GROUP_ID * SW_GROUPS + group; it < n_items; it += SW_NUM_GROUPS * SW_GROUPS) {
         const SwItem item = items[first + it];
         const SW_I64 rs = read_off[item.read];
         const int m = (int)(read_off[item.read + 1] - rs);
@@ -311,7 +294,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #if SW_EXP_SCALE && !SW_MULTI_TILE
         const int prior = insertion_prior(gq, lane * SW_K, m, lane, group_mask);
 #endif
-        for (int h = h_first; h < item.n_hap; h += h_step) {
+        for (int h = 0; h < item.n_hap; ++h) {
             const SW_I64 hs = hap_off[item.hap + h];
             const int n = (int)(hap_off[item.hap + h + 1] - hs);
             const SW_GLOBAL unsigned char* const hb = hap_bases + hs;

@@ -77,13 +77,6 @@
 #define SW_EXP_MAX_GAP 150
 #endif
 
-/* > 1: groups of the grid past its items share the last items out, each of those dealt to
- * SW_SPLIT_WAYS groups (subwarp.h's item loop; the host sizes such a grid for a part-empty last
- * wave). */
-#ifndef SW_SPLIT_WAYS
-#define SW_SPLIT_WAYS 1
-#endif
-
 #define SW_TILE (SW_P * SW_K)
 #define SW_GROUPS (SW_BLOCK / SW_P)
 #define SW_Q (SW_K / 4)            /* float4 quads per thread's rows */
