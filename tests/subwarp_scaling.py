@@ -45,24 +45,6 @@ class Scheme:
     target: int = 20        # ... and where a rescale puts it
     prior: bool = True      # threads start at the insertion prior (else at their sender's scale)
     stride: int = 4         # the check reads I of every stride-th row (and the last)
-    # each thread's exponent at most ONE_FACTOR over its sender's (a prefix min down the group,
-    # at the start and at each check), so one float factor converts what comes in; a thread
-    # lowered by more than MAX_GAP - ONE_FACTOR binades hands its pair to float64
-    clamp: bool = False
-
-
-#: The widest gap one float32 factor 2^d converts (the second factor covers up to MAX_GAP).
-ONE_FACTOR = 126
-
-
-def clamp_gaps(e: np.ndarray) -> np.ndarray:
-    """``e`` (groups x threads) with each thread's exponent at most ONE_FACTOR over the one
-    before it (after that one's own clamp): e'_l = min over j <= l of e_j + ONE_FACTOR (l - j),
-    the kernel's log-step scan of shuffles."""
-    out = e.copy()
-    for lane in range(1, e.shape[1]):
-        out[:, lane] = np.minimum(out[:, lane], out[:, lane - 1] + ONE_FACTOR)
-    return out
 
 
 def fma(a, b, c):
@@ -185,10 +167,6 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             m_b = scratch[:3, :, 0].max(axis=0)
             lift = np.where(m_b > 0, scheme.target - binade(m_b.astype(F32)), 0) if scheme else 0
             e = (scratch[3][:, 0].astype(np.int32) + lift)[:, None] + prior
-        if scheme is not None and scheme.clamp:
-            clamped = clamp_gaps(e)
-            flagged |= (e - clamped > MAX_GAP - ONE_FACTOR).any(axis=1)
-            e = clamped
         d_src = (d_init * pow2(np.clip(e[:, 0], -126, 127))).astype(F32) if first else None
         if first:
             dg[2, :, 0] = d_src
@@ -262,13 +240,6 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             on = live | done
             src = np.maximum.accumulate(np.where(on, np.arange(p)[None, :], 0), axis=1)
             want = np.where(on, want, np.take_along_axis(want - prior, src, axis=1) + prior)
-            if scheme.clamp:
-                clamped = clamp_gaps(want)
-                flagged |= ((want - clamped > MAX_GAP - ONE_FACTOR) & live & ~done).any(axis=1)
-                if stats is not None:
-                    stats["clamped_checks"] = stats.get("clamped_checks", 0) + int(
-                        (clamped != want).any(axis=1).sum())
-                want = clamped
             sh = np.where(on, want - e, 0)
             if stats is not None:  # how often a group has a thread rescaling (of the checks)
                 stats["checks"] = stats.get("checks", 0) + G
