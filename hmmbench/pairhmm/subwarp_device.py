@@ -223,8 +223,7 @@ def _lane_buffers(lane, n_keys, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, o
     queues_dev = bufs.get("queues", n_chunks * nb * 16)  # sw_layout_scan: 2 x nb heads
     streams = res.streams(3 + 2 * nb + nq)
     main, q0 = streams[0], 3 + nb
-    if not streams_on:
-        return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
-                [main] * nb, [main] * nq, [main] * nb)
+    per_bin_queue_odd = (streams[3:q0], streams[q0:q0 + nq], streams[q0 + nq:q0 + nq + nb]) \
+        if streams_on else ([main] * nb, [main] * nq, [main] * nb)
     return (pinned, dev_slots, work, queues_dev, bufs.get("out", out_bytes), *streams[:3],
-            streams[3:q0], streams[q0:q0 + nq], streams[q0 + nq:q0 + nq + nb])
+            *per_bin_queue_odd)

@@ -13,8 +13,9 @@ end) and one copy back (queue heads in front of the results, ``HEADS_BYTES``). F
 ``SIDE_BINS_FROM`` pairs the bins, and then the recompute queues, run side by side (a side
 stream per bin or queue after the first: one more event each and the waits; below it a region's
 few hundred pairs gain less than the host pays for them); where each fed queue has one bin (1m
-merged) it follows that bin on the bin's stream (no float32 end event). The staging and every launch's arguments are built before the start
-event, so between the first and the last event the host only issues driver calls. The bins'
+merged) it follows that bin on the bin's stream (no float32 end event). The staging and every
+launch's arguments are built before the start event, so between the first and the last event
+the host only issues driver calls. The bins'
 grids need no count of items per bin (their bound is the call's items, capped at what the GPU
 holds at once); that count, for ``info``, runs while the GPU works.
 
@@ -202,9 +203,8 @@ class SmallCall:
                 self.doubles[-1].append((fn, (max(blocks, 1), 1),
                                          head + (np.int32(n_pairs),) + karr + tail + end, smem))
         if self.chained:  # per launched bin: the bin, then its queue's launches
-            fed_queues = [q for q, n in enumerate(fed) if n]
-            self.chains = [[f, *self.doubles[fed_queues.index(q)]]
-                           for f, q in zip(self.floats, float_queue)]
+            launches_of = dict(zip([q for q, n in enumerate(fed) if n], self.doubles))
+            self.chains = [[f, *launches_of[q]] for f, q in zip(self.floats, float_queue)]
 
     def _scratch(self, x, double: bool, max_hap: int) -> tuple:
         scratch, stride = self.res.scratch(x, double, max_hap)
@@ -277,8 +277,8 @@ class SmallCall:
 
     def finish(self, info: dict) -> Execution:
         """Once the copy back is done: the results, the stages from the five events (four
-        driver queries; three with chained queues) and what the call did. h2d = start .. upload end (from pageable
-        memory: the driver's staging too); kernel = upload end
+        driver queries; three with chained queues) and what the call did. h2d = start ..
+        upload end (from pageable memory: the driver's staging too); kernel = upload end
         .. last kernel's end (layout, bins and recompute back to back; a gap where the GPU
         waited for the host to enqueue the next launch would count in it); d2h = that .. the
         copy back's end."""
