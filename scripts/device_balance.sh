@@ -16,17 +16,12 @@ export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" balance "pytest ab" "$@"
 subwarp_setup
 [[ $parts == *" pytest "* ]] && subwarp_pytest
-ab() {  # NAME SETS: one A/B of cuda-subwarp's attribute NAME (1 = on, 0 = off)
-    step "ab-$1" python3 scripts/subwarp_side_bins.py --setting "$1=1,0" --sets "$2" \
-        --rounds 3 --calls 2 --check 100 --json "$out/subwarp-ab-$1.json"
-}
 if [[ $parts == *" ab "* ]]; then
-    ab low_floor equal-448@262144,equal-512@262144
+    subwarp_ab low_floor low_floor=1,0 equal-448@262144,equal-512@262144 3 2 100
 fi
 if [[ $parts == *" ab2 "* ]]; then
-    step ab-exp_every python3 scripts/subwarp_side_bins.py --setting exp_every=16,24 \
-        --sets equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 \
-        --rounds 3 --calls 2 --check 100 --json "$out/subwarp-ab-exp-every.json"
+    subwarp_ab exp-every exp_every=16,24 \
+        equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 3 2 100
     step shapes python3 -m hmmbench run -d equal-384@262144 -b cuda-subwarp \
         -b 'cuda-subwarp-shape[hi=384,p=16,k=24,min_blocks=3]' --chunking merged --repeat 5 \
         --sample-pairs 100 --json "$out/subwarp-lowfloor-shape384.json"

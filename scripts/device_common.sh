@@ -6,7 +6,9 @@
 # (their kernels into PyCUDA's cache, nvcc in parallel), peer_build (gpuPairHMM's build),
 # subwarp_setup BACKEND... (cuda-subwarp's and those kernels compiled, and with a peer part
 # gpuPairHMM's build beside them and the peer suite's variants),
-# subwarp_pytest [FILE...] (those tests, default the CUDA sub-warp ones, into $out/pytest.txt).
+# subwarp_pytest [FILE...] (those tests, default the CUDA sub-warp ones, into $out/pytest.txt),
+# subwarp_ab NAME SETTING SETS ROUNDS CALLS CHECK (scripts/subwarp_side_bins.py's A/B of a
+# cuda-subwarp attribute, into $out/subwarp-ab-NAME.json).
 set -uo pipefail
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
 export PYTHONUNBUFFERED=1
@@ -59,4 +61,8 @@ subwarp_pytest() {  # [TEST FILE...]: default the CUDA sub-warp tests
     python3 -m pytest -q -p no:cacheprovider "${@:-tests/test_cuda_subwarp.py}" 2>&1 | tail -15 \
         | tee "$out/pytest.txt" | tee -a "$log"
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+}
+subwarp_ab() {  # NAME SETTING SETS ROUNDS CALLS CHECK: two values of an attribute, one process
+    step "ab-$1" python3 scripts/subwarp_side_bins.py --setting "$2" --sets "$3" --rounds "$4" \
+        --calls "$5" --check "$6" --json "$out/subwarp-ab-$1.json"
 }

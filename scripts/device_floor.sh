@@ -27,19 +27,16 @@ export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" floor "ab ncu" "$@"
 subwarp_setup
 if [[ $parts == *" ab "* ]]; then
-    step ab-low_floor python3 scripts/subwarp_side_bins.py --setting low_floor=1,0 \
-        --sets equal-256@488281,equal-384@262144,equal-512@262144 --rounds 3 --calls 2 --check 100 \
-        --json "$out/subwarp-ab-low-floor.json"
+    subwarp_ab low-floor low_floor=1,0 equal-256@488281,equal-384@262144,equal-512@262144 \
+        3 2 100
 fi
 if [[ $parts == *" ab2 "* ]]; then
-    step ab-low_floor2 python3 scripts/subwarp_side_bins.py --setting low_floor=1,0 \
-        --sets equal-64@1953125,equal-128@488281,equal-192@217013,equal-256@488281 --rounds 3 \
-        --calls 2 --check 100 --json "$out/subwarp-ab-low-floor-short.json"
+    subwarp_ab low-floor-short low_floor=1,0 \
+        equal-64@1953125,equal-128@488281,equal-192@217013,equal-256@488281 3 2 100
 fi
 if [[ $parts == *" gate "* ]]; then
-    step ab-gate python3 scripts/subwarp_side_bins.py --setting gate_chunks=1,0 \
-        --sets equal-32@4000000,equal-64@1953125,equal-128@488281,chunks@5000000 --rounds 3 \
-        --calls 3 --check 100 --json "$out/subwarp-ab-gate.json"
+    subwarp_ab gate gate_chunks=1,0 \
+        equal-32@4000000,equal-64@1953125,equal-128@488281,chunks@5000000 3 3 100
 fi
 if [[ $parts == *" regcap "* ]]; then
     caps448=() caps512=() names=()
@@ -57,9 +54,8 @@ if [[ $parts == *" tune "* ]]; then
     step regcap256 python3 -m hmmbench run -d equal-256@488281 -b cuda-subwarp -b "${names[0]}" \
         -b "${names[1]}" --chunking merged --repeat 3 --sample-pairs 100 \
         --json "$out/subwarp-floor-caps256.json"
-    step ab-exp_every python3 scripts/subwarp_side_bins.py --setting exp_every=16,20 \
-        --sets equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 \
-        --rounds 3 --calls 2 --check 100 --json "$out/subwarp-ab-exp-every20.json"
+    subwarp_ab exp-every20 exp_every=16,20 \
+        equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 3 2 100
 fi
 if [[ $parts == *" tune2 "* ]]; then
     for L in 640 768; do
@@ -73,9 +69,8 @@ if [[ $parts == *" tune2 "* ]]; then
     done
 fi
 if [[ $parts == *" tail "* ]]; then
-    step ab-join_tail python3 scripts/subwarp_side_bins.py --setting join_tail=1,0 \
-        --sets equal-64@1953125,equal-128@488281,equal-256@488281,chunks@5000000 --rounds 3 \
-        --calls 2 --check 100 --json "$out/subwarp-ab-join-tail.json"
+    subwarp_ab join-tail join_tail=1,0 \
+        equal-64@1953125,equal-128@488281,equal-256@488281,chunks@5000000 3 2 100
 fi
 if [[ $parts == *" ncu "* ]]; then
     for set in equal-32@1000000 equal-256@65536; do

@@ -19,14 +19,10 @@
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" tails "chain alt pairs" "$@"
 subwarp_setup
-ab() {  # NAME SETTING SETS ROUNDS CALLS CHECK
-    step "ab-$1" python3 scripts/subwarp_side_bins.py --setting "$2" --sets "$3" --rounds "$4" \
-        --calls "$5" --check "$6" --json "$out/subwarp-ab-$1.json"
-}
-[[ $parts == *" chain "* ]] && ab chain-queues chain_queues=1,0 1m,10s 10 20 1000
-[[ $parts == *" alt "* ]] && ab alternate-streams alternate_bin_streams=1,0 \
+[[ $parts == *" chain "* ]] && subwarp_ab chain-queues chain_queues=1,0 1m,10s 10 20 1000
+[[ $parts == *" alt "* ]] && subwarp_ab alternate-streams alternate_bin_streams=1,0 \
     equal-32@4000000,equal-64@1953125,equal-128@488281,equal-256@488281,chunks@5000000 3 2 100
-[[ $parts == *" pairs "* ]] && ab pair-items per_pair_below=1048576,65536 \
+[[ $parts == *" pairs "* ]] && subwarp_ab pair-items per_pair_below=1048576,65536 \
     equal-256@488281,equal-384@262144,equal-512@262144,equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 \
     3 2 100
 if [[ $parts == *" medium "* ]]; then

@@ -126,12 +126,18 @@ FAKE_H100 = {"name": "Fake H100", "sm_count": 132, "arch": "sm_90", "compute_cap
              "blocks_per_sm": 32, "reserved_shared_per_block": 1024}
 
 
+def kernel_of(name) -> tuple:
+    """(kernel name, its defines) of a fake function's name: (kernel, (source, defines)) for
+    a compiled kernel, the bare kernel name otherwise."""
+    return (name[0], dict(name[1][1])) if isinstance(name, tuple) else (name, {})
+
+
 class FakeFunction:
     """A compiled kernel: its register cap, or the registers its ``__launch_bounds__`` minimum
     blocks allow (128 without), no static shared memory."""
     def __init__(self, drv, name):
         self.drv, self.name = drv, name
-        defines = dict(name[1][1]) if isinstance(name, tuple) else {}
+        defines = kernel_of(name)[1]
         self.num_regs = defines.get("SW_MAXNREG") or \
             {2: 255, 3: 168, 4: 128, 6: 80}.get(defines.get("SW_MIN_BLOCKS", 0), 128)
         self.shared_size_bytes = 0
@@ -216,8 +222,7 @@ def test_odd_chunks_run_their_single_tile_bins_on_streams_of_their_own(fake_cuda
         assert ex.info["chunks"] >= 4
         chunk, bins = -1, {False: {}, True: {}}  # multi-tile: {chunk: stream}
         for (name, *_rest), s in zip(fake_cuda.launches[first:], fake_cuda.launch_streams[first:]):
-            d = dict(name[1][1]) if isinstance(name, tuple) else {}
-            kernel = name[0] if isinstance(name, tuple) else name
+            kernel, d = kernel_of(name)
             chunk += kernel == "sw_layout_count"
             # a bin: float32, single-tile without exponents (the cascades' kernels over 1e-28
             # have them) or multi-tile (its queue is float64)

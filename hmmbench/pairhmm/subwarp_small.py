@@ -15,9 +15,9 @@ stream per bin or queue after the first: one more event each and the waits; belo
 few hundred pairs gain less than the host pays for them); where each fed queue has one bin (1m
 merged) it follows that bin on the bin's stream (no float32 end event). The staging and every
 launch's arguments are built before the start event, so between the first and the last event
-the host only issues driver calls. The bins'
-grids need no count of items per bin (their bound is the call's items, capped at what the GPU
-holds at once); that count, for ``info``, runs while the GPU works.
+the host only issues driver calls. The bins' grids need no count of items per bin (their bound
+is the call's items, capped at what the GPU holds at once); that count, for ``info``, runs while
+the GPU works.
 
 What depends only on the plan and the lane's buffers (kernels, device addresses of the work
 buffers, the fixed head and tail of each launch's arguments) is worked out once per lane and
