@@ -214,6 +214,10 @@ class SubwarpBackend(Backend):
         # Steps between the exponent checks of the float32 bins with exponents (SW_EXP_EVERY x 4;
         # 24 holds on the emulation, 32 does not: scripts/subwarp_exp_every_emulation.py)
         self.exp_every = 16
+        # A single tile's lane 0 gets its row above from the exponents' conversion factor, not
+        # three selects a step (SW_LANE0_BY_FACTOR; 0: the selects, the A/B:
+        # --setting lane0_by_factor=1,0)
+        self.lane0_by_factor = 1
         # Hold each chunk's chain of a multi-chunk call until all of it is enqueued (sw_gate);
         # 0: launch by launch (the A/B: --setting gate_chunks=1,0)
         self.gate_chunks = 1
@@ -299,13 +303,16 @@ class SubwarpBackend(Backend):
             if self.exp_every % 4 or self.exp_every > 24:
                 raise ValueError(f"exp_every {self.exp_every}: a multiple of 4 up to 24")
             d["SW_EXP_EVERY"] = self.exp_every // 4
+        if d["SW_EXP_SCALE"] and not self.lane0_by_factor:
+            d["SW_LANE0_BY_FACTOR"] = 0
         return d
 
     def kernel(self, b: Bin, kind: str = FLOAT):
         """(prepared function, dynamic shared bytes) for a bin or queue configuration and a
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
-        key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every)
+        key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every,
+               self.lane0_by_factor)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))

@@ -365,6 +365,14 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                 if (lane == 0 && first_tile) dgD = d_top;
                 int gap = e - SW_SHFL_UP_BY(e, 1);
                 real_t f_in = sw_factor(gap), f_in2 = sw_factor2(gap);
+#if SW_LANE0_FMA
+                /* lane 0's row above comes from the conversion (SW_LANE0_BY_FACTOR): it
+                 * multiplies what lane 0 receives (its own last row) by 0 and adds d_top,
+                 * which the other lanes hold as 0 */
+                if (lane == 0) f_in = 0;
+                else d_top = 0;
+                upD = d_top;
+#endif
 #endif
                 for (int w = 0; w < n_quads; ++w) {
 #if SW_MULTI_TILE
@@ -383,7 +391,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         next_code = step + 1 < n ? hb[step + 1] : SW_PAD_CODE;
                         if (lane == 0) {
                             code = code_here;
-                            if (first_tile) {
+                            if (first_tile && !SW_LANE0_FMA) {
                                 upX = 0; upI = 0; upD = d_top;
                             }
 #if SW_MULTI_TILE
@@ -477,7 +485,12 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         dgX = upX; dgI = upI; dgD = upD;
                         SW_SHIFT_UP(upX, upI, upD, code, X[SW_K - 1], I[SW_K - 1], Dp[SW_K - 1]);
 #if SW_EXP_SCALE
-                        upX *= f_in; upI *= f_in; upD *= f_in;  /* into this thread's scale */
+                        upX *= f_in; upI *= f_in;  /* into this thread's scale */
+#if SW_LANE0_FMA
+                        upD = fma(upD, f_in, d_top);
+#else
+                        upD *= f_in;
+#endif
                         if (gap > 126) { upX *= f_in2; upI *= f_in2; upD *= f_in2; }
 #endif
                     }
@@ -517,7 +530,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         e = want;
                         gap = e - SW_SHFL_UP_BY(e, 1);
                         inexact |= gap > SW_EXP_MAX_GAP && !done;
-                        f_in = sw_factor(gap);
+                        f_in = SW_LANE0_FMA && lane == 0 ? (real_t)0 : sw_factor(gap);
                         f_in2 = sw_factor2(gap);
                     }
 #endif

@@ -76,6 +76,13 @@
 #ifndef SW_EXP_MAX_GAP
 #define SW_EXP_MAX_GAP 150
 #endif
+/* 1: a single tile's lane 0 gets its row above (zeros, the injected D) from the conversion
+ * of what it receives -- a factor 0 and D's conversion an FMA adding the injected value --
+ * instead of three selects each step; 0: the selects (same values, for the A/B). */
+#ifndef SW_LANE0_BY_FACTOR
+#define SW_LANE0_BY_FACTOR 1
+#endif
+#define SW_LANE0_FMA (SW_EXP_SCALE && !SW_MULTI_TILE && SW_LANE0_BY_FACTOR)
 
 #define SW_TILE (SW_P * SW_K)
 #define SW_GROUPS (SW_BLOCK / SW_P)

@@ -153,6 +153,12 @@ inline float __attribute__((overloadable)) sw_keep_below(int n, float shuffled, 
         ? NAN : log10(sum) - (float)(e) * 0.30102999566f)
 #endif
 
+/* Lane 0's shuffled values are undefined on cl_khr_subgroup_shuffle's shuffle_up (no factor 0 on
+ * them: undefined times 0 may be NaN), so it keeps the selects. */
+#ifndef SW_LANE0_BY_FACTOR
+#define SW_LANE0_BY_FACTOR 0
+#endif
+
 /* Intel's compilers pick a sub-group size per kernel; a group must be exactly one sub-group. */
 #if SW_REQD_SUBGROUP && defined(cl_intel_required_subgroup_size)
 #define SW_SUBGROUP_ATTR __attribute__((intel_reqd_sub_group_size(SW_P)))

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue 13 point 3 on the GPU machine (session 23): the exponent bins' fixed work per step.
+# Parts:
+#   pytest   the CUDA sub-warp tests (lane 0's row above from the conversion factor among them)
+#   ab       lane 0's row above from the conversion factor against three selects a step
+#            (--setting lane0_by_factor=1,0) on the peer suite's sets of 640..1,024
+#   caps     the 640..1,024 bins' kernels under other register caps (the cuda-subwarp-regcap
+#            family, one run per length against the table's cap)
+#   ncu      Nsight Compute's issue rate and stall reasons of the 640 and 1,024 bins' launch,
+#            each setting of lane0_by_factor
+#   medium   10s and 1m merged through the tool, in five processes
+#   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
+# From the repo root there, carrying .device, .data and (peer) .peers:
+#   source .device/env.sh && bash scripts/device_lane0.sh PART...
+export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
+source "$(dirname "$0")/device_common.sh" lane0 "pytest ab caps ncu" "$@"
+declare -A CAPS=([640]="152 168" [768]="160" [896]="208 216" [1024]="232 248")
+caps=()
+if [[ $parts == *" caps "* ]]; then
+    for L in "${!CAPS[@]}"; do
+        for c in ${CAPS[$L]}; do caps+=("cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
+    done
+fi
+subwarp_setup "${caps[@]}"
+[[ $parts == *" pytest "* ]] && subwarp_pytest
+[[ $parts == *" ab "* ]] && subwarp_ab lane0-factor lane0_by_factor=1,0 \
+    equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 3 2 100
+if [[ $parts == *" caps "* ]]; then
+    for L in 640 768 896 1024; do
+        args=()
+        for c in ${CAPS[$L]}; do args+=(-b "cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
+        step "caps$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
+            --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-lane0-caps$L.json"
+    done
+fi
+if [[ $parts == *" ncu "* ]]; then
+    for L in 640 1024; do
+        for v in 1 0; do
+            step "ncu-$L-lane0_by_factor=$v" ncu --clock-control none --kernel-name subwarp_forward \
+                --launch-skip 0 --launch-count 1 --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,launch__registers_per_thread,smsp__inst_executed.sum,sm__cycles_elapsed.avg,gpu__time_duration.sum" \
+                python3 -c "
+from hmmbench import registry
+from hmmbench.pairhmm.datasets import resolve
+(b,) = registry.select(['cuda-subwarp'])
+b.lane0_by_factor = $v
+b.run(resolve('equal-$L@65536').load())"
+        done
+    done
+fi
+if [[ $parts == *" medium "* ]]; then
+    for i in 1 2 3 4 5; do
+        step "medium-$i" python3 -m hmmbench run -b cuda-subwarp -d 10s -d 1m --chunking merged \
+            --max-time 3 --json "$out/subwarp-medium-merged-$i.json"
+    done
+fi
+[[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
+exit $status
