@@ -444,7 +444,9 @@ def test_lane_0s_row_above_from_the_conversion_factor_gives_the_selects_results_
     ref = forward_log10(long, "float64")
     assert np.sum(ref < -300) >= 5
     got = a.log10[:long.n_pairs]
-    assert np.all((got == ref) | (np.abs(got - ref) <= TOL)), float(np.nanmax(np.abs(got - ref)))
+    # (as _check: a finite result below float64's reach, ~1e-630, agrees with its -inf)
+    ok = (got == ref) | (np.abs(got - ref) <= TOL) | (np.isneginf(ref) & (got < -600))
+    assert np.all(ok), np.flatnonzero(~ok)
 
 
 @gpu
