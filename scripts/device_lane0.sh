@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Issue 13 point 3 on the GPU machine (session 23): the exponent bins' fixed work per step.
+# (A call returns at most eight files: end it with a tar of $OUT.)
 # Parts:
 #   pytest   the CUDA sub-warp tests (lane 0's row above from the conversion factor among them)
 #   ab       lane 0's row above from the conversion factor against three selects a step
 #            (--setting lane0_by_factor=1,0) on the peer suite's sets of 640..1,024
+#   window   lane 0's haplotype codes from a window the group loads at each exponent check
+#            against a load a step (--setting code_window=1,0), the same sets
+#   gputests the GPU tests of the exponent bins and the cascade's tile with exponents only
 #   caps     the 640..1,024 bins' kernels under other register caps (the cuda-subwarp-regcap
 #            family, one run per length against the table's cap)
 #   ncu      Nsight Compute's issue rate and stall reasons of the 640 and 1,024 bins' launch,
@@ -23,6 +27,10 @@ if [[ $parts == *" caps "* ]]; then
 fi
 subwarp_setup "${caps[@]}"
 [[ $parts == *" pytest "* ]] && subwarp_pytest
+[[ $parts == *" window "* ]] && subwarp_ab code-window code_window=1,0 \
+    equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 3 2 100
+[[ $parts == *" gputests "* ]] && subwarp_pytest tests/test_cuda_subwarp.py \
+    -k "lane_0s or exponents_keep or exponent_pairs or cascade_through or gap_quality_of_0"
 [[ $parts == *" ab "* ]] && subwarp_ab lane0-factor lane0_by_factor=1,0 \
     equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 3 2 100
 if [[ $parts == *" caps "* ]]; then

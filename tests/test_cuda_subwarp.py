@@ -417,28 +417,32 @@ def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
 
 
 @gpu
-def test_lane_0s_row_above_from_the_conversion_factor_gives_the_selects_results_bit_for_bit():
-    """SW_LANE0_BY_FACTOR: a single tile with exponents gives lane 0 its row above (zeros, the
-    injected D) through the conversion of what it receives, a factor 0 and an FMA adding D,
-    instead of three selects a step -- the same values: equal to the bit with the selects on
-    the exponent bins of 513..1,024 (a set of 32,768 pairs or more takes the full bin table;
-    short pairs fill it) and on the cascade's float32 tile with exponents (deep pairs of
-    257..512 bases), down past 1e-300, every long pair exact."""
-    by_factor = {x.name: x for x in swv.backends()}["cuda-subwarp"]
-    selects = {x.name: x for x in swv.backends()}["cuda-subwarp"]
-    selects.lane0_by_factor = 0
+@pytest.mark.parametrize("attr,define", [("lane0_by_factor", "SW_LANE0_BY_FACTOR"),
+                                         ("code_window", "SW_CODE_WINDOW_ON")])
+def test_lane_0s_steps_of_a_single_tile_with_exponents_give_the_plain_results_bit_for_bit(
+        attr, define):
+    """A single tile with exponents gives lane 0 its row above (zeros, the injected D) through
+    the conversion of what it receives, a factor 0 and an FMA adding D, instead of three selects
+    a step (SW_LANE0_BY_FACTOR), and its haplotype codes from a window the group loads at each
+    check instead of a load a step (SW_CODE_WINDOW) -- the same values: each equal to the bit
+    with its plain form on the exponent bins of 513..1,024 (a set of 32,768 pairs or more takes
+    the full bin table; short pairs fill it) and on the cascade's float32 tile with exponents
+    (deep pairs of 257..512 bases), down past 1e-300, every long pair exact."""
+    on = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    off = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    setattr(off, attr, 0)
     long = PairSet.concatenate([deep_pairs(2, 24, length=(513, 1024), mismatch=(0, 0.5),
                                            gcp_q=(10, 11)),
                                 deep_pairs(12, 32, length=(257, 512), gcp_q=(10, 11)),
                                 generate_fixed(640, 640, 8, seed=3),
                                 generate_fixed(1024, 1024, 8, seed=4)])
     ps = PairSet.concatenate([long, generate_fixed(16, 16, 1 << 15, seed=5)])
-    bins = by_factor.bins_for(ps)
-    single = [x for x in bins if by_factor.exponents(x) and not x.multi_tile]
+    bins = on.bins_for(ps)
+    single = [x for x in bins if on.exponents(x) and not x.multi_tile]
     assert {(x.lo, x.hi) for x in single} >= {(513, 640), (897, 1024)}
-    assert by_factor.defines(single[0]).get("SW_LANE0_BY_FACTOR", 1) == 1
-    assert selects.defines(single[0])["SW_LANE0_BY_FACTOR"] == 0
-    a, b = by_factor.run(ps), selects.run(ps)
+    assert on.defines(single[0]).get(define, 1) == 1
+    assert off.defines(single[0])[define] == 0
+    a, b = on.run(ps), off.run(ps)
     assert a.info["exp_recomputed"] > 10 and a.n_fallback == b.n_fallback == 0
     assert np.array_equal(a.log10, b.log10, equal_nan=True)
     ref = forward_log10(long, "float64")

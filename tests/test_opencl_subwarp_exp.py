@@ -14,7 +14,7 @@ from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import opencl as opencl_api
 from hmmbench.pairhmm.model import PairSet
 from hmmbench.pairhmm.opencl_subwarp import SubwarpOpenCLExp
-from pairgen import deep_pairs
+from pairgen import deep_pairs, ragged_pairs
 
 TOL = 1e-4
 #: k = 8 bins (CPU builds of k = 16..32 take seconds each); reads over 256 run multi-tile p8k8,
@@ -79,3 +79,21 @@ def test_a_gap_quality_of_0_hands_its_pairs_to_the_double_kernel_and_they_come_o
     assert np.max(np.abs(ex.log10[fin] - ref[fin])) <= TOL
     got, redo = emu.emulate(ps, emu.Scheme(), bins=BINS, long_config=LONG)
     assert np.array_equal(redo, zeroed)
+
+
+def test_lane_0s_codes_from_the_groups_window_give_the_loads_results_bit_for_bit(backend):
+    """SW_CODE_WINDOW: lane 0 takes each haplotype code from a window the group's lanes load at
+    each exponent check (here the p16 and p32 bins; p8's check interval is longer than its
+    group, so it keeps the load) -- the same codes, pad past the haplotype's end included: equal
+    to the bit with the per-step load, on haplotypes shorter and longer than one interval."""
+    class Loads(SubwarpOpenCLExp):
+        def _defines(self, *args):
+            return {**super()._defines(*args), "SW_CODE_WINDOW_ON": 0}
+    loads = Loads("opencl-subwarp-loads", device="Intel", bins=BINS, long_config=LONG,
+                  small_tiers=None)
+    ps = PairSet.concatenate([deep_pairs(1, 12, gcp_q=(10, 11), length=(70, 250)),
+                              ragged_pairs(7, 6, max_read=250, max_hap=40)])
+    assert (ps.pair_read_lengths > 64).sum() >= 20
+    a, b = backend.run(ps), loads.run(ps)
+    assert np.array_equal(a.log10, b.log10, equal_nan=True)
+    assert np.max(np.abs(a.log10 - forward_log10(ps, "float64"))) <= TOL

@@ -218,6 +218,9 @@ class SubwarpBackend(Backend):
         # three selects a step (SW_LANE0_BY_FACTOR; 0: the selects, the A/B:
         # --setting lane0_by_factor=1,0)
         self.lane0_by_factor = 1
+        # ... and its haplotype codes from a window the group loads at each exponent check, not
+        # a load a step (SW_CODE_WINDOW; 0: the load, the A/B: --setting code_window=1,0)
+        self.code_window = 1
         # Hold each chunk's chain of a multi-chunk call until all of it is enqueued (sw_gate);
         # 0: launch by launch (the A/B: --setting gate_chunks=1,0)
         self.gate_chunks = 1
@@ -305,6 +308,8 @@ class SubwarpBackend(Backend):
             d["SW_EXP_EVERY"] = self.exp_every // 4
         if d["SW_EXP_SCALE"] and not self.lane0_by_factor:
             d["SW_LANE0_BY_FACTOR"] = 0
+        if d["SW_EXP_SCALE"] and not self.code_window:
+            d["SW_CODE_WINDOW_ON"] = 0
         return d
 
     def kernel(self, b: Bin, kind: str = FLOAT):
@@ -312,7 +317,7 @@ class SubwarpBackend(Backend):
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
         key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every,
-               self.lane0_by_factor)
+               self.lane0_by_factor, self.code_window)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))

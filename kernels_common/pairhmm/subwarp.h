@@ -330,7 +330,15 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                 sum = 0;
                 /* Haplotype code for thread 0's next column, loaded one step ahead; columns past
                  * the end read as the pad code (zero emission). */
+#if SW_CODE_WINDOW
+                /* (SW_CODE_WINDOW: lane l holds the code of column l of this check interval in
+                 * win, of the next interval's in win_next, loaded an interval ahead) */
+                int win = lane < n ? hb[lane] : SW_PAD_CODE;
+                int win_next = 4 * SW_EXP_EVERY + lane < n ? hb[4 * SW_EXP_EVERY + lane]
+                                                           : SW_PAD_CODE;
+#else
                 int next_code = hb[0];
+#endif
 #if SW_MULTI_TILE
                 /* Boundary row from the tile above (lane 0), loaded one unrolled iteration (4
                  * steps) ahead: a load at the step that uses it exposes the whole L2 latency at
@@ -387,8 +395,12 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #pragma unroll
                     for (int u = 0; u < 4; ++u) {
                         const int step = 4 * w + u;
+#if SW_CODE_WINDOW
+                        const int code_here = SW_SHFL_FROM(win, 4 * (w % SW_EXP_EVERY) + u);
+#else
                         const int code_here = next_code;
                         next_code = step + 1 < n ? hb[step + 1] : SW_PAD_CODE;
+#endif
                         if (lane == 0) {
                             code = code_here;
                             if (first_tile && !SW_LANE0_FMA) {
@@ -532,6 +544,13 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         inexact |= gap > SW_EXP_MAX_GAP && !done;
                         f_in = SW_LANE0_FMA && lane == 0 ? (real_t)0 : sw_factor(gap);
                         f_in2 = sw_factor2(gap);
+#if SW_CODE_WINDOW
+                        win = win_next;  /* the next interval's codes; load the one after */
+                        {
+                            const int c = 4 * w + 4 + 4 * SW_EXP_EVERY + lane;
+                            win_next = c < n ? hb[c] : SW_PAD_CODE;
+                        }
+#endif
                     }
 #endif
                 }

@@ -83,6 +83,14 @@
 #define SW_LANE0_BY_FACTOR 1
 #endif
 #define SW_LANE0_FMA (SW_EXP_SCALE && !SW_MULTI_TILE && SW_LANE0_BY_FACTOR)
+/* 1: a single tile with exponents whose check interval fits its group (4 SW_EXP_EVERY <= SW_P)
+ * gives lane 0 its haplotype codes from a window the group's lanes load at each check, one code
+ * each (one indexed shuffle a step instead of a bounds check and a load); 0: the load. */
+#ifndef SW_CODE_WINDOW_ON
+#define SW_CODE_WINDOW_ON 1
+#endif
+#define SW_CODE_WINDOW (SW_EXP_SCALE && !SW_MULTI_TILE && 4 * SW_EXP_EVERY <= SW_P \
+                        && SW_CODE_WINDOW_ON)
 
 #define SW_TILE (SW_P * SW_K)
 #define SW_GROUPS (SW_BLOCK / SW_P)
