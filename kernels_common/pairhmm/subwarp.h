@@ -101,6 +101,12 @@ SW_FN real_t phred_to_prob(int q) {
     return sw_exp10((real_t)(-0.1) * (real_t)q);
 }
 
+/* The haplotype code of column c of a haplotype of n bases; the pad code (zero emission) past
+ * its end. */
+SW_FN int sw_code_at(const SW_GLOBAL unsigned char* hb, int c, int n) {
+    return c < n ? hb[c] : SW_PAD_CODE;
+}
+
 /* SW_KEEPS(sum): whether a pair's float32 sum is kept (else SW_STORE queues it for the
  * recompute): at least SW_F32_MIN_ACCEPTED, or with SW_F32_LOW_FLOOR at least that when the read
  * is longer than SW_F32_LOW_FLOOR_ABOVE and its insertion qualities past the first base are all at
@@ -333,9 +339,8 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #if SW_CODE_WINDOW
                 /* (SW_CODE_WINDOW: lane l holds the code of column l of this check interval in
                  * win, of the next interval's in win_next, loaded an interval ahead) */
-                int win = lane < n ? hb[lane] : SW_PAD_CODE;
-                int win_next = 4 * SW_EXP_EVERY + lane < n ? hb[4 * SW_EXP_EVERY + lane]
-                                                           : SW_PAD_CODE;
+                int win = sw_code_at(hb, lane, n);
+                int win_next = sw_code_at(hb, 4 * SW_EXP_EVERY + lane, n);
 #else
                 int next_code = hb[0];
 #endif
@@ -399,7 +404,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         const int code_here = SW_SHFL_FROM(win, 4 * (w % SW_EXP_EVERY) + u);
 #else
                         const int code_here = next_code;
-                        next_code = step + 1 < n ? hb[step + 1] : SW_PAD_CODE;
+                        next_code = sw_code_at(hb, step + 1, n);
 #endif
                         if (lane == 0) {
                             code = code_here;
@@ -546,10 +551,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         f_in2 = sw_factor2(gap);
 #if SW_CODE_WINDOW
                         win = win_next;  /* the next interval's codes; load the one after */
-                        {
-                            const int c = 4 * w + 4 + 4 * SW_EXP_EVERY + lane;
-                            win_next = c < n ? hb[c] : SW_PAD_CODE;
-                        }
+                        win_next = sw_code_at(hb, 4 * w + 4 + 4 * SW_EXP_EVERY + lane, n);
 #endif
                     }
 #endif
