@@ -133,6 +133,11 @@ SW_FN int sw_binade(float x) { return ((SW_FLOAT_BITS(x) >> 23) & 0xFF) - 127; }
 SW_FN float sw_pow2(int k) { return SW_BITS_FLOAT((k + 127) << 23); }
 SW_FN float sw_factor(int d) { return d < -126 ? 0.0f : sw_pow2(min(d, 126)); }
 SW_FN float sw_factor2(int d) { return sw_pow2(max(0, min(d - 126, 126))); }
+/* The first factor a lane converts what it receives by; lane 0 of a single tile takes 0
+ * (SW_LANE0_BY_FACTOR: its row above then comes from the conversion, see the kernel). */
+SW_FN float sw_in_factor(int d, int lane) {
+    return SW_LANE0_FMA && lane == 0 ? 0.0f : sw_factor(d);
+}
 
 /* The insertion prior of a thread whose rows start at row0 (an exclusive sum over the group's
  * threads of their rows' gap qualities, in binades). */
@@ -377,13 +382,12 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                 d_top = d_init * sw_pow2(max(-126, min(e, 126)));
                 if (lane == 0 && first_tile) dgD = d_top;
                 int gap = e - SW_SHFL_UP_BY(e, 1);
-                real_t f_in = sw_factor(gap), f_in2 = sw_factor2(gap);
+                real_t f_in = sw_in_factor(gap, lane), f_in2 = sw_factor2(gap);
 #if SW_LANE0_FMA
                 /* lane 0's row above comes from the conversion (SW_LANE0_BY_FACTOR): it
                  * multiplies what lane 0 receives (its own last row) by 0 and adds d_top,
                  * which the other lanes hold as 0 */
-                if (lane == 0) f_in = 0;
-                else d_top = 0;
+                if (lane != 0) d_top = 0;
                 upD = d_top;
 #endif
 #endif
@@ -547,7 +551,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         e = want;
                         gap = e - SW_SHFL_UP_BY(e, 1);
                         inexact |= gap > SW_EXP_MAX_GAP && !done;
-                        f_in = SW_LANE0_FMA && lane == 0 ? (real_t)0 : sw_factor(gap);
+                        f_in = sw_in_factor(gap, lane);
                         f_in2 = sw_factor2(gap);
 #if SW_CODE_WINDOW
                         win = win_next;  /* the next interval's codes; load the one after */
