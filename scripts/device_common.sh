@@ -8,7 +8,8 @@
 # gpuPairHMM's build beside them and the peer suite's variants),
 # subwarp_pytest [FILE...] (those tests, default the CUDA sub-warp ones, into $out/pytest.txt),
 # subwarp_ab NAME SETTING SETS ROUNDS CALLS CHECK (scripts/subwarp_side_bins.py's A/B of a
-# cuda-subwarp attribute, into $out/subwarp-ab-NAME.json).
+# cuda-subwarp attribute, into $out/subwarp-ab-NAME.json), subwarp_merged N (10s and 1m merged
+# through the tool in N processes one after the other, into $out/subwarp-medium-merged-I.json).
 set -uo pipefail
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
 export PYTHONUNBUFFERED=1
@@ -65,4 +66,11 @@ subwarp_pytest() {  # [TEST FILE...]: default the CUDA sub-warp tests
 subwarp_ab() {  # NAME SETTING SETS ROUNDS CALLS CHECK: two values of an attribute, one process
     step "ab-$1" python3 scripts/subwarp_side_bins.py --setting "$2" --sets "$3" --rounds "$4" \
         --calls "$5" --check "$6" --json "$out/subwarp-ab-$1.json"
+}
+subwarp_merged() {  # N: 10s and 1m merged in N processes, for the spread between processes
+    local i
+    for ((i = 1; i <= $1; i++)); do
+        step "merged-$i" python3 -m hmmbench run -b cuda-subwarp -d 10s -d 1m --chunking merged \
+            --max-time 3 --json "$out/subwarp-medium-merged-$i.json"
+    done
 }

@@ -55,11 +55,6 @@ b.run(resolve('equal-$L@65536').load())"
         done
     done
 fi
-if [[ $parts == *" medium "* ]]; then
-    for i in 1 2 3 4 5; do
-        step "medium-$i" python3 -m hmmbench run -b cuda-subwarp -d 10s -d 1m --chunking merged \
-            --max-time 3 --json "$out/subwarp-medium-merged-$i.json"
-    done
-fi
+[[ $parts == *" medium "* ]] && subwarp_merged 5
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
 exit $status

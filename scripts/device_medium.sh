@@ -38,10 +38,7 @@ ab() {  # NAME SETTING [SETS]: two values of a backend attribute, alternating ro
 [[ $parts == *" timeline "* ]] && step timeline python3 scripts/subwarp_pipeline_timeline.py \
     --set 1m --fixed small_below=0 --calls 5 --rounds 3 --json "$out/timeline-1m.json"
 [[ $parts == *" pytest "* ]] && subwarp_pytest
-for i in 1 2; do  # two processes: the spread between them
-    [[ $parts == *" merged "* ]] && step merged python3 -m hmmbench run -b cuda-subwarp -d 10s \
-        -d 1m --chunking merged --max-time 3 --json "$out/subwarp-medium-merged-$i.json"
-done
+[[ $parts == *" merged "* ]] && subwarp_merged 2
 [[ $parts == *" regions "* ]] && step regions python3 -m hmmbench run -b cuda-subwarp-batched \
     -d 1m --chunking original --in-flight 16 --max-time 3 --json "$out/subwarp-medium-regions.json"
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv 2>&1 | tee -a "$log"

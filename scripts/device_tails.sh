@@ -25,12 +25,7 @@ subwarp_setup
 [[ $parts == *" pairs "* ]] && subwarp_ab pair-items per_pair_below=1048576,65536 \
     equal-256@488281,equal-384@262144,equal-512@262144,equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 \
     3 2 100
-if [[ $parts == *" medium "* ]]; then
-    for i in 1 2 3 4 5; do
-        step "medium-$i" python3 -m hmmbench run -b cuda-subwarp -d 10s -d 1m --chunking merged \
-            --max-time 3 --json "$out/subwarp-medium-merged-$i.json"
-    done
-fi
+[[ $parts == *" medium "* ]] && subwarp_merged 5
 [[ $parts == *" pytest "* ]] && subwarp_pytest
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
 exit $status
