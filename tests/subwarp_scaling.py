@@ -45,6 +45,7 @@ class Scheme:
     target: int = 20        # ... and where a rescale puts it
     prior: bool = True      # threads start at the insertion prior (else at their sender's scale)
     stride: int = 4         # the check reads I of every stride-th row (and the last)
+    shift: int = 24         # a thread's last two rows held 2^shift up (SW_EXP_SHIFT, 5op form)
 
 
 def fma(a, b, c):
@@ -148,6 +149,18 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
         shape = lambda a: np.ascontiguousarray(a[:, rows].reshape(G, p, k).transpose(2, 0, 1))  # noqa: E731
         cA, cgm, cgap, cCd = shape(A), shape(gm), shape(gap), shape(Cd)
         ctab = tab[:, rows].reshape(G, p, k, 6)
+        cgap_i = cgap.copy()  # the gaps of the I recurrence
+        # the last two rows of a thread 2^shift up (SW_EXP_SHIFT): their emissions carry the
+        # factor, the last row's A and B take it back, its I gap brings the I of the row above up
+        shift = scheme.shift if scheme is not None and form == "5op" else 0
+        if shift:
+            up_s, down_s = F32(2.0 ** shift), F32(2.0 ** -shift)
+            ctab = ctab.copy()
+            ctab[:, :, k - 2:, :] *= up_s
+            cA, cCd = cA.copy(), cCd.copy()
+            cA[k - 1] *= down_s
+            cCd[k - 1] *= down_s
+            cgap_i[k - 1] *= up_s
         X, I, Dp = (np.zeros((k, G, p), F32) for _ in range(3))
         up = np.zeros((3, G, p), F32)
         dg = np.zeros((3, G, p), F32)
@@ -170,7 +183,7 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
         d_src = (d_init * pow2(np.clip(e[:, 0], -126, 127))).astype(F32) if first else None
         if first:
             dg[2, :, 0] = d_src
-        f, f2 = factor(e - np.concatenate([e[:, :1], e[:, :-1]], axis=1))
+        f, f2 = factor(e - np.concatenate([e[:, :1], e[:, :-1]], axis=1) - shift)
         new_scratch = np.zeros((4, G, steps + 8), F32) if not last else None
         for s in range(steps):
             code[:, 0] = hap[:, s]
@@ -180,9 +193,9 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             else:
                 inside = s < n
                 b = scratch[:, :, s]
-                d0 = e[:, 0] - b[3].astype(np.int32)
+                d0 = e[:, 0] - b[3].astype(np.int32)  # (the scratch's exponent has the shift)
                 if scheme is not None:
-                    flagged |= inside & (d0 > MAX_GAP)
+                    flagged |= inside & (d0 > MAX_GAP - shift)
                 f0, f02 = (np.ones(G, F32),) * 2 if scheme is None else factor(d0)
                 for v in range(3):
                     up[v, :, 0] = np.where(inside, b[v] * f0 * f02, F32(0))
@@ -200,14 +213,14 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             ix, ii = up[0], up[1]
             I = np.empty_like(X)
             for r in range(k):
-                I[r] = fma(cgap[r], ii, ix)
+                I[r] = fma(cgap_i[r], ii, ix)
                 ix, ii = X[r], I[r]
             with np.errstate(over="ignore"):
                 total = total + (X[k - 1] + I[k - 1])
             if new_scratch is not None and s >= p - 1:
                 new_scratch[:3, :, s - (p - 1)] = (X[k - 1][:, p - 1], I[k - 1][:, p - 1],
                                                    Dp[k - 1][:, p - 1])
-                new_scratch[3, :, s - (p - 1)] = e[:, p - 1]
+                new_scratch[3, :, s - (p - 1)] = e[:, p - 1] + shift
             dg = up.copy()
             for v, a in enumerate((X[k - 1], I[k - 1], Dp[k - 1])):
                 up[v, :, 1:] = a[:, :-1]
@@ -257,7 +270,7 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
             worst_gap = max(worst_gap, int(d[~done].max(initial=0)))
             # over MAX_GAP the sender's values the receiver needs lie in the sender's denormals
             flagged |= ((d > MAX_GAP) & ~done).any(axis=1)
-            f, f2 = factor(d)
+            f, f2 = factor(d - shift)
         scratch = new_scratch
     if stats is not None:
         stats["widest_gap_up"] = max(stats.get("widest_gap_up", 0), worst_gap)
@@ -268,7 +281,7 @@ def emulate_group(ps: PairSet, pairs: np.ndarray, p: int, k: int, scheme: Scheme
         floor = F32(1e-28) if floors is None else floors.astype(F32)
         return out, ~(final >= floor)
     flagged |= ~((final > 0) & np.isfinite(final))   # nothing left or overflowed: float64
-    return out - e[:, p - 1] * LOG10_2, flagged
+    return out - (e[:, p - 1] + shift) * LOG10_2, flagged
 
 
 def emulate(ps: PairSet, scheme: Scheme | None = Scheme(), batch: int = 1024,

@@ -97,3 +97,47 @@ def test_lane_0s_codes_from_the_groups_window_give_the_loads_results_bit_for_bit
     a, b = backend.run(ps), loads.run(ps)
     assert np.array_equal(a.log10, b.log10, equal_nan=True)
     assert np.max(np.abs(a.log10 - forward_log10(ps, "float64"))) <= TOL
+
+
+def test_one_conversion_factor_with_the_last_rows_up_keeps_the_pairs_two_factors_kept():
+    """SW_EXP_SHIFT: a thread's last two rows held 2^24 up, so a gap g to the sender converts by
+    2^(g - 24), one float factor up to the widest gap kept (150), where the plain kernel takes two
+    past 126. On p16k16 (gap penalties of Q20..29: widest gaps 164, four kept pairs over 126) the
+    same pairs go to float64 as in the plain kernel and in the emulation; every pair kept in
+    float32 is within 1e-4 of the float64 reference, and those whose gaps stayed under 126 agree
+    with the plain kernel's. (Over 126 the sender's last row lies in its denormals, which this
+    runtime flushes, -cl-denorms-are-zero: the plain kernel loses one of the four by 0.1 in
+    log10; the shifted row stays 24 binades clear of them.)"""
+    bins, long = ((256, 16, 16),), (16, 16)
+    try:
+        shifted = SubwarpOpenCLExp("opencl-subwarp", device="Intel", bins=bins, long_config=long,
+                                   small_tiers=None)
+    except Exception as exc:  # noqa: BLE001 - no runtime: the module's fixture says why
+        pytest.skip(str(exc))
+
+    class Plain(SubwarpOpenCLExp):
+        def _defines(self, *args):
+            return {**super()._defines(*args), "SW_EXP_SHIFT": 0}
+    plain = Plain("opencl-subwarp-plain", device="Intel", bins=bins, long_config=long,
+                  small_tiers=None)
+    if shifted.unavailable_reason():
+        pytest.skip(shifted.unavailable_reason())
+    ps = deep_pairs(9, 24, length=(100, 256), gcp_q=(20, 30))
+    ref = forward_log10(ps, "float64")
+    emu_redo = {}
+    for shift in (24, 0):
+        emu_redo[shift] = emu.emulate(ps, emu.Scheme(shift=shift), bins=bins, long_config=long)[1]
+    emu.MAX_GAP, keep = 126, emu.MAX_GAP
+    try:   # the pairs a single factor 2^126 would lose without the shift
+        over_126 = emu.emulate(ps, emu.Scheme(shift=0), bins=bins, long_config=long)[1]
+    finally:
+        emu.MAX_GAP = keep
+    assert np.array_equal(emu_redo[24], emu_redo[0])
+    assert over_126.sum() - emu_redo[0].sum() >= 3
+    a, b = shifted.run(ps), plain.run(ps)
+    assert a.n_fallback == b.n_fallback == emu_redo[24].sum() > 0
+    kept = ~emu_redo[24]
+    one_factor = kept & ~over_126
+    assert np.max(np.abs(a.log10[one_factor] - b.log10[one_factor])) <= 2e-5
+    fin = np.isfinite(ref)
+    assert np.max(np.abs(a.log10[fin] - ref[fin])) <= TOL

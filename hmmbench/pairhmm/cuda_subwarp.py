@@ -221,6 +221,10 @@ class SubwarpBackend(Backend):
         # ... and its haplotype codes from a window the group loads at each exponent check, not
         # a load a step (SW_CODE_WINDOW; 0: the load, the A/B: --setting code_window=1,0)
         self.code_window = 1
+        # ... and its threads' last two rows held 2^SW_EXP_SHIFT up, so one factor converts what
+        # a thread receives where two did past a gap of 126 binades (SW_EXP_SHIFT; 0: no shift,
+        # two factors, the A/B: --setting exp_shift=1,0)
+        self.exp_shift = 1
         # Hold each chunk's chain of a multi-chunk call until all of it is enqueued (sw_gate);
         # 0: launch by launch (the A/B: --setting gate_chunks=1,0)
         self.gate_chunks = 1
@@ -310,6 +314,8 @@ class SubwarpBackend(Backend):
             d["SW_LANE0_BY_FACTOR"] = 0
         if d["SW_EXP_SCALE"] and not self.code_window:
             d["SW_CODE_WINDOW_ON"] = 0
+        if d["SW_EXP_SCALE"] and not self.exp_shift:
+            d["SW_EXP_SHIFT"] = 0
         return d
 
     def kernel(self, b: Bin, kind: str = FLOAT):
@@ -317,7 +323,7 @@ class SubwarpBackend(Backend):
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
         key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every,
-               self.lane0_by_factor, self.code_window)
+               self.lane0_by_factor, self.code_window, self.exp_shift)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))

@@ -64,7 +64,8 @@
  *
  * Exponents (SW_EXP_SCALE=1). A thread's values are the forward values x C x 2^e with its own int
  * e; what it receives from its left neighbour (or the boundary row of the tile above) is
- * multiplied by 2^(e - e_sender), exact as powers of two are. Every SW_EXP_EVERY unrolled
+ * multiplied by 2^(e - e_sender - SW_EXP_SHIFT), exact as powers of two are (the sender's last
+ * rows are held 2^SW_EXP_SHIFT up, subwarp_defs.h). Every SW_EXP_EVERY unrolled
  * iterations each thread takes its largest value (I of every SW_EXP_STRIDE-th row -- I[r+1] >=
  * X[r] and >= gap I[r] -- the last X and I, what came in, and the reporting thread's running sum) and, when its binade lies outside
  * [SW_EXP_LOW, SW_EXP_HIGH], multiplies its whole state by the power of two that brings it to
@@ -138,6 +139,9 @@ SW_FN float sw_factor2(int d) { return sw_pow2(max(0, min(d - 126, 126))); }
 SW_FN float sw_in_factor(int d, int lane) {
     return SW_LANE0_FMA && lane == 0 ? 0.0f : sw_factor(d);
 }
+/* A thread's gap g to its sender converts by 2^(g - SW_EXP_SHIFT) (the sender's last rows are
+ * held 2^SW_EXP_SHIFT up): as two factors only where SW_EXP_TWO_FACTORS. */
+#define SW_IN_GAP(g) ((g) - SW_EXP_SHIFT)
 
 /* The insertion prior of a thread whose rows start at row0 (an exclusive sum over the group's
  * threads of their rows' gap qualities, in binades). */
@@ -163,6 +167,7 @@ SW_FN int insertion_prior(SW_IN(unsigned char) gq, int row0, int m, int lane,
 typedef struct Rows {
 #if SW_SCALED == 2
     real_t A[SW_K], B[SW_K], gap[SW_K];
+    real_t gap_i_last;  /* the last row's gap in the I recurrence (SW_EXP_SHIFT) */
 #else
     real_t A[SW_K], gm[SW_K], gap[SW_K], Cd[SW_K];
 #endif
@@ -222,8 +227,26 @@ SW_FN void setup_rows(Rows* R, SW_TABLE_MEM RealQuad* tbl_lane, int row0, int m,
             match = ((real_t)1 - e) * s;
             mismatch = rb == SW_N_CODE ? match : e / (real_t)3 * s;
         }
+#if SW_EXP_SCALE && SW_EXP_SHIFT
+        /* The last two rows 2^SW_EXP_SHIFT up: their emissions carry the factor, the last
+         * row's A and B take it back from the row above's X and Dp (its I, one row behind in
+         * the 5-op form, is not up: setup's gap_i_last brings it up in the I recurrence). */
+        if (r >= SW_K - 2) {
+            match *= sw_pow2(SW_EXP_SHIFT);
+            mismatch *= sw_pow2(SW_EXP_SHIFT);
+        }
+        if (r == SW_K - 1) {
+            A *= sw_pow2(-SW_EXP_SHIFT);
+            Cd *= sw_pow2(-SW_EXP_SHIFT);
+        }
+#endif
 #if SW_SCALED == 2
         R->A[r] = A; R->B[r] = Cd; R->gap[r] = gap;
+#if SW_EXP_SCALE && SW_EXP_SHIFT
+        if (r == SW_K - 1) R->gap_i_last = gap * sw_pow2(SW_EXP_SHIFT);
+#else
+        if (r == SW_K - 1) R->gap_i_last = gap;
+#endif
         (void)gm;
 #else
         R->A[r] = A; R->gm[r] = gm; R->gap[r] = gap; R->Cd[r] = Cd;
@@ -382,7 +405,8 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                 d_top = d_init * sw_pow2(max(-126, min(e, 126)));
                 if (lane == 0 && first_tile) dgD = d_top;
                 int gap = e - SW_SHFL_UP_BY(e, 1);
-                real_t f_in = sw_in_factor(gap, lane), f_in2 = sw_factor2(gap);
+                real_t f_in = sw_in_factor(SW_IN_GAP(gap), lane);
+                real_t f_in2 = sw_factor2(SW_IN_GAP(gap));
 #if SW_LANE0_FMA
                 /* lane 0's row above comes from the conversion (SW_LANE0_BY_FACTOR): it
                  * multiplies what lane 0 receives (its own last row) by 0 and adds d_top,
@@ -423,8 +447,10 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                                 const int d0 = e - SW_FLOAT_BITS(b.v[3]);
                                 /* two factors, one after the other (their product can
                                  * overflow) */
-                                const real_t f0 = sw_factor(d0), f02 = sw_factor2(d0);
-                                inexact |= inside && d0 > SW_EXP_MAX_GAP;
+                                const real_t f0 = sw_factor(d0),
+                                             f02 = SW_EXP_TWO_FACTORS ? sw_factor2(d0) : 1;
+                                /* (the scratch's exponent includes the sender's shift) */
+                                inexact |= inside && d0 > SW_EXP_MAX_GAP - SW_EXP_SHIFT;
 #else
                                 const real_t f0 = 1, f02 = 1;
 #endif
@@ -476,7 +502,9 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #pragma unroll
                             for (int r = 0; r < SW_K; ++r) {
                                 const real_t nx = X[r];
-#if SW_SCALED
+#if SW_SCALED == 2
+                                I[r] = fma(r == SW_K - 1 ? R.gap_i_last : R.gap[r], ii, ix);
+#elif SW_SCALED
                                 I[r] = fma(R.gap[r], ii, ix);
 #else
                                 I[r] = fma(R.gap[r], ii, R.mi[r] * ix);
@@ -495,7 +523,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                             RealQuad b;
                             b.v[0] = X[SW_K - 1]; b.v[1] = I[SW_K - 1]; b.v[2] = Dp[SW_K - 1];
 #if SW_EXP_SCALE
-                            b.v[3] = SW_BITS_FLOAT(e);
+                            b.v[3] = SW_BITS_FLOAT(e + SW_EXP_SHIFT);  /* its rows' scale */
 #else
                             b.v[3] = 0;
 #endif
@@ -512,7 +540,9 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #else
                         upD *= f_in;
 #endif
-                        if (gap > 126) { upX *= f_in2; upI *= f_in2; upD *= f_in2; }
+                        if (SW_EXP_TWO_FACTORS && SW_IN_GAP(gap) > 126) {
+                            upX *= f_in2; upI *= f_in2; upD *= f_in2;
+                        }
 #endif
                     }
 #if SW_EXP_SCALE
@@ -551,8 +581,8 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
                         e = want;
                         gap = e - SW_SHFL_UP_BY(e, 1);
                         inexact |= gap > SW_EXP_MAX_GAP && !done;
-                        f_in = sw_in_factor(gap, lane);
-                        f_in2 = sw_factor2(gap);
+                        f_in = sw_in_factor(SW_IN_GAP(gap), lane);
+                        f_in2 = sw_factor2(SW_IN_GAP(gap));
 #if SW_CODE_WINDOW
                         win = win_next;  /* the next interval's codes; load the one after */
                         win_next = sw_code_at(hb, 4 * w + 4 + 4 * SW_EXP_EVERY + lane, n);
@@ -563,7 +593,8 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
             }
 #if SW_EXP_SCALE
             const bool bad = SW_GROUP_ANY(inexact);
-            if (lane == SW_P - 1) SW_STORE_SCALED(item.out + h, sum, e, bad);
+            /* (the sum is of the last row: 2^SW_EXP_SHIFT up) */
+            if (lane == SW_P - 1) SW_STORE_SCALED(item.out + h, sum, e + SW_EXP_SHIFT, bad);
 #else
             if (lane == SW_P - 1) SW_STORE(item.out + h, sum);
 #endif

@@ -76,6 +76,16 @@
 #ifndef SW_EXP_MAX_GAP
 #define SW_EXP_MAX_GAP 150
 #endif
+/* A thread's last two rows are held 2^SW_EXP_SHIFT above its others (5-op form only: the
+ * factors fold into those rows' emissions, A, B and one I gap, see setup_rows), so what it hands
+ * on is that much larger and a gap g converts by 2^(g - SW_EXP_SHIFT): one float factor (up to
+ * 2^126) holds every gap to SW_EXP_MAX_GAP, where 2^g would take two (3 more multiplies a step);
+ * and its last row stays that far above the denormals. 0: no shift, two factors. */
+#if !defined(SW_EXP_SHIFT) || SW_SCALED != 2
+#undef SW_EXP_SHIFT
+#define SW_EXP_SHIFT (SW_SCALED == 2 ? 24 : 0)
+#endif
+#define SW_EXP_TWO_FACTORS (SW_EXP_MAX_GAP - SW_EXP_SHIFT > 126)
 /* 1: a single tile's lane 0 gets its row above (zeros, the injected D) from the conversion
  * of what it receives -- a factor 0 and D's conversion an FMA adding the injected value --
  * instead of three selects each step; 0: the selects (same values, for the A/B). */

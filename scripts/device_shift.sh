@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Issue 13 point 3 on the GPU machine (session 24): one conversion factor in the exponent bins,
+# a thread's last two rows held 2^SW_EXP_SHIFT up. (A call returns at most eight files: end it
+# with a tar of $OUT.)
+# Parts:
+#   gputests the GPU tests of the exponent bins and the cascade's tile with exponents (the
+#            shift against the plain kernel among them)
+#   ab       the shift against two factors (--setting exp_shift=1,0) on the peer suite's sets
+#            of 640..1,024
+#   long     one hmmbench run of 640..1,024, the peer suite's sets
+#   medium   10s and 1m merged through the tool, in five processes
+#   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
+# From the repo root there, carrying .device, .data and (peer) .peers:
+#   source .device/env.sh && bash scripts/device_shift.sh PART...
+export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
+source "$(dirname "$0")/device_common.sh" shift "gputests ab" "$@"
+LONG_SETS=equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144
+subwarp_setup
+[[ $parts == *" gputests "* ]] && subwarp_pytest tests/test_cuda_subwarp.py \
+    -k "lane_0s or exponents_keep or exponent_pairs or cascade_through or gap_quality_of_0"
+[[ $parts == *" ab "* ]] && subwarp_ab exp-shift exp_shift=1,0 "$LONG_SETS" 3 2 100
+long_args=()
+for set in ${LONG_SETS//,/ }; do long_args+=(-d "$set"); done
+[[ $parts == *" long "* ]] && step long python3 -m hmmbench run "${long_args[@]}" \
+    -b cuda-subwarp --chunking merged --repeat 3 --sample-pairs 100 \
+    --json "$out/subwarp-shift-long.json"
+[[ $parts == *" medium "* ]] && subwarp_merged 5
+[[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
+exit $status
