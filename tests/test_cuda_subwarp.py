@@ -276,6 +276,25 @@ def test_a_capped_bins_kernel_compiles_within_its_cap(tmp_path):
     assert used[x.max_regs] <= x.max_regs == 224 < used[0] <= 255
 
 
+def test_the_exponent_bins_hold_their_last_rows_up_but_where_two_factors_measured_faster():
+    """SW_EXP_SHIFT: the float32 exponent bins' kernels take the shared body's shift (no define)
+    but those of TWO_FACTOR_BINS (768), which keep two factors (SW_EXP_SHIFT=0), as every
+    exponent kernel does with exp_shift off; the cascade's float32 level keeps the shift and
+    the bins without exponents have no such define."""
+    b = swv.backends()[0]
+    bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 1024)
+    exp = {x.hi: b.defines(x) for x in bins if b.exponents(x)}
+    assert set(exp) == {640, 768, 896, 1024} and sw.TWO_FACTOR_BINS == (768,)
+    assert [hi for hi, d in exp.items() if "SW_EXP_SHIFT" in d] == [768]
+    assert exp[768]["SW_EXP_SHIFT"] == 0
+    assert all("SW_EXP_SHIFT" not in b.defines(x) for x in bins if not b.exponents(x))
+    queues, _, cascade = b.queue_plan(bins)
+    assert any(cascade) and all("SW_EXP_SHIFT" not in b.defines(q, sw.EXP)
+                                for q, c in zip(queues, cascade) if c)
+    b.exp_shift = 0
+    assert all(b.defines(x)["SW_EXP_SHIFT"] == 0 for x in bins if b.exponents(x))
+
+
 # ------------------------------------------------------------------------------------------------
 # GPU runs
 # ------------------------------------------------------------------------------------------------

@@ -106,6 +106,12 @@ SHORT_CHUNK_GROWTH = 4
 #: ~23k cells a pair) keep ``chunk_pairs``, whose first chunk the GPU waits for at every call.
 SHORT_PAIR_CELLS = 128 * 128
 
+#: Float32 exponent bins (by their longest read) that keep two conversion factors instead of
+#: their threads' last rows held up (SW_EXP_SHIFT): 768's p32k24 at its 168 registers runs 1.3 %
+#: slower with the shift's extra register, where 640 gains 3.9 % and 1,024 2.7 % (an H100 A/B,
+#: docs/evidence/subwarp-ab-exp-shift-h100.json)
+TWO_FACTOR_BINS = (768,)
+
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
 _CLOCK = {"t": -1e9, "mhz": None}
 
@@ -222,8 +228,8 @@ class SubwarpBackend(Backend):
         # a load a step (SW_CODE_WINDOW; 0: the load, the A/B: --setting code_window=1,0)
         self.code_window = 1
         # ... and its threads' last two rows held 2^SW_EXP_SHIFT up, so one factor converts what
-        # a thread receives where two did past a gap of 126 binades (SW_EXP_SHIFT; 0: no shift,
-        # two factors, the A/B: --setting exp_shift=1,0)
+        # a thread receives where two did past a gap of 126 binades (SW_EXP_SHIFT; but in
+        # TWO_FACTOR_BINS; 0: no shift, two factors, the A/B: --setting exp_shift=1,0)
         self.exp_shift = 1
         # Hold each chunk's chain of a multi-chunk call until all of it is enqueued (sw_gate);
         # 0: launch by launch (the A/B: --setting gate_chunks=1,0)
@@ -314,7 +320,8 @@ class SubwarpBackend(Backend):
             d["SW_LANE0_BY_FACTOR"] = 0
         if d["SW_EXP_SCALE"] and not self.code_window:
             d["SW_CODE_WINDOW_ON"] = 0
-        if d["SW_EXP_SCALE"] and not self.exp_shift:
+        if d["SW_EXP_SCALE"] and (not self.exp_shift or (
+                kind == FLOAT and not b.multi_tile and b.hi in TWO_FACTOR_BINS)):
             d["SW_EXP_SHIFT"] = 0
         return d
 
