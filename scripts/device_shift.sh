@@ -8,6 +8,9 @@
 #   ab       the shift against two factors (--setting exp_shift=1,0) on the peer suite's sets
 #            of 640..1,024
 #   long     one hmmbench run of 640..1,024, the peer suite's sets
+#   caps     the 640 and 896 bins' kernels under other register caps (the cuda-subwarp-regcap
+#            family, one run per length against the table's cap)
+#   every    the exponent check every 20 steps against 16 (--setting exp_every=16,20)
 #   medium   10s and 1m merged through the tool, in five processes
 #   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
 # From the repo root there, carrying .device, .data and (peer) .peers:
@@ -15,7 +18,14 @@
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" shift "gputests ab" "$@"
 LONG_SETS=equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144
-subwarp_setup
+declare -A CAPS=([640]="152 168" [896]="208 216 232 240")
+caps=()
+if [[ $parts == *" caps "* ]]; then
+    for L in "${!CAPS[@]}"; do
+        for c in ${CAPS[$L]}; do caps+=("cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
+    done
+fi
+subwarp_setup "${caps[@]}"
 [[ $parts == *" gputests "* ]] && subwarp_pytest tests/test_cuda_subwarp.py \
     -k "lane_0s or exponents_keep or exponent_pairs or cascade_through or gap_quality_of_0"
 [[ $parts == *" ab "* ]] && subwarp_ab exp-shift exp_shift=1,0 "$LONG_SETS" 3 2 100
@@ -24,6 +34,16 @@ for set in ${LONG_SETS//,/ }; do long_args+=(-d "$set"); done
 [[ $parts == *" long "* ]] && step long python3 -m hmmbench run "${long_args[@]}" \
     -b cuda-subwarp --chunking merged --repeat 3 --sample-pairs 100 \
     --json "$out/subwarp-shift-long.json"
+if [[ $parts == *" caps "* ]]; then
+    for L in 640 896; do
+        args=()
+        for c in ${CAPS[$L]}; do args+=(-b "cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
+        step "caps$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
+            --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-shift-caps$L.json"
+    done
+fi
+[[ $parts == *" every "* ]] && subwarp_ab exp-every20 exp_every=16,20 \
+    equal-640@262144,equal-896@262144 3 2 100
 [[ $parts == *" medium "* ]] && subwarp_merged 5
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
 exit $status
