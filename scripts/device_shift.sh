@@ -11,6 +11,8 @@
 #   caps     the 640 and 896 bins' kernels under other register caps (the cuda-subwarp-regcap
 #            family, one run per length against the table's cap)
 #   every    the exponent check every 20 steps against 16 (--setting exp_every=16,20)
+#   settings the exponent bins' own settings (EXP_BIN_SETTINGS) against none
+#            (--setting exp_bin_settings=1,0) on the sets of 640..1,024
 #   medium   10s and 1m merged through the tool, in five processes
 #   peer     gpuPairHMM's build, then the peer suite (hmmbench suite run peer)
 # From the repo root there, carrying .device, .data and (peer) .peers:
@@ -18,7 +20,7 @@
 export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" shift "gputests ab" "$@"
 LONG_SETS=equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144
-declare -A CAPS=([640]="152 168" [896]="208 216 232 240")
+declare -A CAPS=([640]="152 168" [896]="208 224")
 caps=()
 if [[ $parts == *" caps "* ]]; then
     for L in "${!CAPS[@]}"; do
@@ -44,6 +46,7 @@ if [[ $parts == *" caps "* ]]; then
 fi
 [[ $parts == *" every "* ]] && subwarp_ab exp-every20 exp_every=16,20 \
     equal-640@262144,equal-896@262144 3 2 100
+[[ $parts == *" settings "* ]] && subwarp_ab exp-bin-settings exp_bin_settings=1,0 "$LONG_SETS" 3 2 100
 [[ $parts == *" medium "* ]] && subwarp_merged 5
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
 exit $status

@@ -262,7 +262,7 @@ def test_the_compiler_evidence_build_reports_the_kernels_registers(tmp_path):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 def test_a_capped_bins_kernel_compiles_within_its_cap(tmp_path):
-    """The p32k28 bin (reads of 769..896) under the table's cap of 224 registers; without it
+    """The p32k28 bin (reads of 769..896) under the table's cap of 216 registers; without it
     ptxas takes 254 (docs/subwarp-notes.md: the MOVs that cap removes from its loop)."""
     b = swv.backends()[0]
     (x,) = [x for x in sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 896) if x.hi == 896]
@@ -273,25 +273,33 @@ def test_a_capped_bins_kernel_compiles_within_its_cap(tmp_path):
             d.pop("SW_MAXNREG")
         log = glue.nvcc_cubin(sw.SOURCE, d, tmp_path / f"k{cap}.cubin")
         used[cap] = glue.ptxas_resources(log, "subwarp_forward")["registers"]
-    assert used[x.max_regs] <= x.max_regs == 224 < used[0] <= 255
+    assert used[x.max_regs] <= x.max_regs == 216 < used[0] <= 255
 
 
-def test_the_exponent_bins_hold_their_last_rows_up_but_where_two_factors_measured_faster():
-    """SW_EXP_SHIFT: the float32 exponent bins' kernels take the shared body's shift (no define)
-    but those of TWO_FACTOR_BINS (768), which keep two factors (SW_EXP_SHIFT=0), as every
-    exponent kernel does with exp_shift off; the cascade's float32 level keeps the shift and
-    the bins without exponents have no such define."""
+def test_the_exponent_bins_take_their_own_settings_over_the_backends():
+    """EXP_BIN_SETTINGS: the float32 exponent bins' kernels take the shared body's shift (no
+    define) but 768's (two factors, SW_EXP_SHIFT=0), and the check every 20 steps at 640 and 896
+    (SW_EXP_EVERY=5, 4-step iterations); exp_bin_settings 0 drops them, exp_shift 0 takes the
+    shift from every exponent kernel; the cascade's float32 level keeps the defaults and the bins
+    without exponents have neither define."""
     b = swv.backends()[0]
     bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 1024)
     exp = {x.hi: b.defines(x) for x in bins if b.exponents(x)}
-    assert set(exp) == {640, 768, 896, 1024} and sw.TWO_FACTOR_BINS == (768,)
-    assert [hi for hi, d in exp.items() if "SW_EXP_SHIFT" in d] == [768]
-    assert exp[768]["SW_EXP_SHIFT"] == 0
-    assert all("SW_EXP_SHIFT" not in b.defines(x) for x in bins if not b.exponents(x))
+    assert set(exp) == {640, 768, 896, 1024}
+    assert {hi: d.get("SW_EXP_SHIFT") for hi, d in exp.items()} == \
+        {640: None, 768: 0, 896: None, 1024: None}
+    assert {hi: d.get("SW_EXP_EVERY") for hi, d in exp.items()} == \
+        {640: 5, 768: None, 896: 5, 1024: None}
+    for x in bins:
+        if not b.exponents(x):
+            assert not {"SW_EXP_SHIFT", "SW_EXP_EVERY"} & set(b.defines(x))
     queues, _, cascade = b.queue_plan(bins)
-    assert any(cascade) and all("SW_EXP_SHIFT" not in b.defines(q, sw.EXP)
+    assert any(cascade) and all(not {"SW_EXP_SHIFT", "SW_EXP_EVERY"} & set(b.defines(q, sw.EXP))
                                 for q, c in zip(queues, cascade) if c)
-    b.exp_shift = 0
+    b.exp_bin_settings = 0
+    assert all(not {"SW_EXP_SHIFT", "SW_EXP_EVERY"} & set(b.defines(x))
+               for x in bins if b.exponents(x))
+    b.exp_bin_settings, b.exp_shift = 1, 0
     assert all(b.defines(x)["SW_EXP_SHIFT"] == 0 for x in bins if b.exponents(x))
 
 

@@ -106,11 +106,13 @@ SHORT_CHUNK_GROWTH = 4
 #: ~23k cells a pair) keep ``chunk_pairs``, whose first chunk the GPU waits for at every call.
 SHORT_PAIR_CELLS = 128 * 128
 
-#: Float32 exponent bins (by their longest read) that keep two conversion factors instead of
-#: their threads' last rows held up (SW_EXP_SHIFT): 768's p32k24 at its 168 registers runs 1.3 %
-#: slower with the shift's extra register, where 640 gains 3.9 % and 1,024 2.7 % (an H100 A/B,
-#: docs/evidence/subwarp-ab-exp-shift-h100.json)
-TWO_FACTOR_BINS = (768,)
+#: The float32 exponent bins' own settings (by their longest read; single tiles), each the
+#: faster side of an H100 A/B in one process (docs/evidence/subwarp-ab-exp-*-h100.json): the
+#: check every 20 steps at 640 and 896 (kernel -0.9 % / -1.1 %; 768 and 1,024 lost 1.5 / 2.9 %
+#: with it in session 21), and 768 without the shift (SW_EXP_SHIFT), two conversion factors (the
+#: shift's extra register cost its p32k24 at 168 registers 1.3 %, where 640 gained 3.9 %, 1,024
+#: 2.7 %). The attribute ``exp_bin_settings`` 0 drops them (the A/B).
+EXP_BIN_SETTINGS = {640: {"exp_every": 20}, 768: {"exp_shift": 0}, 896: {"exp_every": 20}}
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
 _CLOCK = {"t": -1e9, "mhz": None}
@@ -228,9 +230,12 @@ class SubwarpBackend(Backend):
         # a load a step (SW_CODE_WINDOW; 0: the load, the A/B: --setting code_window=1,0)
         self.code_window = 1
         # ... and its threads' last two rows held 2^SW_EXP_SHIFT up, so one factor converts what
-        # a thread receives where two did past a gap of 126 binades (SW_EXP_SHIFT; but in
-        # TWO_FACTOR_BINS; 0: no shift, two factors, the A/B: --setting exp_shift=1,0)
+        # a thread receives where two did past a gap of 126 binades (SW_EXP_SHIFT; 0: no shift,
+        # two factors, the A/B: --setting exp_shift=1,0)
         self.exp_shift = 1
+        # The exponent bins' own settings over the two above (EXP_BIN_SETTINGS; 0: none, the
+        # A/B: --setting exp_bin_settings=1,0)
+        self.exp_bin_settings = 1
         # Hold each chunk's chain of a multi-chunk call until all of it is enqueued (sw_gate);
         # 0: launch by launch (the A/B: --setting gate_chunks=1,0)
         self.gate_chunks = 1
@@ -312,16 +317,18 @@ class SubwarpBackend(Backend):
             d["SW_F32_LOW_FLOOR"] = f"{F32_LOW_FLOOR:g}f"
             d["SW_F32_LOW_FLOOR_IQ"] = F32_LOW_FLOOR_IQ
             d["SW_F32_LOW_FLOOR_ABOVE"] = F32_LOW_FLOOR_ABOVE
-        if kind == FLOAT and d["SW_EXP_SCALE"] and self.exp_every != 16:
-            if self.exp_every % 4 or self.exp_every > 24:
-                raise ValueError(f"exp_every {self.exp_every}: a multiple of 4 up to 24")
-            d["SW_EXP_EVERY"] = self.exp_every // 4
+        own = (EXP_BIN_SETTINGS.get(b.hi, {}) if kind == FLOAT and d["SW_EXP_SCALE"]
+               and not b.multi_tile and self.exp_bin_settings else {})
+        every = own.get("exp_every", self.exp_every)
+        if kind == FLOAT and d["SW_EXP_SCALE"] and every != 16:
+            if every % 4 or every > 24:
+                raise ValueError(f"exp_every {every}: a multiple of 4 up to 24")
+            d["SW_EXP_EVERY"] = every // 4
         if d["SW_EXP_SCALE"] and not self.lane0_by_factor:
             d["SW_LANE0_BY_FACTOR"] = 0
         if d["SW_EXP_SCALE"] and not self.code_window:
             d["SW_CODE_WINDOW_ON"] = 0
-        if d["SW_EXP_SCALE"] and (not self.exp_shift or (
-                kind == FLOAT and not b.multi_tile and b.hi in TWO_FACTOR_BINS)):
+        if d["SW_EXP_SCALE"] and not (self.exp_shift and own.get("exp_shift", 1)):
             d["SW_EXP_SHIFT"] = 0
         return d
 
@@ -330,7 +337,7 @@ class SubwarpBackend(Backend):
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
         key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every,
-               self.lane0_by_factor, self.code_window, self.exp_shift)
+               self.lane0_by_factor, self.code_window, self.exp_shift, self.exp_bin_settings)
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))
