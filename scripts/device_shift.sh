@@ -11,6 +11,8 @@
 #   caps     the 640 and 896 bins' kernels under other register caps (the cuda-subwarp-regcap
 #            family, one run per length against the table's cap)
 #   every    the exponent check every 20 steps against 16 (--setting exp_every=16,20)
+#   tune     640 and 896 under other caps and check intervals (the cuda-subwarp-regcap family's
+#            exp_every axis), one run per length against the bins' own
 #   settings the exponent bins' own settings (EXP_BIN_SETTINGS) against none
 #            (--setting exp_bin_settings=1,0) on the sets of 640..1,024
 #   medium   10s and 1m merged through the tool, in five processes
@@ -21,10 +23,19 @@ export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" shift "gputests ab" "$@"
 LONG_SETS=equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144
 declare -A CAPS=([640]="152 168" [896]="208 224")
+declare -A TUNE=([640]="152,24 160,24" [896]="208,20 208,24 200,20 200,24 216,24")
 caps=()
 if [[ $parts == *" caps "* ]]; then
     for L in "${!CAPS[@]}"; do
         for c in ${CAPS[$L]}; do caps+=("cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
+    done
+fi
+tune_name() {  # L CAP,EVERY
+    echo "cuda-subwarp-regcap[hi=$1,max_regs=${2%,*},exp_every=${2#*,}]"
+}
+if [[ $parts == *" tune "* ]]; then
+    for L in "${!TUNE[@]}"; do
+        for t in ${TUNE[$L]}; do caps+=("$(tune_name "$L" "$t")"); done
     done
 fi
 subwarp_setup "${caps[@]}"
@@ -42,6 +53,14 @@ if [[ $parts == *" caps "* ]]; then
         for c in ${CAPS[$L]}; do args+=(-b "cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
         step "caps$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
             --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-shift-caps$L.json"
+    done
+fi
+if [[ $parts == *" tune "* ]]; then
+    for L in 640 896; do
+        args=()
+        for t in ${TUNE[$L]}; do args+=(-b "$(tune_name "$L" "$t")"); done
+        step "tune$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
+            --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-shift-tune$L.json"
     done
 fi
 [[ $parts == *" every "* ]] && subwarp_ab exp-every20 exp_every=16,20 \

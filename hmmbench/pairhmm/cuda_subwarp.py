@@ -233,9 +233,10 @@ class SubwarpBackend(Backend):
         # a thread receives where two did past a gap of 126 binades (SW_EXP_SHIFT; 0: no shift,
         # two factors, the A/B: --setting exp_shift=1,0)
         self.exp_shift = 1
-        # The exponent bins' own settings over the two above (EXP_BIN_SETTINGS; 0: none, the
-        # A/B: --setting exp_bin_settings=1,0)
+        # The exponent bins' own settings over the two above (EXP_BIN_SETTINGS, this backend's
+        # copy; 0: none, the A/B: --setting exp_bin_settings=1,0)
         self.exp_bin_settings = 1
+        self.exp_bins = {hi: dict(own) for hi, own in EXP_BIN_SETTINGS.items()}
         # Hold each chunk's chain of a multi-chunk call until all of it is enqueued (sw_gate);
         # 0: launch by launch (the A/B: --setting gate_chunks=1,0)
         self.gate_chunks = 1
@@ -317,7 +318,7 @@ class SubwarpBackend(Backend):
             d["SW_F32_LOW_FLOOR"] = f"{F32_LOW_FLOOR:g}f"
             d["SW_F32_LOW_FLOOR_IQ"] = F32_LOW_FLOOR_IQ
             d["SW_F32_LOW_FLOOR_ABOVE"] = F32_LOW_FLOOR_ABOVE
-        own = (EXP_BIN_SETTINGS.get(b.hi, {}) if kind == FLOAT and d["SW_EXP_SCALE"]
+        own = (self.exp_bins.get(b.hi, {}) if kind == FLOAT and d["SW_EXP_SCALE"]
                and not b.multi_tile and self.exp_bin_settings else {})
         every = own.get("exp_every", self.exp_every)
         if kind == FLOAT and d["SW_EXP_SCALE"] and every != 16:

@@ -76,7 +76,8 @@ def families() -> list:
     cuda-subwarp's recurrence and register cap: ``-b cuda-subwarp-auto --axis min_blocks=2,3``;
     the longest reads without exponents: ``-b cuda-subwarp-exp-above --axis exp_above=384``;
     one bin of the table in another shape: ``-b 'cuda-subwarp-shape[hi=256,p=16,k=16,min_blocks=4]'``;
-    one bin's kernel under a register cap: ``-b 'cuda-subwarp-regcap[hi=896,max_regs=224]'``."""
+    one bin's kernel under a register cap (and, with exponents, another check interval):
+    ``-b 'cuda-subwarp-regcap[hi=896,max_regs=224]'``, ``--axis exp_every=16,20,24``."""
     from ..registry import BackendFamily
     return [BackendFamily("cuda-subwarp-fixed", {"p": SUPPORTED_P, "k": SUPPORTED_K},
                           {"p": 8, "k": 16}, fixed_pk,
@@ -93,8 +94,12 @@ def families() -> list:
                            "k": SUPPORTED_K, "min_blocks": (0, 2, 3, 4, 6)},
                           {"hi": 256, "p": 8, "k": 32, "min_blocks": 0}, bin_shape),
             BackendFamily("cuda-subwarp-regcap",
-                          {"hi": tuple(row[0] for row in DEFAULT_BINS), "max_regs": REGCAP_AXIS},
-                          {"hi": 896, "max_regs": 0}, bin_regcap)]
+                          {"hi": tuple(row[0] for row in DEFAULT_BINS), "max_regs": REGCAP_AXIS,
+                           "exp_every": (0, 16, 20, 24)},
+                          {"hi": 896, "max_regs": 0, "exp_every": 0}, bin_regcap,
+                          # (the name before the exp_every axis where it is the bin's own)
+                          alias=lambda q: None if q["exp_every"] else
+                          f"cuda-subwarp-regcap[hi={q['hi']},max_regs={q['max_regs']}]")]
 
 
 def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
@@ -130,14 +135,19 @@ def bin_shape(name: str, hi: int, p: int, k: int, min_blocks: int) -> SubwarpBac
                           f"{min_blocks or 'none'}")
 
 
-def bin_regcap(name: str, hi: int, max_regs: int) -> SubwarpBackend:
+def bin_regcap(name: str, hi: int, max_regs: int, exp_every: int = 0) -> SubwarpBackend:
     """cuda-subwarp with its bin of reads up to ``hi`` compiled under a cap of ``max_regs``
     registers (``__maxnreg__``, 0: the table's launch bounds), every other bin as the table has
     it: below the 255 that 2 resident blocks allow, ptxas keeps more of a row's values in place
     across the unrolled steps (fewer MOVs at the loop's end), at the price of spills in the
-    setup."""
+    setup. ``exp_every`` (0: the bin's own, EXP_BIN_SETTINGS, or 16): the steps between its
+    exponent checks, where it has exponents."""
     bins = tuple((*r[:3], r[3] if len(r) > 3 else 0, max_regs) if r[0] == hi and max_regs else r
                  for r in DEFAULT_BINS)
     cap = f"{max_regs} registers" if max_regs else "the table's register cap"
-    return SubwarpBackend(name, bins=bins, small_tiers=SMALL_TIERS, **_CASCADE,
-                          description=f"cuda-subwarp, reads up to {hi} under {cap}")
+    b = SubwarpBackend(name, bins=bins, small_tiers=SMALL_TIERS, **_CASCADE,
+                       description=f"cuda-subwarp, reads up to {hi} under {cap}"
+                       + (f", exponent checks every {exp_every} steps" if exp_every else ""))
+    if exp_every:
+        b.exp_bins[hi] = {**b.exp_bins.get(hi, {}), "exp_every": exp_every}
+    return b
