@@ -11,7 +11,7 @@
 #   caps     the 640 and 896 bins' kernels under other register caps (the cuda-subwarp-regcap
 #            family, one run per length against the table's cap)
 #   every    the exponent check every 20 steps against 16 (--setting exp_every=16,20)
-#   tune     640 and 896 under other caps and check intervals (the cuda-subwarp-regcap family's
+#   tune     640..1,024 under other caps and check intervals (the cuda-subwarp-regcap family's
 #            exp_every axis), one run per length against the bins' own
 #   settings the exponent bins' own settings (EXP_BIN_SETTINGS) against none
 #            (--setting exp_bin_settings=1,0) on the sets of 640..1,024
@@ -23,7 +23,9 @@ export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" shift "gputests ab" "$@"
 LONG_SETS=equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144
 declare -A CAPS=([640]="152 168" [896]="208 224")
-declare -A TUNE=([640]="152,24 160,24" [896]="208,20 208,24 200,20 200,24 216,24")
+# (CAP,EVERY: the first call's, 640 "152,24 160,24", 896 "208,20 208,24 200,20 200,24 216,24")
+declare -A TUNE=([640]="160,24" [768]="0,20 0,24" [896]="200,24 192,24 184,24"
+                 [1024]="240,20 240,24 232,24")
 caps=()
 if [[ $parts == *" caps "* ]]; then
     for L in "${!CAPS[@]}"; do
@@ -56,7 +58,7 @@ if [[ $parts == *" caps "* ]]; then
     done
 fi
 if [[ $parts == *" tune "* ]]; then
-    for L in 640 896; do
+    for L in 640 768 896 1024; do
         args=()
         for t in ${TUNE[$L]}; do args+=(-b "$(tune_name "$L" "$t")"); done
         step "tune$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
