@@ -23,17 +23,20 @@ export HMMBENCH_GPUPAIRHMM="${HMMBENCH_GPUPAIRHMM:-$PWD/.peers/gpuPairHMM}"
 source "$(dirname "$0")/device_common.sh" shift "gputests ab" "$@"
 LONG_SETS=equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144
 declare -A CAPS=([640]="152 168" [896]="208 224")
-# (CAP,EVERY: the first call's, 640 "152,24 160,24", 896 "208,20 208,24 200,20 200,24 216,24")
-declare -A TUNE=([640]="160,24" [768]="0,20 0,24" [896]="200,24 192,24 184,24"
-                 [1024]="240,20 240,24 232,24")
+# (CAP,EVERY[,SHIFT]: the first call's, 640 "152,24 160,24", 896 "208,20 208,24 200,20 200,24
+# 216,24"; the second's, 640 "160,24", 768 "0,20 0,24", 896 "200,24 192,24 184,24", 1024
+# "240,20 240,24 232,24")
+declare -A TUNE=([768]="0,24,on")
 caps=()
 if [[ $parts == *" caps "* ]]; then
     for L in "${!CAPS[@]}"; do
         for c in ${CAPS[$L]}; do caps+=("cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
     done
 fi
-tune_name() {  # L CAP,EVERY
-    echo "cuda-subwarp-regcap[hi=$1,max_regs=${2%,*},exp_every=${2#*,}]"
+tune_name() {  # L CAP,EVERY[,SHIFT]
+    local cap every shift
+    IFS=, read -r cap every shift <<< "$2"
+    echo "cuda-subwarp-regcap[hi=$1,max_regs=$cap,exp_every=$every${shift:+,exp_shift=$shift}]"
 }
 if [[ $parts == *" tune "* ]]; then
     for L in "${!TUNE[@]}"; do
@@ -58,7 +61,7 @@ if [[ $parts == *" caps "* ]]; then
     done
 fi
 if [[ $parts == *" tune "* ]]; then
-    for L in 640 768 896 1024; do
+    for L in "${!TUNE[@]}"; do
         args=()
         for t in ${TUNE[$L]}; do args+=(-b "$(tune_name "$L" "$t")"); done
         step "tune$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from cpu_reference.pairhmm import forward_log10
+from hmmbench import registry
 from hmmbench.apis import cuda as glue
 from hmmbench.pairhmm import cuda_subwarp as sw
 from hmmbench.pairhmm import cuda_subwarp_variants as swv
@@ -262,7 +263,7 @@ def test_the_compiler_evidence_build_reports_the_kernels_registers(tmp_path):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 def test_a_capped_bins_kernel_compiles_within_its_cap(tmp_path):
-    """The p32k28 bin (reads of 769..896) under the table's cap of 216 registers; without it
+    """The p32k28 bin (reads of 769..896) under the table's cap of 200 registers; without it
     ptxas takes 254 (docs/subwarp-notes.md: the MOVs that cap removes from its loop)."""
     b = swv.backends()[0]
     (x,) = [x for x in sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 896) if x.hi == 896]
@@ -273,15 +274,15 @@ def test_a_capped_bins_kernel_compiles_within_its_cap(tmp_path):
             d.pop("SW_MAXNREG")
         log = glue.nvcc_cubin(sw.SOURCE, d, tmp_path / f"k{cap}.cubin")
         used[cap] = glue.ptxas_resources(log, "subwarp_forward")["registers"]
-    assert used[x.max_regs] <= x.max_regs == 216 < used[0] <= 255
+    assert used[x.max_regs] <= x.max_regs == 200 < used[0] <= 255
 
 
 def test_the_exponent_bins_take_their_own_settings_over_the_backends():
     """EXP_BIN_SETTINGS: the float32 exponent bins' kernels take the shared body's shift (no
-    define) but 768's (two factors, SW_EXP_SHIFT=0), and the check every 20 steps at 640 and 896
-    (SW_EXP_EVERY=5, 4-step iterations); exp_bin_settings 0 drops them, exp_shift 0 takes the
-    shift from every exponent kernel; the cascade's float32 level keeps the defaults and the bins
-    without exponents have neither define."""
+    define) but 768's (two factors, SW_EXP_SHIFT=0), and the check every 24 steps (SW_EXP_EVERY=6,
+    4-step iterations); exp_bin_settings 0 drops them, exp_shift 0 takes the shift from every
+    exponent kernel; the cascade's float32 level keeps the defaults and the bins without
+    exponents have neither define. The cuda-subwarp-regcap family sets one bin's."""
     b = swv.backends()[0]
     bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 1024)
     exp = {x.hi: b.defines(x) for x in bins if b.exponents(x)}
@@ -289,7 +290,7 @@ def test_the_exponent_bins_take_their_own_settings_over_the_backends():
     assert {hi: d.get("SW_EXP_SHIFT") for hi, d in exp.items()} == \
         {640: None, 768: 0, 896: None, 1024: None}
     assert {hi: d.get("SW_EXP_EVERY") for hi, d in exp.items()} == \
-        {640: 5, 768: None, 896: 5, 1024: None}
+        {640: 6, 768: 6, 896: 6, 1024: 6}
     for x in bins:
         if not b.exponents(x):
             assert not {"SW_EXP_SHIFT", "SW_EXP_EVERY"} & set(b.defines(x))
@@ -301,6 +302,12 @@ def test_the_exponent_bins_take_their_own_settings_over_the_backends():
                for x in bins if b.exponents(x))
     b.exp_bin_settings, b.exp_shift = 1, 0
     assert all(b.defines(x)["SW_EXP_SHIFT"] == 0 for x in bins if b.exponents(x))
+    (v,) = registry.select(["cuda-subwarp-regcap[hi=768,max_regs=0,exp_every=16,exp_shift=on]"])
+    (x,) = [x for x in bins if x.hi == 768]
+    assert not {"SW_EXP_SHIFT", "SW_EXP_EVERY"} & set(v.defines(x))
+    (v,) = registry.select(["cuda-subwarp-regcap[hi=896,max_regs=224]"])
+    (x,) = [x for x in sw.make_bins(v._bins_table, v._long, 1024) if x.hi == 896]
+    assert v.defines(x)["SW_MAXNREG"] == 224 and v.defines(x)["SW_EXP_EVERY"] == 6
 
 
 # ------------------------------------------------------------------------------------------------

@@ -107,12 +107,14 @@ SHORT_CHUNK_GROWTH = 4
 SHORT_PAIR_CELLS = 128 * 128
 
 #: The float32 exponent bins' own settings (by their longest read; single tiles), each the
-#: faster side of an H100 A/B in one process (docs/evidence/subwarp-ab-exp-*-h100.json): the
-#: check every 20 steps at 640 and 896 (kernel -0.9 % / -1.1 %; 768 and 1,024 lost 1.5 / 2.9 %
-#: with it in session 21), and 768 without the shift (SW_EXP_SHIFT), two conversion factors (the
-#: shift's extra register cost its p32k24 at 168 registers 1.3 %, where 640 gained 3.9 %, 1,024
-#: 2.7 %). The attribute ``exp_bin_settings`` 0 drops them (the A/B).
-EXP_BIN_SETTINGS = {640: {"exp_every": 20}, 768: {"exp_shift": 0}, 896: {"exp_every": 20}}
+#: faster side of H100 runs in one process (session 24, docs/subwarp-notes.md): the check every
+#: 24 steps (kernel GCUPS 640 3,286 -> 3,310, 896 3,273 -> 3,400 with its cap at 200, 1,024
+#: 3,380 -> 3,440, 768 3,240 -> 3,260; on the emulation GATK's gap penalty sends no pair more to
+#: float64, Q10-20 ones 34 of 64 deep pairs against 29), and 768 without the shift (SW_EXP_SHIFT),
+#: two conversion factors (the shift's extra register cost its p32k24 at 168 registers 1.3 %,
+#: where 640 gained 3.9 %, 1,024 2.7 %). The attribute ``exp_bin_settings`` 0 drops them (the A/B).
+EXP_BIN_SETTINGS = {640: {"exp_every": 24}, 768: {"exp_shift": 0, "exp_every": 24},
+                    896: {"exp_every": 24}, 1024: {"exp_every": 24}}
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
 _CLOCK = {"t": -1e9, "mhz": None}

@@ -95,10 +95,11 @@ def families() -> list:
                           {"hi": 256, "p": 8, "k": 32, "min_blocks": 0}, bin_shape),
             BackendFamily("cuda-subwarp-regcap",
                           {"hi": tuple(row[0] for row in DEFAULT_BINS), "max_regs": REGCAP_AXIS,
-                           "exp_every": (0, 16, 20, 24)},
-                          {"hi": 896, "max_regs": 0, "exp_every": 0}, bin_regcap,
-                          # (the name before the exp_every axis where it is the bin's own)
-                          alias=lambda q: None if q["exp_every"] else
+                           "exp_every": (0, 16, 20, 24), "exp_shift": ("own", "on", "off")},
+                          {"hi": 896, "max_regs": 0, "exp_every": 0, "exp_shift": "own"},
+                          bin_regcap,
+                          # (the name before the exponent axes where they are the bin's own)
+                          alias=lambda q: None if q["exp_every"] or q["exp_shift"] != "own" else
                           f"cuda-subwarp-regcap[hi={q['hi']},max_regs={q['max_regs']}]")]
 
 
@@ -135,19 +136,24 @@ def bin_shape(name: str, hi: int, p: int, k: int, min_blocks: int) -> SubwarpBac
                           f"{min_blocks or 'none'}")
 
 
-def bin_regcap(name: str, hi: int, max_regs: int, exp_every: int = 0) -> SubwarpBackend:
+def bin_regcap(name: str, hi: int, max_regs: int, exp_every: int = 0,
+               exp_shift: str = "own") -> SubwarpBackend:
     """cuda-subwarp with its bin of reads up to ``hi`` compiled under a cap of ``max_regs``
     registers (``__maxnreg__``, 0: the table's launch bounds), every other bin as the table has
     it: below the 255 that 2 resident blocks allow, ptxas keeps more of a row's values in place
     across the unrolled steps (fewer MOVs at the loop's end), at the price of spills in the
-    setup. ``exp_every`` (0: the bin's own, EXP_BIN_SETTINGS, or 16): the steps between its
-    exponent checks, where it has exponents."""
+    setup. Where it has exponents, ``exp_every`` (0: the bin's own, EXP_BIN_SETTINGS, or 16): the
+    steps between its checks; ``exp_shift`` on / off: its threads' last rows held up (one
+    conversion factor) or not (two), "own": as EXP_BIN_SETTINGS has it."""
     bins = tuple((*r[:3], r[3] if len(r) > 3 else 0, max_regs) if r[0] == hi and max_regs else r
                  for r in DEFAULT_BINS)
     cap = f"{max_regs} registers" if max_regs else "the table's register cap"
     b = SubwarpBackend(name, bins=bins, small_tiers=SMALL_TIERS, **_CASCADE,
                        description=f"cuda-subwarp, reads up to {hi} under {cap}"
                        + (f", exponent checks every {exp_every} steps" if exp_every else ""))
+    own = b.exp_bins.setdefault(hi, {})
     if exp_every:
-        b.exp_bins[hi] = {**b.exp_bins.get(hi, {}), "exp_every": exp_every}
+        own["exp_every"] = exp_every
+    if exp_shift != "own":
+        own["exp_shift"] = int(exp_shift == "on")
     return b

@@ -41,14 +41,14 @@ SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 #: 768 spills in its loop under any cap below its 168. 384 (no exponents since session 19)
 #: takes 3 blocks instead of its cap of 192: +4 % (session 20,
 #: results/h100/subwarp-lowfloor-shape384.json). 512 at 240 with the low floor's code in its
-#: kernel: +2.8 % against 232 (session 21, results/h100/subwarp-floor-caps512.json). 896 at 216
-#: with the exponents' shift (SW_EXP_SHIFT): -1.1 % kernel time against 224 (session 24,
-#: results/h100/subwarp-shift-caps896.json).
+#: kernel: +2.8 % against 232 (session 21, results/h100/subwarp-floor-caps512.json). 896 at 200
+#: with the exponents' shift and their check every 24 steps: 3,400 GCUPS against 3,320 at 208,
+#: 3,290 at 216, 3,240 at 192 (session 24, results/h100/subwarp-shift-tune*.json).
 DEFAULT_BINS: tuple = (
     (16, 4, 4), (32, 4, 8, 6), (48, 4, 12, 4), (64, 4, 16, 4), (80, 4, 20, 3), (96, 4, 24, 3),
     (128, 8, 16, 4), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32, 0, 248),
     (320, 16, 20, 3, 152), (384, 16, 24, 3), (448, 16, 28, 0, 208), (512, 16, 32, 0, 240),
-    (640, 32, 20, 3, 160), (768, 32, 24, 3), (896, 32, 28, 0, 216), (1024, 32, 32, 0, 240),
+    (640, 32, 20, 3, 160), (768, 32, 24, 3), (896, 32, 28, 0, 200), (1024, 32, 32, 0, 240),
 )
 #: Inputs that leave the GPU mostly idle: their kernel time is the dependency chain of their
 #: longest pairs (hap length + p steps of k dependent rows each), not throughput, so they take
