@@ -641,7 +641,7 @@ def test_the_low_floor_is_defined_for_the_cascading_float32_kernels_without_expo
 
 def test_exp_every_sets_the_check_interval_of_the_bins_with_exponents():
     """The A/B knob exp_every: SW_EXP_EVERY (unrolled iterations of 4 steps) in the float32
-    bins with exponents only; 16 steps is the kernel's default; past 24 the emulation sends
+    bins with exponents only; 16 steps is the kernel's default; past 28 the emulation sends
     pairs to float64, so it is refused."""
     b = swv.backends()[0]
     b.exp_bin_settings = 0  # (the bins' own, EXP_BIN_SETTINGS, are test_cuda_subwarp's)

@@ -222,7 +222,7 @@ class SubwarpBackend(Backend):
         # A/B: scripts/subwarp_side_bins.py --setting low_floor=1,0)
         self.low_floor = 1
         # Steps between the exponent checks of the float32 bins with exponents (SW_EXP_EVERY x 4;
-        # 24 holds on the emulation, 32 does not: scripts/subwarp_exp_every_emulation.py)
+        # 24 and 28 hold on the emulation, 32 does not: scripts/subwarp_exp_every_emulation.py)
         self.exp_every = 16
         # A single tile's lane 0 gets its row above from the exponents' conversion factor, not
         # three selects a step (SW_LANE0_BY_FACTOR; 0: the selects, the A/B:
@@ -324,8 +324,8 @@ class SubwarpBackend(Backend):
                and not b.multi_tile and self.exp_bin_settings else {})
         every = own.get("exp_every", self.exp_every)
         if kind == FLOAT and d["SW_EXP_SCALE"] and every != 16:
-            if every % 4 or every > 24:
-                raise ValueError(f"exp_every {every}: a multiple of 4 up to 24")
+            if every % 4 or every > 28:  # (32 sent every equal-896 / 1,024 pair to float64)
+                raise ValueError(f"exp_every {every}: a multiple of 4 up to 28")
             d["SW_EXP_EVERY"] = every // 4
         if d["SW_EXP_SCALE"] and not self.lane0_by_factor:
             d["SW_LANE0_BY_FACTOR"] = 0

@@ -95,7 +95,7 @@ def families() -> list:
                           {"hi": 256, "p": 8, "k": 32, "min_blocks": 0}, bin_shape),
             BackendFamily("cuda-subwarp-regcap",
                           {"hi": tuple(row[0] for row in DEFAULT_BINS), "max_regs": REGCAP_AXIS,
-                           "exp_every": (0, 16, 20, 24), "exp_shift": ("own", "on", "off")},
+                           "exp_every": (0, 16, 20, 24, 28), "exp_shift": ("own", "on", "off")},
                           {"hi": 896, "max_regs": 0, "exp_every": 0, "exp_shift": "own"},
                           bin_regcap,
                           # (the name before the exponent axes where they are the bin's own)
