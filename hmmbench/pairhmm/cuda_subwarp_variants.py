@@ -98,9 +98,14 @@ def families() -> list:
                            "exp_every": (0, 16, 20, 24, 28), "exp_shift": ("own", "on", "off")},
                           {"hi": 896, "max_regs": 0, "exp_every": 0, "exp_shift": "own"},
                           bin_regcap,
-                          # (the name before the exponent axes where they are the bin's own)
-                          alias=lambda q: None if q["exp_every"] or q["exp_shift"] != "own" else
-                          f"cuda-subwarp-regcap[hi={q['hi']},max_regs={q['max_regs']}]")]
+                          alias=regcap_name)]
+
+
+def regcap_name(q: dict) -> str:
+    """A cuda-subwarp-regcap variant's name: its exponent axes only where not the bin's own."""
+    own = {"exp_every": 0, "exp_shift": "own"}
+    return "cuda-subwarp-regcap[" + ",".join(f"{k}={v}" for k, v in q.items()
+                                             if own.get(k, None) != v) + "]"
 
 
 def fixed_pk(name: str, p: int, k: int) -> SubwarpBackend:
