@@ -28,7 +28,7 @@ from hmmbench.pairhmm.subwarp_layout import make_bins
 
 LENGTHS = (32, 64, 128, 160, 192, 256, 320, 384, 448, 512, 640, 768, 896, 1024)
 STEPS = 4            # wavefront steps per loop iteration (the kernel's unroll)
-EXP_EVERY_STEPS = 16  # the exponent check's period (SW_EXP_EVERY x 4 steps)
+EXP_EVERY = 4        # the kernel's default SW_EXP_EVERY: the check every 4 iterations (16 steps)
 #: H100: 132 SMs x 128 FP32 lanes x 1.98 GHz
 FP32_PER_S = 132 * 128 * 1.98e9
 
@@ -51,9 +51,9 @@ def row(L: int, backend, cuobjdump: str) -> dict:
     main, block = wavefront_loop(sass)
     cells = STEPS * b.k
     per_iter = Counter(main)
-    if block:   # the check runs once per EXP_EVERY_STEPS / STEPS iterations
+    if block:   # the check runs once per SW_EXP_EVERY iterations (the bin's own, or 4)
         for k, v in block.items():
-            per_iter[k] += v * STEPS / EXP_EVERY_STEPS
+            per_iter[k] += v / d.get("SW_EXP_EVERY", EXP_EVERY)
     total = sum(per_iter.values())
     fp32 = sum(per_iter[o] for o in FP32_OPS)
     shfl = per_iter["SHFL"]
