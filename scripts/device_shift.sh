@@ -25,18 +25,19 @@ LONG_SETS=equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144
 declare -A CAPS=([640]="152 168" [896]="208 224")
 # (CAP,EVERY[,SHIFT]: the first call's, 640 "152,24 160,24", 896 "208,20 208,24 200,20 200,24
 # 216,24"; the second's, 640 "160,24", 768 "0,20 0,24", 896 "200,24 192,24 184,24", 1024
-# "240,20 240,24 232,24"; the third's, 768 "0,24,on")
-declare -A TUNE=([768]="0,28 0,20")
+# "240,20 240,24 232,24"; the third's, 768 "0,24,on"; the fourth's, 768 "0,28 0,20")
+declare -A TUNE=([768]="0,24,on,off 0,24,own,off 0,24,on")
 caps=()
 if [[ $parts == *" caps "* ]]; then
     for L in "${!CAPS[@]}"; do
         for c in ${CAPS[$L]}; do caps+=("cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
     done
 fi
-tune_name() {  # L CAP,EVERY[,SHIFT]
-    local cap every shift
-    IFS=, read -r cap every shift <<< "$2"
-    echo "cuda-subwarp-regcap[hi=$1,max_regs=$cap,exp_every=$every${shift:+,exp_shift=$shift}]"
+tune_name() {  # L CAP,EVERY[,SHIFT[,WINDOW]] (own: the bin's own)
+    local cap every shift window
+    IFS=, read -r cap every shift window <<< "$2"
+    [[ $shift == own ]] && shift=
+    echo "cuda-subwarp-regcap[hi=$1,max_regs=$cap,exp_every=$every${shift:+,exp_shift=$shift}${window:+,code_window=$window}]"
 }
 if [[ $parts == *" tune "* ]]; then
     for L in "${!TUNE[@]}"; do

@@ -329,10 +329,10 @@ class SubwarpBackend(Backend):
             d["SW_EXP_EVERY"] = every // 4
         if d["SW_EXP_SCALE"] and not self.lane0_by_factor:
             d["SW_LANE0_BY_FACTOR"] = 0
-        if d["SW_EXP_SCALE"] and not self.code_window:
-            d["SW_CODE_WINDOW_ON"] = 0
         if d["SW_EXP_SCALE"] and not (self.exp_shift and own.get("exp_shift", 1)):
             d["SW_EXP_SHIFT"] = 0
+        if d["SW_EXP_SCALE"] and not (self.code_window and own.get("code_window", 1)):
+            d["SW_CODE_WINDOW_ON"] = 0
         return d
 
     def kernel(self, b: Bin, kind: str = FLOAT):

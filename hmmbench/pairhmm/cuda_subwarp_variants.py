@@ -95,15 +95,17 @@ def families() -> list:
                           {"hi": 256, "p": 8, "k": 32, "min_blocks": 0}, bin_shape),
             BackendFamily("cuda-subwarp-regcap",
                           {"hi": tuple(row[0] for row in DEFAULT_BINS), "max_regs": REGCAP_AXIS,
-                           "exp_every": (0, 16, 20, 24, 28), "exp_shift": ("own", "on", "off")},
-                          {"hi": 896, "max_regs": 0, "exp_every": 0, "exp_shift": "own"},
+                           "exp_every": (0, 16, 20, 24, 28), "exp_shift": ("own", "on", "off"),
+                           "code_window": ("own", "on", "off")},
+                          {"hi": 896, "max_regs": 0, "exp_every": 0, "exp_shift": "own",
+                           "code_window": "own"},
                           bin_regcap,
                           alias=regcap_name)]
 
 
 def regcap_name(q: dict) -> str:
     """A cuda-subwarp-regcap variant's name: its exponent axes only where not the bin's own."""
-    own = {"exp_every": 0, "exp_shift": "own"}
+    own = {"exp_every": 0, "exp_shift": "own", "code_window": "own"}
     return "cuda-subwarp-regcap[" + ",".join(f"{k}={v}" for k, v in q.items()
                                              if own.get(k, None) != v) + "]"
 
@@ -142,14 +144,15 @@ def bin_shape(name: str, hi: int, p: int, k: int, min_blocks: int) -> SubwarpBac
 
 
 def bin_regcap(name: str, hi: int, max_regs: int, exp_every: int = 0,
-               exp_shift: str = "own") -> SubwarpBackend:
+               exp_shift: str = "own", code_window: str = "own") -> SubwarpBackend:
     """cuda-subwarp with its bin of reads up to ``hi`` compiled under a cap of ``max_regs``
     registers (``__maxnreg__``, 0: the table's launch bounds), every other bin as the table has
     it: below the 255 that 2 resident blocks allow, ptxas keeps more of a row's values in place
     across the unrolled steps (fewer MOVs at the loop's end), at the price of spills in the
     setup. Where it has exponents, ``exp_every`` (0: the bin's own, EXP_BIN_SETTINGS, or 16): the
     steps between its checks; ``exp_shift`` on / off: its threads' last rows held up (one
-    conversion factor) or not (two), "own": as EXP_BIN_SETTINGS has it."""
+    conversion factor) or not (two), ``code_window`` on / off: lane 0's codes from the window
+    or loads; "own": as EXP_BIN_SETTINGS has it."""
     bins = tuple((*r[:3], r[3] if len(r) > 3 else 0, max_regs) if r[0] == hi and max_regs else r
                  for r in DEFAULT_BINS)
     cap = f"{max_regs} registers" if max_regs else "the table's register cap"
@@ -159,6 +162,7 @@ def bin_regcap(name: str, hi: int, max_regs: int, exp_every: int = 0,
     own = b.exp_bins.setdefault(hi, {})
     if exp_every:
         own["exp_every"] = exp_every
-    if exp_shift != "own":
-        own["exp_shift"] = int(exp_shift == "on")
+    for axis, value in (("exp_shift", exp_shift), ("code_window", code_window)):
+        if value != "own":
+            own[axis] = int(value == "on")
     return b
