@@ -279,7 +279,8 @@ def test_a_capped_bins_kernel_compiles_within_its_cap(tmp_path):
 
 def test_the_exponent_bins_take_their_own_settings_over_the_backends():
     """EXP_BIN_SETTINGS: the float32 exponent bins' kernels take the shared body's shift (no
-    define) but 768's (two factors, SW_EXP_SHIFT=0), and the check every 24 steps (SW_EXP_EVERY=6,
+    define) but 768's (two factors, SW_EXP_SHIFT=0, and lane 0's codes loaded, SW_CODE_WINDOW_ON=0),
+    and the check every 24 steps (SW_EXP_EVERY=6,
     4-step iterations); exp_bin_settings 0 drops them, exp_shift 0 takes the shift from every
     exponent kernel; the cascade's float32 level keeps the defaults and the bins without
     exponents have neither define. The cuda-subwarp-regcap family sets one bin's."""
@@ -291,6 +292,7 @@ def test_the_exponent_bins_take_their_own_settings_over_the_backends():
         {640: None, 768: 0, 896: None, 1024: None}
     assert {hi: d.get("SW_EXP_EVERY") for hi, d in exp.items()} == \
         {640: 6, 768: 6, 896: 6, 1024: 6}
+    assert [hi for hi, d in exp.items() if d.get("SW_CODE_WINDOW_ON", 1) == 0] == [768]
     for x in bins:
         if not b.exponents(x):
             assert not {"SW_EXP_SHIFT", "SW_EXP_EVERY"} & set(b.defines(x))
@@ -302,9 +304,10 @@ def test_the_exponent_bins_take_their_own_settings_over_the_backends():
                for x in bins if b.exponents(x))
     b.exp_bin_settings, b.exp_shift = 1, 0
     assert all(b.defines(x)["SW_EXP_SHIFT"] == 0 for x in bins if b.exponents(x))
-    (v,) = registry.select(["cuda-subwarp-regcap[hi=768,max_regs=0,exp_every=16,exp_shift=on]"])
+    (v,) = registry.select(["cuda-subwarp-regcap[hi=768,max_regs=0,exp_every=16,exp_shift=on,"
+                            "code_window=on]"])
     (x,) = [x for x in bins if x.hi == 768]
-    assert not {"SW_EXP_SHIFT", "SW_EXP_EVERY"} & set(v.defines(x))
+    assert not {"SW_EXP_SHIFT", "SW_EXP_EVERY", "SW_CODE_WINDOW_ON"} & set(v.defines(x))
     (v,) = registry.select(["cuda-subwarp-regcap[hi=896,max_regs=224]"])
     (x,) = [x for x in sw.make_bins(v._bins_table, v._long, 1024) if x.hi == 896]
     assert v.defines(x)["SW_MAXNREG"] == 224 and v.defines(x)["SW_EXP_EVERY"] == 6

@@ -112,8 +112,10 @@ SHORT_PAIR_CELLS = 128 * 128
 #: 3,380 -> 3,440, 768 3,240 -> 3,260; on the emulation GATK's gap penalty sends no pair more to
 #: float64, Q10-20 ones 34 of 64 deep pairs against 29), and 768 without the shift (SW_EXP_SHIFT),
 #: two conversion factors (the shift's extra register cost its p32k24 at 168 registers 1.3 %,
-#: where 640 gained 3.9 %, 1,024 2.7 %). The attribute ``exp_bin_settings`` 0 drops them (the A/B).
-EXP_BIN_SETTINGS = {640: {"exp_every": 24}, 768: {"exp_shift": 0, "exp_every": 24},
+#: where 640 gained 3.9 %, 1,024 2.7 %) and lane 0's codes loaded, not from the window (two
+#: registers fewer: 3,320 against 3,260). The attribute ``exp_bin_settings`` 0 drops them (the A/B).
+EXP_BIN_SETTINGS = {640: {"exp_every": 24},
+                    768: {"exp_shift": 0, "exp_every": 24, "code_window": 0},
                     896: {"exp_every": 24}, 1024: {"exp_every": 24}}
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
