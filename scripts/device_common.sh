@@ -8,7 +8,9 @@
 # gpuPairHMM's build beside them and the peer suite's variants),
 # subwarp_pytest [FILE...] (those tests, default the CUDA sub-warp ones, into $out/pytest.txt),
 # subwarp_ab NAME SETTING SETS ROUNDS CALLS CHECK (scripts/subwarp_side_bins.py's A/B of a
-# cuda-subwarp attribute, into $out/subwarp-ab-NAME.json), subwarp_merged N (10s and 1m merged
+# cuda-subwarp attribute, into $out/subwarp-ab-NAME.json), subwarp_against NAME L BACKEND...
+# (cuda-subwarp and those backends on equal-L@262144 in one run, into $out/subwarp-NAME$L.json),
+# subwarp_merged N (10s and 1m merged
 # through the tool in N processes one after the other, into $out/subwarp-medium-merged-I.json).
 set -uo pipefail
 export HMMBENCH_DATA_PATH="${HMMBENCH_DATA_PATH:-$PWD/.data/pairhmm}"
@@ -66,6 +68,13 @@ subwarp_pytest() {  # [TEST FILE...]: default the CUDA sub-warp tests
 subwarp_ab() {  # NAME SETTING SETS ROUNDS CALLS CHECK: two values of an attribute, one process
     step "ab-$1" python3 scripts/subwarp_side_bins.py --setting "$2" --sets "$3" --rounds "$4" \
         --calls "$5" --check "$6" --json "$out/subwarp-ab-$1.json"
+}
+subwarp_against() {  # NAME L BACKEND...: cuda-subwarp and those on equal-L@262144, one run
+    local name=$1 L=$2 b args=()
+    shift 2
+    for b in "$@"; do args+=(-b "$b"); done
+    step "$name$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
+        --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-$name$L.json"
 }
 subwarp_merged() {  # N: 10s and 1m merged in N processes, for the spread between processes
     local i

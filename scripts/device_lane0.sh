@@ -35,10 +35,9 @@ subwarp_setup "${caps[@]}"
     equal-640@262144,equal-768@262144,equal-896@262144,equal-1024@262144 3 2 100
 if [[ $parts == *" caps "* ]]; then
     for L in 640 768 896 1024; do
-        args=()
-        for c in ${CAPS[$L]}; do args+=(-b "cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
-        step "caps$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
-            --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-lane0-caps$L.json"
+        backends=()
+        for c in ${CAPS[$L]}; do backends+=("cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
+        subwarp_against lane0-caps "$L" "${backends[@]}"
     done
 fi
 if [[ $parts == *" ncu "* ]]; then

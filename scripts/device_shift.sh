@@ -55,18 +55,16 @@ for set in ${LONG_SETS//,/ }; do long_args+=(-d "$set"); done
     --json "$out/subwarp-shift-long.json"
 if [[ $parts == *" caps "* ]]; then
     for L in 640 896; do
-        args=()
-        for c in ${CAPS[$L]}; do args+=(-b "cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
-        step "caps$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
-            --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-shift-caps$L.json"
+        backends=()
+        for c in ${CAPS[$L]}; do backends+=("cuda-subwarp-regcap[hi=$L,max_regs=$c]"); done
+        subwarp_against shift-caps "$L" "${backends[@]}"
     done
 fi
 if [[ $parts == *" tune "* ]]; then
     for L in "${!TUNE[@]}"; do
-        args=()
-        for t in ${TUNE[$L]}; do args+=(-b "$(tune_name "$L" "$t")"); done
-        step "tune$L" python3 -m hmmbench run -d "equal-$L@262144" -b cuda-subwarp "${args[@]}" \
-            --chunking merged --repeat 3 --sample-pairs 100 --json "$out/subwarp-shift-tune$L.json"
+        backends=()
+        for t in ${TUNE[$L]}; do backends+=("$(tune_name "$L" "$t")"); done
+        subwarp_against shift-tune "$L" "${backends[@]}"
     done
 fi
 [[ $parts == *" every "* ]] && subwarp_ab exp-every20 exp_every=16,20 \
