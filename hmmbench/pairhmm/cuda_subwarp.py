@@ -57,8 +57,8 @@ from .batched_calls import CallBatches
 from .model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .subwarp_layout import (  # noqa: F401
-    DEFAULT_BINS, DEFAULT_LONG, F32_LOW_FLOOR, F32_LOW_FLOOR_ABOVE, F32_LOW_FLOOR_IQ,
-    GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE, RECURRENCES, SMALL_TIERS, SUPPORTED_K,
+    DEFAULT_BINS, DEFAULT_LONG, EXP_BIN_SETTINGS, F32_LOW_FLOOR, F32_LOW_FLOOR_ABOVE,
+    F32_LOW_FLOOR_IQ, GATKFORM_BINS, exp_switches, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE, RECURRENCES, SMALL_TIERS, SUPPORTED_K,
     SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin, HostLayout, PER_PAIR_BELOW, bin_cells,
     choose_bins, chunk_bounds, host_layout, make_bins, read_items, size_tier, sw_scaled,
     table_bytes, tiers_param, tiers_table)
@@ -105,18 +105,6 @@ SHORT_CHUNK_GROWTH = 4
 #: (docs/evidence/subwarp-ab-chunk-pairs-h100.json); sets of typical reads (chunks@5e6, NA12878:
 #: ~23k cells a pair) keep ``chunk_pairs``, whose first chunk the GPU waits for at every call.
 SHORT_PAIR_CELLS = 128 * 128
-
-#: The float32 exponent bins' own settings (by their longest read; single tiles), each the
-#: faster side of H100 runs in one process (session 24, docs/subwarp-notes.md): the check every
-#: 24 steps (kernel GCUPS 640 3,286 -> 3,310, 896 3,273 -> 3,400 with its cap at 200, 1,024
-#: 3,380 -> 3,440, 768 3,240 -> 3,260; on the emulation GATK's gap penalty sends no pair more to
-#: float64, Q10-20 ones 34 of 64 deep pairs against 29), and 768 without the shift (SW_EXP_SHIFT),
-#: two conversion factors (the shift's extra register cost its p32k24 at 168 registers 1.3 %,
-#: where 640 gained 3.9 %, 1,024 2.7 %) and lane 0's codes loaded, not from the window (two
-#: registers fewer: 3,320 against 3,260). The attribute ``exp_bin_settings`` 0 drops them (the A/B).
-EXP_BIN_SETTINGS = {640: {"exp_every": 24},
-                    768: {"exp_shift": 0, "exp_every": 24, "code_window": 0},
-                    896: {"exp_every": 24}, 1024: {"exp_every": 24}}
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
 _CLOCK = {"t": -1e9, "mhz": None}
@@ -322,19 +310,11 @@ class SubwarpBackend(Backend):
             d["SW_F32_LOW_FLOOR"] = f"{F32_LOW_FLOOR:g}f"
             d["SW_F32_LOW_FLOOR_IQ"] = F32_LOW_FLOOR_IQ
             d["SW_F32_LOW_FLOOR_ABOVE"] = F32_LOW_FLOOR_ABOVE
-        own = (self.exp_bins.get(b.hi, {}) if kind == FLOAT and d["SW_EXP_SCALE"]
-               and not b.multi_tile and self.exp_bin_settings else {})
-        every = own.get("exp_every", self.exp_every)
-        if kind == FLOAT and d["SW_EXP_SCALE"] and every != 16:
-            if every % 4 or every > 28:  # (32 sent every equal-896 / 1,024 pair to float64)
-                raise ValueError(f"exp_every {every}: a multiple of 4 up to 28")
-            d["SW_EXP_EVERY"] = every // 4
-        if d["SW_EXP_SCALE"] and not self.lane0_by_factor:
-            d["SW_LANE0_BY_FACTOR"] = 0
-        if d["SW_EXP_SCALE"] and not (self.exp_shift and own.get("exp_shift", 1)):
-            d["SW_EXP_SHIFT"] = 0
-        if d["SW_EXP_SCALE"] and not (self.code_window and own.get("code_window", 1)):
-            d["SW_CODE_WINDOW_ON"] = 0
+        if d["SW_EXP_SCALE"]:
+            own = (self.exp_bins.get(b.hi, {}) if kind == FLOAT and not b.multi_tile
+                   and self.exp_bin_settings else {})
+            d.update(exp_switches(own, self.exp_every if kind == FLOAT else 16,
+                                  self.lane0_by_factor, self.exp_shift, self.code_window))
         return d
 
     def kernel(self, b: Bin, kind: str = FLOAT):

@@ -50,6 +50,39 @@ DEFAULT_BINS: tuple = (
     (320, 16, 20, 3, 152), (384, 16, 24, 3), (448, 16, 28, 0, 208), (512, 16, 32, 0, 240),
     (640, 32, 20, 3, 160), (768, 32, 24, 3), (896, 32, 28, 0, 200), (1024, 32, 32, 0, 240),
 )
+#: The float32 exponent bins' own settings beside the table (by their longest read; single tiles;
+#: read by SubwarpBackend.defines), each the faster side of H100 runs in one process (session 24,
+#: docs/subwarp-notes.md): the check every 24 steps (kernel GCUPS 640 3,286 -> 3,310, 896 3,273 ->
+#: 3,400 with its cap at 200, 1,024 3,380 -> 3,440, 768 3,240 -> 3,260; on the emulation GATK's gap
+#: penalty sends no pair more to float64, Q10-20 ones 34 of 64 deep pairs against 29), and 768
+#: without the shift (SW_EXP_SHIFT), two conversion factors (the shift's extra register cost its
+#: p32k24 at 168 registers 1.3 %, where 640 gained 3.9 %, 1,024 2.7 %) and lane 0's codes loaded,
+#: not from the window (two registers fewer: 3,320 against 3,260). The backend's
+#: ``exp_bin_settings`` 0 drops them (the A/B).
+EXP_BIN_SETTINGS = {640: {"exp_every": 24},
+                    768: {"exp_shift": 0, "exp_every": 24, "code_window": 0},
+                    896: {"exp_every": 24}, 1024: {"exp_every": 24}}
+
+
+def exp_switches(own: dict, every: int, lane0_by_factor: int, exp_shift: int,
+                 code_window: int) -> dict:
+    """The defines of a kernel with exponents off the shared body's defaults: a bin's own
+    settings (``own``, from EXP_BIN_SETTINGS) over the backend's (the check interval in steps,
+    lane 0's row above by the conversion factor, the last rows' shift, the code window)."""
+    d = {}
+    every = own.get("exp_every", every)
+    if every != 16:
+        if every % 4 or every > 28:  # (32 sent every equal-896 / 1,024 pair to float64)
+            raise ValueError(f"exp_every {every}: a multiple of 4 up to 28")
+        d["SW_EXP_EVERY"] = every // 4
+    if not lane0_by_factor:
+        d["SW_LANE0_BY_FACTOR"] = 0
+    if not (exp_shift and own.get("exp_shift", 1)):
+        d["SW_EXP_SHIFT"] = 0
+    if not (code_window and own.get("code_window", 1)):
+        d["SW_CODE_WINDOW_ON"] = 0
+    return d
+
 #: Inputs that leave the GPU mostly idle: their kernel time is the dependency chain of their
 #: longest pairs (hap length + p steps of k dependent rows each), not throughput, so they take
 #: more threads per pair (larger p, smaller k) and few bins (a launch costs more than a tile's
