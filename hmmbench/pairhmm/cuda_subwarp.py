@@ -58,10 +58,10 @@ from .model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .subwarp_layout import (  # noqa: F401
     DEFAULT_BINS, DEFAULT_LONG, EXP_BIN_SETTINGS, F32_LOW_FLOOR, F32_LOW_FLOOR_ABOVE,
-    F32_LOW_FLOOR_IQ, GATKFORM_BINS, exp_switches, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE, RECURRENCES, SMALL_TIERS, SUPPORTED_K,
-    SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin, HostLayout, PER_PAIR_BELOW, bin_cells,
-    choose_bins, chunk_bounds, host_layout, make_bins, read_items, size_tier, sw_scaled,
-    table_bytes, tiers_param, tiers_table)
+    F32_LOW_FLOOR_IQ, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE, RECURRENCES,
+    SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin, HostLayout,
+    PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds, exp_switches, host_layout, make_bins,
+    read_items, size_tier, sw_scaled, table_bytes, tiers_param, tiers_table)
 from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile, wavefront_loop)
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401

@@ -76,8 +76,9 @@ def families() -> list:
     cuda-subwarp's recurrence and register cap: ``-b cuda-subwarp-auto --axis min_blocks=2,3``;
     the longest reads without exponents: ``-b cuda-subwarp-exp-above --axis exp_above=384``;
     one bin of the table in another shape: ``-b 'cuda-subwarp-shape[hi=256,p=16,k=16,min_blocks=4]'``;
-    one bin's kernel under a register cap (and, with exponents, another check interval):
-    ``-b 'cuda-subwarp-regcap[hi=896,max_regs=224]'``, ``--axis exp_every=16,20,24``."""
+    one bin's kernel under a register cap (and, with exponents, another check interval, shift or
+    code window): ``-b 'cuda-subwarp-regcap[hi=896,max_regs=224]'``, ``--axis exp_every=16,24``,
+    ``--axis exp_shift=on,off``."""
     from ..registry import BackendFamily
     return [BackendFamily("cuda-subwarp-fixed", {"p": SUPPORTED_P, "k": SUPPORTED_K},
                           {"p": 8, "k": 16}, fixed_pk,

@@ -43,7 +43,7 @@ SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 #: results/h100/subwarp-lowfloor-shape384.json). 512 at 240 with the low floor's code in its
 #: kernel: +2.8 % against 232 (session 21, results/h100/subwarp-floor-caps512.json). 896 at 200
 #: with the exponents' shift and their check every 24 steps: 3,400 GCUPS against 3,320 at 208,
-#: 3,290 at 216, 3,240 at 192 (session 24, results/h100/subwarp-shift-tune*.json).
+#: 3,290 at 216, 3,240 at 192 (session 24, results/h100/subwarp-tune{1,2}-896.json).
 DEFAULT_BINS: tuple = (
     (16, 4, 4), (32, 4, 8, 6), (48, 4, 12, 4), (64, 4, 16, 4), (80, 4, 20, 3), (96, 4, 24, 3),
     (128, 8, 16, 4), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32, 0, 248),
