@@ -141,3 +141,31 @@ def test_one_conversion_factor_with_the_last_rows_up_keeps_the_pairs_two_factors
     assert np.max(np.abs(a.log10[one_factor] - b.log10[one_factor])) <= 2e-5
     fin = np.isfinite(ref)
     assert np.max(np.abs(a.log10[fin] - ref[fin])) <= TOL
+
+
+def test_a_check_every_24_steps_agrees_with_its_emulation():
+    """SW_EXP_EVERY=6 (the exponent bins' check every 24 steps, EXP_BIN_SETTINGS): on the p32k8
+    bin the window holds the 24 codes of an interval (4 SW_EXP_EVERY <= 32; the multi-tile p8k8
+    of the longer reads loads them), and the kernel agrees with the emulation of the same
+    interval -- its results within 5e-5 (the kernel stores log10 as a float), the same pairs to
+    float64 -- and every pair is within 1e-4 of the float64 reference, down past 1e-300 with no
+    pair to float64 at GATK's gap penalty."""
+    class Every24(SubwarpOpenCLExp):
+        def _defines(self, *args):
+            return {**super()._defines(*args), "SW_EXP_EVERY": 6}
+    b = Every24("opencl-subwarp-every24", device="Intel", bins=BINS, long_config=LONG,
+                small_tiers=None)
+    if b.unavailable_reason():
+        pytest.skip(b.unavailable_reason())
+    ps = PairSet.concatenate([deep_pairs(11, 16, gcp_q=(10, 11), length=(150, 256)),
+                              deep_pairs(5, 8, gcp_q=(10, 11), length=(260, 400)),
+                              deep_pairs(12, 16, gcp_q=(10, 25), length=(150, 256))])
+    ref = forward_log10(ps, "float64")
+    got, redo = emu.emulate(ps, emu.Scheme(every=24), bins=BINS, long_config=LONG)
+    ex = b.run(ps)
+    assert ex.n_fallback == redo.sum() and not redo[:24].any() and redo[24:].any()
+    keep = ~redo
+    assert np.max(np.abs(ex.log10[keep] - got[keep])) <= 5e-5
+    fin = np.isfinite(ref)
+    assert np.max(np.abs(ex.log10[fin] - ref[fin])) <= TOL
+    assert np.sum(ref[:24] < -300) >= 2 and np.sum(ref[:16] < -38) >= 10
