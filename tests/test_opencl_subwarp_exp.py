@@ -40,6 +40,15 @@ def backend():
     return b
 
 
+def with_defines(name: str, extra: dict, bins=BINS, long=LONG) -> SubwarpOpenCLExp:
+    """opencl-subwarp with ``extra`` defines in every kernel it builds (a switch's other side,
+    or a bin's own setting), on the same runtime as the ``backend`` fixture."""
+    class Variant(SubwarpOpenCLExp):
+        def _defines(self, *args):
+            return {**super()._defines(*args), **extra}
+    return Variant(name, device="Intel", bins=bins, long_config=long, small_tiers=None)
+
+
 def test_the_kernel_keeps_pairs_below_1e300_in_float32_and_agrees_with_the_emulation(backend):
     ps = PairSet.concatenate([deep_pairs(1, 24, gcp_q=(10, 11), length=(150, 250)),
                               deep_pairs(5, 12, gcp_q=(10, 11), length=(260, 400))])
@@ -86,11 +95,7 @@ def test_lane_0s_codes_from_the_groups_window_give_the_loads_results_bit_for_bit
     each exponent check (here the p16 and p32 bins; p8's check interval is longer than its
     group, so it keeps the load) -- the same codes, pad past the haplotype's end included: equal
     to the bit with the per-step load, on haplotypes shorter and longer than one interval."""
-    class Loads(SubwarpOpenCLExp):
-        def _defines(self, *args):
-            return {**super()._defines(*args), "SW_CODE_WINDOW_ON": 0}
-    loads = Loads("opencl-subwarp-loads", device="Intel", bins=BINS, long_config=LONG,
-                  small_tiers=None)
+    loads = with_defines("opencl-subwarp-loads", {"SW_CODE_WINDOW_ON": 0})
     ps = PairSet.concatenate([deep_pairs(1, 12, gcp_q=(10, 11), length=(70, 250)),
                               ragged_pairs(7, 6, max_read=250, max_hap=40)])
     assert (ps.pair_read_lengths > 64).sum() >= 20
@@ -99,7 +104,7 @@ def test_lane_0s_codes_from_the_groups_window_give_the_loads_results_bit_for_bit
     assert np.max(np.abs(a.log10 - forward_log10(ps, "float64"))) <= TOL
 
 
-def test_one_conversion_factor_with_the_last_rows_up_keeps_the_pairs_two_factors_kept():
+def test_one_conversion_factor_with_the_last_rows_up_keeps_the_pairs_two_factors_kept(backend):
     """SW_EXP_SHIFT: a thread's last two rows held 2^24 up, so a gap g to the sender converts by
     2^(g - 24), one float factor up to the widest gap kept (150), where the plain kernel takes two
     past 126. On p16k16 (gap penalties of Q20..29: widest gaps 164, four kept pairs over 126) the
@@ -109,19 +114,8 @@ def test_one_conversion_factor_with_the_last_rows_up_keeps_the_pairs_two_factors
     runtime flushes, -cl-denorms-are-zero: the plain kernel loses one of the four by 0.1 in
     log10; the shifted row stays 24 binades clear of them.)"""
     bins, long = ((256, 16, 16),), (16, 16)
-    try:
-        shifted = SubwarpOpenCLExp("opencl-subwarp", device="Intel", bins=bins, long_config=long,
-                                   small_tiers=None)
-    except Exception as exc:  # noqa: BLE001 - no runtime: the module's fixture says why
-        pytest.skip(str(exc))
-
-    class Plain(SubwarpOpenCLExp):
-        def _defines(self, *args):
-            return {**super()._defines(*args), "SW_EXP_SHIFT": 0}
-    plain = Plain("opencl-subwarp-plain", device="Intel", bins=bins, long_config=long,
-                  small_tiers=None)
-    if shifted.unavailable_reason():
-        pytest.skip(shifted.unavailable_reason())
+    shifted = with_defines("opencl-subwarp-p16k16", {}, bins, long)
+    plain = with_defines("opencl-subwarp-plain", {"SW_EXP_SHIFT": 0}, bins, long)
     ps = deep_pairs(9, 24, length=(100, 256), gcp_q=(20, 30))
     ref = forward_log10(ps, "float64")
     emu_redo = {}
@@ -143,20 +137,14 @@ def test_one_conversion_factor_with_the_last_rows_up_keeps_the_pairs_two_factors
     assert np.max(np.abs(a.log10[fin] - ref[fin])) <= TOL
 
 
-def test_a_check_every_24_steps_agrees_with_its_emulation():
+def test_a_check_every_24_steps_agrees_with_its_emulation(backend):
     """SW_EXP_EVERY=6 (the exponent bins' check every 24 steps, EXP_BIN_SETTINGS): on the p32k8
     bin the window holds the 24 codes of an interval (4 SW_EXP_EVERY <= 32; the multi-tile p8k8
     of the longer reads loads them), and the kernel agrees with the emulation of the same
     interval -- its results within 5e-5 (the kernel stores log10 as a float), the same pairs to
     float64 -- and every pair is within 1e-4 of the float64 reference, down past 1e-300 with no
     pair to float64 at GATK's gap penalty."""
-    class Every24(SubwarpOpenCLExp):
-        def _defines(self, *args):
-            return {**super()._defines(*args), "SW_EXP_EVERY": 6}
-    b = Every24("opencl-subwarp-every24", device="Intel", bins=BINS, long_config=LONG,
-                small_tiers=None)
-    if b.unavailable_reason():
-        pytest.skip(b.unavailable_reason())
+    b = with_defines("opencl-subwarp-every24", {"SW_EXP_EVERY": 6})
     ps = PairSet.concatenate([deep_pairs(11, 16, gcp_q=(10, 11), length=(150, 256)),
                               deep_pairs(5, 8, gcp_q=(10, 11), length=(260, 400)),
                               deep_pairs(12, 16, gcp_q=(10, 25), length=(150, 256))])
