@@ -110,7 +110,9 @@ def test_both_precisions_match_scalar_up_to_300_bases(batches):
     assert_matches_scalar(forward_log10(pairs, "float32"), want, 1e-4)
 
 
-@pytest.mark.parametrize("precision", ["float64", "float32"])
+@pytest.mark.parametrize("precision", ["float64", "float32", pytest.param("longdouble", marks=(
+    pytest.mark.skipif(np.finfo(np.longdouble).minexp >= np.finfo(np.float64).minexp,
+                       reason="long double has float64's range here")))])
 def test_single_pair_batches_with_n_and_lowercase(precision):
     rng = np.random.default_rng(7)
     batches = []
@@ -123,8 +125,14 @@ def test_single_pair_batches_with_n_and_lowercase(precision):
         batches.append(([read], [hap]))
     pairs = make_pairset(batches)
     assert pairs.n_batches == len(batches)
-    tol = 1e-9 if precision == "float64" else 1e-4
-    assert_matches_scalar(forward_log10(pairs, precision), scalar_all(batches), tol)
+    tol = 1e-4 if precision == "float32" else 1e-9
+    got, want = forward_log10(pairs, precision), np.asarray(scalar_all(batches))
+    assert got.dtype == np.float64
+    if precision == "longdouble":  # (300, 1) underflows float64; long double holds it
+        gone = ~np.isfinite(want)
+        assert gone.sum() == 1 and got[gone][0] < -615
+        got, want = got[~gone], want[~gone]
+    assert_matches_scalar(got, want, tol)
 
 
 def test_n_matches_everything_and_case_is_ignored():

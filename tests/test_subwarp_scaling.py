@@ -5,10 +5,12 @@ float32, down past 1e-300; only pairs with gap penalties far from GATK's are han
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import subwarp_scaling as emu
 from cpu_reference.pairhmm import forward_log10
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
+from hmmbench.pairhmm.model import LOG10_RANGE_FLOOR
 from pairgen import deep_pairs
 
 TOL = 1e-4
@@ -149,3 +151,24 @@ def test_the_floor_is_each_reads_own():
                Batch([read(bytes([10, 50]), 2), read(b"", 256), read(b"", 257)], [b"A"])])
     assert list(f32_floors(ps)) == [F32_LOW_FLOOR] * 2 + [F32_GATK_FLOOR] * 2 \
         + [F32_LOW_FLOOR] * 2 + [F32_GATK_FLOOR] * 2 + [F32_LOW_FLOOR]
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).minexp >= np.finfo(np.float64).minexp,
+                    reason="long double has float64's range here")
+def test_past_float64s_range_the_exponents_match_a_long_double_reference():
+    """Reads of 513..640 bases with gap penalties up to Phred 40: some pairs the float32 path
+    keeps lie below LOG10_RANGE_FLOOR (-614.7), where GATK's float64 sum (x 2^1020) is subnormal
+    and keeps a few bits -- the runner takes any two values there as agreeing. The float64
+    reference drifts there by more than 1e-4 from the same maths in long double (above the floor
+    they agree), and the exponents (the 640 bin's check every 24 steps) stay within 1e-4 of the
+    long double on every kept pair: past the floor they are the more accurate of the two."""
+    ps = deep_pairs(6, 32, length=(513, 641), gcp_q=(10, 41))
+    f64, ld = forward_log10(ps, "float64"), forward_log10(ps, "longdouble")
+    got, redo = emu.emulate(ps, emu.Scheme(every=24))
+    past = f64 < LOG10_RANGE_FLOOR
+    inside = np.isfinite(f64) & ~past
+    assert np.max(np.abs(f64[inside] - ld[inside])) <= 1e-9
+    keep = np.isfinite(ld) & ~redo
+    assert (keep & past).sum() >= 1
+    assert np.max(np.abs(f64[keep & past] - ld[keep & past])) > TOL
+    assert np.max(np.abs(got[keep] - ld[keep])) <= TOL

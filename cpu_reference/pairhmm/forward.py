@@ -1,4 +1,5 @@
-"""Vectorized GATK4 Pair-HMM forward algorithm over a whole PairSet (float64 and float32).
+"""Vectorized GATK4 Pair-HMM forward algorithm over a whole PairSet (float64 and float32; long
+double for the pairs past float64's normal range).
 
 Layout (the timed ``prep`` step: :func:`layout`, then each group's arrays just before its turn)
     Pairs are sorted by haplotype length, then read length, and cut into groups of similar shape
@@ -43,7 +44,12 @@ import numpy as np
 
 from hmmbench.pairhmm.model import C32, C64, F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64, PairSet
 
-PRECISIONS = {"float64": (np.float64, C64, LOG10_C64), "float32": (np.float32, C32, LOG10_C32)}
+#: float64 and float32 as GATK computes them; "longdouble" the float64 maths (the same C and
+#: probabilities) in the platform's long double -- on x86 80 bits, down to 1e-4951 -- for pairs
+#: whose float64 sum falls subnormal (log10 likelihood below about -615 with C = 2^1020) and keeps
+#: only a few bits: there GATK's float64 result is off by up to ~1e-3 (docs/subwarp-notes.md).
+PRECISIONS = {"float64": (np.float64, C64, LOG10_C64), "float32": (np.float32, C32, LOG10_C32),
+              "longdouble": (np.longdouble, C64, LOG10_C64)}
 
 #: Base code (A C G T N) -> one-hot bit mask; N matches everything.
 _BASE_BITS = np.array([1, 2, 4, 8, 15], dtype=np.uint8)
@@ -290,7 +296,7 @@ def finish(pairs: PairSet, lay: Layout, sums: np.ndarray):
     if lay.dtype == np.float32:
         return finish_float32(pairs, sums)
     with np.errstate(divide="ignore", invalid="ignore"):   # 0 -> -inf, negative -> nan
-        return np.log10(sums) - lay.log10_c, np.zeros(0, np.int64)
+        return (np.log10(sums) - lay.log10_c).astype(np.float64), np.zeros(0, np.int64)
 
 
 def forward(pairs: PairSet, precision: str = "float64") -> ForwardResult:
