@@ -1,8 +1,9 @@
 """The host side of an upload on the GPU machine (issue 13 point 4, session 15): what moving a
-chunk's bytes (45 MB, a 396k-pair chunk of chunks@5e6) costs each way -- copied into a
+chunk's bytes (45 MB, a 396k-pair chunk of chunks@5e6; 2.2 MB, 1m merged) costs each way -- copied into a
 page-locked buffer by 1..16 threads (numpy slice copies), the source page-locked in place
 (cuMemHostRegister / unregister) and copied by the DMA engine, or a copy from pageable memory
-(the driver stages it) -- and the upload's own rate from page-locked memory. Medians of 7.
+(the driver stages it; one copy, or six issued by 1..4 threads) -- and the upload's own rate
+from page-locked memory. Medians of 7 (the six copies: of 15).
 
     source .device/env.sh && python3 scripts/host_copy_probe.py [--mb 45] [--json F]
 """
@@ -65,6 +66,32 @@ def main() -> int:
 
     out["upload_from_pinned_ms"] = median_ms(upload_pinned)
     out["upload_from_pageable_ms"] = median_ms(upload_pageable)
+
+    # session 25: the driver stages a copy from pageable memory on the calling thread (PyCUDA
+    # lets go of the GIL meanwhile): six async copies (a small call's five read arrays and its
+    # haplotypes) issued by 1..4 threads of a pool, each thread on its own stream, until all
+    # are done
+    streams = [cuda.Stream() for _ in range(4)]
+    six = np.linspace(0, n, 7).astype(np.int64)
+    out["upload_from_pageable_six_copies_ms"] = {}
+    for threads in (1, 2, 3, 4):
+        pool = ThreadPoolExecutor(threads)
+
+        def copies(k, threads=threads):
+            for j in range(k, 6, threads):
+                cuda.memcpy_htod_async(int(dev) + int(six[j]), src[six[j]:six[j + 1]],
+                                       streams[k])
+
+        def six_copies(pool=pool, threads=threads, copies=copies):
+            if threads == 1:
+                copies(0)
+            else:
+                list(pool.map(copies, range(threads)))
+            for st in streams[:threads]:
+                st.synchronize()
+
+        out["upload_from_pageable_six_copies_ms"][threads] = median_ms(six_copies, 15)
+        pool.shutdown()
 
     # the driver's own calls (PyCUDA's register_host_memory fails under NumPy 2: it sets the
     # array's base twice)
