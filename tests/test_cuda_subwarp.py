@@ -454,6 +454,34 @@ def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
 
 
 @gpu
+@pytest.mark.skipif(np.finfo(np.longdouble).minexp >= np.finfo(np.float64).minexp,
+                    reason="long double has float64's range here")
+def test_past_float64s_range_the_exponent_bins_match_a_long_double_reference():
+    """Deep pairs of 513..1,024 bases with gap penalties up to Phred 40 through the full bin
+    table (short pairs fill the set past the size tiers): where GATK's float64 sum is subnormal
+    (below LOG10_RANGE_FLOOR, where the runner takes any two values as agreeing) the float64
+    reference drifts by more than 1e-4 from the same maths in long double, and the exponent bins'
+    float32 results stay within 1e-4 of the long double (tests/test_subwarp_scaling.py's
+    emulation, run by the kernel). A pair handed to the float64 kernel is GATK's float64 again:
+    within 1e-4 of the long double, or past the floor in both."""
+    from hmmbench.pairhmm.model import LOG10_RANGE_FLOOR
+    b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    deep = PairSet.concatenate([deep_pairs(6, 32, length=(513, 641), gcp_q=(10, 41)),
+                                deep_pairs(7, 32, length=(513, 641), gcp_q=(10, 21)),
+                                deep_pairs(8, 32, length=(641, 1025), gcp_q=(10, 41))])
+    ps = PairSet.concatenate([deep, generate_fixed(16, 16, 1 << 15, seed=5)])
+    assert {(x.lo, x.hi) for x in b.bins_for(ps) if b.exponents(x) and not x.multi_tile} \
+        >= {(513, 640), (897, 1024)}
+    got = b.run(ps).log10[:deep.n_pairs]
+    f64, ld = forward_log10(deep, "float64"), forward_log10(deep, "longdouble")
+    past = f64 < LOG10_RANGE_FLOOR
+    near = np.abs(got - ld) <= TOL
+    assert np.all(near | ((got < LOG10_RANGE_FLOOR) & (ld < LOG10_RANGE_FLOOR)))
+    # kept in float32 and right where the float64 reference is not
+    assert np.sum(past & near & ~(np.abs(f64 - ld) <= TOL)) >= 2
+
+
+@gpu
 @pytest.mark.parametrize("attr,define,tol", [("lane0_by_factor", "SW_LANE0_BY_FACTOR", 0),
                                              ("code_window", "SW_CODE_WINDOW_ON", 0),
                                              ("exp_shift", "SW_EXP_SHIFT", 1e-9)])
