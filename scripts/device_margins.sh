@@ -7,6 +7,8 @@
 #            (scripts/host_copy_probe.py)
 #   every28  the check every 28 steps in the 640, 896 and 1,024 bins against their own 24, one
 #            run per length (cuda-subwarp-regcap[...,exp_every=28] beside cuda-subwarp)
+#   graph    what a CUDA graph could take off a small call's host path: 10s and 1m merged replayed
+#            from a captured graph against the plain call (scripts/subwarp_graph_probe.py)
 #   pytest   the CUDA sub-warp GPU tests
 #   merged   the tool: 10s and 1m merged in MERGED (4) processes one after the other
 #   peer     the peer suite (hmmbench suite run peer), gpuPairHMM built beside the precompile
@@ -26,6 +28,8 @@ if [[ $parts == *" every28 "* ]]; then
             "cuda-subwarp-regcap[hi=${lc%:*},max_regs=${lc#*:},exp_every=28]"
     done
 fi
+[[ $parts == *" graph "* ]] && step graph python3 scripts/subwarp_graph_probe.py --sets 10s,1m \
+    --calls 200 --json "$out/graph-probe.json"
 [[ $parts == *" pytest "* ]] && subwarp_pytest
 [[ $parts == *" merged "* ]] && subwarp_merged "${MERGED:-4}"
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"
