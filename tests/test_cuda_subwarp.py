@@ -454,6 +454,35 @@ def test_exponents_keep_pairs_below_1e300_in_float32_on_the_gpu():
 
 
 @gpu
+def test_small_calls_replayed_from_graphs_give_the_plain_calls_results_bit_for_bit():
+    """From ``graph_from`` pairs a small call replays its launches from a CUDA graph per size
+    class and plan (its counts staged after meta, its bounds and grids from the classes): 10s,
+    1m merged and joined 1m regions of 1,024..8,191 pairs -- run twice, so most calls replay a
+    graph another size of its class captured -- each result equal to the bit to the call
+    without graphs, per pair and per read; 10s within 1e-4 of the reference."""
+    on = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    off = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    off.graph_from = 0
+    assert on.graphs_on()
+    full = resolve("1m").load()
+    regions = launches(full, "original")
+    sets = [launches(resolve("10s").load(), "merged")[0], full] + \
+        [PairSet.concatenate(regions[:n]) for n in range(6, 60, 3)]
+    sets = [ps for ps in sets if ps.n_pairs >= on.graph_from]
+    assert len(sets) >= 12
+    for per_pair_below in (on.per_pair_below, 0):
+        on.per_pair_below = off.per_pair_below = per_pair_below
+        for ps in sets + sets[::-1]:
+            a, b = on.run(ps), off.run(ps)
+            assert a.info["graph"] and not b.info["graph"]
+            assert np.array_equal(a.log10, b.log10, equal_nan=True), ps.n_pairs
+            assert a.n_fallback == b.n_fallback
+            assert a.info["exp_recomputed"] == b.info["exp_recomputed"]
+    on.per_pair_below = sw.PER_PAIR_BELOW
+    _check(on, sets[0])
+
+
+@gpu
 @pytest.mark.skipif(np.finfo(np.longdouble).minexp >= np.finfo(np.float64).minexp,
                     reason="long double has float64's range here")
 def test_past_float64s_range_the_exponent_bins_match_a_long_double_reference():

@@ -173,7 +173,44 @@ def fake_cuda(monkeypatch):
     monkeypatch.setattr(glue, "compile", compile)
     monkeypatch.setattr(glue, "device_attributes", lambda: dict(FAKE_H100))
     monkeypatch.setattr(glue, "sm_clock_mhz", lambda: 1980)
+    monkeypatch.setattr(glue, "graphs_available", lambda: False)  # (fake_graphs turns them on)
     return drv
+
+
+class FakeGraph:
+    """A captured graph: the launches issued while capturing (the fake driver runs nothing, so
+    they are only recorded), appended again to the driver's launches at each replay."""
+
+    def __init__(self, drv, stream):
+        drv.calls["capture"] += 1
+        self.drv, self.stream, self.first = drv, stream, len(drv.launches)
+        self.launches: list = []
+        self.destroyed = False
+
+    def end(self):
+        self.launches = self.drv.launches[self.first:]
+        return self
+
+    def launch(self, stream):
+        assert stream is self.stream and not self.destroyed
+        self.drv.calls["graph_launch"] += 1
+        self.drv.launches.extend(self.launches)
+
+    def destroy(self):
+        self.destroyed = True
+
+
+@pytest.fixture
+def fake_graphs(fake_cuda, monkeypatch):
+    """fake_cuda with the driver's graph calls: the graphs made, in order."""
+    made = []
+
+    def capture(stream):
+        made.append(FakeGraph(fake_cuda, stream))
+        return made[-1]
+    monkeypatch.setattr(glue, "graphs_available", lambda: True)
+    monkeypatch.setattr(glue, "capture_graph", capture)
+    return made
 
 
 def test_repeated_calls_allocate_create_and_compile_nothing(fake_cuda):
@@ -1183,3 +1220,84 @@ def test_a_large_small_call_uploads_its_sequences_from_the_pairsets_arrays(fake_
     log.clear()
     b.run(resolve("shape-100x150@3000").load())
     assert len(log) == 1
+
+
+def test_a_small_call_from_graph_from_pairs_replays_its_launches_from_a_graph(fake_graphs):
+    """From ``graph_from`` pairs (10s merged: 3,550) a small call's launches after its uploads
+    are captured into a graph the first time and replayed by one graph launch after: no
+    prepared launch, the same kernels and arguments. The graph's arguments are the same for
+    every call of its size class: the layout takes -1 for its counts (staged after meta), the
+    bins' bounds and grids come from the unit count's class."""
+    from hmmbench.pairhmm.subwarp_staging import size_class
+    ps = launches(resolve("10s").load(), "merged")[0]
+    b = swv.backends()[0]
+    first = b.run(ps)
+    assert len(fake_graphs) == 1 and first.info["graph"]
+    g = fake_graphs[0]
+    drv = g.drv
+    captured = [kernel_of(n)[0] for n, *_ in g.launches]
+    assert captured[0].startswith("sw_layout") and len(captured) >= 3
+    layout_args = g.launches[0][4]
+    assert int(layout_args[0]) == -1 and int(layout_args[2]) == -1  # units, batches: staged
+    bins = [x for x in g.launches if kernel_of(x[0])[0] == "subwarp_forward"]
+    assert bins and all(int(x[4][2]) == size_class(ps.n_pairs) for x in bins)  # n_max
+    # the counts after meta in the uploaded integers
+    before, n_graph = len(drv.launches), drv.calls["graph_launch"]
+    again = b.run(ps)
+    assert len(fake_graphs) == 1 and drv.calls["graph_launch"] == n_graph + 1
+    assert drv.launches[before:] == g.launches  # only the replay's
+    assert again.info["graph"] and again.info["bin_streams"] == first.info["bin_streams"]
+    assert set(again.timing) == set(first.timing)
+    # below graph_from, or with it 0: no graph
+    b.graph_from = 0
+    plain = b.run(ps)
+    assert len(fake_graphs) == 1 and not plain.info["graph"]
+
+
+def test_the_counts_a_graph_call_stages_after_meta(fake_graphs):
+    """A graph call stages its unit and batch counts after meta (the layout's -1 reads them
+    there); the uploaded integers otherwise hold what the plain call's do, at the size class's
+    offsets."""
+    ps = launches(resolve("10s").load(), "merged")[0]
+    b = swv.backends()[0]
+    b.run(ps)
+    drv = fake_graphs[0].drv
+    up = np.frombuffer(drv.uploads[-1], np.uint8)
+    plan = b._plan(ps, int(ps.read_lengths.max()))
+    from hmmbench.pairhmm.subwarp_staging import class_offsets
+    offs = class_offsets(ps, len(plan.meta) + 2)[0]
+    words = up[offs[11]:offs[11] + 4 * (len(plan.meta) + 2)].view(np.int32)
+    assert list(words[:len(plan.meta)]) == list(plan.meta)
+    assert list(words[len(plan.meta):]) == [ps.n_pairs, ps.n_batches]  # per pair: units
+    rl = up[offs[5]:offs[5] + 8 * len(ps.read_offsets)].view(np.int64)
+    assert np.array_equal(rl, ps.read_offsets - ps.read_offsets[0])
+
+
+def test_a_graph_serves_another_call_of_its_size_class_and_goes_with_its_lanes_buffers(
+        fake_graphs):
+    """Two sets of different sizes in the same size classes (and plan) share one graph (the
+    second call captures nothing); a set of another class captures its own; a lane whose
+    buffers move destroys its graphs."""
+    from hmmbench.pairhmm.subwarp_staging import class_offsets, size_class
+    full = resolve("1m").load()
+    regions = launches(full, "original")
+    # joined regions: a few prefixes, grouped by their graph keys
+    by_key = {}
+    for n in range(8, 60):
+        ps = PairSet.concatenate(regions[:n])
+        if ps.n_pairs < 1024 or ps.n_pairs >= 8192:
+            continue
+        # (a plan is per longest read)
+        key = (class_offsets(ps, 0)[3], size_class(ps.n_pairs), int(ps.read_lengths.max()))
+        by_key.setdefault(key, []).append(ps)
+    same = next(v for v in by_key.values() if len(v) >= 2)
+    other = next(v for k, v in by_key.items() if v is not same)
+    b = swv.backends()[0]
+    b.run(same[0])
+    assert len(fake_graphs) == 1
+    b.run(same[1])
+    assert len(fake_graphs) == 1 and fake_graphs[0].drv.calls["graph_launch"] == 2
+    b.run(other[0])
+    assert len(fake_graphs) == 2
+    b.run(resolve("1m").load())  # 29,307 pairs: larger buffers -- they move
+    assert all(g.destroyed for g in fake_graphs[:2])

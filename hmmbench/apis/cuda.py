@@ -148,6 +148,66 @@ def host_unregister(ptr: int) -> bool:
         return _libcuda().cuMemHostUnregister(ctypes.c_void_p(ptr)) == 0
 
 
+class CapturedGraph:
+    """Driver calls issued on a stream captured into a CUDA graph, instantiated once and launched
+    again with one ``cuGraphLaunch`` (through ctypes: PyCUDA has no graph API). Capture in
+    relaxed mode: other threads' driver calls go on meanwhile. Streams that wait on an event
+    recorded on the capturing stream join the capture; they must be joined back before
+    :meth:`end`. Nothing issued during the capture runs until :meth:`launch`."""
+
+    def __init__(self, stream):
+        self._lib, self.exec = _libcuda(), ctypes.c_void_p()
+        rc = self._lib.cuStreamBeginCapture_v2(ctypes.c_void_p(stream.handle), ctypes.c_int(2))
+        if rc != 0:
+            raise RuntimeError(f"cuStreamBeginCapture: CUresult {rc}")
+        self.stream = stream
+
+    def end(self) -> "CapturedGraph":
+        """Ends the capture (also after a failure while issuing, which it then reports) and
+        instantiates the graph."""
+        graph = ctypes.c_void_p()
+        rc = self._lib.cuStreamEndCapture(ctypes.c_void_p(self.stream.handle),
+                                          ctypes.byref(graph))
+        if rc != 0:
+            raise RuntimeError(f"cuStreamEndCapture: CUresult {rc}")
+        try:
+            rc = self._lib.cuGraphInstantiateWithFlags(ctypes.byref(self.exec), graph,
+                                                       ctypes.c_ulonglong(0))
+            if rc != 0:
+                raise RuntimeError(f"cuGraphInstantiate: CUresult {rc}")
+        finally:
+            self._lib.cuGraphDestroy(graph)
+        return self
+
+    def launch(self, stream) -> None:
+        rc = self._lib.cuGraphLaunch(self.exec, ctypes.c_void_p(stream.handle))
+        if rc != 0:
+            raise RuntimeError(f"cuGraphLaunch: CUresult {rc}")
+
+    def destroy(self) -> None:
+        if self.exec:
+            self._lib.cuGraphExecDestroy(self.exec)
+            self.exec = ctypes.c_void_p()
+
+
+def capture_graph(stream) -> CapturedGraph:
+    """Starts capturing ``stream`` (:class:`CapturedGraph`; ``end()`` it)."""
+    return CapturedGraph(stream)
+
+
+def graphs_available() -> bool:
+    """Whether the driver library has the graph calls :class:`CapturedGraph` makes (CUDA 12+)."""
+    if "graphs" not in _LIBCUDA:
+        try:
+            lib = _libcuda()
+            _LIBCUDA["graphs"] = all(hasattr(lib, f) for f in (
+                "cuStreamBeginCapture_v2", "cuStreamEndCapture", "cuGraphInstantiateWithFlags",
+                "cuGraphLaunch", "cuGraphExecDestroy", "cuGraphDestroy"))
+        except OSError:
+            _LIBCUDA["graphs"] = False
+    return _LIBCUDA["graphs"]
+
+
 def device():
     driver()
     return _CTX["dev"]

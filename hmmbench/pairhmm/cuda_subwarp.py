@@ -66,7 +66,8 @@ from .subwarp_build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile, wavefront_loop)
 from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
 from .subwarp_device import DeviceResources, Lane, Lanes
-from .subwarp_small import PAGEABLE_FROM_BYTES, SIDE_BINS_FROM, SMALL_CALL_PAIRS, SmallCall
+from .subwarp_small import (GRAPH_FROM, PAGEABLE_FROM_BYTES, SIDE_BINS_FROM, SMALL_CALL_PAIRS,
+                            SmallCall)
 from .subwarp_rescue import (  # noqa: F401
     DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, plan_kernels, recompute_queues)
 from .subwarp_staging import (  # noqa: F401
@@ -80,7 +81,7 @@ KERNEL_SIGNATURE = "PPi" + "P" * len(KERNEL_ARRAYS) + "PPPPi"
 _kernel_arrays = operator.itemgetter(*KERNEL_ARRAYS)  # a chunk's device addresses, in order
 #: The on-GPU layout kernels' prepared signatures.
 LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPPP",
-                     "sw_layout_scatter": "iPPPP", "sw_layout_small": "iii" + "P" * 13,
+                     "sw_layout_scatter": "iPPPPP", "sw_layout_small": "iii" + "P" * 13,
                      "sw_gate": "Pi"}
 
 
@@ -206,6 +207,9 @@ class SubwarpBackend(Backend):
         self.chain_queues = 1
         # ... which from this many bytes of sequences uploads them from the PairSet's arrays
         self.pageable_from_bytes = PAGEABLE_FROM_BYTES
+        # ... and from this many pairs replays its launches from a CUDA graph per size class
+        # (0: never; the A/B: --setting graph_from=1024,0)
+        self.graph_from = GRAPH_FROM
         self.double_k = DOUBLE_K
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         # A cascade's first float32 kernel keeps sums down to f32_floors; 0: down to 1e-28 (the
@@ -248,6 +252,11 @@ class SubwarpBackend(Backend):
     @property
     def sm_count(self) -> int:
         return self.device_attrs()["sm_count"]
+
+    @staticmethod
+    def graphs_on() -> bool:
+        """Whether the driver has the calls a small call's graph needs (``graph_from``)."""
+        return glue.graphs_available()
 
     @staticmethod
     def sm_clock():

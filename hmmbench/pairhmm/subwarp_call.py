@@ -48,21 +48,23 @@ def _ptr(x) -> np.uintp:
     return np.uintp(int(x))
 
 
-def launch_layout(drv, kernels: dict, stream, counters, n_counters: int, args: tuple) -> None:
+def launch_layout(drv, kernels: dict, stream, counters, n_counters: int, args: tuple,
+                  grid_units: int = 0) -> None:
     """The work items' layout over the whole GPU (``subwarp_layout.cu``): its ``n_counters``
     counters cleared, then one thread per unit counting (key and rank), one block scanning, one
     thread per unit scattering. ``args`` are ``sw_layout_small``'s: the unit count, the counting
     step's twelve (its batch arrays and ``meta`` at 8; raw items, key ranks, key histogram and
-    pairs per bin last), bin ranges, queue heads, items."""
+    pairs per bin last), bin ranges, queue heads, items. A unit count of -1 (a graph's call: the
+    counts staged after meta) takes its grids from ``grid_units``, an upper bound."""
     n_units, meta = args[0], args[8]
     raw, key_rank, hist, bin_pairs, bin_range, queues, items = args[9:]
-    grid = (max(1, -(-int(n_units) // 256)), 1)
+    grid = (max(1, -(-int(n_units if n_units >= 0 else grid_units) // 256)), 1)
     drv.memset_d32_async(counters, 0, n_counters, stream)
     kernels["sw_layout_count"].prepared_async_call(grid, (256, 1, 1), stream, *args[:13])
     kernels["sw_layout_scan"].prepared_async_call((1, 1), (1024, 1, 1), stream, meta, hist,
                                                   bin_pairs, bin_range, queues)
-    kernels["sw_layout_scatter"].prepared_async_call(grid, (256, 1, 1), stream, n_units, raw,
-                                                     key_rank, hist, items)
+    kernels["sw_layout_scatter"].prepared_async_call(grid, (256, 1, 1), stream, n_units, meta,
+                                                     raw, key_rank, hist, items)
 
 
 class SubwarpHandle:

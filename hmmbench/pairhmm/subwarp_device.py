@@ -133,9 +133,17 @@ class Lane:
         self.sized = None    # (sizes, buffers and streams) of its last call (SubwarpCall)
 
     def close(self) -> None:
+        if self.sized is not None:
+            _close_launches(self.sized[2])
         self.res.close()
         self.staging.close()
         self.busy = self.sized = None
+
+
+def _close_launches(per_plan: dict) -> None:
+    """Frees what the small path's launches per plan hold on the driver (their graphs)."""
+    for launches in per_plan.values():
+        launches.close()
 
 
 class Lanes:
@@ -184,6 +192,8 @@ def sized_lane(lane, n_keys: int, sizes: tuple) -> tuple:
         bufs = _lane_buffers(lane, n_keys, *sizes)
         where = _addresses(bufs)
         kept = lane.sized[2] if lane.sized is not None and lane.sized[3] == where else {}
+        if lane.sized is not None and kept is not lane.sized[2]:
+            _close_launches(lane.sized[2])  # their addresses are gone
         lane.sized = (sizes, bufs, kept, where)
     return lane.sized
 

@@ -38,7 +38,8 @@ from .subwarp_call import launch_layout
 from .subwarp_device import sized_lane
 from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, items_per_bin
 from .subwarp_rescue import DOUBLE, EXP, exp_config
-from .subwarp_staging import headroom, int_views, stage_whole, whole_offsets
+from .subwarp_staging import (class_offsets, headroom, int_views, size_class, stage_whole,
+                               whole_offsets)
 
 _BLOCK = (THREADS_PER_BLOCK, 1, 1)
 #: From this many pairs a small call runs its bins side by side (a stream per bin after the
@@ -61,6 +62,11 @@ MANY_ITEMS = 8192
 #: docs/evidence/host-copy-probe-2mb-h100.json); 1m merged 750 against 788 us, 10s 297 against
 #: 267 (its eight copies' overhead: docs/evidence/subwarp-ab-pageable-h100.json).
 PAGEABLE_FROM_BYTES = 1 << 20
+#: From this many pairs (10s: 3,550; 1m merged: 29,307) a small call replays its launches from a
+#: CUDA graph (``SubwarpBackend.graph_from``; 0 or no driver graph calls: never): the host issues
+#: ~12 launches and ~10 event records a call, ~0.1 ms the GPU waits for (H100 / H200:
+#: docs/evidence/subwarp-graph-probe-*.json). A region call (~270 pairs) keeps them.
+GRAPH_FROM = 1024
 _NO_SCRATCH = (0, np.int32(0))  # a single-tile kernel's scratch pointer and stride
 
 
@@ -115,6 +121,15 @@ class SmallLaunches:
         # multi-tile scratch, sized before the first event in the full path's order
         self.scratch = [(x, False) for x in plan.bins if x.multi_tile] + \
                        [(q, True) for q in plan.queue_bins if q.multi_tile]
+        # the CUDA graphs of this plan on this lane's buffers, by size class (SmallCall)
+        self.graphs: dict = {}
+        self.meta_words = len(plan.meta)
+
+    def close(self) -> None:
+        """Destroys the graphs (the lane's buffers moved, or the lane closes)."""
+        for g, _ in self.graphs.values():
+            g.destroy()
+        self.graphs.clear()
 
 
 class SmallCall:
@@ -129,7 +144,13 @@ class SmallCall:
         self.plan = plan = backend._plan(pairs, max_read_len)
         n_pairs = pairs.n_pairs
         per_pair = n_pairs <= backend.per_pair_below
-        offs, slot_bytes, ends = whole_offsets(pairs, len(plan.meta))
+        # From graph_from pairs the arrays sit at their size class's offsets and the counts go
+        # after meta, so that one graph per class serves every call of it (below).
+        graph = n_pairs >= backend.graph_from > 0 and backend.graphs_on()
+        if graph:
+            offs, slot_bytes, ends, classes = class_offsets(pairs, len(plan.meta) + 2)
+        else:
+            offs, slot_bytes, ends = whole_offsets(pairs, len(plan.meta))
         units = n_pairs if per_pair else ends[1] - ends[0]
         nb = len(plan.bins)
         # the full path's lane sizes for one chunk (n_slots 1), so both reuse a lane alike
@@ -140,6 +161,7 @@ class SmallCall:
         if fixed is None:
             fixed = per_plan[plan.key] = SmallLaunches(backend, plan, bufs, res)
         self.fixed = fixed
+        graph = graph and not fixed.scratch  # (a multi-tile stride follows the haplotypes)
         max_hap = max(max_hap_len, 1)
         for x, double in fixed.scratch:
             res.scratch(x, double, max_hap)
@@ -153,6 +175,10 @@ class SmallCall:
         self.pageable = 5 * (a1 - a0) + c1 - c0 >= backend.pageable_from_bytes
         t0 = time.perf_counter()
         self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views, not self.pageable)
+        if graph:  # the counts the layout reads (it is passed -1 for them)
+            w = offs[11] // 4 + fixed.meta_words
+            fixed.views[2][w:w + 2] = (units, pairs.n_batches)
+            self.used += 8
         self.prep = time.perf_counter() - t0
         self.offs, self.ends = offs, ends
         self.pairs, self.per_pair = pairs, per_pair
@@ -161,10 +187,29 @@ class SmallCall:
         # every launch's arguments
         base = int(fixed.slot)
         self.dev = dev = [base + o for o in offs]
-        karr = tuple(dev[:8])  # KERNEL_ARRAYS: STAGED's first eight
-        self.layout = (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches),
-                       dev[8], dev[9], dev[10], dev[5], dev[7], dev[11], *fixed.layout_tail)
         self.many = units >= MANY_ITEMS
+        side_by_side = (n_pairs >= backend.side_bins_from and nb > 1 and bool(fixed.side))
+        side_queues = side_by_side and n_pairs >= backend.side_queues_from
+        self.graph = self.graph_key = None
+        self.grid_units = 0
+        if graph:
+            # Every argument a graph bakes is the same for the calls of its key: the arrays'
+            # addresses (the class's offsets), upper bounds and grids from the classes of the
+            # unit and pair counts (the kernels loop over the exact ranges the layout writes),
+            # and the counts themselves staged after meta.
+            units_cls, pairs_cls = size_class(units), size_class(n_pairs)
+            self.graph_key = (classes, units_cls, pairs_cls, per_pair, self.many, side_by_side,
+                              side_queues)
+            self.graph, self.bin_streams = fixed.graphs.get(self.graph_key, (None, 0))
+            if self.graph is not None:  # replayed: no launch to build
+                self.floats_done = None
+                return
+            units, n_pairs, n_batches, self.grid_units = -1, -1, -1, units_cls
+        else:
+            n_batches, pairs_cls, units_cls = pairs.n_batches, n_pairs, units
+        karr = tuple(dev[:8])  # KERNEL_ARRAYS: STAGED's first eight
+        self.layout = (np.int32(units), np.int32(per_pair), np.int32(n_batches),
+                       dev[8], dev[9], dev[10], dev[5], dev[7], dev[11], *fixed.layout_tail)
         # The bins' grids: every bin with reads up to the longest takes all the call's items as
         # its bound, its grid capped at the blocks the GPU holds at once -- the kernels loop
         # over their exact item ranges, which the layout writes on the GPU, so no host count of
@@ -173,19 +218,19 @@ class SmallCall:
         # H100: docs/evidence/subwarp-ab-grids-h100.json).
         self.floats, fed = [], [0] * len(plan.queue_bins)
         float_queue = []  # per launched bin its queue
-        bound = np.int32(units)
+        bound = np.int32(units_cls)
         for fn, smem, per_block, mt, head, tail, _, q, lo, cap in fixed.bins:
             if lo > max_read_len:
                 continue
-            blocks, end = min(-(-units // per_block), cap), _NO_SCRATCH
+            blocks, end = min(-(-units_cls // per_block), cap), _NO_SCRATCH
             if mt is not None:
                 end = self._scratch(mt, False, max_hap)
             self.floats.append((fn, (blocks, 1), head + (bound,) + karr + tail + end, smem))
             fed[q] += 1
             float_queue.append(q)
-        self.side_by_side = (n_pairs >= backend.side_bins_from and len(self.floats) > 1
-                             and bool(fixed.side))
-        self.side_queues = self.side_by_side and n_pairs >= backend.side_queues_from
+        self.side_by_side = side_by_side and len(self.floats) > 1
+        self.side_queues = self.side_by_side and side_queues
+        self.bin_streams = len(self.floats) if self.side_by_side else 1
         # Each queue fed by one bin follows that bin on its stream: the recompute of the bins
         # that end first then runs while the last one still does (1m merged: two fed cascades,
         # 39 us, no longer after the last bin)
@@ -197,11 +242,12 @@ class SmallCall:
                 continue
             self.doubles.append([])
             for fn, smem, per_block, mt, head, tail in launches:
-                blocks, end = min(-(-n_pairs // per_block), cap), _NO_SCRATCH
+                blocks, end = min(-(-pairs_cls // per_block), cap), _NO_SCRATCH
                 if mt is not None:
                     blocks, end = min(blocks, mt_cap), self._scratch(mt, True, max_hap)
                 self.doubles[-1].append((fn, (max(blocks, 1), 1),
-                                         head + (np.int32(n_pairs),) + karr + tail + end, smem))
+                                         head + (np.int32(pairs_cls),) + karr + tail + end,
+                                         smem))
         if self.chained:  # per launched bin: the bin, then its queue's launches
             launches_of = dict(zip([q for q, n in enumerate(fed) if n], self.doubles))
             self.chains = [[f, *launches_of[q]] for f, q in zip(self.floats, float_queue)]
@@ -228,14 +274,35 @@ class SmallCall:
         else:
             drv.memcpy_htod_async(fixed.slot, fixed.pinned[:self.used], main)
         self.uploaded = mark(main)
+        if self.graph is None and self.graph_key is not None:
+            # the first call of its key: what follows the uploads captured into its graph (the
+            # events recorded meanwhile only join the side streams; the stages keep theirs)
+            capture = glue.capture_graph(main)
+            try:
+                self._kernels(drv, main, mark)
+            finally:
+                capture.end()
+            self.graph = capture
+            fixed.graphs[self.graph_key] = (capture, self.bin_streams)
+            self.floats_done = None
+        if self.graph is not None:
+            self.graph.launch(main)
+        else:
+            self._kernels(drv, main, mark)
+        self._end(drv, main, mark)
+
+    def _kernels(self, drv, main, mark) -> None:
+        """The layout, the bins and their recompute queues, joined back on the main stream."""
+        fixed = self.fixed
         if self.many:
-            launch_layout(drv, fixed.layout_kernels, main, *fixed.counters, self.layout)
+            launch_layout(drv, fixed.layout_kernels, main, *fixed.counters, self.layout,
+                          self.grid_units)
         else:
             fixed.layout_fn.prepared_async_call((1, 1), (1024, 1, 1), main, *self.layout)
         self.floats_done = None  # (chained: no event between the bins and the recompute)
         if self.chained:  # each bin and its queue on a stream of their own, longest reads first
-            self._side_by_side(main, mark, mark(main), [self.chains[0], *self.chains[:0:-1]])
-            return self._end(drv, main, mark)
+            return self._side_by_side(main, mark, mark(main),
+                                      [self.chains[0], *self.chains[:0:-1]])
         if self.side_by_side:
             # the bins after the layout, the longest reads' first (the block scheduler starts
             # the first launch's blocks first)
@@ -253,7 +320,6 @@ class SmallCall:
             for queue in self.doubles:
                 for fn, grid, args, smem in queue:
                     fn.prepared_async_call(grid, _BLOCK, main, *args, shared_size=smem)
-        self._end(drv, main, mark)
 
     def _end(self, drv, main, mark) -> None:
         """The kernels' end, the copy back right after them (their end is its start), its end."""
@@ -307,6 +373,7 @@ class SmallCall:
         info["run_wall_s"] = time.perf_counter() - self.t_run
         info["chunks"] = 1
         info["bins"] = {label: int(n) for label, n in zip(plan.labels, items) if n}
-        info["bin_streams"] = len(self.floats) if self.side_by_side else 1
+        info["bin_streams"] = self.bin_streams
+        info["graph"] = self.graph_key is not None
         info["recompute_queues"] = list(self.plan.queue_labels)
         return Execution(out, timing, n_fb, info)

@@ -69,6 +69,25 @@ def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
     return offs, size, (r0, r1, h0, h1, a0, a1, c0, c1)
 
 
+def size_class(n: int) -> int:
+    """``n`` rounded up to a power of two (at least 256)."""
+    return max(256, 1 << (max(n, 1) - 1).bit_length())
+
+
+def class_offsets(pairs: PairSet, n_meta: int) -> tuple:
+    """``whole_offsets`` with each size (read bytes, reads, haplotype bytes, haplotypes, batches)
+    rounded up to its :func:`size_class`: every call of a class puts each array at the same
+    offset (a CUDA graph's baked addresses serve them all); (offsets, slot bytes, ends, the
+    class sizes)."""
+    br, bh = pairs.batch_reads, pairs.batch_haps
+    r0, r1, h0, h1 = br.item(0), br.item(-1), bh.item(0), bh.item(-1)
+    a0, a1 = pairs.read_offsets.item(r0), pairs.read_offsets.item(r1)
+    c0, c1 = pairs.hap_offsets.item(h0), pairs.hap_offsets.item(h1)
+    sizes = tuple(size_class(n) for n in (a1 - a0, r1 - r0, c1 - c0, h1 - h0, len(br) - 1))
+    offs, size = slot_layout(*sizes, n_meta)
+    return offs, size, (r0, r1, h0, h1, a0, a1, c0, c1), sizes
+
+
 def chunk_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple:
     """The full path's staging layouts: (per chunk its byte offsets in STAGED order, packed by
     its own sizes -- a chunk uploads up to its meta's end, so a small chunk, e.g. a ramp's

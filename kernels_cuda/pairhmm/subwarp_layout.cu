@@ -13,7 +13,9 @@
 // whole chain.
 // Arrays are chunk-relative: batch_reads/batch_haps count from the chunk's first read/haplotype,
 // batch_pairs are positions in the run's output. meta = [n_bins, hi[n_bins], queue[n_bins]]
-// (hi = a bin's longest read, queue = the recompute queue its underflows go to).
+// (hi = a bin's longest read, queue = the recompute queue its underflows go to), then for a call
+// replayed from a CUDA graph [n_units, n_batches]: such a call passes -1 for both (one graph
+// serves every call of its size class, subwarp_small.py).
 #include "pairhmm/subwarp_defs.h"
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
@@ -43,6 +45,15 @@ __device__ __forceinline__ int batch_of(const long long* __restrict__ a, int n, 
     int* __restrict__ bin_pairs
 #define SW_COUNT_ARGS per_pair, n_batches, batch_reads, batch_haps, batch_pairs, read_off, \
     hap_off, meta, raw, key_rank, hist, bin_pairs
+
+// The unit and batch counts: the arguments, or (-1) those staged after meta's bins.
+__device__ __forceinline__ void staged_counts(const int* __restrict__ meta, int& n_units,
+                                              int& n_batches) {
+    if (n_units < 0) {
+        n_units = meta[1 + 2 * meta[0]];
+        n_batches = meta[2 + 2 * meta[0]];
+    }
+}
 
 // Unit u's item, sort key and rank within its key (the units of the calling threads' warp that
 // reach this together share one atomic per key).
@@ -94,6 +105,7 @@ __device__ __forceinline__ void count_unit(int u, SW_COUNT_PARAMS) {
 }
 
 extern "C" __global__ void sw_layout_count(int n_units, SW_COUNT_PARAMS) {
+    staged_counts(meta, n_units, n_batches);
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u < n_units) count_unit(u, SW_COUNT_ARGS);
 }
@@ -154,10 +166,13 @@ sw_layout_scan(const int* __restrict__ meta, int* __restrict__ hist,
     scan_block(meta, hist, bin_pairs, bin_range, queues);
 }
 
-extern "C" __global__ void sw_layout_scatter(int n_units, const SwItem* __restrict__ raw,
+extern "C" __global__ void sw_layout_scatter(int n_units, const int* __restrict__ meta,
+                                             const SwItem* __restrict__ raw,
                                              const int* __restrict__ key_rank,
                                              const int* __restrict__ key_start,
                                              SwItem* __restrict__ items) {
+    int n_batches = 0;
+    staged_counts(meta, n_units, n_batches);
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= n_units) return;
     const int key = key_rank[2 * u];
@@ -169,6 +184,7 @@ extern "C" __global__ void sw_layout_scatter(int n_units, const SwItem* __restri
 extern "C" __global__ void __launch_bounds__(SW_SCAN_THREADS)
 sw_layout_small(int n_units, SW_COUNT_PARAMS, int* __restrict__ bin_range,
                 int* __restrict__ queues, SwItem* __restrict__ items) {
+    staged_counts(meta, n_units, n_batches);
     const int n_bins = meta[0];
     for (int i = threadIdx.x; i < n_bins * SW_LEVELS; i += blockDim.x) hist[i] = 0;
     for (int i = threadIdx.x; i < n_bins; i += blockDim.x) bin_pairs[i] = 0;
