@@ -9,6 +9,8 @@
 #            run per length (cuda-subwarp-regcap[...,exp_every=28] beside cuda-subwarp)
 #   graph    what a CUDA graph could take off a small call's host path: 10s and 1m merged replayed
 #            from a captured graph against the plain call (scripts/subwarp_graph_probe.py)
+#   abgraph  a small call's graphs against none (graph_from=0,1024) in one process, 1m and 10s
+#            merged (scripts/subwarp_side_bins.py)
 #   pytest   the CUDA sub-warp GPU tests
 #   merged   the tool: 10s and 1m merged in MERGED (4) processes one after the other
 #   peer     the peer suite (hmmbench suite run peer), gpuPairHMM built beside the precompile
@@ -30,6 +32,7 @@ if [[ $parts == *" every28 "* ]]; then
 fi
 [[ $parts == *" graph "* ]] && step graph python3 scripts/subwarp_graph_probe.py --sets 10s,1m \
     --calls 200 --json "$out/graph-probe.json"
+[[ $parts == *" abgraph "* ]] && subwarp_ab graph graph_from=0,1024 1m,10s 10 20 1000
 [[ $parts == *" pytest "* ]] && subwarp_pytest
 [[ $parts == *" merged "* ]] && subwarp_merged "${MERGED:-4}"
 [[ $parts == *" peer "* ]] && step peer python3 -m hmmbench suite run peer --out "$out"

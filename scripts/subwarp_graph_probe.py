@@ -1,5 +1,6 @@
 """What a CUDA graph could take off a small ``cuda-subwarp`` call's host path (issue 13 point 4,
-session 25), run on the GPU machine: a feasibility probe, not a backend.
+session 25), run on the GPU machine: the feasibility probe before the backend's own graphs
+(``graph_from``, subwarp_small.py), which it turns off for its plain arm.
 
 A small call (10s, 1m merged) issues its uploads, then ~12 kernel launches, ~10 event records
 and the side streams' waits, each a driver call through PyCUDA (~10 us a launch on the H100
@@ -95,6 +96,7 @@ def main() -> int:
     ap.add_argument("--json")
     args = ap.parse_args()
     b = {x.name: x for x in swv.backends()}["cuda-subwarp"]
+    b.graph_from = 0  # the plain call (the backend's own graphs came after this probe)
     out = {"gpu": b.device_name(), "calls": args.calls, "sets": {}}
     for label, ps in sets(args.sets.split(",")).items():
         for _ in range(20):
