@@ -463,7 +463,7 @@ def test_small_calls_replayed_from_graphs_give_the_plain_calls_results_bit_for_b
     on = {x.name: x for x in swv.backends()}["cuda-subwarp"]
     off = {x.name: x for x in swv.backends()}["cuda-subwarp"]
     off.graph_from = 0
-    assert on.graphs_on()
+    assert glue.graphs_available()
     full = resolve("1m").load()
     regions = launches(full, "original")
     sets = [launches(resolve("10s").load(), "merged")[0], full] + \

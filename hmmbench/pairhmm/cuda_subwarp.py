@@ -254,11 +254,6 @@ class SubwarpBackend(Backend):
         return self.device_attrs()["sm_count"]
 
     @staticmethod
-    def graphs_on() -> bool:
-        """Whether the driver has the calls a small call's graph needs (``graph_from``)."""
-        return glue.graphs_available()
-
-    @staticmethod
     def sm_clock():
         return sm_clock_cached()
 

@@ -4,7 +4,8 @@ such a call needs, in plain integers where it can.
 
 Its driver calls (``scripts/subwarp_driver_record.py`` checks every argument): everything on the
 lane's main stream (stream order replaces every wait; calls in flight overlap on their own
-lanes' streams), the upload (from ``PAGEABLE_FROM_BYTES`` of sequences, e.g. 1m merged,
+lanes' streams; from ``GRAPH_FROM`` pairs all that follows the upload is replayed from a CUDA
+graph of the plan and size class, captured on the first call of its key), the upload (from ``PAGEABLE_FROM_BYTES`` of sequences, e.g. 1m merged,
 eight: the sequences from the PairSet's own arrays and the integers), the layout in one launch
 that also clears its counters (``sw_layout_small``: no memset; from ``MANY_ITEMS`` items, e.g.
 1m merged, the full path's memset and count, scan and scatter launches), the bins with items,
@@ -145,8 +146,10 @@ class SmallCall:
         n_pairs = pairs.n_pairs
         per_pair = n_pairs <= backend.per_pair_below
         # From graph_from pairs the arrays sit at their size class's offsets and the counts go
-        # after meta, so that one graph per class serves every call of it (below).
-        graph = n_pairs >= backend.graph_from > 0 and backend.graphs_on()
+        # after meta, so that one graph per class serves every call of it (below; not with a
+        # multi-tile kernel, whose scratch stride follows the call's longest haplotype).
+        graph = (n_pairs >= backend.graph_from > 0 and glue.graphs_available()
+                 and not any(x.multi_tile for x in (*plan.bins, *plan.queue_bins)))
         if graph:
             offs, slot_bytes, ends, classes = class_offsets(pairs, len(plan.meta) + 2)
         else:
@@ -161,7 +164,6 @@ class SmallCall:
         if fixed is None:
             fixed = per_plan[plan.key] = SmallLaunches(backend, plan, bufs, res)
         self.fixed = fixed
-        graph = graph and not fixed.scratch  # (a multi-tile stride follows the haplotypes)
         max_hap = max(max_hap_len, 1)
         for x, double in fixed.scratch:
             res.scratch(x, double, max_hap)
