@@ -56,17 +56,23 @@ def slot_layout(seq: int, reads: int, hap_bytes: int, haps: int, batches: int,
     return offs, meta + -(-max(n_meta * 4, 1) // 256) * 256
 
 
-def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
-    """A small call's staging layout: the whole PairSet as one chunk (bounds [(0, n_batches)])
-    -- (byte offsets in STAGED order,
-    slot bytes, its (r0, r1, h0, h1, a0, a1, c0, c1): first and end read, haplotype, read byte
-    and haplotype byte) -- in plain integers, no dict, no loop."""
+def whole_sizes(pairs: PairSet) -> tuple:
+    """The whole PairSet as one chunk (bounds [(0, n_batches)]): its (r0, r1, h0, h1, a0, a1,
+    c0, c1) -- first and end read, haplotype, read byte and haplotype byte -- and its sizes as
+    ``slot_layout`` takes them, in plain integers."""
     br, bh = pairs.batch_reads, pairs.batch_haps
     r0, r1, h0, h1 = br.item(0), br.item(-1), bh.item(0), bh.item(-1)
     a0, a1 = pairs.read_offsets.item(r0), pairs.read_offsets.item(r1)
     c0, c1 = pairs.hap_offsets.item(h0), pairs.hap_offsets.item(h1)
-    offs, size = slot_layout(a1 - a0, r1 - r0, c1 - c0, h1 - h0, len(br) - 1, n_meta)
-    return offs, size, (r0, r1, h0, h1, a0, a1, c0, c1)
+    return (r0, r1, h0, h1, a0, a1, c0, c1), (a1 - a0, r1 - r0, c1 - c0, h1 - h0, len(br) - 1)
+
+
+def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
+    """A small call's staging layout: (byte offsets in STAGED order, slot bytes, its ends as
+    ``whole_sizes`` gives them) -- in plain integers, no dict, no loop."""
+    ends, sizes = whole_sizes(pairs)
+    offs, size = slot_layout(*sizes, n_meta)
+    return offs, size, ends
 
 
 def size_class(n: int) -> int:
@@ -79,13 +85,10 @@ def class_offsets(pairs: PairSet, n_meta: int) -> tuple:
     rounded up to its :func:`size_class`: every call of a class puts each array at the same
     offset (a CUDA graph's baked addresses serve them all); (offsets, slot bytes, ends, the
     class sizes)."""
-    br, bh = pairs.batch_reads, pairs.batch_haps
-    r0, r1, h0, h1 = br.item(0), br.item(-1), bh.item(0), bh.item(-1)
-    a0, a1 = pairs.read_offsets.item(r0), pairs.read_offsets.item(r1)
-    c0, c1 = pairs.hap_offsets.item(h0), pairs.hap_offsets.item(h1)
-    sizes = tuple(size_class(n) for n in (a1 - a0, r1 - r0, c1 - c0, h1 - h0, len(br) - 1))
+    ends, sizes = whole_sizes(pairs)
+    sizes = tuple(size_class(n) for n in sizes)
     offs, size = slot_layout(*sizes, n_meta)
-    return offs, size, (r0, r1, h0, h1, a0, a1, c0, c1), sizes
+    return offs, size, ends, sizes
 
 
 def chunk_offsets(pairs: PairSet, bounds, n_meta: int) -> tuple:
