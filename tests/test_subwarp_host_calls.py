@@ -209,7 +209,7 @@ def fake_graphs(fake_cuda, monkeypatch):
         made.append(FakeGraph(fake_cuda, stream))
         return made[-1]
     monkeypatch.setattr(glue, "graphs_available", lambda: True)
-    monkeypatch.setattr(glue, "capture_graph", capture)
+    monkeypatch.setattr(glue, "CapturedGraph", capture)
     return made
 
 

@@ -190,11 +190,6 @@ class CapturedGraph:
             self.exec = ctypes.c_void_p()
 
 
-def capture_graph(stream) -> CapturedGraph:
-    """Starts capturing ``stream`` (:class:`CapturedGraph`; ``end()`` it)."""
-    return CapturedGraph(stream)
-
-
 def graphs_available() -> bool:
     """Whether the driver library has the graph calls :class:`CapturedGraph` makes (CUDA 12+)."""
     if "graphs" not in _LIBCUDA:

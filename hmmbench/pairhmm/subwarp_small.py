@@ -124,7 +124,6 @@ class SmallLaunches:
                        [(q, True) for q in plan.queue_bins if q.multi_tile]
         # the CUDA graphs of this plan on this lane's buffers, by size class (SmallCall)
         self.graphs: dict = {}
-        self.meta_words = len(plan.meta)
 
     def close(self) -> None:
         """Destroys the graphs (the lane's buffers moved, or the lane closes)."""
@@ -178,7 +177,7 @@ class SmallCall:
         t0 = time.perf_counter()
         self.used = stage_whole(pairs, plan.meta, offs, ends, fixed.views, not self.pageable)
         if graph:  # the counts the layout reads (it is passed -1 for them)
-            w = offs[11] // 4 + fixed.meta_words
+            w = offs[11] // 4 + len(plan.meta)
             fixed.views[2][w:w + 2] = (units, pairs.n_batches)
             self.used += 8
         self.prep = time.perf_counter() - t0
@@ -279,7 +278,7 @@ class SmallCall:
         if self.graph is None and self.graph_key is not None:
             # the first call of its key: what follows the uploads captured into its graph (the
             # events recorded meanwhile only join the side streams; the stages keep theirs)
-            capture = glue.capture_graph(main)
+            capture = glue.CapturedGraph(main)
             try:
                 self._kernels(drv, main, mark)
             finally:
