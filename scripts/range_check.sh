@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12 on a GPU: do the CUDA and OpenCL backends agree with the reference on reads of 1, 10^4
+# On a GPU: do the CUDA and OpenCL backends agree with the reference on reads of 1, 10^4
 # and 10^5 bases, inside and past float64's range (docs/reliability.md), or refuse with a reason?
 # Usage, from the repo root on the GPU machine (writes $OUT/range.json, or ./range.json):
 #   source .device/env.sh && bash scripts/range_check.sh

@@ -1,5 +1,5 @@
 """SASS instructions per cell of the wavefront loop, per read length, for the kernel each
-equal-length set runs in (issue 13 point 3; the tables in docs/subwarp-notes.md).
+equal-length set runs in (the tables in docs/subwarp-design.md).
 
 For each L: the bin a read of length L falls in, that bin's float32 kernel as the backend
 compiles it (its defines: p, k, min blocks, exponents or not, recurrence), nvcc -cubin for sm_90,

@@ -1,7 +1,7 @@
 """The shared sub-warp body with exponents (SW_EXP_SCALE), executed: opencl-subwarp on the
 CPU's OpenCL runtime (Intel's, sub-group shuffles) against the float64 reference and against the
 NumPy emulation the scheme is proven on (tests/subwarp_scaling.py). The CUDA twin compiles the
-same body (nvcc checks in test_cuda_subwarp.py; its GPU run: scripts/device_exp.sh)."""
+same body (nvcc checks in test_cuda_subwarp.py; its GPU run: the `exp` suite)."""
 from __future__ import annotations
 
 import dataclasses

@@ -970,7 +970,7 @@ def test_each_chunks_results_come_back_after_its_kernels_into_their_place(fake_c
 
 def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake_cuda):
     """Chunked calls and one chunk over ``small_below`` pairs: the driver calls of the tree
-    before the small path (pinned; scripts/subwarp_driver_record.py checks every argument),
+    before the small path (pinned; git show 8903acf:scripts/subwarp_driver_record.py checks every argument),
     and since session 12 per chunk its results' copy back, its event, that event's time query
     and the wait for it (the whole output's copy after the last chunk went), and the first
     chunk's upload part by part, and since session 21 per chunk its gate's launch (sw_gate) and

@@ -41,8 +41,19 @@ def test_the_studies_are_suites():
     assert {"tiles", "table3", "smallcount", "chunking", "apis", "peak", "e2e", "profile-curve",
             "profile-proteome", "profile-task", "profile"} <= set(names)
     profile = suites.get("profile")
-    assert [s.name for s in profile.steps] == ["profile-curve", "profile-proteome",
+    assert [s.name for s in profile.steps] == ["profile-curve-a", "profile-curve-b",
+                                               "profile-curve-c", "profile-proteome",
                                                "profile-peers", "profile-task"]
+
+
+def test_a_step_name_is_one_run():
+    """A step's name is its result file's name (results/<gpu>/<step>.json): two steps of one name,
+    in two suites, must be the same run."""
+    seen = {}
+    for s in suites.every():
+        for step in s.steps:
+            argv = command_options(step.argv("out"))
+            assert seen.setdefault(step.name, argv) == argv, f"{s.name}/{step.name}"
 
 
 def test_dry_run_prints_the_commands(tmp_path, capsys):
@@ -115,7 +126,8 @@ REPRODUCED = {
     "h200/tiles-sorted.json": "tiles/tiles-sorted",
     **{f"{gpu}/{name}.json": f"peer/{name}" for gpu in ("h100", "h200")
        for name in ("peer-peak", "peer-real", "subwarp-original")},
-    "h100/profile-e2e.json": "profile-e2e/e2e", "h200/profile-e2e.json": "profile-e2e/e2e",
+    "h100/profile-e2e.json": "profile-e2e/profile-e2e",
+    "h200/profile-e2e.json": "profile-e2e/profile-e2e",
 }
 
 

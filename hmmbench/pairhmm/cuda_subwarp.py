@@ -213,10 +213,10 @@ class SubwarpBackend(Backend):
         self.double_k = DOUBLE_K
         self.recompute_all = False  # True: every pair through the float64 kernels (tests, timing)
         # A cascade's first float32 kernel keeps sums down to f32_floors; 0: down to 1e-28 (the
-        # A/B: scripts/subwarp_side_bins.py --setting low_floor=1,0)
+        # A/B: git show 8903acf:scripts/subwarp_side_bins.py --setting low_floor=1,0)
         self.low_floor = 1
         # Steps between the exponent checks of the float32 bins with exponents (SW_EXP_EVERY x 4;
-        # 24 and 28 hold on the emulation, 32 does not: scripts/subwarp_exp_every_emulation.py)
+        # 24 and 28 hold on the emulation, 32 does not: git show 8903acf:scripts/subwarp_exp_every_emulation.py)
         self.exp_every = 16
         # A single tile's lane 0 gets its row above from the exponents' conversion factor, not
         # three selects a step (SW_LANE0_BY_FACTOR; 0: the selects, the A/B:

@@ -87,7 +87,7 @@ def exp_switches(own: dict, every: int, lane0_by_factor: int, exp_shift: int,
 #: longest pairs (hap length + p steps of k dependent rows each), not throughput, so they take
 #: more threads per pair (larger p, smaller k) and few bins (a launch costs more than a tile's
 #: padding). (pairs below, bins) tiers, the first that holds the input: about n_pairs x p threads
-#: against the 270k an H100 holds. Measured on the H100 (scripts/subwarp_small_bins.py, kernel
+#: against the 270k an H100 holds. Measured on the H100 (git show 8903acf:scripts/subwarp_small_bins.py, kernel
 #: ms): 10s (3,550 pairs) 0.145 p32 / 0.178 p8 / 0.399 the former p4-p8 table; 1m (29,307) 0.391
 #: p8 / 0.540 p32 / 0.61 DEFAULT_BINS; 1m's 110 regions (~270 pairs each) 9.7 / 11.8 / 16.0 ms.
 SMALL_INPUT_PAIRS = 8192

@@ -2,7 +2,7 @@
 of 1m's 110 regions): the host's Python is its bound (issue 13 point 5), so it does only what
 such a call needs, in plain integers where it can.
 
-Its driver calls (``scripts/subwarp_driver_record.py`` checks every argument): everything on the
+Its driver calls (``git show 8903acf:scripts/subwarp_driver_record.py`` checks every argument): everything on the
 lane's main stream (stream order replaces every wait; calls in flight overlap on their own
 lanes' streams; from ``GRAPH_FROM`` pairs all that follows the upload is replayed from a CUDA
 graph of the plan and size class, captured on the first call of its key), the upload (from ``PAGEABLE_FROM_BYTES`` of sequences, e.g. 1m merged,

@@ -23,7 +23,7 @@ from .resident import ResidentCache, each_array
 #: it cycles through; host threads that fill a staging buffer (NumPy copies release the GIL).
 #: The copy from page-locked memory runs at ~55 GB/s on the H100's link, one core's memcpy at
 #: ~13 GB/s: the staged upload is bound by the host's copies (H100 host, 204 MB: 64 MiB x 2
-#: buffers x 8 threads 23 GB/s, 16 MiB x 2 x 4 threads 19 GB/s; scripts/device_upload_paths.py)
+#: buffers x 8 threads 23 GB/s, 16 MiB x 2 x 4 threads 19 GB/s; git show 8903acf:scripts/device_upload_paths.py)
 UPLOAD_CHUNK = 64 << 20
 UPLOAD_BUFFERS = 2
 UPLOAD_THREADS = min(8, max(1, (os.cpu_count() or 1) // 2))
@@ -33,7 +33,7 @@ UPLOAD_THREADS = min(8, max(1, (os.cpu_count() or 1) // 2))
 #: and copies overlapped; the copy alone 3.7 ms, unpinning 3.5-4.5 ms; 2-8 threads locking at
 #: once are slower, 8.7-10.6 ms: the driver serializes them. Fewer chunks, fewer times the loop
 #: waits for the GIL the layout thread holds. The staged copy: 8-13 ms.
-#: scripts/device_upload_paths.py)
+#: git show 8903acf:scripts/device_upload_paths.py)
 PIN_CHUNK = 64 << 20
 PIN_MIN = 32 << 20
 #: the launch order on the device (kernels_cuda/profile/order.cu): sequences per tile, threads

@@ -137,7 +137,7 @@ def warp_word_profile(model: ProfileModel, dpx: bool):
 #: work-items per sequence of the generic kernels (both APIs) where a model has more than
 #: GENERIC_SMALL_POSITIONS positions per work-item at GENERIC_SMALL_THREADS; a launch may ask for
 #: another power of two (CUDA: 32 or more, a warp's multiple), as
-#: scripts/device_generic_forward.py does
+#: git show 8903acf:scripts/device_generic_forward.py does
 GENERIC_THREADS = 128
 #: Smaller models take 64 work-items: a row's latency is a barrier and scan across the group
 #: plus each work-item's positions; on the H100 (the pipeline's Forward survivors of

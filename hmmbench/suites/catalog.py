@@ -1,11 +1,12 @@
 """The named suites, as data: each step is one ``hmmbench run`` (datasets x backends x options)
-writing ``<out>/<step name>.json``. These are the studies whose files sit in ``results/<gpu>/``
-(each file's ``command`` field holds the exact command line); ``hmmbench suite run NAME
---dry-run`` prints them.
+writing ``<out>/<step name>.json``. These are the studies whose files sit in
+``results/<gpu>/<step name>.json`` (each file's ``command`` field holds the exact command line);
+``hmmbench suite run NAME --dry-run`` prints them.
 
 A new suite is one more entry here: {"about": ..., "steps": [{"name", "datasets", "backends",
-"options", "workload"}, ...]}; tests/test_suites.py checks that every step parses, that its
-datasets resolve and that its backends exist.
+"options", "workload"}, ...]}. The tests check that every step parses, that its datasets resolve,
+that its backends exist, that two steps of one name are the same run (a step name is a result
+file's name) and that every committed result file is the run of the step it is named after.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def _peak_sets(lengths=(32, 64, 128, 192, 256, 384, 448, 512, 768, 896, 1024),
     fill the GPU) and at most 4e6; from L = 256, ``scale`` times that. The peer suite's peak
     takes scale 4 there: a call's fixed costs (layout launches, the queues' launches, the
     part-empty last round of equal work items) are then ~1 % of its kernel time instead of 3-9 %
-    (H100, session 19: results/h100/subwarp-tail-sizes.json). Shorter sets keep their size: they
+    (H100: results/h100/tail-sizes.json). Shorter sets keep their size: they
     gain nothing from it and gpuPairHMM garbles its output file beyond ~1e6 pairs."""
     def pairs(L: int) -> int:
         s = scale if L >= 256 else 1
@@ -29,7 +30,7 @@ def _peak_sets(lengths=(32, 64, 128, 192, 256, 384, 448, 512, 768, 896, 1024),
     return [f"equal-{L}@{pairs(L)}" for L in lengths]
 
 
-#: the peak curve's read lengths (issue 13's table and the bins' edges between)
+#: the peak curve's read lengths (the peer comparison's table and the bins' edges between)
 PEAK_LENGTHS = (32, 64, 128, 256, 384, 512, 640, 768, 896, 1024)
 
 
@@ -40,24 +41,26 @@ def _twin_peak_sets() -> list:
                                                                                1024)]
 
 
-#: every family that exists in both APIs (issue 4), on NVIDIA's OpenCL beside CUDA
+#: every family that exists in both APIs, on NVIDIA's OpenCL beside CUDA
 _TWINS = ["cuda-inter-*", "opencl-inter-*", "cuda-intra-*", "opencl-intra-*", "cuda-warp",
           "opencl-warp", "cuda-multiwarp", "opencl-multiwarp"]
 _RANDOM = ["random-M100", "random-M400", "random-M1200", "random-M2400"]
 
-#: the parts of the HMMER3 filter study (issue 6); "profile" runs them in this order, each its
+#: the parts of the HMMER3 filter study; "profile" runs them in this order, each its
 #: own file, so that a part cut short by a time limit loses only itself
 _PROFILE = {
-    # Model-size curve, kernel GCUPS, on a generated Swiss-Prot-sized database (2e8 residues,
-    # ~557k proteins); every CUDA profile backend but the task-parallel one (profile-task).
-    # The NumPy reference cross-checks a deterministic sample of the sequences.
+    # Model-size curve of the warp kernels, kernel GCUPS, on a generated Swiss-Prot-sized
+    # database (2e8 residues, ~557k proteins), in three runs of about a minute each. The NumPy
+    # reference cross-checks a deterministic sample of the sequences.
     "profile-curve": {
-        "about": "HMMER3 filters over model sizes 100..2400 on proteins-2e8, CUDA warp kernels",
-        "steps": [{"name": "profile-curve", "workload": "profile", "datasets": ["proteins-2e8"],
-                   "backends": ["profile-cuda-[!t]*"],
-                   "options": {"model": [f"random-M{m}" for m in (100, 200, 400, 800, 1200, 1600,
-                                                                  2400)] + ["LuxC"],
-                               "kind": "ssv,msv,vf", "max-time": 2}}]},
+        "about": "HMMER3 filters over model sizes 100..2400 on proteins-2e8, profile-cuda-warp",
+        "steps": [{"name": f"profile-curve-{part}", "workload": "profile",
+                   "datasets": ["proteins-2e8"], "backends": ["profile-cuda-warp"],
+                   "options": {"model": models, "kind": "ssv,msv,vf", "max-time": 1}}
+                  for part, models in (
+                      ("a", ["random-M100", "random-M400", "random-M1200"]),
+                      ("b", ["random-M2400", "LuxC"]),
+                      ("c", ["random-M200", "random-M800", "random-M1600"]))]},
     # Every kind and backend on the real proteome (profile-numpy itself is not timed: its
     # Forward takes 20-45 s a pass; it still cross-checks every row).
     "profile-proteome": {
@@ -86,24 +89,162 @@ _PROFILE = {
                    "options": {"model": _RANDOM, "kind": "ssv,msv,vf", "max-time": 2}}]},
 }
 
-#: issue 14: the profile workload end to end on the GPU (scripts/device_profile_e2e.sh runs the
-#: same steps after the CUDA tests): one run per step, the database resident across its cells
+#: the profile workload end to end on the GPU: one run per step, the database resident across its
+#: cells
 _PROFILE_E2E_KINDS = "ssv,msv,vf,pipeline"
 _PROFILE_E2E = {
     "about": "HMMER3 search end to end: resident proteins-2e8, calibrated query-M100/400/1200 x "
              "ssv,msv,vf,pipeline on profile-cuda-warp beside hmmsearch (every host core), and "
-             "the RREFam sweep [issue 14]",
+             "the RREFam sweep",
     "steps": [
-        {"name": "e2e", "workload": "profile", "datasets": ["proteins-2e8"],
+        {"name": "profile-e2e", "workload": "profile", "datasets": ["proteins-2e8"],
          "backends": ["profile-cuda-warp", "profile-hmmsearch"],
          "options": {"model": ["query-M100", "query-M400", "query-M1200"],
                      "kind": _PROFILE_E2E_KINDS, "max-time": 2}},
-        {"name": "sweep", "workload": "profile", "datasets": ["proteins-2e8"],
+        {"name": "profile-sweep", "workload": "profile", "datasets": ["proteins-2e8"],
          "backends": ["profile-cuda-warp"],
          "options": {"model": "RREFam", "kind": _PROFILE_E2E_KINDS, "max-time": 1}},
-        {"name": "sweep-peer", "workload": "profile", "datasets": ["proteins-2e8"],
+        {"name": "profile-sweep-peer", "workload": "profile", "datasets": ["proteins-2e8"],
          "backends": ["profile-hmmsearch"],
          "options": {"model": "RREFam", "kind": "pipeline", "repeat": 1}}]}
+
+def _equal(*sets: str) -> list:
+    """equal-<L>@<pairs> for each "L@pairs"."""
+    return [f"equal-{x}" for x in sets]
+
+
+def _regcap(hi: int, *settings: str) -> list:
+    """cuda-subwarp's bin ``hi`` under each register cap setting ("max_regs=160,exp_every=28")."""
+    return [f"cuda-subwarp-regcap[hi={hi},{x}]" for x in settings]
+
+
+#: a sub-warp kernel study's options: kernel time on equal-length sets, a sample cross-checked
+_KERNEL_OPTIONS = {"chunking": "merged", "repeat": 3, "sample-pairs": 100}
+
+#: the sub-warp kernels' tuning: the bins' shapes, register caps, exponent intervals and where the
+#: exponents start, each against cuda-subwarp as registered (docs/subwarp-design.md)
+_SUBWARP_TUNING = {
+    "about": "cuda-subwarp's bins against other shapes, register caps, exponent check intervals "
+             "and exponent thresholds on equal-length sets (kernel time)",
+    "steps": [
+        {"name": "tail-sizes",
+         "datasets": _equal(*(f"{L}@{n}" for L, a, b in (
+             (256, 122070, 488280), (320, 78125, 312500), (384, 65536, 262144),
+             (448, 65536, 262144), (512, 65536, 262144), (640, 65536, 262144),
+             (768, 65536, 262144), (896, 65536, 262144), (1024, 65536, 262144))
+             for n in (a, b))),
+         "backends": ["cuda-subwarp"], "options": _KERNEL_OPTIONS},
+        {"name": "shapes", "datasets": _equal("256@488280", "384@262144", "448@262144",
+                                              "512@262144"),
+         "backends": ["cuda-subwarp", "cuda-subwarp-shape[hi=256,p=16,k=16,min_blocks=4]",
+                      "cuda-subwarp-shape[hi=384,p=16,k=24,min_blocks=3]",
+                      "cuda-subwarp-shape[hi=448,p=32,k=16,min_blocks=4]",
+                      "cuda-subwarp-shape[hi=512,p=32,k=16,min_blocks=4]",
+                      "cuda-subwarp-exp-above[exp_above=448]"],
+         "options": _KERNEL_OPTIONS},
+        {"name": "exp-above", "datasets": _equal("320@312500", "384@262144", "448@262144",
+                                                 "512@262144", "640@262144"),
+         "backends": ["cuda-subwarp"] + [f"cuda-subwarp-exp-above[exp_above={x}]"
+                                          for x in (384, 448, 512)],
+         "options": dict(_KERNEL_OPTIONS, **{"sample-pairs": 200})},
+        {"name": "regcap-640", "datasets": _equal("640@262144"),
+         "backends": ["cuda-subwarp"] + _regcap(640, "max_regs=160,exp_every=28"),
+         "options": _KERNEL_OPTIONS},
+        {"name": "regcap-768", "datasets": _equal("768@262144"),
+         "backends": ["cuda-subwarp"] + _regcap(
+             768, "max_regs=0,exp_every=24,exp_shift=on,code_window=off",
+             "max_regs=0,exp_every=24,code_window=off", "max_regs=0,exp_every=24,exp_shift=on"),
+         "options": _KERNEL_OPTIONS},
+        {"name": "regcap-896", "datasets": _equal("896@262144"),
+         "backends": ["cuda-subwarp"] + _regcap(896, "max_regs=200,exp_every=28"),
+         "options": _KERNEL_OPTIONS},
+        {"name": "regcap-1024", "datasets": _equal("1024@262144"),
+         "backends": ["cuda-subwarp"] + _regcap(1024, "max_regs=240,exp_every=28"),
+         "options": _KERNEL_OPTIONS},
+        {"name": "short-reads", "datasets": _equal("32@4000000", "64@1953125", "128@488281"),
+         "backends": ["cuda-subwarp"],
+         "options": {"chunking": "merged", "repeat": 5, "sample-pairs": 200}},
+        {"name": "long-reads", "datasets": _equal("640@262144", "768@262144", "896@262144",
+                                                  "1024@262144"),
+         "backends": ["cuda-subwarp"],
+         "options": {"chunking": "merged", "repeat": 5, "sample-pairs": 200}}]}
+
+#: the sub-warp call's host path: calls of every size, joined pieces, calls in flight and batched
+#: (docs/subwarp-host-path.md)
+_SUBWARP_CALLS = {
+    "about": "cuda-subwarp's calls end to end: 10s and 1m merged, chunks@5e6 in 3 calls and in "
+             "one, the NA12878-sized set in 7 calls of ~8M pairs, 1m's 110 region calls with "
+             "1..16 in flight, on lanes and batched",
+    "steps": [
+        {"name": "calls-merged", "datasets": ["10s", "1m"], "backends": ["cuda-subwarp"],
+         "options": {"chunking": "merged", "max-time": 3}},
+        {"name": "calls-chunks5e6", "datasets": ["chunks@5e6"], "backends": ["cuda-subwarp"],
+         "options": {"chunking": ["merged", "merged:5e6"], "repeat": 5}},
+        {"name": "calls-na12878", "datasets": ["chunks-na12878"], "backends": ["cuda-subwarp"],
+         "options": {"chunking": "merged:1e7", "repeat": 1}},
+        {"name": "in-flight-1", "datasets": ["1m"], "backends": ["cuda-subwarp"],
+         "options": {"chunking": "original", "in-flight": 1}}]
+    + [{"name": f"in-flight-{n}", "datasets": ["1m"],
+        "backends": ["cuda-subwarp", "cuda-subwarp-batched"],
+        "options": {"chunking": "original", "in-flight": n}} for n in (4, 8, 16)]}
+
+#: the parameter axes on a GPU: a family swept over a grid in one run
+_AXES = {
+    "about": "cuda-inter over tile x block on 1m merged, cuda-subwarp-fixed over p x k on "
+             "equal-256@1e6 (`hmmbench report FILE --pivot gcups_kernel --by tile`)",
+    "steps": [
+        {"name": "inter-axes", "datasets": ["1m"], "backends": ["cuda-inter"],
+         "options": {"chunking": "merged", "axis": ["tile=2,4,6,8", "block=64,128"],
+                     "max-time": 5}},
+        {"name": "subwarp-axes", "datasets": ["equal-256@1e6"], "backends": ["cuda-subwarp-fixed"],
+         "options": {"axis": ["p=4,8,16", "k=8,16"], "max-time": 5}}]}
+
+#: the profile set and the NA12878-sized set sharded over the GPUs of one host (dask-cuda);
+#: the worker counts are the host's, so one suite per host size
+_PROFILE_SET = {"model": ["PF02826", "Thioesterase", "KR", "LuxC"], "kind": "ssv,msv,vf"}
+
+
+def _scaling(workers: str, gpus: str, na12878: dict = None) -> dict:
+    """``na12878``: more options of its step (a smaller cross-checked sample on more GPUs)."""
+    cluster = {"cluster": "local", "workers": workers, "repeat": 5}
+    return {
+        "about": f"cuda-subwarp on chunks-na12878 and chunks@2e7, profile-cuda-warp on "
+                 f"proteins-2e8 x 4 models, sharded over {workers} GPUs of one host "
+                 f"(the scaling table)",
+        "steps": [
+            {"name": f"scaling-{gpus}-na12878", "datasets": ["chunks-na12878"],
+             "backends": ["cuda-subwarp"],
+             "options": dict(cluster, chunking="merged", **(na12878 or {}))},
+            {"name": f"scaling-{gpus}-chunks2e7", "datasets": ["chunks@2e7"],
+             "backends": ["cuda-subwarp"], "options": dict(cluster, chunking="merged")},
+            {"name": f"scaling-{gpus}-profile", "workload": "profile",
+             "datasets": ["proteins-2e8"], "backends": ["profile-cuda-warp"],
+             "options": dict(_PROFILE_SET, **cluster)}]}
+
+
+#: one GPU through a one-worker cluster against the same run in the process
+_SCALING_1GPU = {
+    "about": "the cluster's own cost: chunks@5e6 in the process and through a one-worker local "
+             "cluster, and profile-cuda-warp on proteins-2e7 through it",
+    "steps": [
+        {"name": "scaling-1gpu-embedded", "datasets": ["chunks@5e6"],
+         "backends": ["cuda-subwarp"], "options": {"chunking": "merged", "repeat": 3}},
+        {"name": "scaling-1gpu-cluster", "datasets": ["chunks@5e6"],
+         "backends": ["cuda-subwarp"],
+         "options": {"chunking": "merged", "cluster": "local", "workers": 1, "repeat": 3}},
+        {"name": "scaling-1gpu-profile", "workload": "profile", "datasets": ["proteins-2e7"],
+         "backends": ["profile-cuda-warp"],
+         "options": {"model": "PF02826", "kind": "ssv,msv", "cluster": "local", "workers": 1,
+                     "repeat": 3}}]}
+
+#: K models per SSV / MSV launch on the resident database
+_PROFILE_BATCH = {
+    "about": "profile-cuda-warp on proteins-2e8 x the RREFam models, K = 1, 2, 4, 8 models per "
+             "SSV / MSV launch (aggregate GCUPS)",
+    "steps": [{"name": f"profile-batch-models-{k}", "workload": "profile",
+               "datasets": ["proteins-2e8"], "backends": ["profile-cuda-warp"],
+               "options": {"model": "RREFam", "kind": "ssv,msv", "batch-models": k,
+                           "max-time": 1.0}} for k in (1, 2, 4, 8)]}
 
 SUITES = {
     "tiles": {
@@ -141,7 +282,7 @@ SUITES = {
                    "options": {"chunking": ["original", "merged"], "max-time": 2}}]},
     "apis": {
         "about": "CUDA and OpenCL twins side by side: tiny, 10s, 1m (both chunkings), 128x256 "
-                 "x 10^6 [issue 4]; the ratio table: scripts/api_ratios.py on the three files",
+                 "x 10^6; `hmmbench report --summary` prints the ratio table",
         "steps": [
             {"name": "apis-merged", "datasets": ["tiny", "10s", "1m"], "backends": _TWINS,
              "options": {"chunking": "merged", "opencl-device": "NVIDIA", "max-time": 1}},
@@ -153,8 +294,8 @@ SUITES = {
         "about": "the peak kernels' CUDA and OpenCL twins on one GPU: the sub-warp twins "
                  "(-f64rescue: NVIDIA's OpenCL has no sub-group shuffles for the exponents) on "
                  "equal-length sets 64..1024 and 1m merged, profile-opencl-warp "
-                 "vs profile-cuda-warp on proteins-2e8 (M = 400, 1200) [issue 16]; the ratio "
-                 "table and the compiler evidence: scripts/device_twins.sh",
+                 "vs profile-cuda-warp on proteins-2e8 (M = 400, 1200); `hmmbench report "
+                 "--summary` prints the ratio table",
         "steps": [
             {"name": "twins-peak", "datasets": _twin_peak_sets(),
              "backends": ["cuda-subwarp-f64rescue", "opencl-subwarp-f64rescue"],
@@ -168,14 +309,14 @@ SUITES = {
                          "opencl-device": "NVIDIA", "max-time": 2}}]},
     "peak": {
         # The float64 reference of 1024^2-cell pairs is slow: 200 sampled pairs per set.
-        "about": "cuda-subwarp (auto) kernel-only curve on equal-length sets 32..1024 [issue 5]",
+        "about": "cuda-subwarp (auto) kernel-only curve on equal-length sets 32..1024",
         "steps": [{"name": "peak", "datasets": _peak_sets(), "backends": ["cuda-subwarp"],
                    "options": {"repeat": 3, "sample-pairs": 200}}]},
     "exp": {
         "about": "cuda-subwarp (per-thread power-of-two exponents, no float64 recompute), "
                  "-exp-long (exponents over 256 only) and cuda-subwarp-f64rescue (today's float64 "
                  "recompute) on equal-length sets "
-                 "32..1024 and on 10s, 1m [issue 13 point 2] (scripts/device_exp.sh)",
+                 "32..1024 and on 10s, 1m",
         "steps": [
             {"name": "exp-peak",
              "datasets": [f"equal-{L}@{min(max(8_000_000_000 // (L * L), 65536), 1_000_000)}"
@@ -186,13 +327,13 @@ SUITES = {
              "backends": ["cuda-subwarp", "cuda-subwarp-exp-long", "cuda-subwarp-f64rescue"],
              "options": {"chunking": "merged", "max-time": 2}}]},
     "peak-variants": {
-        "about": "every cuda-subwarp variant on equal-128 and equal-512 [issue 5]",
+        "about": "every cuda-subwarp variant on equal-128 and equal-512",
         "steps": [{"name": "peak-variants", "datasets": ["equal-128@480000", "equal-512@30000"],
                    "backends": ["cuda-subwarp*"], "options": {"repeat": 3, "sample-pairs": 200}}]},
     "e2e": {
         # ~5 min on an H100, mostly generating the NA12878-sized pieces twice (warm-up + timed).
         "about": "cuda-subwarp end to end on 10s, 1m and the NA12878-sized chunk set (28 "
-                 "generated pieces of ~2e6 pairs, 2000 sampled pairs checked per piece) [issue 5]",
+                 "generated pieces of ~2e6 pairs, 2000 sampled pairs checked per piece)",
         "steps": [
             {"name": "e2e", "datasets": ["10s", "1m"],
              "backends": ["cuda-subwarp", "cuda-subwarp-nostreams"],
@@ -202,8 +343,8 @@ SUITES = {
     "peer": {
         # gpuPairHMM is one process per pass: merged chunking only (original is refused).
         "about": "cuda-subwarp beside the gpuPairHMM peer (its own batch time as kernel, process "
-                 "wall as total) on 10s, 1m and the issue's equal-length sets; cuda-subwarp's "
-                 "110 per-region calls of 1m [issue 13]",
+                 "wall as total) on 10s, 1m and equal-length sets 32..1024; cuda-subwarp's "
+                 "110 per-region calls of 1m",
         "steps": [
             {"name": "peer-real", "datasets": ["10s", "1m"],
              "backends": ["cuda-subwarp", "cuda-subwarp-f64rescue", "peer-gpupairhmm"],
@@ -215,26 +356,32 @@ SUITES = {
             {"name": "subwarp-original", "datasets": ["1m"], "backends": ["cuda-subwarp"],
              "options": {"chunking": "original", "max-time": 3}}]},
     "subwarp-variants": {
-        "about": "every cuda-subwarp variant end to end on 10s and 1m, merged "
-                 "(scripts/device_subwarp.sh tool)",
+        "about": "every cuda-subwarp variant end to end on 10s and 1m, merged",
         "steps": [{"name": "subwarp-variants", "datasets": ["10s", "1m"],
                    "backends": ["cuda-subwarp*"],
                    "options": {"chunking": "merged", "max-time": 2}}]},
     "cuda-real-sets": {
         "about": "the CUDA Ren families (inter, intra, warp, multi-warp) on tiny, 10s and 1m, "
-                 "one launch per batch (scripts/device_cuda.sh runner)",
+                 "one launch per batch",
         "steps": [{"name": "cuda-real-sets", "datasets": ["tiny", "10s", "1m"],
                    "backends": ["cuda-[imw]*"], "options": {"repeat": 2}}]},
     "cuda-128x256": {
         "about": "every CUDA backend on 10^6 pairs of 128 x 256 (Ren 2016 Table I set 8), one "
-                 "merged launch per chunk (scripts/device_cuda.sh runner-synth)",
+                 "merged launch per chunk",
         "steps": [{"name": "cuda-128x256", "datasets": ["ren16-t1.8@1000000"],
                    "backends": ["cuda-*"], "options": {"chunking": "merged", "repeat": 2}}]},
     **_PROFILE,
     "profile": {
-        "about": "HMMER3 filters, every part in order: " + ", ".join(_PROFILE) + " [issue 6]",
+        "about": "HMMER3 filters, every part in order: " + ", ".join(_PROFILE),
         "steps": [step for part in _PROFILE.values() for step in part["steps"]]},
     "profile-e2e": _PROFILE_E2E,
+    "profile-batch": _PROFILE_BATCH,
+    "subwarp-tuning": _SUBWARP_TUNING,
+    "subwarp-calls": _SUBWARP_CALLS,
+    "axes": _AXES,
+    "scaling-1gpu": _SCALING_1GPU,
+    "scaling-2gpu": _scaling("1,2", "2gpu"),
+    "scaling-4gpu": _scaling("1,2,4", "4gpu", {"sample-pairs": 200}),
     "cpu-opencl": {
         "about": "the NumPy references and every OpenCL backend on a CPU: Intel's runtime and "
                  "PoCL, 1m and 10s, both chunkings (results/cpu-2core/)",

@@ -1,16 +1,7 @@
-"""scripts/profile_e2e_summary.py: each file's first search pays that file's own database load."""
-import importlib.util
+"""hmmbench.profile.e2e_table: each file's first search pays that file's own database load."""
 import json
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "profile_e2e_summary.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("profile_e2e_summary", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from hmmbench.profile import e2e_table
 
 
 def _run(model, kind, total, load=None, backend="profile-cuda-warp"):
@@ -28,6 +19,10 @@ def test_first_search_takes_the_load_of_its_own_run(tmp_path):
                                       _run("A", "pipeline", 1.0, backend="profile-hmmsearch")]}))
     b.write_text(json.dumps({"runs": [_run("B", "ssv", 0.01, load=0.050),
                                       _run("B", "pipeline", 0.025)]}))
-    rows = {r["model"]: r for r in _module().pipeline_rows(_module().load_runs([str(a), str(b)]))}
+    runs = e2e_table.load_runs([str(a), str(b)])
+    rows = {r["model"]: r for r in e2e_table.pipeline_rows(runs)}
     assert abs(rows["A"]["first_s"] - 0.050) < 1e-12 and abs(rows["B"]["first_s"] - 0.075) < 1e-12
     assert abs(rows["A"]["x_first"] - 20.0) < 1e-9 and rows["B"]["x_first"] is None
+    table = e2e_table.markdown(runs)
+    assert "| db | A | 10 | profile-cuda-warp | ok | 0.050 s | 0.020 s | 1.000 s | 20.0 | 50.0 |" \
+        in table

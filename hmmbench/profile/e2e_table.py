@@ -1,15 +1,12 @@
-"""Issue 14's end-to-end figures from result files of scripts/device_profile_e2e.sh: per
-database x model, the device pipeline's first search (db load + cell total) and each further
-search (cell total) next to hmmsearch's total, the ratio, and whether the pass counts agree;
-per kind, the per-cell GCUPS total as a share of the kernel GCUPS (the resident-database bar).
-
-    python3 scripts/profile_e2e_summary.py $OUT/e2e.json [more.json ...]
+"""The profile workload's end-to-end table from result files of the ``profile-e2e`` suite: per
+database x model, the device pipeline's first search (the one-off database load + the cell's total)
+and each further search (the cell's total) beside hmmsearch's total, the ratios, and whether the
+pass counts agree; per filter kind, the cell's GCUPS total as a share of its kernel GCUPS.
+``scripts/profile_e2e_table.py FILE...`` prints it.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 
 
 def load_runs(paths: list) -> list:
@@ -69,29 +66,23 @@ def fmt(x, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("files", nargs="+")
-    args = ap.parse_args(argv)
-    runs = load_runs(args.files)
-    print("| database | model | M | backend | status | first search | each further | "
-          "hmmsearch | x first | x further | pass counts msv/vit/fwd | same as hmmsearch |")
-    print("|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---|")
+
+def markdown(runs: list) -> str:
+    """The two tables, as markdown."""
+    lines = ["| database | model | M | backend | status | first search | each further | "
+             "hmmsearch | x first | x further | pass counts msv/vit/fwd | same as hmmsearch |",
+             "|---|---|---:|---|---|---:|---:|---:|---:|---:|---|---|"]
     for p in pipeline_rows(runs):
         c = p["pass_counts"] or {}
-        print(f"| {p['database']} | {p['model']} | {p['M']} | {p['backend']} | {p['status']} | "
-              f"{fmt(p['first_s'], '.3f')} s | {fmt(p['further_s'], '.3f')} s | "
-              f"{fmt(p['hmmsearch_s'], '.3f')} s | {fmt(p['x_first'], '.1f')} | "
-              f"{fmt(p['x_further'], '.1f')} | {c.get('msv')}/{c.get('vit')}/{c.get('fwd')} | "
-              f"{p['same_counts']} |")
-    print()
-    print("| database | model | M | backend | kind | GCUPS kernel | GCUPS total | total/kernel |")
-    print("|---|---|---:|---|---|---:|---:|---:|")
+        lines.append(f"| {p['database']} | {p['model']} | {p['M']} | {p['backend']} | "
+                     f"{p['status']} | {fmt(p['first_s'], '.3f')} s | "
+                     f"{fmt(p['further_s'], '.3f')} s | {fmt(p['hmmsearch_s'], '.3f')} s | "
+                     f"{fmt(p['x_first'], '.1f')} | {fmt(p['x_further'], '.1f')} | "
+                     f"{c.get('msv')}/{c.get('vit')}/{c.get('fwd')} | {p['same_counts']} |")
+    lines += ["", "| database | model | M | backend | kind | GCUPS kernel | GCUPS total | "
+                  "total/kernel |", "|---|---|---:|---|---|---:|---:|---:|"]
     for b in bar_rows(runs):
-        print(f"| {b['database']} | {b['model']} | {b['M']} | {b['backend']} | {b['kind']} | "
-              f"{b['gcups_kernel']:.0f} | {b['gcups_total']:.0f} | {b['share']:.0%} |")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        lines.append(f"| {b['database']} | {b['model']} | {b['M']} | {b['backend']} | "
+                     f"{b['kind']} | {b['gcups_kernel']:.0f} | {b['gcups_total']:.0f} | "
+                     f"{b['share']:.0%} |")
+    return "\n".join(lines) + "\n"

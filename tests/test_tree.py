@@ -1,0 +1,53 @@
+"""The tree holds the product: a few reusable tools in scripts/, topic-ordered design notes in docs/,
+and no file that says which session or issue made it."""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: "session 12", "Issue 13", "issues 4" ...: the history of the work, which git keeps
+WORK_HISTORY = re.compile(r"\b(session|issue)s? ?[0-9]+", re.IGNORECASE)
+
+
+def tracked(*paths: str) -> list:
+    """The files git tracks under ``paths`` (what a clone has), else what is on disk."""
+    try:
+        out = subprocess.run(["git", "ls-files", "--", *paths], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = []
+    files = [ROOT / p for p in out] or [p for d in paths for p in (ROOT / d).rglob("*")
+                                        if p.is_file()]
+    return [p for p in files if p.is_file()]
+
+
+def test_scripts_are_a_few_tools():
+    files = tracked("scripts")
+    assert 0 < len(files) <= 8, sorted(p.name for p in files)
+    for path in files:
+        text = path.read_text()
+        assert not WORK_HISTORY.search(text), f"{path.name}: {WORK_HISTORY.search(text)[0]}"
+        assert "sys.path" not in text, f"{path.name} edits sys.path"
+        assert not re.search(r"^\s*(from|import) tests\b", text, re.M), \
+            f"{path.name} imports a test module"
+
+
+def test_nothing_imports_scripts():
+    """What the library or the tests need lives in the package, not in scripts/."""
+    pattern = re.compile(r"^\s*(from|import) scripts\b|spec_from_file_location\(.*scripts",
+                         re.M)
+    for path in tracked("hmmbench", "tests", "cpu_reference"):
+        if path.suffix == ".py" and path.name != Path(__file__).name:
+            assert not pattern.search(path.read_text()), path
+
+
+@pytest.mark.parametrize("text,found", [("session 25's runs", True), ("Issue 13 point 4", True),
+                                        ("issues 4", True), ("the session's clock", False),
+                                        ("an issue of scale 2", False)])
+def test_the_work_history_check_catches_what_it_claims(text, found):
+    assert bool(WORK_HISTORY.search(text)) == found
