@@ -10,6 +10,21 @@ from pathlib import Path
 from .errors import UserError
 
 
+def _umask() -> int:
+    """This process's umask, read without changing it where Linux shows it (a worker thread
+    creating a file meanwhile must never see a cleared umask); else set and put back."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class WriteError(UserError, OSError):
     """An output file could not be written (full disk, no permission, ...): a user-facing error
     (one line, exit 2) that code catching ``OSError`` (the reference cache) still catches."""
@@ -19,12 +34,14 @@ class WriteError(UserError, OSError):
 def atomic_open(path, binary: bool = False):
     """A file that appears at ``path`` only when the block ends without an exception (a temp
     file in the same directory, then ``os.replace``); nothing is left behind otherwise. An
-    ``OSError`` on the way becomes a :class:`WriteError` naming the path."""
+    ``OSError`` on the way becomes a :class:`WriteError` naming the path. The file gets the mode
+    a plain ``open`` would give it (``0o666`` less the umask), not the temp file's ``0o600``."""
     path = Path(path)
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.fchmod(fd, 0o666 & ~_umask())
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as fh:
             yield fh
         os.replace(tmp, path)
