@@ -1,4 +1,4 @@
-"""What machine and software a result came from, and where hmmbench keeps its caches."""
+"""What machine and software a result came from."""
 from __future__ import annotations
 
 import os
@@ -96,15 +96,6 @@ def host_info() -> dict:
         "python": sys.version.split()[0],
         "packages": {p: package_version(p) for p in RECORDED_PACKAGES},
     }
-
-
-def user_cache_dir() -> Path:
-    """``$HMMBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/hmmbench``, else ``~/.cache/hmmbench``."""
-    explicit = os.environ.get("HMMBENCH_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hmmbench"
 
 
 def module_devices(workload: str = "pairhmm") -> list:

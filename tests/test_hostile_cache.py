@@ -125,3 +125,29 @@ def test_two_processes_fill_one_cache_at_once(tmp_path):
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0 and out.strip() == "ok 25", err
     assert not list((tmp_path / "cache").glob(".*.tmp"))      # no temp file left behind
+
+
+class SlowReference(type(toy_reference())):
+    """The toy reference, slow enough that a second store asks for the entry meanwhile."""
+
+    def run(self, pairs):
+        import time
+        time.sleep(0.3)
+        return super().run(pairs)
+
+
+def test_stores_sharing_a_cache_compute_an_entry_once(tmp_path):
+    """The entry lock: the second store waits for the first one's entry and reads it."""
+    import threading
+    ds = toy_dataset()
+    backends = [SlowReference("numpy"), SlowReference("numpy")]
+    stores = [ReferenceStore(b, None, RunConfig(cache_dir=tmp_path / "cache")) for b in backends]
+    fresh: list = []
+    threads = [threading.Thread(target=lambda s=s: fresh.append(
+        s.compute(ds.sha256, "full", ds.load())[2])) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(fresh) == [False, True]
+    assert sum(b.calls for b in backends) == 1

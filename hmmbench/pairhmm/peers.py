@@ -22,7 +22,6 @@ it batches the file itself): ``original`` would time one process start-up per ac
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
@@ -152,15 +151,14 @@ def build(checkout: Path, arch: str, nvcc: str, cache_root: Optional[Path] = Non
           note=None) -> Path:
     """The program built from ``checkout`` for ``sm_<arch>``: from the cache, or built now into
     it (raises PeerError with the build's last error line). ``note(text)`` hears about a build."""
-    from ..hostinfo import user_cache_dir
+    from ..cachedir import entry_lock, user_cache_dir
     root = Path(cache_root or user_cache_dir()) / "peers"
     final = root / f"{PROGRAM}-{source_sha(checkout)[:16]}-sm{arch}"
     binary = final / PROGRAM
     if _executable(binary):
         return binary
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / f"{final.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process building it: wait, then use its build
+    with entry_lock(final):  # another process building it: wait, then use its build
         if _executable(binary):
             return binary
         if note:

@@ -30,7 +30,7 @@ class RunConfig:
     sample_pairs: int = 2000              # pairs checked per chunk when sampling
     reference: str = REFERENCE_BACKEND
     workload: str = "pairhmm"             # the registry the reference is looked up in
-    cache_dir: Optional[Path] = None      # None: user cache dir; see hostinfo.user_cache_dir
+    cache_dir: Optional[Path] = None      # None: user cache dir; see cachedir.user_cache_dir
     use_cache: bool = True
 
 

@@ -9,6 +9,7 @@ the reference's source digest); an entry whose values or inputs do not match is 
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -18,6 +19,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..backend import Backend
+from ..cachedir import entry_lock
 from ..fileio import atomic_open
 from ..registry import probe
 from .config import RunConfig
@@ -78,7 +80,7 @@ class ReferenceStore:
     def __init__(self, backend: Optional[Backend], reason: Optional[str], cfg: RunConfig):
         self.backend, self.reason, self.cfg = backend, reason, cfg
         if cfg.use_cache:
-            from ..hostinfo import user_cache_dir
+            from ..cachedir import user_cache_dir
             self.dir = Path(cfg.cache_dir) if cfg.cache_dir else user_cache_dir() / "reference"
         else:
             self.dir = None
@@ -154,7 +156,22 @@ class ReferenceStore:
                 pass  # an unwritable cache only costs time
 
     def compute(self, sha: str, what: str, pairs, force: bool = False) -> tuple:
-        """(values, seconds, computed_now)."""
+        """(values, seconds, computed_now). Under the entry's lock: processes sharing the cache
+        (cluster workers, parallel runs) compute one entry once, the others wait and read it."""
+        with self._lock(sha, what):
+            return self._compute(sha, what, pairs, force)
+
+    def _lock(self, sha: str, what: str):
+        path = self._path(sha, what)
+        if path is None:
+            return contextlib.nullcontext()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return entry_lock(path).acquire()   # released when the block ends
+        except OSError:
+            return contextlib.nullcontext()     # an unwritable cache only costs time
+
+    def _compute(self, sha: str, what: str, pairs, force: bool) -> tuple:
         hit = None if force else self.lookup(sha, what)
         if hit is not None and len(hit[0]) == n_items(pairs):
             return hit[0], hit[1], False

@@ -21,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Optional
 
+from ...cachedir import user_cache_dir
 from ...errors import InputError, UnknownName, UserError
 from ...fileio import atomic_open
 from ...dataset import Dataset
@@ -74,8 +75,7 @@ EXAMPLE_EQUAL = (32, 64, 128, 256)
 
 # --- where files are ---------------------------------------------------------------------------
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "hmmbench" / "data"
+    return user_cache_dir() / "data"
 
 
 def search_dirs() -> list[Path]:
