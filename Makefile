@@ -32,7 +32,7 @@ test: venv opencl-cpu
 bench: venv opencl-cpu
 	HMMBENCH_VENV=$(VENV) . scripts/opencl_env.sh && $(BIN)/hmmbench run $(BENCH_ARGS)
 
-# results/index.html: one self-contained page of every committed result file.
+# results/index.html: one self-contained page of every committed result file (generated, git-ignored).
 results-index: venv
 	$(BIN)/hmmbench report results/*/*.json --html results/index.html --quiet
 

@@ -105,32 +105,6 @@ def test_smoke_suite_runs_end_to_end(tmp_path, monkeypatch, capsys):
     assert "=== [2/2] smoke/smoke-profile" in capsys.readouterr().err
 
 
-#: committed result files and the suite step that reproduces each (its recorded command line,
-#: up to option order, the --json path and -q)
-REPRODUCED = {
-    "cpu-2core/intel-opencl.json": "cpu-opencl/intel-opencl",
-    "cpu-2core/pocl-opencl.json": "cpu-opencl/pocl-opencl",
-    "h100/session3-apis-merged.json": "apis/apis-merged",
-    "h100/session3-apis-original.json": "apis/apis-original",
-    "h100/session3-apis-128x256.json": "apis/apis-128x256",
-    "h100/subwarp-e2e.json": "e2e/e2e", "h100/subwarp-e2e-na12878.json": "e2e/e2e-na12878",
-    "h100/subwarp-peak.json": "peak/peak", "h100/subwarp-peak-variants.json":
-    "peak-variants/peak-variants",
-    "h200/chunking.json": "chunking/chunking", "h200/cuda-real-sets.json":
-    "cuda-real-sets/cuda-real-sets",
-    "h200/profile-proteome-all-kinds.json": "profile-proteome/profile-proteome",
-    "h200/profile-task.json": "profile-task/profile-task",
-    "h200/smallcount.json": "smallcount/smallcount", "h200/subwarp-variants.json":
-    "subwarp-variants/subwarp-variants",
-    "h200/table3.json": "table3/table3", "h200/tiles.json": "tiles/tiles",
-    "h200/tiles-sorted.json": "tiles/tiles-sorted",
-    **{f"{gpu}/{name}.json": f"peer/{name}" for gpu in ("h100", "h200")
-       for name in ("peer-peak", "peer-real", "subwarp-original")},
-    "h100/profile-e2e.json": "profile-e2e/profile-e2e",
-    "h200/profile-e2e.json": "profile-e2e/profile-e2e",
-}
-
-
 def command_options(argv: list) -> list:
     """An hmmbench run command line as a sorted list of (option, value) pairs."""
     short = {"--dataset": "-d", "--backend": "-b"}
@@ -150,11 +124,30 @@ def command_options(argv: list) -> list:
     return sorted(out)
 
 
-@pytest.mark.parametrize("path,where", sorted(REPRODUCED.items()))
-def test_suites_reproduce_the_committed_studies(path, where):
-    suite, _, step_name = where.partition("/")
-    step = next(s for s in suites.get(suite).steps if s.name == step_name)
-    recorded = results.load(Path(__file__).resolve().parents[1] / "results" / path)["command"]
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def committed_files() -> list:
+    """results/<gpu>/<step>.json, the curated result files (runs/ is never committed)."""
+    return sorted(p for p in RESULTS.glob("*/*.json") if p.parent.name != "runs")
+
+
+def steps_by_name() -> dict:
+    return {step.name: step for s in suites.every() for step in s.steps}
+
+
+def test_results_hold_files_of_suite_steps():
+    assert len(committed_files()) >= 10
+
+
+@pytest.mark.parametrize("path", committed_files(),
+                         ids=lambda p: p.relative_to(RESULTS).as_posix())
+def test_every_result_file_is_the_run_of_its_step(path):
+    """results/<gpu>/<step>.json is what that suite step runs: its recorded command line is the
+    step's (up to option order, the --json path and -q), so `hmmbench suite run` redoes it."""
+    step = steps_by_name().get(path.stem)
+    assert step is not None, f"{path.name}: no suite step of that name"
+    recorded = results.load(path)["command"]
     assert command_options(step.argv("out")) == command_options(recorded)
 
 

@@ -25,7 +25,7 @@ def test_summary_holds_the_figures_of_the_hand_written_tables():
     assert "| ren18-t1.1@1e6 | 367.9 | 704.9 | 1135 | 1218 | 1226 |" in text
     # h100/profile-curve-a.json: one table per backend, the kinds as columns
     assert "| proteins-2e8 | random-M100 | 100 | 5938 | 5277 | 314 |" in text
-    # h200/session3-apis-*.json: OpenCL / CUDA kernel time of the intra-naive twins
+    # h200/apis-*.json: OpenCL / CUDA kernel time of the intra-naive twins
     assert "| intra-naive | 0.76 | 0.67 |" in text
     assert "- devices: NVIDIA H200" in text and "- devices: NVIDIA H100 80GB HBM3" in text
 

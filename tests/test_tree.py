@@ -51,3 +51,16 @@ def test_nothing_imports_scripts():
                                         ("an issue of scale 2", False)])
 def test_the_work_history_check_catches_what_it_claims(text, found):
     assert bool(WORK_HISTORY.search(text)) == found
+
+
+def test_results_are_curated_files_and_a_summary():
+    """results/: README.md, the generated SUMMARY.md and <gpu>/<step>.json (one file per suite step
+    per GPU: tests/test_suites.py checks each against its step); generated HTML is not committed."""
+    files = [p.relative_to(ROOT / "results") for p in tracked("results")]
+    assert {p.name for p in files if len(p.parts) == 1} == {"README.md", "SUMMARY.md"}
+    deeper = [p for p in files if len(p.parts) > 1]
+    assert deeper and all(len(p.parts) == 2 and p.suffix == ".json" for p in deeper), deeper
+    assert len(files) <= 100
+    for name in ("README.md",):
+        text = (ROOT / "results" / name).read_text()
+        assert not WORK_HISTORY.search(text), WORK_HISTORY.search(text)

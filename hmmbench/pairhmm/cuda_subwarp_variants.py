@@ -24,7 +24,7 @@ from .subwarp_layout import (DEFAULT_BINS, GATKFORM_BINS, NOTABLE_BINS, RECURREN
 #: underflow in numbers (14-47 % of them at 640..1,024 bases); the bins of shorter reads run the
 #: float32 kernel alone and recompute their underflows (at most 4 % of the pairs, at 512) in
 #: float32 with exponents first -- 6-10 % faster at 320..512 than exponents over 256 (H100,
-#: results/h100/subwarp-tail-cascade.json).
+#: results/h100/exp-above.json).
 _CASCADE = {"exp_scale": True, "exp_above": 512, "exp_recompute": True}
 #: bin limits the exponents may start above (the cuda-subwarp-exp-above family)
 EXP_ABOVE_AXIS = (256, 320, 384, 448, 512, 640, 768)

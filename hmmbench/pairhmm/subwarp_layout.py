@@ -32,18 +32,18 @@ SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 #: (p, k): 64 p4k16, 128 p8k16, 192 p8k24, 256 p8k32, 384 p16k24, 448 p16k28, 512 p16k32, 768
 #: p32k24, 896 p32k28, 1024 p32k32. Min blocks N caps registers (3: 168, 4: 128, 6: 80) for N
 #: warps per scheduler: with the 5-op recurrence a gain wherever the bin's kernel fits without
-#: spills in its loop, on the H100 (results/h100/subwarp-5op-blocks.json,
+#: spills in its loop, on the H100 (8903acf:results/h100/subwarp-5op-blocks.json,
 #: subwarp-5op-short-blocks*.json); k = 28, 32 spill.
 #: Max registers (__maxnreg__, below what the min blocks allow, occupancy unchanged): with fewer
 #: to spare ptxas keeps the rows in place across the unrolled steps instead of moving them back
 #: at the loop's end; each cap the best of an H100 A/B on 4x peak sets (session 19,
-#: results/h100/subwarp-regcap*-*.json): 256 +2 %, 320 +4 %, 448 +4 %, 896 +6 %, 1024 +1 %;
+#: 8903acf:results/h100/subwarp-regcap*-*.json): 256 +2 %, 320 +4 %, 448 +4 %, 896 +6 %, 1024 +1 %;
 #: 768 spills in its loop under any cap below its 168. 384 (no exponents since session 19)
 #: takes 3 blocks instead of its cap of 192: +4 % (session 20,
-#: results/h100/subwarp-lowfloor-shape384.json). 512 at 240 with the low floor's code in its
-#: kernel: +2.8 % against 232 (session 21, results/h100/subwarp-floor-caps512.json). 896 at 200
+#: 8903acf:results/h100/subwarp-lowfloor-shape384.json). 512 at 240 with the low floor's code in its
+#: kernel: +2.8 % against 232 (session 21, 8903acf:results/h100/subwarp-floor-caps512.json). 896 at 200
 #: with the exponents' shift and their check every 24 steps: 3,400 GCUPS against 3,320 at 208,
-#: 3,290 at 216, 3,240 at 192 (session 24, results/h100/subwarp-tune{1,2}-896.json).
+#: 3,290 at 216, 3,240 at 192 (session 24, 8903acf:results/h100/subwarp-tune{1,2}-896.json).
 DEFAULT_BINS: tuple = (
     (16, 4, 4), (32, 4, 8, 6), (48, 4, 12, 4), (64, 4, 16, 4), (80, 4, 20, 3), (96, 4, 24, 3),
     (128, 8, 16, 4), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32, 0, 248),
