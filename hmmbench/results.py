@@ -4,6 +4,10 @@ Written atomically (a temp file in the target directory, then ``os.replace``), s
 error never leaves a partial file. Non-finite floats (an error of ``inf`` when a backend returned
 NaN) are stored as the strings ``"Infinity"``, ``"-Infinity"``, ``"NaN"`` to keep the files strict
 JSON, and turned back into floats on load.
+
+The format is published as a JSON Schema, ``hmmbench/schema/result.schema.json``
+(:func:`json_schema`), for readers in other languages; :func:`validate` checks the same rules
+without needing a JSON Schema library.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from . import __version__
 from .errors import UserError
 from .fileio import atomic_open
 
+#: The result schema version; the JSON Schema file's ``$id`` ends with it.
 SCHEMA_VERSION = 2
 DEFAULT_DIR = Path("results") / "runs"
 
@@ -64,6 +69,13 @@ NOT_RUN_KEYS = ("dataset_sha256", "chunking", "backend")
 #: Float fields that may hold non-finite values.
 _FLOAT_FIELDS = ("max_abs_err", "max_abs_err_expected", "gcups_kernel", "gcups_total",
                  "speedup_vs_reference")
+
+
+def json_schema() -> dict:
+    """The result file format as a JSON Schema (draft 2020-12) document."""
+    from importlib import resources
+    return json.loads(resources.files("hmmbench.schema").joinpath("result.schema.json")
+                      .read_text(encoding="utf-8"))
 
 
 def jsonable(obj):
