@@ -193,9 +193,10 @@ def test_real_list_and_datasets_list(capsys, monkeypatch):
     monkeypatch.setenv("HMMBENCH_DATA_PATH", "/nonexistent")
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
-    # The reference is always there; real sets show as missing without data.
+    # The reference is always there; the shipped real sets are found, the others missing.
     assert re.search(r"│ numpy\s+│ numpy\s+│ reference", out)
-    assert re.search(r"│ 1m\s+│ block .*missing", out)
+    assert re.search(r"│ 1m\s+│ block .*found", out)
+    assert re.search(r"│ gkl-testdata\s+│ gatk .*missing", out)
     assert cli.main(["datasets", "list"]) == 0
     assert "chunks-na12878" in capsys.readouterr().out
 
@@ -206,14 +207,15 @@ def test_missing_dataset_and_failed_fetch_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HMMBENCH_DATA_PATH", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     out = tmp_path / "r.json"
-    assert cli.main(["run", "--dataset", "1m", "--backend", "numpy", "--json", str(out)]) == 2
+    assert cli.main(["run", "--dataset", "gkl-testdata", "--backend", "numpy", "--json",
+                     str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "1m" in err[0] and "HMMBENCH_DATA_PATH" in err[0]
+    assert len(err) == 1 and "gkl-testdata" in err[0] and "HMMBENCH_DATA_PATH" in err[0]
     assert not out.exists()
 
-    def offline(url):
+    def offline(url, output_file, pooch_):
         raise OSError("no network")
-    monkeypatch.setattr(datasets, "_open_url", offline)
+    monkeypatch.setattr(datasets, "_downloader", lambda: offline)
     assert cli.main(["datasets", "fetch", "tiny"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("hmmbench: error: ")

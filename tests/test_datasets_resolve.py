@@ -5,7 +5,6 @@ import hashlib
 import io
 import os
 import shutil
-import urllib.error
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,9 @@ import pytest
 from hmmbench.pairhmm import datasets as D
 from hmmbench.errors import UnknownName, UserError
 
+REPO = Path(__file__).resolve().parents[1]
+#: The real sets as shipped (a copy of the published files, checked by sha256 below).
+REAL = D.SHIPPED_DIR
 DATA = Path(os.environ.get("HMMBENCH_TEST_DATA",
                            Path(__file__).resolve().parents[1].parent / "shared/data/pairhmm"))
 needs_data = pytest.mark.skipif(not (DATA / "tiny.in").exists(),
@@ -21,9 +23,12 @@ needs_data = pytest.mark.skipif(not (DATA / "tiny.in").exists(),
 
 @pytest.fixture
 def no_data(monkeypatch, tmp_path):
-    """No data folders and an empty user cache."""
+    """No data folders, no shipped sets (an install without its package data) and an empty
+    user cache."""
     monkeypatch.delenv("HMMBENCH_DATA_PATH", raising=False)
+    monkeypatch.delenv("HMMBENCH_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(D, "SHIPPED_DIR", tmp_path / "no-package-data")
     return tmp_path
 
 
@@ -47,6 +52,7 @@ def test_real_sets_by_short_name(with_data, name, kind, pairs):
 
 
 def test_missing_real_set_says_where_and_how(no_data):
+    """An install without its package data (no_data): the shipped sets can be fetched."""
     with pytest.raises(UserError) as info:
         D.resolve("1m")
     msg = str(info.value)
@@ -121,38 +127,84 @@ def test_default_run_set_without_files(no_data):
     assert sets and all(d.kind == "synthetic" for d in sets)
 
 
-# --- fetch --------------------------------------------------------------------------------------
+# --- shipped sets -------------------------------------------------------------------------------
+def test_shipped_sets_are_the_published_bytes():
+    for name in ("tiny", "10s", "1m"):
+        spec = D.REAL_SETS[name]
+        path = D.SHIPPED_DIR / spec.filename
+        assert D.file_sha256(path) == spec.sha256
+        assert spec.filename in (D.SHIPPED_DIR / "PROVENANCE.txt").read_text()
+    assert "MIT License" in (D.SHIPPED_DIR / "LICENSE").read_text()
+
+
+def test_shipped_sets_are_found_with_no_environment_variable(tmp_path):
+    """A new user's shell: no HMMBENCH_DATA_PATH, an empty user cache, another directory."""
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HMMBENCH_DATA_PATH", "HMMBENCH_CACHE_DIR")}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), PYTHONPATH=str(REPO))
+    code = ("from hmmbench.pairhmm import datasets as D\n"
+            "for n in ('tiny', '10s', '1m'):\n"
+            "    ds = D.resolve(n)\n"
+            "    print(n, ds.path, ds.load().n_pairs)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()}
+    for name, pairs in (("tiny", 332), ("10s", 3550), ("1m", 29_307)):
+        assert Path(found[name][0]).parent == D.SHIPPED_DIR
+        assert int(found[name][1]) == pairs
+
+
+def test_the_data_path_comes_before_the_shipped_sets(monkeypatch, tmp_path):
+    own = tmp_path / "mine"
+    own.mkdir()
+    shutil.copy(D.SHIPPED_DIR / "tiny.in", own / "tiny.in")
+    monkeypatch.setenv("HMMBENCH_DATA_PATH", str(own))
+    assert Path(D.resolve("tiny").path) == own / "tiny.in"
+    assert Path(D.resolve("10s").path).parent == D.SHIPPED_DIR
+
+
+# --- fetch (pooch) ------------------------------------------------------------------------------
+def serve(monkeypatch, content=None, served=None):
+    """fetch's downloader replaced by one that serves ``content(url)`` (raising it if it is an
+    exception) and writes what pooch asks to its temporary file."""
+    def download(url, output_file, pooch_, check_only=False):
+        if served is not None:
+            served.append(url)
+        body = content(url)
+        Path(output_file).write_bytes(body)
+    monkeypatch.setattr(D, "_downloader", lambda: download)
+
+
 def test_fetch_without_network_is_one_clear_error(no_data, monkeypatch):
     def offline(url):
-        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
-    monkeypatch.setattr(D, "_open_url", offline)
+        raise ConnectionError("[Errno -3] Temporary failure in name resolution")
+    serve(monkeypatch, offline)
     with pytest.raises(UserError) as info:
         D.fetch("tiny")
     msg = str(info.value)
     assert "\n" not in msg and "cannot download tiny.in" in msg and "HMMBENCH_DATA_PATH" in msg
+    assert "name resolution" in msg
     folder = no_data / "xdg" / "hmmbench" / "data"
     assert not any(folder.iterdir())                       # no partial file left behind
 
 
-@needs_data
-def test_fetch_success_with_local_opener(no_data, monkeypatch):
-    served = []
-
-    def local(url):
-        served.append(url)
-        return io.BytesIO((DATA / Path(url).name).read_bytes())
-    monkeypatch.setattr(D, "_open_url", local)
+def test_fetch_success(no_data, monkeypatch):
+    served: list = []
+    serve(monkeypatch, lambda url: (REAL / Path(url).name).read_bytes(), served)
     path = D.fetch("10s")
     assert path == no_data / "xdg" / "hmmbench" / "data" / "10s.in"
     assert served == [D.UPSTREAM + "10s.in"] and "8838c74" in served[0]
-    assert path.read_bytes() == (DATA / "10s.in").read_bytes()
+    assert path.read_bytes() == (REAL / "10s.in").read_bytes()
     assert D.resolve("10s").path == str(path)              # found in the cache afterwards
     assert D.fetch("10s") == path and len(served) == 1      # already there: no download
     assert [p.name for p in path.parent.iterdir()] == ["10s.in"]
 
 
 def test_fetch_rejects_wrong_bytes(no_data, monkeypatch, tmp_path):
-    monkeypatch.setattr(D, "_open_url", lambda url: io.BytesIO(b"1 1\nA I I I +\nA\n"))
+    serve(monkeypatch, lambda url: b"1 1\nA I I I +\nA\n")
     dest = tmp_path / "dest"
     with pytest.raises(UserError, match="sha256"):
         D.fetch("tiny", dest=dest)

@@ -34,7 +34,7 @@ _EARLIER: list = []
 
 @pytest.fixture
 def world(tmp_path, monkeypatch):
-    """A work folder holding an earlier result file; private cache; no real data sets."""
+    """A work folder holding an earlier result file; private cache; only the shipped real sets."""
     work = tmp_path / "work"
     work.mkdir()
     if not _EARLIER:
@@ -211,7 +211,7 @@ OPTION_CASES = {
     "pairs-word": (["-d", "ren16-t1.1@many"], "many"),
     "pairs-too-much-memory": (["-d", "equal-4096@1e7"], "GiB"),
     "chunks-too-many": (["-d", "chunks@1e12"], "1e12"),
-    "real-set-missing": (["-d", "1m"], "dataset '1m' not found"),
+    "real-set-missing": (["-d", "gkl-testdata"], "dataset 'gkl-testdata' not found"),
     "workload-unknown": (["--workload", "nope"], "unknown workload 'nope'"),
     "foreign-option": (["--model", "PF02826"], "--model"),
     "json-directory": (["--json", "."], "is a directory"),

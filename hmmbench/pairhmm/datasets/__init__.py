@@ -1,10 +1,12 @@
 """Datasets by name: the real public sets, seeded synthetic sets, chunk generators, or a file.
 
 ``resolve(name)`` accepts
-* a real set's short name: ``tiny``, ``10s``, ``1m`` (block format, fetchable),
+* a real set's short name: ``tiny``, ``10s``, ``1m`` (block format, shipped with hmmbench in
+  ``data/`` beside this module, with their provenance and license),
   ``gatk-java``, ``gatk-avx`` (GATK's expected results), ``gkl-testdata`` (GKL's test pairs);
-  files are looked up in ``$HMMBENCH_DATA_PATH`` (colon-separated folders), then in the user
-  cache ``$XDG_CACHE_HOME/hmmbench/data`` (default ``~/.cache/hmmbench/data``);
+  files are looked up in ``$HMMBENCH_DATA_PATH`` (colon-separated folders), then in the shipped
+  ``data/``, then in the user cache (``<user cache>/data``, where ``hmmbench datasets fetch``
+  puts them);
 * a synthetic name (``ren16-t1.K``, ``ren18-t1.K``, ``ren18-t3.K``, ``equal-L``, ``shape-RxH``,
   each with optional ``@PAIRS`` and ``:seed=S``; see :mod:`.synthetic`);
 * a chunk set (``chunks-na12878``, ``chunks@PAIRS``; see :mod:`.chunks`);
@@ -15,15 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import urllib.error
-import urllib.request
 from functools import partial
 from pathlib import Path
 from typing import Optional
 
 from ...cachedir import user_cache_dir
 from ...errors import InputError, UnknownName, UserError
-from ...fileio import atomic_open
 from ...dataset import Dataset
 from .blockfmt import load_block
 from .chunks import chunks_dataset
@@ -78,9 +77,13 @@ def cache_dir() -> Path:
     return user_cache_dir() / "data"
 
 
+#: The real sets that ship inside the package (tiny, 10s, 1m).
+SHIPPED_DIR = Path(__file__).resolve().parent / "data"
+
+
 def search_dirs() -> list[Path]:
     dirs = [Path(d) for d in os.environ.get("HMMBENCH_DATA_PATH", "").split(os.pathsep) if d]
-    return dirs + [cache_dir()]
+    return dirs + [SHIPPED_DIR, cache_dir()]
 
 
 def find_file(filename: str) -> Optional[Path]:
@@ -211,17 +214,16 @@ def default_run_set() -> list[Dataset]:
 
 
 # --- fetching -----------------------------------------------------------------------------------
-def _open_url(url: str):
-    """Opener used by fetch (tests replace it to serve a local copy)."""
-    return urllib.request.urlopen(url, timeout=60)
+def _downloader():
+    """How fetch downloads (tests replace it to serve a local copy): pooch's HTTP downloader."""
+    import pooch
+    return pooch.HTTPDownloader(timeout=60, progressbar=False)
 
 
 def fetch(name: str, dest: Optional[os.PathLike] = None) -> Path:
-    """Download a fetchable real set into ``dest`` (default: the user cache), verifying sha256.
-
-    Written to a temporary file in the same folder and renamed into place only once verified,
-    so an interrupted or corrupt download never leaves a file under the final name.
-    """
+    """Download a fetchable real set into ``dest`` (default: the user cache) with pooch, which
+    checks the sha256 and moves the file into place only once it matches, so an interrupted or
+    wrong download never leaves a file under the final name."""
     spec = REAL_SETS.get(name)
     if spec is None or not spec.fetchable:
         fetchable = [s.name for s in REAL_SETS.values() if s.fetchable]
@@ -231,22 +233,22 @@ def fetch(name: str, dest: Optional[os.PathLike] = None) -> Path:
     if target.is_file() and file_sha256(target) == spec.sha256:
         return target
     try:
+        import pooch
+    except ImportError:
+        raise UserError("hmmbench datasets fetch needs pooch (pip install 'hmmbench[fetch]'); "
+                        f"or copy {spec.filename} into a folder listed in "
+                        "HMMBENCH_DATA_PATH") from None
+    pooch.get_logger().setLevel("WARNING")     # its "Downloading ..." notes are not ours to print
+    try:
         folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create {folder}: {exc.strerror or exc}") from None
-    with atomic_open(target, binary=True) as out:  # a failed or wrong download leaves nothing
-        digest = hashlib.sha256()
-        try:
-            with _open_url(spec.url) as resp:
-                for block in iter(lambda: resp.read(1 << 16), b""):
-                    digest.update(block)
-                    out.write(block)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", None) or exc
-            raise UserError(f"cannot download {spec.filename} from {spec.url}: {reason} "
-                            f"(no network? copy the file into a folder listed in "
-                            f"HMMBENCH_DATA_PATH instead)") from None
-        if digest.hexdigest() != spec.sha256:
-            raise UserError(f"downloaded {spec.filename} has sha256 {digest.hexdigest()}, "
-                            f"expected {spec.sha256}; not saved")
-    return target
+        path = pooch.retrieve(spec.url, known_hash=f"sha256:{spec.sha256}", fname=spec.filename,
+                              path=folder, downloader=_downloader())
+    except ValueError as exc:                  # pooch: the downloaded bytes have another hash
+        raise UserError(f"downloaded {spec.filename} does not match its sha256 "
+                        f"{spec.sha256}; not saved ({str(exc).splitlines()[0]})") from None
+    except OSError as exc:                     # requests' errors are OSErrors too
+        reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0] or type(exc).__name__
+        raise UserError(f"cannot download {spec.filename} from {spec.url}: {reason} "
+                        f"(no network? copy the file into a folder listed in "
+                        f"HMMBENCH_DATA_PATH instead)") from None
+    return Path(path)
