@@ -1,6 +1,6 @@
 """NumPy float32 emulation of the sub-warp kernel's wavefront (``kernels_common/pairhmm/
 subwarp.h``) with per-thread power-of-two exponents -- the scheme proposed for the kernel (issue
-13 point 2; not in the CUDA kernel yet, see docs/subwarp-notes.md) -- vectorized over pairs.
+13 point 2; not in the CUDA kernel yet, see docs/subwarp-design.md) -- vectorized over pairs.
 
 It mirrors the kernel step by step: a group of ``p`` threads, ``k`` rows per thread, thread t one
 column behind thread t-1, the last row's X/I/Dp handed down each step, float32 arithmetic with
@@ -12,7 +12,7 @@ when its binade is outside [low, high], multiplies its state by the power of two
 ``target`` and adds that to e; a thread whose state is still all zero takes its sender's exponent.
 
 ``python tests/subwarp_scaling.py 10s 1m equal-1024@256 ...`` compares the emulation with the
-float64 reference on whole sets (the proof recorded in docs/subwarp-notes.md).
+float64 reference on whole sets (the proof recorded in docs/subwarp-numerics.md).
 """
 from __future__ import annotations
 

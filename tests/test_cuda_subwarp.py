@@ -236,7 +236,7 @@ def test_every_specialization_compiles_for_sm90(tmp_path):
             assert r.returncode == 0, (d, r.stderr[-2000:])
             assert "registers" in r.stderr
             if d["SW_DOUBLE"]:  # the recompute kernels fit their registers (float k=32 spills
-                # ~300 bytes in the setup only, see docs/subwarp-notes.md)
+                # ~300 bytes in the setup only, see docs/subwarp-design.md)
                 assert "spill" not in r.stderr.replace(" 0 bytes spill", ""), (d, r.stderr[-800:])
     r = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-O3", *INCLUDES, "-o",
                         str(tmp_path / "layout.cubin"), str(KERNELS / sw.LAYOUT_SOURCE)],
@@ -264,7 +264,7 @@ def test_the_compiler_evidence_build_reports_the_kernels_registers(tmp_path):
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 def test_a_capped_bins_kernel_compiles_within_its_cap(tmp_path):
     """The p32k28 bin (reads of 769..896) under the table's cap of 200 registers; without it
-    ptxas takes 254 (docs/subwarp-notes.md: the MOVs that cap removes from its loop)."""
+    ptxas takes 254 (docs/subwarp-design.md: the MOVs that cap removes from its loop)."""
     b = swv.backends()[0]
     (x,) = [x for x in sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 896) if x.hi == 896]
     used = {}

@@ -111,7 +111,7 @@ def test_long_targets_float32_drift(oracles):
     float32 arithmetic drifts from the float64 reference by a few 1e-3 nats (the C state adds
     tloop once per residue after the last hit), yet the float32 mode still equals p7_GMSV bit
     for bit. (The proteome's longest protein is 4,560 residues: there the drift is < 1e-3.)
-    ``-s`` prints the drift per length: the figure in docs/profile-notes.md."""
+    ``-s`` prints the drift per length: the figure in docs/profile-design.md."""
     rng = np.random.default_rng(1)
     bgf = datasets.background_frequencies()
     Ls = [5000, 10000, 20000, 35000]

@@ -901,7 +901,7 @@ def test_a_small_call_of_many_items_lays_out_as_the_full_path(fake_cuda):
 
 def test_resident_blocks_follow_the_occupancy_rules():
     """An H100 SM holds 2 / 3 / 4 / 6 blocks of 128 threads at 255 / 168 / 128 / 80 registers
-    (the register caps in docs/subwarp-notes.md), 16 at 32 registers (2,048 threads), 2 with
+    (the register caps in docs/subwarp-design.md), 16 at 32 registers (2,048 threads), 2 with
     100 KB of shared memory each, 0 when one block's shared memory does not fit."""
     rb = glue.resident_blocks
     assert [rb(FAKE_H100, r, 128, 0) for r in (255, 168, 128, 80, 32)] == [2, 3, 4, 6, 16]

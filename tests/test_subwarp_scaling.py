@@ -64,7 +64,7 @@ def test_the_cascades_queue_configurations_hold_short_underflowing_pairs_in_floa
     """cuda-subwarp's reads up to 256 run the float32 kernel alone; its pairs under their floor are
     recomputed by the queue configurations (k = 8, p16 up to 128, p32 up to 256) with exponents:
     with GATK's gap penalty none goes on to float64 (the same on 10s's 24 and 1m's 68 such
-    pairs: docs/evidence/subwarp-cascade-emulation.json)."""
+    pairs: 8903acf:docs/evidence/subwarp-cascade-emulation.json)."""
     from hmmbench.pairhmm import cuda_subwarp as sw
     from hmmbench.pairhmm import cuda_subwarp_variants as swv
     ps = deep_pairs(11, 96, length=(100, 257), gcp_q=(10, 11))

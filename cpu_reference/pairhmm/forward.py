@@ -47,7 +47,7 @@ from hmmbench.pairhmm.model import C32, C64, F32_MIN_ACCEPTED, LOG10_C32, LOG10_
 #: float64 and float32 as GATK computes them; "longdouble" the float64 maths (the same C and
 #: probabilities) in the platform's long double -- on x86 80 bits, down to 1e-4951 -- for pairs
 #: whose float64 sum falls subnormal (log10 likelihood below about -615 with C = 2^1020) and keeps
-#: only a few bits: there GATK's float64 result is off by up to ~1e-3 (docs/subwarp-notes.md).
+#: only a few bits: there GATK's float64 result is off by up to ~1e-3 (docs/subwarp-numerics.md).
 PRECISIONS = {"float64": (np.float64, C64, LOG10_C64), "float32": (np.float32, C32, LOG10_C32),
               "longdouble": (np.longdouble, C64, LOG10_C64)}
 

@@ -9,7 +9,7 @@ the float type ``self.real``. The PyCUDA glue (context, compile, events, buffers
 
 Families (``backends()``): ``InterTask`` (``kernels_cuda/pairhmm/inter_task.cu``) and ``Wavefront``
 (``kernels_cuda/pairhmm/wavefront.cu``); the recurrence itself is ``kernels_cuda/pairhmm/pairhmm.cuh``.
-Measurements and design notes: ``docs/cuda-notes.md``.
+Measurements and design notes: ``docs/pairhmm-inter-task.md``.
 """
 from __future__ import annotations
 
@@ -359,7 +359,7 @@ def specializations() -> list[tuple[str, dict]]:
 
 
 #: Row-vector columns per load for each inter-task tile: 4 was fastest for every tile in the
-#: H200 sweep (docs/cuda-notes.md), with no register spills even at tile 8 (153 registers).
+#: H200 sweep (docs/pairhmm-inter-task.md), with no register spills even at tile 8 (153 registers).
 INTER_VEC = {1: 4, 2: 4, 4: 4, 6: 4, 8: 4}
 
 
@@ -376,7 +376,7 @@ def families() -> list[BackendFamily]:
 
 def backends() -> list[Backend]:
     out: list[Backend] = [b for fam in families() for b in fam.preset_backends()]
-    # Block sizes from the H200 sweep (docs/cuda-notes.md): 64 threads beat the papers' 128
+    # Block sizes from the H200 sweep (docs/pairhmm-inter-task.md): 64 threads beat the papers' 128
     # for both intra-task kernels; cuda-warp / cuda-multiwarp keep the papers' one row per lane,
     # cuda-warp-tile4 is the same warp kernel with 4 rows per lane between shuffles.
     out += [

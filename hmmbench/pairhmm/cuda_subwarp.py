@@ -103,7 +103,7 @@ class Plan(NamedTuple):
 SHORT_CHUNK_GROWTH = 4
 #: ... while their mean pair is this many cells (a 128 x 128 pair) or fewer times smaller. H100,
 #: equal-32@4e6: 4x larger chunks, kernels 2.34 against 3.33 ms a call
-#: (docs/evidence/subwarp-ab-chunk-pairs-h100.json); sets of typical reads (chunks@5e6, NA12878:
+#: (8903acf:docs/evidence/subwarp-ab-chunk-pairs-h100.json); sets of typical reads (chunks@5e6, NA12878:
 #: ~23k cells a pair) keep ``chunk_pairs``, whose first chunk the GPU waits for at every call.
 SHORT_PAIR_CELLS = 128 * 128
 
@@ -155,7 +155,7 @@ class SubwarpBackend(Backend):
             raise ValueError(f"recurrence {recurrence!r}: one of {', '.join(RECURRENCES)}")
         self._recurrence = recurrence
         # Power-of-two exponents per thread (SW_EXP_SCALE): no float64 recompute except for the
-        # pairs the exponents cannot hold (gap penalties far from GATK's; docs/subwarp-notes.md)
+        # pairs the exponents cannot hold (gap penalties far from GATK's; docs/subwarp-numerics.md)
         self._exp = exp_scale
         self._exp_above = exp_above  # exponents only in bins of longer reads (the rest: rescue)
         # the rescue of bins without exponents: float32 with exponents first (subwarp_rescue)
@@ -175,12 +175,12 @@ class SubwarpBackend(Backend):
         # Off: the first chunks at 1/8, 1/4, 1/2 of chunk_pairs left chunks@5e6 where it was
         # (H100, session 11: 100.2 vs 100.4 ms, the GPU waits for the staging of later chunks
         # too); H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces. Session 15 (by thread,
-        # docs/evidence/subwarp-head-h100.json): n = 1..3 slower, medians 30.8-32.2 against
+        # 8903acf:docs/evidence/subwarp-head-h100.json): n = 1..3 slower, medians 30.8-32.2 against
         # 28.2 ms a 2M-pair call.
         self.ramp_chunks = 0  # n: the first n chunks 1/2^n .. 1/2 of chunk_pairs
         # 1: a last chunk under half a chunk joins the one before: 2-3 % less kernel time on
         # equal-64..256, 6-15 % more wall (its staging no longer overlaps the kernels before it;
-        # H100, docs/evidence/subwarp-ab-join-tail-h100.json), so not by default
+        # H100, 8903acf:docs/evidence/subwarp-ab-join-tail-h100.json), so not by default
         self.join_tail = 0
         # 1: odd chunks' single-tile bins on streams of their own, so that a chunk's first
         # blocks fill the last round of the chunk before (subwarp_call._bins)

@@ -1,6 +1,6 @@
 """Building the sub-warp kernels ahead of time and reading their machine code: the kernel cache
 warm-up of the device scripts (a fresh GPU machine has an empty PyCUDA disk cache) and the SASS
-opcode counts of the wavefront loop that docs/subwarp-notes.md keeps per L."""
+opcode counts of the wavefront loop that docs/subwarp-design.md keeps per L."""
 from __future__ import annotations
 
 import re

@@ -320,7 +320,7 @@ class SubwarpCall:
         after its kernels (``done``, on the main stream), so that ``finish`` moves them out of
         the page-locked buffer while later chunks run: one copy of the whole output after the
         last chunk left a 2M-pair call 2-4.8 ms past the GPU's end (H100,
-        docs/evidence/subwarp-timeline-chunks5e6-piece0-h100.json)."""
+        8903acf:docs/evidence/subwarp-timeline-chunks5e6-piece0-h100.json)."""
         lo, hi = self.out_ranges[c]
         if hi > lo:
             self.drv.memcpy_dtoh_async(self.host_out[lo:hi], int(self.out_dev) + 8 * lo,

@@ -28,7 +28,7 @@ SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 
 #: Default length bins for the auto backend: (largest read length, p, k[, min blocks[, max
 #: registers]]). Tiles with as little padding as possible, small groups for short reads (short
-#: fill and drain), and at the lengths the H200 sweep measured (docs/subwarp-notes.md) its best
+#: fill and drain), and at the lengths the H200 sweep measured (docs/subwarp-design.md) its best
 #: (p, k): 64 p4k16, 128 p8k16, 192 p8k24, 256 p8k32, 384 p16k24, 448 p16k28, 512 p16k32, 768
 #: p32k24, 896 p32k28, 1024 p32k32. Min blocks N caps registers (3: 168, 4: 128, 6: 80) for N
 #: warps per scheduler: with the 5-op recurrence a gain wherever the bin's kernel fits without
@@ -52,7 +52,7 @@ DEFAULT_BINS: tuple = (
 )
 #: The float32 exponent bins' own settings beside the table (by their longest read; single tiles;
 #: read by SubwarpBackend.defines), each the faster side of H100 runs in one process (session 24,
-#: docs/subwarp-notes.md): the check every 24 steps (kernel GCUPS 640 3,286 -> 3,310, 896 3,273 ->
+#: docs/subwarp-numerics.md): the check every 24 steps (kernel GCUPS 640 3,286 -> 3,310, 896 3,273 ->
 #: 3,400 with its cap at 200, 1,024 3,380 -> 3,440, 768 3,240 -> 3,260; on the emulation GATK's gap
 #: penalty sends no pair more to float64, Q10-20 ones 34 of 64 deep pairs against 29), and 768
 #: without the shift (SW_EXP_SHIFT), two conversion factors (the shift's extra register cost its
@@ -123,7 +123,7 @@ GATKFORM_BINS: tuple = tuple(row[:3] for row in DEFAULT_BINS)
 #: GATK's 1e-28 (F32_MIN_ACCEPTED); under it the pair goes to its recompute queue
 #: (SW_F32_LOW_FLOOR). The kernel keeps X = s M, s the next row's insertion probability: X
 #: reaches float32's denormals (and the results lose 1e-4) 3-4 decades under 1e-33 at Q <= 50,
-#: higher at higher qualities (docs/subwarp-notes.md, "The low floor"). Up to 256 bases next to
+#: higher at higher qualities (docs/subwarp-numerics.md, "The low floor"). Up to 256 bases next to
 #: no pair lies between the floors (equal-256: 28 of 488k) and ptxas schedules those bins' loops
 #: slower around the floor's code (H100, 256: +3.9 % kernel time, 64..192: +0.3..0.8 %).
 F32_LOW_FLOOR = 1e-33

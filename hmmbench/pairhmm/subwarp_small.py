@@ -54,19 +54,19 @@ SMALL_CALL_PAIRS = 1 << 16
 #: From this many work items (1m merged: 29,307) a small call's layout runs as the full path's, a
 #: memset and three launches (count, scan, scatter) over the whole GPU instead of one block doing
 #: all (on the one block 1m's layout took 88 us longer, H100,
-#: docs/evidence/subwarp-ab-small-below-h100.json).
+#: 8903acf:docs/evidence/subwarp-ab-small-below-h100.json).
 MANY_ITEMS = 8192
 #: From this many bytes of read and haplotype sequences (1m merged: 2.19 MB; 10s: 0.13 MB) a small
 #: call uploads them from the PairSet's own (pageable) arrays, one copy each, and stages only the
 #: integers: the driver's staging and DMA of 2.2 MB took 174 us against 267 us for one thread's
 #: copy into page-locked memory plus a 59 us upload (H100 host,
-#: docs/evidence/host-copy-probe-2mb-h100.json); 1m merged 750 against 788 us, 10s 297 against
-#: 267 (its eight copies' overhead: docs/evidence/subwarp-ab-pageable-h100.json).
+#: 8903acf:docs/evidence/host-copy-probe-2mb-h100.json); 1m merged 750 against 788 us, 10s 297 against
+#: 267 (its eight copies' overhead: 8903acf:docs/evidence/subwarp-ab-pageable-h100.json).
 PAGEABLE_FROM_BYTES = 1 << 20
 #: From this many pairs (10s: 3,550; 1m merged: 29,307) a small call replays its launches from a
 #: CUDA graph (``SubwarpBackend.graph_from``; 0 or no driver graph calls: never): the host issues
 #: ~12 launches and ~10 event records a call, ~0.1 ms the GPU waits for (H100 / H200:
-#: docs/evidence/subwarp-graph-probe-*.json). A region call (~270 pairs) keeps them.
+#: 8903acf:docs/evidence/subwarp-graph-probe-*.json). A region call (~270 pairs) keeps them.
 GRAPH_FROM = 1024
 _NO_SCRATCH = (0, np.int32(0))  # a single-tile kernel's scratch pointer and stride
 
@@ -216,7 +216,7 @@ class SmallCall:
         # over their exact item ranges, which the layout writes on the GPU, so no host count of
         # items per bin stands between the staging and the launches (it runs in finish, for
         # info, while the GPU works; counted before the start, 1m merged took 90 us longer,
-        # H100: docs/evidence/subwarp-ab-grids-h100.json).
+        # H100: 8903acf:docs/evidence/subwarp-ab-grids-h100.json).
         self.floats, fed = [], [0] * len(plan.queue_bins)
         float_queue = []  # per launched bin its queue
         bound = np.int32(units_cls)

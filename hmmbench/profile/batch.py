@@ -148,6 +148,6 @@ def check_batch_kinds(k: int, kinds: list, explicit: bool) -> list:
 
 
 #: --batch-models' default: one model per cell. On the H100 a launch of K RREFam models is
-#: slower than K launches (kernel 0.79x at K = 2, 0.69x at K = 8: registers; docs/profile-notes.md,
+#: slower than K launches (kernel 0.79x at K = 2, 0.69x at K = 8: registers; docs/profile-design.md,
 #: git show 8903acf:scripts/profile_batch_models.py); on a CPU's OpenCL it is faster (1.16-1.23x at K = 4)
 DEFAULT_BATCH_MODELS = 1

@@ -17,7 +17,7 @@ the project's CUDA glue (:mod:`hmmbench.pairhmm.cuda`); timed with CUDA events; 
 grids of resident blocks.
 
 Status: run on an H100 (tests/test_profile_cuda.py GPU tests, git show 8903acf:scripts/device_profile.py):
-identical to the reference; figures in docs/profile-notes.md.
+identical to the reference; figures in docs/profile-design.md.
 """
 from __future__ import annotations
 

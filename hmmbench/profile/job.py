@@ -14,7 +14,7 @@ SCORE_KINDS = ("ssv", "msv", "vf", "viterbi", "forward", "gmsv")
 #: what the reference cross-check must meet per kind (absolute nats; 0 = identical). gmsv:
 #: HMMER computes it in float32; the float64 reference is <= 6.0e-4 nats off p7_GMSV on every
 #: shipped model x the whole proteome (L <= 4,560), the float32 rounding of the N/C ``+ tloop``
-#: chains growing with L (docs/profile-notes.md; past L = 10,000 HMMER's own drift reaches a few 1e-3)
+#: chains growing with L (docs/profile-design.md; past L = 10,000 HMMER's own drift reaches a few 1e-3)
 TOLERANCE = {"ssv": 0.0, "msv": 0.0, "vf": 0.0, "viterbi": 1e-3, "forward": 1e-2, "gmsv": 1e-3,
              "pipeline": 1e-2}
 #: the whole HMMER pipeline (MSV -> Viterbi -> Forward, no bias filter): the device pipelines

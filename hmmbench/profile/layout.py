@@ -141,7 +141,7 @@ def warp_word_profile(model: ProfileModel, dpx: bool):
 GENERIC_THREADS = 128
 #: Smaller models take 64 work-items: a row's latency is a barrier and scan across the group
 #: plus each work-item's positions; on the H100 (the pipeline's Forward survivors of
-#: proteins-2e8, docs/profile-notes.md) M = 400 ran in 1.87 ms at 64 against 2.32 at 128, M = 100
+#: proteins-2e8, docs/profile-design.md) M = 400 ran in 1.87 ms at 64 against 2.32 at 128, M = 100
 #: within 3 % either way, and M = 1200 (19 positions each at 64) 3.90 against 2.74 at 128.
 GENERIC_SMALL_THREADS, GENERIC_SMALL_POSITIONS = 64, 8
 

@@ -10,7 +10,7 @@ from . import layout
 
 #: defines of the warp kernels; "group" None = by model size (``auto_group``).
 #: VF_NTSC_ALU stays off in the tuned set: with it a VF refactor compiled to wrong scores on the
-#: H100 (docs/profile-notes.md), so the exactness of that define rests on one code shape
+#: H100 (docs/profile-design.md), so the exactness of that define rests on one code shape
 CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0,
                    "vf_ntsc_alu": 0}
 TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1,
@@ -20,7 +20,7 @@ TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1
 def auto_group(M: int, kind: str = "ssv") -> int:
     """Lanes per sequence of the SSV/MSV group kernels: narrow groups for small models, so the
     striped vectors are mostly real cells; the full MSV (a vote per row) prefers 16 lanes up to
-    large models (H100 measurements, docs/profile-notes.md)."""
+    large models (H100 measurements, docs/profile-design.md)."""
     if kind == "msv":
         return 8 if M <= 128 else 16 if M <= 3000 else 32
     return 32 if M > 512 else 16 if M > 128 else 8

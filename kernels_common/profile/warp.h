@@ -11,7 +11,7 @@
  * need that convergence). Exact integer emulations of HMMER 3.4: the host finishes the raw
  * integers into nats with the reference's rules.
  *
- * Variants (defines, all exact; see docs/profile-notes.md for what each buys):
+ * Variants (defines, all exact; see docs/profile-design.md for what each buys):
  *   SIMD16=0 : SSV/MSV on packed unsigned bytes, saturating byte add/sub/max per word (CUDAMPF)
  *   SIMD16=1 : SSV/MSV on int16 pairs, add-min-relu / add-max / 3-way max per word (Hopper DPX
  *              in CUDA); byte saturation reproduced exactly (below)
