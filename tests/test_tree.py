@@ -84,3 +84,16 @@ def test_notes_and_catalog_say_what_not_when():
     for path in files:
         found = WORK_HISTORY.search(path.read_text())
         assert not found, f"{path.relative_to(ROOT)}: {found[0]!r}"
+
+
+def test_shell_tools_parse():
+    """The tools are run on machines the tests never see (the GPU machine): at least they parse,
+    shell and the Python they feed to python3 alike."""
+    for path in tracked("scripts"):
+        if path.suffix != ".sh":
+            continue
+        proc = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+        assert proc.returncode == 0, f"{path.name}: {proc.stderr}"
+        for i, block in enumerate(re.findall(r"<<'PY'[^\n]*\n(.*?)\nPY\n", path.read_text(),
+                                             re.S)):
+            compile(block, f"{path.name}:python-{i}", "exec")
