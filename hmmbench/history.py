@@ -175,49 +175,6 @@ def trend_rows(hist: History, min_points: int = 1) -> list:
     return rows
 
 
-def render(hist: History, console=None, min_points: int = 2) -> None:
-    """The files in order (with what changed), then the trend of every cell seen in several."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    from .report import fmt_number
-    console = console or Console()
-    ft = Table(title="result files, oldest first (S: sources changed, D: devices changed)",
-               title_justify="left")
-    for col in ("#", "created", "file", "sources", "version", "devices", "changed"):
-        ft.add_column(col, no_wrap=col not in ("devices", "file"))
-    prev = None
-    for s in hist.snapshots:
-        changed = "" if prev is None else (("S" if s.sources and prev.sources and
-                                            s.sources != prev.sources else "")
-                                           + ("D" if s.devices != prev.devices else ""))
-        ft.add_row(str(s.index + 1), s.created, escape(s.path), s.sources[:10] or "?", s.version,
-                   escape(", ".join(s.devices)), changed)
-        prev = s
-    console.print(ft)
-    rows = trend_rows(hist, min_points)
-    t = Table(title=f"per cell: GCUPS across the files (cells in {min_points}+ files; "
-                    "marks: S/D@file)", title_justify="left")
-    with_axes = any(r["key"][3] for r in rows)
-    for col in ("dataset", "backend", "chunking") + (("cell",) if with_axes else ()) + (
-            "files", "kernel trend", "first", "last", "change", "total trend", "total last",
-            "marks"):
-        t.add_column(col, no_wrap=True, justify="right" if col in ("first", "last", "change",
-                                                                   "total last") else "left")
-    for r in rows:
-        t.add_row(*(escape(str(k)) for k in (r["key"] if with_axes else r["key"][:3])),
-                  ",".join(str(p.snapshot + 1) for p in r["points"]), r["spark_kernel"],
-                  fmt_number(r["first"], 4), fmt_number(r["last"], 4),
-                  "-" if r["change"] is None else f"{r['change']:+.1f} %", r["spark_total"],
-                  fmt_number(r["total_last"], 4), r["marks"])
-    console.print(t)
-    if not rows:
-        console.print(f"no cell appears in {min_points} or more files")
-    for path, why in hist.skipped:
-        console.print(f"[dim]skipped {escape(path)}: {escape(why)}[/dim]")
-
-
 def plot(hist: History, path, min_points: int = 2, max_cells: int = 12) -> int:
     """Kernel (solid) and total (dashed) GCUPS per cell over the ordered files, vertical lines
     where the sources (grey) or a device (red) changed; the cells with most points first.

@@ -8,8 +8,8 @@ generated from the files alone, so they cannot drift from the data.
 """
 from __future__ import annotations
 
-import shlex
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import report, results
@@ -88,57 +88,65 @@ def api_ratios(runs: list, float32_pass: bool = False) -> tuple:
     return table, used, (other, base)
 
 
-def ratio_markdown(table: dict, cells: list) -> str:
-    out = ["| family | " + " | ".join(cells) + " |", "|---|" + "---:|" * len(cells)]
-    out += [f"| {family} | " + " | ".join(f"{row[c]:.2f}" if c in row else "-" for c in cells)
-            + " |" for family, row in table.items()]
-    return "\n".join(out) + "\n"
+@dataclass
+class FileSummary:
+    """One result file's section: provenance, statuses, GCUPS pivots, twin ratios."""
+    path: str                    # relative to the results folder
+    folder: str
+    devices: list
+    created: str
+    version: str
+    sources: str                 # sha256 of the sources ("" not recorded)
+    command: list
+    statuses: str
+    metrics: list                # [(title, [(backend or None, Pivot)])]
+    ratios: dict                 # {family: {cell: ratio}}
+    ratio_cells: list
+    ratio_apis: tuple            # (numerator, denominator)
 
 
-def backend_tables(runs: list, metric: str) -> list:
+@dataclass
+class Summary:
+    """A results folder as data; a printer renders it (markdown: ``results/SUMMARY.md``)."""
+    root: str
+    files: list = field(default_factory=list)
+
+
+def backend_pivots(runs: list, metric: str) -> list:
     """Runs with a score kind: one pivot per backend, its kinds as the columns."""
     out = []
     for backend in dict.fromkeys(r["backend"] for r in runs):
-        lines = report.pivot_markdown([r for r in runs if r["backend"] == backend],
-                                      metric).split("\n")
-        lines[0] = lines[0].replace(f"| {backend} ", "| ")
-        out.append(f"`{backend}`:\n\n" + "\n".join(lines))
+        p = report.make_pivot([r for r in runs if r["backend"] == backend], metric)
+        p.labels = {c: c[len(backend) + 1:] if c.startswith(f"{backend} ") else c
+                    for c in p.cols}
+        out.append((backend, p))
     return out
 
 
-def file_section(path: Path, root: Path) -> str:
+def file_summary(path: Path, root: Path) -> FileSummary:
     doc = results.load(path)
     runs = doc["runs"]
-    parts = [f"### `{path.relative_to(root).as_posix()}`\n",
-             f"- devices: {'; '.join(device_names(doc)) or '-'}",
-             f"- created: {doc.get('created', '?')}, hmmbench {doc.get('hmmbench_version', '?')}"
-             + (f", sources {doc['source_sha256'][:12]}" if doc.get("source_sha256") else ""),
-             f"- command: `{shlex.join(doc.get('command', []))}`",
-             f"- runs: {status_line(runs)}\n"]
     per_kind = any(r.get("kind") for r in runs)
-    for metric, title in METRICS:
-        parts.append(f"{title}:\n")
-        parts += backend_tables(runs, metric) if per_kind else [report.pivot_markdown(runs, metric)]
-    table, cells, (num, den) = api_ratios(runs)
-    if table:
-        parts += [f"Kernel time, {num} / {den} twin:\n", ratio_markdown(table, cells)]
-    return "\n".join(parts)
+    metrics = [(title, backend_pivots(runs, metric) if per_kind
+                else [(None, report.make_pivot(runs, metric))]) for metric, title in METRICS]
+    table, cells, apis = api_ratios(runs)
+    return FileSummary(path.relative_to(root).as_posix(),
+                       path.parent.relative_to(root).as_posix(), device_names(doc),
+                       doc.get("created", "?"), str(doc.get("hmmbench_version", "?")),
+                       doc.get("source_sha256") or "", list(doc.get("command", [])),
+                       status_line(runs), metrics, table, cells, apis)
+
+
+def build_summary(root) -> Summary:
+    """Every result file under ``<root>/<device folder>/``, in name order."""
+    root = Path(root)
+    return Summary(root.name, [file_summary(p, root) for p in result_files(root)])
 
 
 def summary_markdown(root) -> str:
     """The whole SUMMARY.md text for a results folder."""
-    root = Path(root)
-    files = result_files(root)
-    out = ["# Result tables\n",
-           f"Generated from the result files by `hmmbench report --summary {root.name}/` "
-           "(do not edit: `tests/test_summary.py` regenerates it). GCUPS = cells / seconds; "
-           "kernel = the kernels alone (device events), total = the whole call (layout, copies, "
-           "kernels). A cell that did not run ok shows its status; whole-pipeline peers are "
-           "marked (peer). See `README.md` here for what each study measured and why.\n"]
-    folder = None
-    for path in files:
-        if path.parent != folder:
-            folder = path.parent
-            out.append(f"## `{folder.relative_to(root).as_posix()}/`\n")
-        out.append(file_section(path, root))
-    return "\n".join(out)
+    import io
+    from .report.markdown_printer import MarkdownPrinter
+    buf = io.StringIO()
+    MarkdownPrinter(buf).print_summary(build_summary(root))
+    return buf.getvalue()

@@ -56,7 +56,8 @@ class Workload:
         raise NotImplementedError
 
     def catalog_tables(self) -> list:
-        """rich Tables for ``hmmbench list`` / ``datasets list``."""
+        """The catalogs of ``hmmbench list`` / ``datasets list``: :class:`hmmbench.report.Listing`
+        tables (datasets, models), printed by the terminal printer."""
         return []
 
     def length_point(self, dataset: str) -> Optional[tuple]:

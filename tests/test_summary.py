@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hmmbench import cli, summary
+from hmmbench.report.markdown_printer import ratio_markdown
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
@@ -48,7 +49,7 @@ def test_api_ratios_pair_twins_by_family():
     table, _, _ = summary.api_ratios(runs, float32_pass=True)
     assert table["warp"]["10s merged"] == pytest.approx(2.0)
     assert summary.api_ratios(runs[:1]) == ({}, [], ("", ""))
-    assert summary.ratio_markdown(table, ["10s merged"]).splitlines()[2] == \
+    assert ratio_markdown(table, ["10s merged"]).splitlines()[2] == \
         "| profile-task | 0.50 |"
 
 

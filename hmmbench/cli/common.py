@@ -8,11 +8,22 @@ from ..errors import UserError
 
 
 def console(stderr: bool = False):
-    """A rich console; logs and pipes get a wide one so that report tables are not truncated."""
-    from rich.console import Console
-    stream = sys.stderr if stderr else sys.stdout
-    tty = getattr(stream, "isatty", lambda: False)()
-    return Console(file=stream, width=None if tty else 200)
+    """A rich console on stdout (or stderr): a terminal's width, else $COLUMNS, else wide
+    enough for a log."""
+    from ..report import make_console
+    return make_console(sys.stderr if stderr else sys.stdout)
+
+
+def terminal(stderr: bool = False):
+    """The terminal printer on stdout (or stderr)."""
+    from ..report import TerminalPrinter
+    return TerminalPrinter(console(stderr))
+
+
+def scaling_of(doc: dict):
+    """A cluster document's scaling rows for the printers (None for other documents)."""
+    from ..cluster.scaling import of_document
+    return of_document(doc)
 
 
 def add_workload_options(parser) -> None:

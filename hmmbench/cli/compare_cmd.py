@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import UserError
-from .common import console
+from .common import terminal
 
 
 def add_parser(sub) -> None:
@@ -25,5 +25,5 @@ def run(args, workload) -> int:
                         f"baseline {args.baseline} holds {', '.join(sorted(kinds[0]))} runs: "
                         "nothing to compare")
     comp = compare.compare(base, cand, args.max_slowdown)
-    compare.render(comp, console(), str(args.baseline), str(args.candidate))
+    terminal().print_compare(comp, str(args.baseline), str(args.candidate))
     return comp.exit_code

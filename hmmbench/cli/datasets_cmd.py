@@ -1,7 +1,7 @@
 """``hmmbench datasets list|fetch``: a workload's catalog, and downloads of real sets."""
 from __future__ import annotations
 
-from .common import console
+from .common import terminal
 
 
 def add_parser(sub) -> None:
@@ -20,7 +20,7 @@ def run(args, workload) -> int:
         path = workload.fetch(args.name)
         print(f"{args.name}: {path}")
         return 0
-    out = console()
+    out = terminal()
     for table in workload.catalog_tables():
-        out.print(table)
+        out.print_listing(table)
     return 0

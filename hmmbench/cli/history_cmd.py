@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UserError
-from .common import console
+from .common import terminal
 
 
 def add_parser(sub) -> None:
@@ -30,7 +30,7 @@ def run(args, workload) -> int:
     hist = history.load_history(args.results, backend=args.backend, dataset=args.dataset)
     if not hist.snapshots:
         raise UserError(f"no result files under {', '.join(args.results)}")
-    history.render(hist, console(), min_points=args.min_files)
+    terminal().print_history(hist, min_points=args.min_files)
     if args.plot:
         n = history.plot(hist, args.plot, min_points=args.min_files)
         print(f"plot: {args.plot} ({n} cells)", file=sys.stderr)

@@ -1,7 +1,7 @@
 """``hmmbench list``: backends (available or why not), devices and datasets of a workload."""
 from __future__ import annotations
 
-from .common import add_workload_options, console
+from .common import add_workload_options, terminal
 
 
 def add_parser(sub) -> None:
@@ -11,44 +11,42 @@ def add_parser(sub) -> None:
 
 
 def run(args, workload) -> int:
-    from rich.markup import escape
-    from rich.table import Table
     from ..hostinfo import module_devices
     from ..registry import discover, families, probe
-    out = console()
-    t = Table(title=f"backends ({workload.name})", title_justify="left")
-    for col in ("name", "api", "family", "precision", "available", "limits"):
-        t.add_column(col, no_wrap=col != "available")
+    from ..report import Column, Listing, Styled
+    out = terminal()
+    t = Listing(f"backends ({workload.name})",
+                [Column("name", key=True), Column("api", priority=1),
+                 Column("family", priority=2), Column("precision", priority=2),
+                 Column("available", wrap=True, priority=0), Column("limits", priority=3)])
     for b in discover(workload.name):
         reason = probe(b).reason
         limits = ", ".join(f"{k}={v}" for k, v in vars(b.limits).items() if v is not None)
-        t.add_row(b.name, b.api, b.family, b.precision,
-                  "[green]yes[/green]" if reason is None else f"[yellow]no[/yellow]: {escape(reason)}",
-                  limits or "-")
-    out.print(t)
+        t.add(b.name, b.api, b.family, b.precision,
+              Styled("yes", "green") if reason is None else Styled(f"no: {reason}", "yellow"),
+              limits or "-")
+    out.print_listing(t)
     fams = families(workload.name)
     if fams:
-        ft = Table(title="backend families: parameter axes (hmmbench run -b FAMILY --axis "
-                         "NAME=V1,V2)", title_justify="left")
-        for col in ("family", "axes (allowed values, default)"):
-            ft.add_column(col)
+        ft = Listing("backend families: parameter axes (hmmbench run -b FAMILY --axis "
+                     "NAME=V1,V2)", [Column("family", key=True),
+                                     Column("axes (allowed values, default)", wrap=True)])
         for fam in fams.values():
-            ft.add_row(fam.name, escape(fam.describe_axes()))
-        out.print(ft)
+            ft.add(fam.name, fam.describe_axes())
+        out.print_listing(ft)
     for mod, devs in module_devices(workload.name):
         if isinstance(devs, str):
-            out.print(f"[bold]{mod}[/bold] devices: [yellow]{escape(devs)}[/yellow]")
+            out.print_log(f"{mod} devices: {devs}", "yellow")
             continue
         if not devs:
-            out.print(f"[bold]{mod}[/bold] devices: none")
+            out.print_log(f"{mod} devices: none")
             continue
-        dt = Table(title=f"{mod} devices", title_justify="left")
         cols = list(dict.fromkeys(k for d in devs for k in d))
-        for c in cols:
-            dt.add_column(str(c))
+        dt = Listing(f"{mod} devices", [Column(str(c), key=i == 0, wrap=i > 0)
+                                        for i, c in enumerate(cols)])
         for d in devs:
-            dt.add_row(*(escape(str(d.get(c, ""))) for c in cols))
-        out.print(dt)
+            dt.add(*(str(d.get(c, "")) for c in cols))
+        out.print_listing(dt)
     for table in workload.catalog_tables():
-        out.print(table)
+        out.print_listing(table)
     return 0

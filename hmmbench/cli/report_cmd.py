@@ -1,10 +1,13 @@
-"""``hmmbench report``: stored result files re-rendered (table, markdown, csv, pivot, plot)."""
+"""``hmmbench report``: stored result files re-rendered by a printer (table, markdown, csv, json,
+html; a pivot of one metric; plots and an HTML page beside them)."""
 from __future__ import annotations
 
 import sys
 
 from ..errors import UserError
-from .common import console
+from .common import console, scaling_of
+
+FORMATS = ("table", "markdown", "csv", "json", "html")
 
 
 def add_parser(sub) -> None:
@@ -23,8 +26,9 @@ def add_parser(sub) -> None:
                          "CUDA-vs-OpenCL ratios, cross-check status, provenance")
     sp.add_argument("--quiet", "-q", action="store_true",
                     help="print nothing; only write the --html / --plot files")
-    sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
-                    help="table (rich, default), markdown (for results/README.md) or csv")
+    sp.add_argument("--format", choices=FORMATS, default=None,
+                    help="table (rich, default; markdown for --summary), markdown (for "
+                         "results/README.md), csv, json or html (the --html page on stdout)")
     sp.add_argument("--pivot", metavar="METRIC",
                     help="one table of METRIC, datasets x backends: gcups_kernel, gcups_total, "
                          "kernel, total or max_abs_err")
@@ -34,51 +38,48 @@ def add_parser(sub) -> None:
     sp.set_defaults(func=run, workload=None)
 
 
+def _printer(name: str):
+    from ..report import TerminalPrinter, get_printer
+    return TerminalPrinter(console()) if name == "table" else get_printer(name, sys.stdout)
+
+
 def run(args, workload) -> int:
     from .. import results
+    from ..report import Multiplex, make_pivot
     if args.summary:
-        from ..summary import summary_markdown
-        sys.stdout.write(summary_markdown(args.summary))
+        from ..summary import build_summary
+        with _printer(args.format or "markdown") as out:
+            out.print_summary(build_summary(args.summary))
         return 0
     if not args.results:
         raise UserError("report needs result files (or --summary DIR)")
-    from ..cluster.scaling import render_cluster
     from ..fileio import check_output_path
-    from ..report import csv_text, markdown, render
     for option, path in (("--plot", args.plot), ("--html", args.html)):
         if path:
             check_output_path(path, option)
     docs = [results.load(p) for p in args.results]
-    runs = [r for doc in docs for r in doc["runs"]]
-    if args.quiet:
-        pass
-    elif args.pivot:
-        from ..report import pivot_markdown, pivot_table
-        if args.format == "markdown":
-            sys.stdout.write(pivot_markdown(runs, args.pivot, args.by))
-        else:
-            console().print(pivot_table(runs, args.pivot, by=args.by))
-    elif args.format == "markdown":
-        sys.stdout.write("\n".join(markdown(doc) for doc in docs))
-    elif args.format == "csv":
-        # One header for all files: the rows of every file, in order.
-        sys.stdout.write(csv_text(runs))
-    else:
-        out = console()
-        for path, doc in zip(args.results, docs):
-            out.print(f"[bold]{path}[/bold]")
-            render(doc, out)
-            render_cluster(doc, out)
-            if doc.get("not_run"):
-                out.print(f"[yellow]{path}: an unfinished run: {len(doc['not_run'])} cells not "
-                          f"run[/yellow] (hmmbench run with the same options and --resume "
-                          f"{path} runs them)", highlight=False)
+    shown = [] if args.quiet else [_printer(args.format or "table")]
+    files = []
     if args.html:
-        from ..html_report import write_html
-        write_html(list(zip(args.results, docs)), args.html)
-        print(f"html: {args.html}", file=sys.stderr)
+        from ..report import HtmlPrinter
+        files.append(HtmlPrinter(args.html))
     if args.plot:
-        from ..plots import plot_all
-        for path in plot_all(runs, args.plot):
+        from ..report.plot_printer import PlotPrinter
+        files.append(PlotPrinter(args.plot))
+    if args.pivot:
+        # the pivot reads every file's runs as one table; the files' own pages and plots beside
+        runs = [r for doc in docs for r in doc["runs"]]
+        pivot = make_pivot(runs, args.pivot, args.by)
+        for p in shown:
+            p.print_pivot(pivot)
+            p.close()
+        shown = []
+    with Multiplex(shown + files) as out:
+        for path, doc in zip(args.results, docs):
+            out.print_run(doc, path, scaling_of(doc))
+    if args.html:
+        print(f"html: {args.html}", file=sys.stderr)
+    for p in files:
+        for path in getattr(p, "written", []):
             print(f"plot: {path}", file=sys.stderr)
     return 0

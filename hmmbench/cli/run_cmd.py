@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..cluster import options as cluster_options
-from .common import add_workload_options, console, run_config
+from .common import add_workload_options, run_config, scaling_of, terminal
 
 
 def add_parser(sub, workloads) -> None:
@@ -131,21 +131,13 @@ def run(args, workload) -> int:
         import json
         results.validate(doc, "<stdout>")
         sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
-        show(shown, console(stderr=True))
+        terminal(stderr=True).print_run(shown, scaling=scaling_of(shown))
     else:
         results.write(doc, out_path)
         if not args.quiet:
-            show(shown, console())
+            terminal().print_run(shown, scaling=scaling_of(shown))
         print(f"results: {out_path}", file=sys.stderr)
     return 0
-
-
-def show(doc: dict, out) -> None:
-    """The report, and a cluster run's scaling table."""
-    from ..cluster.scaling import render_cluster
-    from ..report import render
-    render(doc, out)
-    render_cluster(doc, out)
 
 
 def _kept(args, datasets, backends, cfg, plan, header) -> dict:

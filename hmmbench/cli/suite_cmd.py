@@ -12,7 +12,7 @@ import time
 import traceback
 
 from ..errors import UserError
-from .common import console
+from .common import terminal
 
 
 def add_parser(sub) -> None:
@@ -48,14 +48,13 @@ def run(args, workload) -> int:
 
 
 def _list(every: list) -> int:
-    from rich.markup import escape
-    from rich.table import Table
-    t = Table(title="suites (hmmbench suite run NAME [--dry-run])", title_justify="left")
-    for col in ("name", "steps (result files)", "what it measures"):
-        t.add_column(col, no_wrap=col != "what it measures")
+    from ..report import Column, Listing
+    t = Listing("suites (hmmbench suite run NAME [--dry-run])",
+                [Column("name", key=True), Column("steps (result files)", wrap=True, priority=1),
+                 Column("what it measures", wrap=True, priority=0)])
     for s in every:
-        t.add_row(s.name, ", ".join(step.name for step in s.steps), escape(s.about))
-    console().print(t)
+        t.add(s.name, ", ".join(step.name for step in s.steps), s.about)
+    terminal().print_listing(t)
     return 0
 
 

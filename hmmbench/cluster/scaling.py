@@ -10,6 +10,9 @@ profile sweep: models x kinds) also gets a row of all its cells summed (``cells`
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Optional
+
 #: what identifies one cell across worker counts
 CELL_KEYS = ("dataset_sha256", "chunking", "backend", "model", "kind")
 
@@ -107,34 +110,21 @@ def _summed(rows: list) -> list:
     return out
 
 
-def scaling_table(rows: list, title: str = "scaling"):
-    """A rich Table of the scaling rows."""
-    from rich.table import Table
-    from ..report import fmt_number, fmt_seconds
-    t = Table(title=title, title_justify="left", header_style="bold")
-    for col in ("dataset", "backend", "workers", "total", "outside workers", "GCUPS total",
-                "GCUPS kernel", "efficiency", "eff. kernel", "worker kernels"):
-        t.add_column(col, justify="left" if col in ("dataset", "backend") else "right")
-    for row in rows:
-        what = row["dataset"] + (f" × {row['model']} × {row['kind']}" if row.get("kind") else "")
-        kernels = [w.get("kernel") for w in row.get("per_worker", [])]
-        spread = (f"{fmt_seconds(min(kernels))} .. {fmt_seconds(max(kernels))}"
-                  if kernels else "-")
-        outside = row.get("outside_s")
-        t.add_row(what, row["backend"], str(row["workers"]), fmt_seconds(row["total_s"]),
-                  "-" if outside is None else fmt_seconds(outside),
-                  fmt_number(row["gcups_total"]), fmt_number(row["gcups_kernel"]),
-                  fmt_number(row["parallel_efficiency"]),
-                  fmt_number(row["parallel_efficiency_kernel"]), spread)
-    return t
+SCALING_TITLE = "scaling (parallel efficiency = T1 / (N x TN))"
 
 
-def render_cluster(doc: dict, out) -> None:
-    """A cluster run's scaling table and retried shards, when the document has them."""
+@dataclass
+class Scaling:
+    """What a cluster run's document says about scaling, for the printers: its rows (with the
+    summed ones) and the shards that re-ran on another worker."""
+    rows: list
+    retried: list = field(default_factory=list)
+    title: str = SCALING_TITLE
+
+
+def of_document(doc: dict) -> Optional[Scaling]:
+    """A document's scaling rows and retried shards; None when it has neither."""
     cluster = doc.get("cluster") or {}
-    if cluster.get("scaling"):
-        out.print(scaling_table(completed(cluster["scaling"]), "scaling (parallel efficiency "
-                                                               "= T1 / (N x TN))"))
-    for x in cluster.get("shards_retried") or []:
-        out.print(f"shard {x['shard']} of piece {x['piece']} ({x['dataset']}, {x['backend']}) "
-                  f"re-ran on {x['ran_on']} ({x['host']}), planned on {x['planned']}")
+    rows = completed(cluster["scaling"]) if cluster.get("scaling") else []
+    retried = list(cluster.get("shards_retried") or [])
+    return Scaling(rows, retried) if rows or retried else None

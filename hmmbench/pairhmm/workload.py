@@ -98,20 +98,18 @@ class PairHMM(Workload):
         return datasets.fetch(name)
 
     def catalog_tables(self) -> list:
-        from rich.markup import escape
-        from rich.table import Table
-        from ..report import fmt_count
+        from ..report import Column, Listing, Styled, fmt_count
         from . import datasets
-        t = Table(title="datasets", title_justify="left")
-        for col in ("name", "kind", "pairs", "cells", "where", "description"):
-            t.add_column(col, justify="right" if col in ("pairs", "cells") else "left",
-                         no_wrap=col != "description")
+        t = Listing("datasets", [Column("name", key=True), Column("kind", priority=2),
+                                 Column("pairs", right=True, priority=1),
+                                 Column("cells", right=True, priority=1),
+                                 Column("where", priority=0),
+                                 Column("description", wrap=True, priority=3)])
         for ds in datasets.catalog():
             status = _dataset_status(ds)
             style = {"found": "green", "missing": "yellow"}.get(status, "")
-            where = f"[{style}]{status}[/{style}]" if style else status
-            t.add_row(ds.name, ds.kind, fmt_count(ds.n_pairs), fmt_count(ds.n_cells), where,
-                      escape(ds.description))
+            t.add(ds.name, ds.kind, fmt_count(ds.n_pairs), fmt_count(ds.n_cells),
+                  Styled(status, style), ds.description)
         return [t]
 
     def score(self, args, backend) -> int:

@@ -129,31 +129,27 @@ class Profile(Workload):
 
     def catalog_tables(self) -> list:
         """The sequence databases and models."""
-        from rich.markup import escape
-        from rich.table import Table
-        from ..report import fmt_count
+        from ..report import Column, Listing, fmt_count
         from . import datasets as pds
-        dbs = Table(title="profile databases (-d)", title_justify="left")
-        for col in ("name", "sequences", "residues", "description"):
-            dbs.add_column(col, justify="right" if col in ("sequences", "residues") else "left",
-                           no_wrap=col != "description")
+        dbs = Listing("profile databases (-d)",
+                      [Column("name", key=True), Column("sequences", right=True, priority=1),
+                       Column("residues", right=True, priority=1),
+                       Column("description", wrap=True, priority=2)])
         for ds in pds.catalog():
-            dbs.add_row(ds.name, fmt_count(ds.n_pairs), fmt_count(ds.n_cells),
-                        escape(ds.description))
-        dbs.add_row("proteins-<residues>[:seed]", "-", "any",
-                    "generated on demand, e.g. proteins-2e8 (Swiss-Prot-sized, ~8 s to generate) "
-                    "or proteins-2e4:7; lognormal lengths, background composition, deterministic")
-        models = Table(title="profile models (--model)", title_justify="left")
-        for col in ("name", "M", "description"):
-            models.add_column(col, justify="right" if col == "M" else "left",
-                              no_wrap=col != "description")
+            dbs.add(ds.name, fmt_count(ds.n_pairs), fmt_count(ds.n_cells), ds.description)
+        dbs.add("proteins-<residues>[:seed]", "-", "any",
+                "generated on demand, e.g. proteins-2e8 (Swiss-Prot-sized, ~8 s to generate) "
+                "or proteins-2e4:7; lognormal lengths, background composition, deterministic")
+        models = Listing("profile models (--model)",
+                         [Column("name", key=True), Column("M", right=True, priority=1),
+                          Column("description", wrap=True, priority=2)])
         for spec in pds.shipped_models():
-            models.add_row(spec.name, str(spec.M), escape(spec.description))
-        models.add_row("random-M<size>[:seed]", "size", "pyhmmer HMM.sample, seeded (default seed "
-                       "1): the model-size curve, e.g. random-M100 .. random-M2400; no E-value "
-                       "calibration (the pipeline peers refuse it)")
-        models.add_row("query-M<size>[:seed]", "size", "a calibrated single-sequence model "
-                       "(pyhmmer Builder on a seeded background sequence, as phmmer)")
+            models.add(spec.name, str(spec.M), spec.description)
+        models.add("random-M<size>[:seed]", "size", "pyhmmer HMM.sample, seeded (default seed "
+                   "1): the model-size curve, e.g. random-M100 .. random-M2400; no E-value "
+                   "calibration (the pipeline peers refuse it)")
+        models.add("query-M<size>[:seed]", "size", "a calibrated single-sequence model "
+                   "(pyhmmer Builder on a seeded background sequence, as phmmer)")
         return [dbs, models]
 
     def score(self, args, backend) -> int:

@@ -1,7 +1,8 @@
-"""One metric as a table of cells x backends (or any axis): data first, then markdown or rich."""
+"""One metric as a table of cells x backends (or any axis), as data for the printers."""
 from __future__ import annotations
 
-from typing import Iterable
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 from ..errors import UserError
 from ..results import CELL_SIZE, DATA_AXES, cell_axes, run_label
@@ -138,36 +139,32 @@ def _sort_value(text: str) -> tuple:
         return (1, 0.0, text)
 
 
-def _pivot_lead(runs: list, rows: list, by: str) -> tuple:
-    """The header and the leading cells of each pivot row (chunking only when it varies)."""
+@dataclass
+class Pivot:
+    """One metric pivoted, as data: the leading headers (dataset, chunking where it varies, data
+    axes, size), the column names, each row's leading cells and the {(row, column): text} cells."""
+    metric: str
+    by: str
+    heads: list
+    rows: list
+    cols: list
+    cells: dict
+    lead: Callable = field(repr=False)
+    title: str = ""
+    labels: dict = field(default_factory=dict)    # column -> the name it shows, where shorter
+
+    def label(self, col: str) -> str:
+        return self.labels.get(col, col)
+
+    def row_cells(self, row) -> list:
+        return self.lead(row) + [self.cells.get((row, c), "") for c in self.cols]
+
+
+def make_pivot(runs: Iterable[dict], metric: str, by: str = "backend", title: str = "") -> Pivot:
+    """:func:`pivot` with its leading cells: chunking only when it varies."""
+    runs = list(runs)
+    rows, cols, cells = pivot(runs, metric, by)
     heads = pivot_layout(runs, by)
     keep = [i for i, h in enumerate(heads) if h != "chunking" or len({row[i] for row in rows}) > 1]
-    return [heads[i] for i in keep], lambda row: [str(row[i]) for i in keep]
-
-
-def pivot_markdown(runs: Iterable[dict], metric: str, by: str = "backend") -> str:
-    runs = list(runs)
-    rows, cols, cells = pivot(runs, metric, by)
-    lead_head, lead = _pivot_lead(runs, rows, by)
-    head = lead_head + cols
-    out = ["| " + " | ".join(head) + " |", "|---" * (len(head) - len(cols)) + "|---:" * len(cols) + "|"]
-    for row in rows:
-        out.append("| " + " | ".join(lead(row) + [cells.get((row, c), "") for c in cols]) + " |")
-    return "\n".join(out) + "\n"
-
-
-def pivot_table(runs: Iterable[dict], metric: str, title: str = "", by: str = "backend"):
-    from rich.markup import escape
-    from rich.table import Table
-    runs = list(runs)
-    rows, cols, cells = pivot(runs, metric, by)
-    heads = pivot_layout(runs, by)
-    t = Table(title=title or metric, title_justify="left", header_style="bold")
-    t.add_column(escape(" × ".join(["dataset [chunking]"] + heads[2:])), no_wrap=True)
-    for c in cols:
-        t.add_column(c, justify="right")
-    for row in rows:
-        label = f"{row[0]} [{row[1]}]" if row[1] else str(row[0])
-        label = " × ".join([label] + [str(v) for v in row[2:] if v is not None])
-        t.add_row(escape(label), *(cells.get((row, c), "") for c in cols))
-    return t
+    return Pivot(metric, by, [heads[i] for i in keep], rows, cols, cells,
+                 lambda row: [str(row[i]) for i in keep], title or metric)

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..results import CELL_SIZE, DATA_AXES, cell_axes, run_label
 from ..runner import RunRecord
-from .formats import THROTTLE_MARK, fmt_count, fmt_error, fmt_number, fmt_spread
+from .formats import THROTTLE_MARK, fmt_count, fmt_error, fmt_number, fmt_seconds, fmt_spread
 
 
 def _getter(r):
@@ -87,3 +87,44 @@ def runs_and_doc(doc_or_runs) -> tuple:
     if isinstance(doc_or_runs, dict):
         return doc_or_runs["runs"], doc_or_runs
     return [r.to_dict() if isinstance(r, RunRecord) else r for r in doc_or_runs], None
+
+
+def notes(runs: list) -> list:
+    """One line per run with something to say: reasons, sampling, throttling."""
+    out = []
+    for r in runs:
+        info = r.get("info") or {}
+        bits = []
+        if r.get("reason"):
+            bits.append(r["reason"])
+        if info.get("timing_note"):  # a peer's own timing boundaries
+            bits.append(info["timing_note"])
+        if info.get("throttled"):
+            lo, hi = info.get("sm_clock_mhz_min"), info.get("sm_clock_mhz_max")
+            clocks = f" (SM clock {lo:.0f}-{hi:.0f} MHz)" if lo is not None and hi is not None \
+                else ""
+            bits.append(f"throttled{clocks}")
+        if r.get("max_abs_err_expected") is not None:
+            bits.append(f"max err vs the file's expected values {fmt_error(r['max_abs_err_expected'])}")
+        if r.get("sampled") and r["status"] == "mismatch":
+            bits.append(f"cross-check sampled: {r.get('n_checked')} of {r.get('pairs')} items")
+        if r.get("speedup_basis") == "reference_s":
+            bits.append("vs ref*: against one cold pass of the reference (it did not run here)")
+        load = info.get("db_load_s")
+        if load:
+            nbytes, h2d = info.get("db_load_bytes"), load.get("h2d")
+            rate = f", {nbytes / h2d / 1e9:.1f} GB/s of {nbytes / 1e6:.0f} MB" \
+                if nbytes and h2d else ""
+            bits.append(f"db load {fmt_seconds(sum(load.values()))} (prep "
+                        f"{fmt_seconds(load.get('prep'))}, h2d {fmt_seconds(h2d)}{rate}), "
+                        "once per database: a first search costs db load + total")
+        if bits:
+            out.append((r["backend"], r["status"], "; ".join(bits)))
+    return out
+
+
+def header_line(doc: dict) -> str:
+    host = doc.get("host", {})
+    devs = ", ".join(f"{d.get('api')}: {d.get('name')}" for d in doc.get("devices", []))
+    return (f"hmmbench {doc.get('hmmbench_version')} | {doc.get('created')} | "
+            f"host {host.get('cpu', '?')} | devices: {devs or '-'}")
