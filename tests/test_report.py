@@ -149,6 +149,9 @@ def test_stage_spread_min_median_max():
     assert report.fmt_spread(0.0631, 0.0628, 0.095) == "63.1 ms (62.8–95)"
     assert report.fmt_spread(0.0631, 0.06311, 0.06309) == "63.1 ms"   # same at 3 digits
     assert report.fmt_spread(0.0631) == "63.1 ms" and report.fmt_spread(0, 0, 0) == "0"
+    # the spread in the median's unit and digits, never an exponent
+    assert report.fmt_spread(202e-6, 146e-6, 8.524e-3) == "202 µs (146–8520)"
+    assert report.fmt_spread(1.5e-3, 0.8e-6, 2e-3) == "1.5 ms (0.0008–2)"
     r = record("cuda-fast")
     r.timing_min_s = dict(r.timing_s, kernel=4.9e-3, total=6.5e-3)
     r.timing_max_s = dict(r.timing_s, kernel=7.5e-3, total=1.1e-2)

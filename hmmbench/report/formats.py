@@ -27,14 +27,25 @@ def fmt_seconds(s) -> str:
     return f"{s * scale:.3g} {unit}"
 
 
+def _fixed(x: float, digits: int = 3) -> str:
+    """``digits`` significant digits without an exponent (8524 -> "8520", 0.0123 -> "0.0123"),
+    trailing zeros dropped as %g does."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    decimals = digits - 1 - math.floor(math.log10(abs(x)))
+    text = f"{round(x, decimals):.{max(decimals, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def fmt_spread(median, lo=None, hi=None) -> str:
-    """A stage's median with the min-max of the timed passes in the median's unit, when they
-    differ from it at the shown precision: "63.1 ms (62.8–95)"."""
+    """A stage's median with the min-max of the timed passes in the median's unit and to the
+    same three significant digits, never as an exponent, when they differ from it:
+    "63.1 ms (62.8–95)", "202 µs (146–8520)"."""
     text = fmt_seconds(median)
     if not median or lo is None or hi is None:
         return text
     scale, _ = _time_unit(median)
-    low, mid, high = (f"{x * scale:.3g}" for x in (lo, median, hi))
+    low, mid, high = (_fixed(x * scale) for x in (lo, median, hi))
     return text if low == mid == high else f"{text} ({low}–{high})"
 
 
