@@ -28,12 +28,14 @@ class Column:
     """One column. ``key``: names what a row is (backend, dataset): repeated in every part when
     a narrow terminal splits the table, never cut. ``wrap``: free text (notes, reasons) that may
     wrap at words. ``priority``: lower shows first when the table is split (0: must stay in the
-    first part: GCUPS, status, verdict)."""
+    first part: GCUPS, status, verdict). ``name_header``: the header is a name (a pivot's
+    backend), kept on one line."""
     header: str
     right: bool = False
     key: bool = False
     wrap: bool = False
     priority: int = 5
+    name_header: bool = False
 
 
 @dataclass

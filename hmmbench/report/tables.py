@@ -53,13 +53,15 @@ def pivot_listing(p, transpose: bool = False) -> Listing:
     per row label (narrow terminals: long backend names read better down than across)."""
     if not transpose:
         t = Listing(p.title, [Column(h, key=True) for h in p.heads]
-                    + [Column(p.label(c), right=True, priority=0) for c in p.cols], name="pivot")
+                    + [Column(p.label(c), right=True, priority=0, name_header=True)
+                       for c in p.cols], name="pivot")
         for row in p.rows:
             t.add(*p.row_cells(row))
         return t
     labels = [" ".join(x for x in p.lead(row) if x not in ("", "None")) for row in p.rows]
     t = Listing(p.title, [Column(p.by, key=True)]
-                + [Column(label, right=True, priority=0) for label in labels], name="pivot")
+                + [Column(label, right=True, priority=0, name_header=True)
+                   for label in labels], name="pivot")
     for c in p.cols:
         t.add(p.label(c), *(p.cells.get((row, c), "") for row in p.rows))
     return t

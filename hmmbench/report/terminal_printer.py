@@ -59,7 +59,7 @@ class _Col:
     def __init__(self, index: int, column, values: list):
         self.index, self.column = index, column
         widest = max((_width(v) for v in values), default=0)
-        words = column.header.split()
+        words = [column.header] if column.name_header else column.header.split()
         longest_word = max((_width(w) for w in words), default=0)
         if column.wrap:
             self.width = max(min(max(widest, _width(column.header)), WRAP_MIN), longest_word)
