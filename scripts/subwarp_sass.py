@@ -23,8 +23,8 @@ from collections import Counter
 
 from hmmbench import registry
 from hmmbench.apis import cuda as glue
-from hmmbench.pairhmm.subwarp_build import FP32_OPS, SOURCE, wavefront_loop
-from hmmbench.pairhmm.subwarp_layout import make_bins
+from hmmbench.pairhmm.subwarp.build import FP32_OPS, SOURCE, wavefront_loop
+from hmmbench.pairhmm.subwarp.layout import make_bins
 
 LENGTHS = (32, 64, 128, 160, 192, 256, 320, 384, 448, 512, 640, 768, 896, 1024)
 STEPS = 4            # wavefront steps per loop iteration (the kernel's unroll)

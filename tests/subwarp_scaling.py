@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hmmbench.pairhmm.cuda_subwarp import DEFAULT_BINS, DEFAULT_LONG, make_bins  # noqa: E402
+from hmmbench.pairhmm.subwarp.cuda import DEFAULT_BINS, DEFAULT_LONG, make_bins  # noqa: E402
 from hmmbench.pairhmm.model import LOG10_C32, PairSet  # noqa: E402
-from hmmbench.pairhmm.subwarp_layout import f32_floors  # noqa: E402
+from hmmbench.pairhmm.subwarp.layout import f32_floors  # noqa: E402
 
 F32, F64 = np.float32, np.float64
 PAD, N_CODE = 5, 4

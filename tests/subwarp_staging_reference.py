@@ -1,5 +1,5 @@
 """The general sub-warp staging by array name, kept as the tests' reference: the production
-staging (``hmmbench.pairhmm.subwarp_staging``: ``whole_offsets``/``stage_whole`` for a small call,
+staging (``hmmbench.pairhmm.subwarp.staging``: ``whole_offsets``/``stage_whole`` for a small call,
 ``chunk_offsets``/``stage_chunk_part`` per chunk) must write the same bytes at the same offsets."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from hmmbench.pairhmm.model import PairSet
-from hmmbench.pairhmm.subwarp_staging import STAGED
+from hmmbench.pairhmm.subwarp.staging import STAGED
 
 #: Staging tasks of a chunk (worker threads): the big byte arrays alone, the rest together.
 STAGE_TASKS = (("read_bases",), ("base_qual",), ("ins_qual",), ("del_qual",), ("gcp_qual",),

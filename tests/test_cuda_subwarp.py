@@ -17,14 +17,14 @@ import pytest
 from cpu_reference.pairhmm import forward_log10
 from hmmbench import registry
 from hmmbench.apis import cuda as glue
-from hmmbench.pairhmm import cuda_subwarp as sw
-from hmmbench.pairhmm import cuda_subwarp_variants as swv
-from hmmbench.pairhmm.subwarp_layout import SMALL_INPUT_PAIRS
+from hmmbench.pairhmm.subwarp import cuda as sw
+from hmmbench.pairhmm.subwarp import variants as swv
+from hmmbench.pairhmm.subwarp.layout import SMALL_INPUT_PAIRS
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import C64, LOG10_C64, Batch, PairSet, Read, pack
-from hmmbench.pairhmm.subwarp_staging import (CHUNK_PARTS, chunk_offsets, int_views,
+from hmmbench.pairhmm.subwarp.staging import (CHUNK_PARTS, chunk_offsets, int_views,
                                               stage_chunk_part)
 from pairgen import deep_pairs, ragged_pairs
 from subwarp_staging_reference import STAGE_TASKS, staging_offsets
@@ -371,7 +371,7 @@ def _queued_between(ps, ref, sel, queued: int) -> bool:
     """Whether ``queued`` pairs lie between the pairs of ``sel`` a decade under their floor
     (``f32_floors``, with C = 2^120) and those a decade over it."""
     from hmmbench.pairhmm.model import LOG10_C32
-    from hmmbench.pairhmm.subwarp_layout import f32_floors
+    from hmmbench.pairhmm.subwarp.layout import f32_floors
     floor = np.log10(f32_floors(ps)[sel]) - LOG10_C32  # the floor as a likelihood
     return int(np.sum(ref[sel] < floor - 1)) <= queued <= int(np.sum(ref[sel] < floor + 1))
 
@@ -639,7 +639,7 @@ def test_small_calls_give_the_full_paths_results_bit_for_bit(name):
     (three layout launches, bins on their streams): the same results, fallbacks and bins; from
     MANY_ITEMS items the small path's layout is the three launches too (a ragged set of
     ~9k pairs)."""
-    from hmmbench.pairhmm.subwarp_small import MANY_ITEMS
+    from hmmbench.pairhmm.subwarp.small import MANY_ITEMS
     small = {x.name: x for x in swv.backends()}[name]
     full = {x.name: x for x in swv.backends()}[name]
     full.small_below = 0

@@ -86,10 +86,10 @@ def test_opencl_subwarp_identical_with_calls_in_flight():
 
 
 class Batched(ToyBackend):
-    """A toy backend whose calls in flight run as one (hmmbench.pairhmm.batched_calls)."""
+    """A toy backend whose calls in flight run as one (hmmbench.pairhmm.subwarp.batched)."""
 
     def __init__(self):
-        from hmmbench.pairhmm.batched_calls import CallBatches
+        from hmmbench.pairhmm.subwarp.batched import CallBatches
         super().__init__("batched", fallback=2)
         self.sizes, self._batches = [], CallBatches(self.run_one)
 
@@ -124,7 +124,7 @@ def test_calls_in_flight_run_as_one_call_and_split_back(in_flight, sizes):
 
 
 def test_a_failed_batch_fails_each_of_its_calls_without_running_again():
-    from hmmbench.pairhmm.batched_calls import CallBatches
+    from hmmbench.pairhmm.subwarp.batched import CallBatches
     runs = []
 
     def run_one(pairs):
@@ -145,7 +145,7 @@ def test_opencl_subwarp_batched_in_flight_is_the_calls_alone():
     """opencl-subwarp with calls in flight merged (batch_calls, as cuda-subwarp-batched): the
     results of the calls one by one (the merged calls' tier may differ: within 1e-5)."""
     from test_opencl_subwarp import DEVICES
-    from hmmbench.pairhmm.opencl_subwarp import SubwarpOpenCL
+    from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL
     if not DEVICES:
         pytest.skip("no usable OpenCL device")
     alone = SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0])

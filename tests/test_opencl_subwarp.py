@@ -12,8 +12,8 @@ from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import opencl as opencl_api
 from hmmbench.pairhmm import datasets
 from hmmbench.pairhmm.model import Batch, Read, pack
-from hmmbench.pairhmm.opencl_subwarp import SubwarpOpenCL, backends
-from hmmbench.pairhmm.subwarp_layout import Bin, table_bytes
+from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL, backends
+from hmmbench.pairhmm.subwarp.layout import Bin, table_bytes
 
 TOLERANCE = 1e-4  # max |delta log10| against the float64 reference, as every Pair-HMM backend
 
@@ -125,7 +125,7 @@ def test_work_groups_shrink_until_the_emission_table_fits_local_memory():
 
 
 def test_registered_with_the_cuda_twins_bins():
-    from hmmbench.pairhmm.cuda_subwarp_variants import backends as cuda_backends
+    from hmmbench.pairhmm.subwarp.variants import backends as cuda_backends
     ocl_exp, ocl_batched, ocl = backends()
     cuda = cuda_backends()[0]
     assert ocl.name == "opencl-subwarp-f64rescue" and ocl.family == cuda.family == "subwarp"

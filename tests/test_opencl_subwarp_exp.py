@@ -13,7 +13,7 @@ import subwarp_scaling as emu
 from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import opencl as opencl_api
 from hmmbench.pairhmm.model import PairSet
-from hmmbench.pairhmm.opencl_subwarp import SubwarpOpenCLExp
+from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCLExp
 from pairgen import deep_pairs, ragged_pairs
 
 TOL = 1e-4

@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 
 from hmmbench.apis import cuda as glue
-from hmmbench.pairhmm import cuda_subwarp as sw
-from hmmbench.pairhmm import cuda_subwarp_variants as swv
+from hmmbench.pairhmm.subwarp import cuda as sw
+from hmmbench.pairhmm.subwarp import variants as swv
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.chunking import launches
 from hmmbench.pairhmm.model import Batch, PairSet, Read, pack
-from hmmbench.pairhmm.subwarp_staging import (
+from hmmbench.pairhmm.subwarp.staging import (
     CHUNK_PARTS, STAGED, STREAM_ORDER, chunk_offsets, int_views, part_ranges, stage_chunk_part,
     stage_whole, whole_offsets)
-from hmmbench.pairhmm.subwarp_call import SubwarpHandle
-from hmmbench.pairhmm.subwarp_device import MAX_LANES, Lanes
+from hmmbench.pairhmm.subwarp.call import SubwarpHandle
+from hmmbench.pairhmm.subwarp.device import MAX_LANES, Lanes
 from hmmbench.runner.cell import run_launches
 from pairgen import deep_pairs, ragged_pairs
 from subwarp_staging_reference import STAGE_TASKS, chunk_sources, stage, staging_offsets
@@ -284,7 +284,7 @@ def test_each_chunk_is_held_until_its_launches_are_enqueued(fake_cuda, monkeypat
     host releases only once the chunk's last launch is enqueued (so no host gap falls between
     the events that time its kernels); tickets grow across chunks and calls; a chunk enqueued
     behind unfinished work is not held; gate_chunks 0 launches no gate."""
-    from hmmbench.pairhmm.subwarp_device import DeviceResources
+    from hmmbench.pairhmm.subwarp.device import DeviceResources
     released = []
     release = DeviceResources.release
 
@@ -385,7 +385,7 @@ def test_a_large_call_of_one_chunk_stages_with_the_threads(fake_cuda, monkeypatc
     """From POOL_FROM_PAIRS pairs a call of one chunk is staged by the worker threads and
     streamed part by part, as a multi-chunk call's first chunk (its bytes are the same as one
     copy of the slot staged by the calling thread); under it, by the calling thread alone."""
-    from hmmbench.pairhmm import subwarp_call
+    from hmmbench.pairhmm.subwarp import call as subwarp_call
     pairs = resolve("shape-100x150@70000").load()
     assert pairs.n_pairs >= subwarp_call.POOL_FROM_PAIRS
     got = {}
@@ -406,7 +406,7 @@ def test_a_large_call_of_one_chunk_stages_with_the_threads(fake_cuda, monkeypatc
 def test_a_failing_staging_task_of_the_first_chunk_raises_in_the_call(fake_cuda, monkeypatch):
     """A task staging the first chunk by thread that fails (here on the third array) opens
     every gate it holds, so the call raises its error instead of waiting for ever."""
-    import hmmbench.pairhmm.subwarp_call as call_mod
+    import hmmbench.pairhmm.subwarp.call as call_mod
     real = call_mod.stage_chunk_part
 
     def failing(*args):
@@ -554,7 +554,7 @@ def test_a_small_call_of_many_pairs_runs_its_bins_side_by_side(fake_cuda):
     the main stream before the recompute, whose queues after the first run on side streams
     too (``chain_queues`` 0; by default each queue follows its bin: the next test);
     -nostreams and smaller calls keep one stream."""
-    from hmmbench.pairhmm.subwarp_small import SIDE_BINS_FROM
+    from hmmbench.pairhmm.subwarp.small import SIDE_BINS_FROM
     ps = _two_bins()
     assert ps.n_pairs >= SIDE_BINS_FROM
     by = {x.name: x for x in swv.backends()}
@@ -702,7 +702,7 @@ def test_recompute_counts_take_float64_pairs_from_each_queues_last_level():
     """Queue heads {first, count}: per chunk the n_bins queues, then their second level. A
     cascade's first level counts float32 recomputes with exponents, its second float64 ones; a
     plain queue's first level counts float64 ones."""
-    from hmmbench.pairhmm.subwarp_rescue import recompute_counts
+    from hmmbench.pairhmm.subwarp.rescue import recompute_counts
     nb = 3
     heads = np.zeros((2, 2, nb, 2), np.int32)   # two chunks
     heads[..., 0] = 99                          # first slots: not counts
@@ -744,7 +744,7 @@ def test_bins_without_exponents_up_to_512_cascade_through_one_p32k16_tile():
     tile (``exp_config``). Bins with exponents, or whose reads that tile cannot hold, keep a
     plain double queue; with exponents over 256 one multi-tile queue is left."""
     from hmmbench import registry
-    from hmmbench.pairhmm.subwarp_rescue import EXP_TILE, exp_config, plan_kernels
+    from hmmbench.pairhmm.subwarp.rescue import EXP_TILE, exp_config, plan_kernels
     bins = sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 2000)
     for name, top in (("cuda-subwarp", 512), ("cuda-subwarp-exp-above[exp_above=448]", 448),
                       ("cuda-subwarp-exp-above[exp_above=640]", 512)):
@@ -865,7 +865,7 @@ def test_a_small_call_of_many_items_lays_out_as_the_full_path(fake_cuda):
     its layout is the full path's memset and count, scan and scatter launches (grids and
     arguments alike) instead of one block; the same bytes up, the same bins and recompute
     launches, and at most half the full path's events, waits and time queries."""
-    from hmmbench.pairhmm.subwarp_small import MANY_ITEMS
+    from hmmbench.pairhmm.subwarp.small import MANY_ITEMS
     pairs = launches(resolve("1m").load(), "merged")[0]
     b = swv.backends()[0]   # one backend, one lane: the same device buffers on both paths
     assert MANY_ITEMS <= pairs.n_pairs < b.small_below
@@ -915,7 +915,7 @@ def test_a_small_calls_bin_grids_need_no_count(fake_cuda, monkeypatch, name):
     the bound (the kernels' n_max) and a grid of the fewer of those items' blocks and the
     blocks the GPU holds at once; it counts the items per bin (info's bins, the full path's
     counts) only after its last driver call but the wait."""
-    from hmmbench.pairhmm import subwarp_small
+    from hmmbench.pairhmm.subwarp import small as subwarp_small
     pairs = {"1m-merged": lambda: launches(resolve("1m").load(), "merged")[0],
              "10s": lambda: resolve("shape-100x150@3000").load(),
              "region": lambda: launches(resolve("1m").load(), "original")[3]}[name]()
@@ -1003,7 +1003,7 @@ def test_a_chunked_call_stages_chunk_0_alone_before_the_others(fake_cuda, monkey
     """What the GPU waits for first, chunk 0, is staged with no other chunk's task beside it
     (every thread and the memory bandwidth on it); every chunk's tasks run once each."""
     import threading
-    from hmmbench.pairhmm.subwarp_call import SubwarpCall
+    from hmmbench.pairhmm.subwarp.call import SubwarpCall
     seen, lock = [], threading.Lock()
 
     def logged(method):
@@ -1193,7 +1193,7 @@ def test_a_large_small_call_uploads_its_sequences_from_the_pairsets_arrays(fake_
     page-locked slot (prep stages only those): every byte the staged call's one upload carries
     outside the padding lands at the same device offset, and the results are the same; 10s
     (0.13 MB) keeps the one upload."""
-    from hmmbench.pairhmm.subwarp_small import PAGEABLE_FROM_BYTES
+    from hmmbench.pairhmm.subwarp.small import PAGEABLE_FROM_BYTES
     pairs = launches(resolve("1m").load(), "merged")[0]
     assert 5 * pairs.read_bases.nbytes + pairs.hap_bases.nbytes >= PAGEABLE_FROM_BYTES
     b = swv.backends()[0]
@@ -1228,7 +1228,7 @@ def test_a_small_call_from_graph_from_pairs_replays_its_launches_from_a_graph(fa
     prepared launch, the same kernels and arguments. The graph's arguments are the same for
     every call of its size class: the layout takes -1 for its counts (staged after meta), the
     bins' bounds and grids come from the unit count's class."""
-    from hmmbench.pairhmm.subwarp_staging import size_class
+    from hmmbench.pairhmm.subwarp.staging import size_class
     ps = launches(resolve("10s").load(), "merged")[0]
     b = swv.backends()[0]
     first = b.run(ps)
@@ -1264,7 +1264,7 @@ def test_the_counts_a_graph_call_stages_after_meta(fake_graphs):
     drv = fake_graphs[0].drv
     up = np.frombuffer(drv.uploads[-1], np.uint8)
     plan = b._plan(ps, int(ps.read_lengths.max()))
-    from hmmbench.pairhmm.subwarp_staging import class_offsets
+    from hmmbench.pairhmm.subwarp.staging import class_offsets
     offs = class_offsets(ps, len(plan.meta) + 2)[0]
     words = up[offs[11]:offs[11] + 4 * (len(plan.meta) + 2)].view(np.int32)
     assert list(words[:len(plan.meta)]) == list(plan.meta)
@@ -1278,7 +1278,7 @@ def test_a_graph_serves_another_call_of_its_size_class_and_goes_with_its_lanes_b
     """Two sets of different sizes in the same size classes (and plan) share one graph (the
     second call captures nothing); a set of another class captures its own; a lane whose
     buffers move destroys its graphs."""
-    from hmmbench.pairhmm.subwarp_staging import class_offsets, size_class
+    from hmmbench.pairhmm.subwarp.staging import class_offsets, size_class
     full = resolve("1m").load()
     regions = launches(full, "original")
     # joined regions: a few prefixes, grouped by their graph keys

@@ -65,8 +65,8 @@ def test_the_cascades_queue_configurations_hold_short_underflowing_pairs_in_floa
     recomputed by the queue configurations (k = 8, p16 up to 128, p32 up to 256) with exponents:
     with GATK's gap penalty none goes on to float64 (the same on 10s's 24 and 1m's 68 such
     pairs: 8903acf:docs/evidence/subwarp-cascade-emulation.json)."""
-    from hmmbench.pairhmm import cuda_subwarp as sw
-    from hmmbench.pairhmm import cuda_subwarp_variants as swv
+    from hmmbench.pairhmm.subwarp import cuda as sw
+    from hmmbench.pairhmm.subwarp import variants as swv
     ps = deep_pairs(11, 96, length=(100, 257), gcp_q=(10, 11))
     b = swv.backends()[0]
     queue_bins, _, cascade = b.queue_plan(b.bins_for(ps))
@@ -105,7 +105,7 @@ def test_the_low_floor_keeps_sums_down_to_1e33_exact_at_insertion_qualities_up_t
     1e-33 when its read's insertion qualities are at most Q50 (f32_floors): every pair kept is
     within 1e-4, pairs between 1e-33 and 1e-28 among them; under the floor X = s M reaches
     float32's denormals and results drift (what the floor guards)."""
-    from hmmbench.pairhmm.subwarp_layout import F32_LOW_FLOOR, f32_floors
+    from hmmbench.pairhmm.subwarp.layout import F32_LOW_FLOOR, f32_floors
     ps = _with_insertion_quality(generate_fixed(512, 512, 256, seed=4), 50)
     assert np.all(f32_floors(ps) == F32_LOW_FLOOR)
     ref = forward_log10(ps, "float64")
@@ -124,7 +124,7 @@ def test_reads_with_higher_insertion_qualities_keep_gatks_1e28():
     """At Q93 the floor is 1e-28 (where the results still hold) and results under 1e-30 drift:
     the low floor would not hold there."""
     from hmmbench.pairhmm.model import F32_MIN_ACCEPTED as F32_GATK_FLOOR
-    from hmmbench.pairhmm.subwarp_layout import f32_floors
+    from hmmbench.pairhmm.subwarp.layout import f32_floors
     ps = _with_insertion_quality(generate_fixed(512, 512, 256, seed=4), 93)
     assert np.all(f32_floors(ps) == F32_GATK_FLOOR)
     ref = forward_log10(ps, "float64")
@@ -141,7 +141,7 @@ def test_the_floor_is_each_reads_own():
     at most Q50; GATK's for any other read (one of Q51, or 256 bases or fewer)."""
     from hmmbench.pairhmm.model import Batch, Read, pack
     from hmmbench.pairhmm.model import F32_MIN_ACCEPTED as F32_GATK_FLOOR
-    from hmmbench.pairhmm.subwarp_layout import F32_LOW_FLOOR, f32_floors
+    from hmmbench.pairhmm.subwarp.layout import F32_LOW_FLOOR, f32_floors
 
     def read(head: bytes, n: int = 300) -> Read:   # these insertion qualities, then Q20s
         iq = bytes(q + 33 for q in head) + b"5" * (n - len(head))

@@ -26,9 +26,9 @@ class PairHMM(Workload):
     backend_specs = (
         "cpu_reference.pairhmm.backends:backends",
         "hmmbench.pairhmm.cuda:backends",
-        "hmmbench.pairhmm.cuda_subwarp_variants:backends",
+        "hmmbench.pairhmm.subwarp.variants:backends",
         "hmmbench.pairhmm.opencl:backends",
-        "hmmbench.pairhmm.opencl_subwarp:backends",
+        "hmmbench.pairhmm.subwarp.opencl:backends",
         "hmmbench.pairhmm.peers:backends",
     )
 

@@ -1,6 +1,6 @@
 """Sub-warp Pair-HMM: length bins, configuration choice and the host layout (API-free).
 
-Shared by ``cuda-subwarp`` (``cuda_subwarp.py``) and ``opencl-subwarp`` (``opencl_subwarp.py``):
+Shared by ``cuda-subwarp`` (``cuda.py``) and ``opencl-subwarp`` (``opencl.py``):
 a group of ``p`` work-items aligns one read to every haplotype of its batch, each keeping ``k``
 read rows in registers, so one group covers reads up to ``p*k``. Work items are partitioned by
 read length into bins (each runs the (p, k) kernel specialized for it) and ordered inside a bin by
@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .model import F32_MIN_ACCEPTED, PairSet
+from ..model import F32_MIN_ACCEPTED, PairSet
 
 PAD_CODE = 5
 N_CODES = 6

@@ -5,7 +5,7 @@ Kernel: ``kernels_opencl/pairhmm/subwarp.cl``, OpenCL's spelling of the body it 
 CUDA twin (``kernels_common/pairhmm/subwarp.h``): a group of ``p`` work-items aligns one read to
 every haplotype of its batch, ``k`` read rows per work-item in registers, the emission table in
 local memory. Bins, their (p, k) and the work items come from the same host layout step as the
-CUDA twin (``subwarp_layout.py``: ``choose_bins``, ``host_layout``); each bin runs the kernel
+CUDA twin (``layout.py``: ``choose_bins``, ``host_layout``); each bin runs the kernel
 specialized for it with defines (PyOpenCL's program cache through ``DeviceKit``).
 
 How a group hands its last row on (``params["path"]``), per device:
@@ -21,7 +21,7 @@ Differences from the CUDA host, all outside the kernel: the layout runs on the h
 the whole input goes in one upload (no chunk pipeline), and the float64 rescue follows the other
 OpenCL backends: the host applies ``cpu_reference.pairhmm.finish_float32``'s 1e-28 rule to the
 raw float sums and recomputes the pairs below it with a double build of the same kernel (the
-configurations of ``subwarp_rescue.recompute_queues``), or on the CPU where the device has no fp64.
+configurations of ``rescue.recompute_queues``), or on the CPU where the device has no fp64.
 """
 from __future__ import annotations
 
@@ -30,15 +30,15 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
-from ..backend import Backend
-from .batched_calls import CallBatches
-from .model import LOG10_C32, LOG10_C64, PairSet
-from .opencl import Layout, OpenCLBackend
-from .subwarp_layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
+from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
+from ...backend import Backend
+from .batched import CallBatches
+from ..model import LOG10_C32, LOG10_C64, PairSet
+from ..opencl import Layout, OpenCLBackend
+from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
                              THREADS_PER_BLOCK, Bin, choose_bins, host_layout, sw_scaled,
                              table_bytes, tiers_param, tiers_table)
-from .subwarp_rescue import recompute_queues
+from .rescue import recompute_queues
 
 SOURCE = "pairhmm/subwarp.cl"
 #: The kernel's global arrays after (items, range, n_max), as the layout names them.
@@ -68,7 +68,7 @@ class SubwarpOpenCL(OpenCLBackend):
                          long_config=long_config, exchange=exchange,
                          small_tiers=tiers_param(small_tiers),
                          **({"batch_calls": True} if batch_calls else {}))
-        # calls in flight run as one call (batched_calls.py), as cuda-subwarp-batched
+        # calls in flight run as one call (batched.py), as cuda-subwarp-batched
         self._batches = CallBatches(self.run) if batch_calls else None
         self.description = description
         self._bins_table = tuple(tuple(b) for b in bins)

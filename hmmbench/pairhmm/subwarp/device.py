@@ -6,16 +6,16 @@ Calls in flight (``hmmbench run --in-flight N``): each outstanding call needs a 
 :class:`Lane` (resources + pinned staging slots); :class:`Lanes` hands them out round-robin and
 gives a lane to a new call only once the lane's previous call has been collected;
 :func:`sized_lane` gives a lane's buffers and streams for calls of given sizes (both call paths,
-``subwarp_call`` and ``subwarp_small``)."""
+``call`` and ``small``)."""
 from __future__ import annotations
 
 from typing import Callable, Optional
 
 import numpy as np
 
-from ..apis import cuda as glue
-from .subwarp_layout import MAX_P, THREADS_PER_BLOCK, Bin
-from .subwarp_staging import StagingSlots, headroom
+from ...apis import cuda as glue
+from .layout import MAX_P, THREADS_PER_BLOCK, Bin
+from .staging import StagingSlots, headroom
 
 #: Lanes at most (calls in flight on one backend); a call beyond waits for the oldest.
 MAX_LANES = 16

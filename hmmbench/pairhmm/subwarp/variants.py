@@ -1,4 +1,4 @@
-"""The ``cuda-subwarp`` variants and families of ``SubwarpBackend`` (``cuda_subwarp.py``).
+"""The ``cuda-subwarp`` variants and families of ``SubwarpBackend`` (``cuda.py``).
 
 Variants (each switches one design element off, so ``hmmbench run`` shows what it buys):
 ``cuda-subwarp`` (auto bins, exponents), ``-f64rescue`` (no exponents: the float64 recompute of
@@ -13,10 +13,10 @@ start).
 """
 from __future__ import annotations
 
-from ..backend import Backend
-from ..errors import UserError
-from .cuda_subwarp import SubwarpBackend
-from .subwarp_layout import (DEFAULT_BINS, GATKFORM_BINS, NOTABLE_BINS, RECURRENCES,
+from ...backend import Backend
+from ...errors import UserError
+from .cuda import SubwarpBackend
+from .layout import (DEFAULT_BINS, GATKFORM_BINS, NOTABLE_BINS, RECURRENCES,
                              SMALL_TIERS, SUPPORTED_K, SUPPORTED_P)
 
 
@@ -79,7 +79,7 @@ def families() -> list:
     one bin's kernel under a register cap (and, with exponents, another check interval, shift or
     code window): ``-b 'cuda-subwarp-regcap[hi=896,max_regs=224]'``, ``--axis exp_every=16,24``,
     ``--axis exp_shift=on,off``."""
-    from ..registry import BackendFamily
+    from ...registry import BackendFamily
     return [BackendFamily("cuda-subwarp-fixed", {"p": SUPPORTED_P, "k": SUPPORTED_K},
                           {"p": 8, "k": 16}, fixed_pk,
                           alias=lambda q: f"cuda-subwarp-p{q['p']}k{q['k']}",

@@ -7,9 +7,9 @@ import re
 from collections import Counter
 from typing import Optional, Sequence
 
-from ..apis import cuda as glue
-from .subwarp_layout import make_bins
-from .subwarp_rescue import plan_kernels
+from ...apis import cuda as glue
+from .layout import make_bins
+from .rescue import plan_kernels
 
 #: the bin kernels and the on-device layout kernels
 SOURCE = "pairhmm/subwarp.cu"

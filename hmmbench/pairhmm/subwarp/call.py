@@ -1,17 +1,17 @@
 """One ``cuda-subwarp`` call on the device: chunks staged by host threads into pinned slots, each
 uploaded on the copy stream, laid out on the GPU, its bins launched on their streams, their
-underflows recomputed by the kernels of their queues (``subwarp_rescue``); the results copied
+underflows recomputed by the kernels of their queues (``rescue``); the results copied
 back once.
 
 :class:`SubwarpCall` holds what one call needs (its chunks, slots, buffers, streams and events)
 so that each step reads as one method: :meth:`enqueue` (upload, :meth:`_layout`, :meth:`_bins`,
 :meth:`_recompute`) per chunk, then :meth:`finish` (the copy back and the stage times). The
-backend (``cuda_subwarp.SubwarpBackend``) owns the kernels, plans and resources kept across
+backend (``cuda.SubwarpBackend``) owns the kernels, plans and resources kept across
 calls; this object lives for one ``run()``.
 
 A small call (one chunk under the backend's ``small_below`` pairs, e.g. one of 1m's 110
-regions) takes a path of its own, ``subwarp_small.SmallCall`` (one stream, one layout launch,
-five events, one copy back); the two share a lane's buffers (``subwarp_device.sized_lane``).
+regions) takes a path of its own, ``small.SmallCall`` (one stream, one layout launch,
+five events, one copy back); the two share a lane's buffers (``device.sized_lane``).
 """
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ from collections import Counter
 
 import numpy as np
 
-from ..apis import cuda as glue
-from ..backend import Execution
-from .model import PairSet
-from .subwarp_device import sized_lane
-from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout, items_per_bin
-from .subwarp_rescue import DOUBLE, EXP, FLOAT, exp_config, recompute_counts
-from .subwarp_staging import (CHUNK_PARTS, POOL_FROM_PAIRS, PREP_THREADS, STAGED, STAGING_SLOTS,
+from ...apis import cuda as glue
+from ...backend import Execution
+from ..model import PairSet
+from .device import sized_lane
+from .layout import SW_LEVELS, THREADS_PER_BLOCK, bin_cells, host_layout, items_per_bin
+from .rescue import DOUBLE, EXP, FLOAT, exp_config, recompute_counts
+from .staging import (CHUNK_PARTS, POOL_FROM_PAIRS, PREP_THREADS, STAGED, STAGING_SLOTS,
                               STREAM_ORDER, chunk_offsets, headroom, int_views, part_ranges,
                               stage_chunk_part)
 

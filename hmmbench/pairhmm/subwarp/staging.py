@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from .model import PairSet
+from ..model import PairSet
 
 #: Host pipeline: chunks staged ahead (pinned + device slots) and threads preparing them.
 STAGING_SLOTS = 4

@@ -4,12 +4,12 @@ Kernel: ``kernels_cuda/pairhmm/subwarp.cu`` around the body shared with OpenCL,
 ``kernels_common/pairhmm/subwarp.h`` (read its header comment for the recurrence). A group of
 ``p`` threads aligns one read to every haplotype of its batch; each thread keeps ``k`` read rows
 in registers, so one group covers reads up to ``p*k`` (longer reads run as several row tiles).
-Bins, configuration choice and the host's reference layout: ``subwarp_layout.py``; the float64
-rescue's configurations: ``subwarp_rescue.py``; host staging: ``subwarp_staging.py`` (all three
-shared with ``opencl-subwarp``); the device resources kept across calls: ``subwarp_device.py``;
-one call's chunks, launches and stage times: ``subwarp_call.py`` (a small call's:
-``subwarp_small.py``); ahead-of-time builds:
-``subwarp_build.py``.
+Bins, configuration choice and the host's reference layout: ``layout.py``; the float64
+rescue's configurations: ``rescue.py``; host staging: ``staging.py`` (all three
+shared with ``opencl-subwarp``); the device resources kept across calls: ``device.py``;
+one call's chunks, launches and stage times: ``call.py`` (a small call's:
+``small.py``); ahead-of-time builds:
+``build.py``.
 
 Work items: one per read (read, first haplotype of its batch, haplotypes in the batch, index of
 its first pair) -- a batch's pairs are read-major, so a read's pairs are contiguous; inputs under
@@ -26,11 +26,11 @@ On the GPU, ``subwarp_layout.cu`` builds the chunk's items, bins and sort order 
 warp-aggregated atomics, one-block scan, scatter); the bin kernels read their item ranges from
 the device. ``host_layout`` is the host's reference of that layout (tests, bin profile). A call of
 one chunk under ``small_below`` pairs (a per-region call, 10s and 1m merged) takes the small
-call's path instead (``subwarp_small``): one stream, one layout launch (``sw_layout_small``; the
+call's path instead (``small``): one stream, one layout launch (``sw_layout_small``; the
 full path's three from 8,192 items), five events, one copy back -- the host issuing driver calls
 is what bounds such a call; from ``side_bins_from`` pairs its bins, then its recompute queues,
 run side by side. ``cuda-subwarp-batched`` runs the calls a caller keeps in flight
-(``--in-flight N``) as one call (``batched_calls``).
+(``--in-flight N``) as one call (``batched``).
 
 Device side: bins launched on separate streams; float32 with C = 2^120 and, by default, a
 power-of-two exponent per thread beside its values (``SW_EXP_SCALE``), so pairs far below
@@ -41,7 +41,7 @@ bin's configuration and recomputed by a double-precision instantiation specializ
 on its own stream once its bins are done, counts read on the device (``n_fallback`` counts
 them); log10 results are written in place, then copied back once.
 
-Variants and families (what ``hmmbench run`` can select): ``cuda_subwarp_variants.py``.
+Variants and families (what ``hmmbench run`` can select): ``variants.py``.
 """
 from __future__ import annotations
 
@@ -51,26 +51,26 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from ..backend import Backend, Execution, Finished, Limits
-from ..apis import cuda as glue
-from .batched_calls import CallBatches
-from .model import PairSet
+from ...backend import Backend, Execution, Finished, Limits
+from ...apis import cuda as glue
+from .batched import CallBatches
+from ..model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
-from .subwarp_layout import (  # noqa: F401
+from .layout import (  # noqa: F401
     DEFAULT_BINS, DEFAULT_LONG, EXP_BIN_SETTINGS, F32_LOW_FLOOR, F32_LOW_FLOOR_ABOVE,
     F32_LOW_FLOOR_IQ, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE, RECURRENCES,
     SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin, HostLayout,
     PER_PAIR_BELOW, bin_cells, choose_bins, chunk_bounds, exp_switches, host_layout, make_bins,
     read_items, size_tier, sw_scaled, table_bytes, tiers_param, tiers_table)
-from .subwarp_build import (  # noqa: F401
+from .build import (  # noqa: F401
     FP32_OPS, LAYOUT_SOURCE, SOURCE, inner_loop_counts, kernel_specs, precompile, wavefront_loop)
-from .subwarp_call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
-from .subwarp_device import DeviceResources, Lane, Lanes
-from .subwarp_small import (GRAPH_FROM, PAGEABLE_FROM_BYTES, SIDE_BINS_FROM, SMALL_CALL_PAIRS,
+from .call import SubwarpCall, SubwarpHandle, busy_seconds  # noqa: F401
+from .device import DeviceResources, Lane, Lanes
+from .small import (GRAPH_FROM, PAGEABLE_FROM_BYTES, SIDE_BINS_FROM, SMALL_CALL_PAIRS,
                             SmallCall)
-from .subwarp_rescue import (  # noqa: F401
+from .rescue import (  # noqa: F401
     DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, plan_kernels, recompute_queues)
-from .subwarp_staging import (  # noqa: F401
+from .staging import (  # noqa: F401
     PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, headroom)
 
 #: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int): items, range,
@@ -161,7 +161,7 @@ class SubwarpBackend(Backend):
         # the rescue of bins without exponents: float32 with exponents first (subwarp_rescue)
         self._exp_recompute = exp_recompute
         self._streams_on = streams
-        # calls in flight run as one call (batched_calls.py); None: each call on its own lane
+        # calls in flight run as one call (batched.py); None: each call on its own lane
         self._batches = CallBatches(self.run) if batch_calls else None
         self._kernels: dict = {}
         self._plans: dict = {}
@@ -294,7 +294,7 @@ class SubwarpBackend(Backend):
 
     def defines(self, b: Bin, kind: str = FLOAT) -> dict:
         """The kernel's defines for bin (or queue configuration) b: its float32 kernel, the
-        float64 recompute or the float32 recompute with exponents (``subwarp_rescue``)."""
+        float64 recompute or the float32 recompute with exponents (``rescue``)."""
         double = kind == DOUBLE
         d = {"SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double),
              "SW_EMIS_TABLE": int(self._table or double),
@@ -416,7 +416,7 @@ class SubwarpBackend(Backend):
         return begin, res.mark(stream)
 
     def chunk_bounds(self, pairs: PairSet) -> list[tuple[int, int]]:
-        """Batch ranges of about ``call_chunk_pairs`` pairs each (``subwarp_layout.chunk_bounds``)."""
+        """Batch ranges of about ``call_chunk_pairs`` pairs each (``layout.chunk_bounds``)."""
         return chunk_bounds(pairs, self.call_chunk_pairs(pairs), self.ramp_chunks,
                             bool(self.join_tail))
 

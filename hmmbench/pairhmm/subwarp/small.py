@@ -32,14 +32,14 @@ import time
 
 import numpy as np
 
-from ..apis import cuda as glue
-from ..backend import Execution
-from .model import PairSet
-from .subwarp_call import launch_layout
-from .subwarp_device import sized_lane
-from .subwarp_layout import SW_LEVELS, THREADS_PER_BLOCK, items_per_bin
-from .subwarp_rescue import DOUBLE, EXP, exp_config
-from .subwarp_staging import (class_offsets, headroom, int_views, size_class, stage_whole,
+from ...apis import cuda as glue
+from ...backend import Execution
+from ..model import PairSet
+from .call import launch_layout
+from .device import sized_lane
+from .layout import SW_LEVELS, THREADS_PER_BLOCK, items_per_bin
+from .rescue import DOUBLE, EXP, exp_config
+from .staging import (class_offsets, headroom, int_views, size_class, stage_whole,
                                whole_offsets)
 
 _BLOCK = (THREADS_PER_BLOCK, 1, 1)

@@ -17,8 +17,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..backend import Execution
-from .model import PairSet
+from ...backend import Execution
+from ..model import PairSet
 
 
 class CallBatches:

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .subwarp_layout import MAX_P, SUPPORTED_P, Bin
+from .layout import MAX_P, SUPPORTED_P, Bin
 
 #: A kernel's kind: a bin's float32 kernel, the float64 recompute of a queue, or the float32
 #: recompute with exponents of a cascaded queue.
