@@ -255,7 +255,7 @@ def test_end_to_end_with_the_numpy_backends(tmp_path):
 
 def test_unknown_opencl_device_exit_2(capsys, monkeypatch):
     pytest.importorskip("pyopencl", reason="pyopencl not installed")
-    from hmmbench.pairhmm import opencl
+    from hmmbench.pairhmm.intertask import opencl
     from hmmbench.apis import opencl as opencl_api
     try:
         opencl_api.choose_device()

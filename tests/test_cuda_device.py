@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cpu_reference.pairhmm import forward_log10
-from hmmbench.pairhmm import cuda
+from hmmbench.pairhmm.intertask import cuda
 from hmmbench.apis import cuda as cuda_api
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import Batch, PairSet, Read, empty_pairset, pack

@@ -7,8 +7,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from hmmbench.pairhmm import layouts
-from hmmbench.pairhmm import cuda
+from hmmbench.pairhmm.intertask import layout as layouts
+from hmmbench.pairhmm.intertask import cuda
 from hmmbench.apis import cuda as cuda_api
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.model import Batch, Read, pack

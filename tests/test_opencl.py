@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hmmbench.pairhmm import opencl
+from hmmbench.pairhmm.intertask import opencl
 from hmmbench.apis import opencl as opencl_api
 from hmmbench.pairhmm.datasets.blockfmt import load_block
 from hmmbench.pairhmm.model import Batch, Read, pack
@@ -314,7 +314,7 @@ def test_sorted_interleaved_layout_places_every_base():
 
 def test_cuda_and_opencl_place_sorted_pairs_identically():
     """One layout step for both APIs: same slot order, groups and haplotype words."""
-    from hmmbench.pairhmm import cuda
+    from hmmbench.pairhmm.intertask import cuda
     pairs = edge_pairs()
     cl_lay = opencl.sorted_interleaved_layout(pairs, 32)
     cu_arrays, cu_order = cuda.interleaved_arrays(pairs)
@@ -342,7 +342,7 @@ def test_module_imports_and_reports_without_pyopencl():
         "        if name == 'pyopencl' or name.startswith('pyopencl.'):\n"
         "            raise ImportError('blocked')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "from hmmbench.pairhmm import opencl\n"
+        "from hmmbench.pairhmm.intertask import opencl\n"
         "bs = opencl.backends()\n"
         "print(bs[0].unavailable_reason())\n"
         "print(opencl.devices()[0]['reason'])\n")

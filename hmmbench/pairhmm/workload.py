@@ -25,9 +25,9 @@ class PairHMM(Workload):
     range_floor = LOG10_RANGE_FLOOR
     backend_specs = (
         "cpu_reference.pairhmm.backends:backends",
-        "hmmbench.pairhmm.cuda:backends",
+        "hmmbench.pairhmm.intertask.cuda:backends",
         "hmmbench.pairhmm.subwarp.variants:backends",
-        "hmmbench.pairhmm.opencl:backends",
+        "hmmbench.pairhmm.intertask.opencl:backends",
         "hmmbench.pairhmm.subwarp.opencl:backends",
         "hmmbench.pairhmm.peers:backends",
     )

@@ -13,7 +13,7 @@ development driver's path: :mod:`hmmbench.profile.host`), so the scores are HMME
 database stays resident across a run's models and kinds (:mod:`hmmbench.profile.resident`);
 kind ``pipeline`` runs HMMER's pipeline on the device (:mod:`hmmbench.profile.device_pipeline`).
 Compiled at run time per model length and variant (``-DMODEL_M -DQB -DQW -DGROUP ...``) through
-the project's CUDA glue (:mod:`hmmbench.pairhmm.cuda`); timed with CUDA events; persistent
+the project's CUDA glue (:mod:`hmmbench.apis.cuda`); timed with CUDA events; persistent
 grids of resident blocks.
 
 Status: run on an H100 (tests/test_profile_cuda.py GPU tests, git show 8903acf:scripts/device_profile.py):

@@ -34,7 +34,7 @@ from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
 from ...backend import Backend
 from .batched import CallBatches
 from ..model import LOG10_C32, LOG10_C64, PairSet
-from ..opencl import Layout, OpenCLBackend
+from ..intertask.opencl import Layout, OpenCLBackend
 from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
                              THREADS_PER_BLOCK, Bin, choose_bins, host_layout, sw_scaled,
                              table_bytes, tiers_param, tiers_table)

@@ -29,13 +29,13 @@ from typing import Optional
 
 import numpy as np
 
-from ..apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module, device_kit
-from ..apis.opencl import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
-from ..backend import Backend, Execution
-from ..registry import BackendFamily
+from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module, device_kit
+from ...apis.opencl import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
+from ...backend import Backend, Execution
+from ...registry import BackendFamily
 from .variants import inter_task_alias
-from .layouts import SortedGroups, in_pair_order, scratch_blocks
-from .model import PairSet
+from .layout import SortedGroups, in_pair_order, scratch_blocks
+from ..model import PairSet
 
 INTER_TILES = (2, 4, 6, 8)
 #: GPU scratch columns per load/store for each inter-task tile, as the CUDA twins' INTER_VEC: 4 was

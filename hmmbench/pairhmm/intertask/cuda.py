@@ -20,13 +20,13 @@ from typing import Optional
 
 import numpy as np
 
-from ..apis.cuda import (DeviceBuffers, EventTimer, compile, device_attributes, driver,
+from ...apis.cuda import (DeviceBuffers, EventTimer, compile, device_attributes, driver,
                          function_resources, gpu_name, sm_clock_mhz, unavailable_reason)
-from ..apis.cuda import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
-from ..backend import Backend, Execution
-from ..registry import BackendFamily
-from .layouts import SortedGroups, in_pair_order, scratch_blocks
-from .model import PairSet, exclusive_cumsum
+from ...apis.cuda import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
+from ...backend import Backend, Execution
+from ...registry import BackendFamily
+from .layout import SortedGroups, in_pair_order, scratch_blocks
+from ..model import PairSet, exclusive_cumsum
 from .variants import inter_task_alias
 
 # ------------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 import numpy as np
 
-from .model import N_CODE, PairSet, exclusive_cumsum
+from ..model import N_CODE, PairSet, exclusive_cumsum
 
 #: Interleaved rows gathered per task (small enough to stay in cache).
 GATHER_CHUNK_ROWS = 8192
