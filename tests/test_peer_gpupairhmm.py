@@ -83,7 +83,7 @@ def fake(tmp_path, monkeypatch):
 
 
 def bench(tmp_path, chunking="merged", repeat=2):
-    from cpu_reference.pairhmm.backends import backends as reference_backends
+    from hmmbench.pairhmm.reference import backends as reference_backends
     cfg = RunConfig(cache_dir=tmp_path / "cache", repeat=repeat, chunking=chunking)
     ref = [b for b in reference_backends() if b.name == "numpy"]
     res = run_benchmark([resolve(DATASET)], ref + [peers.GpuPairHMMPeer()], cfg)

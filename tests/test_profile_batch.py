@@ -14,7 +14,7 @@ pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmme
 pytest.importorskip("pyopencl", reason="pyopencl not installed")
 
 from cpu_reference.profile import filters as pf  # noqa: E402
-from cpu_reference.profile.backends import NumpyProfile  # noqa: E402
+from hmmbench.profile.reference import NumpyProfile  # noqa: E402
 from hmmbench.apis import opencl as opencl_api  # noqa: E402
 from hmmbench.backend import StageClock  # noqa: E402
 from hmmbench.errors import UserError  # noqa: E402

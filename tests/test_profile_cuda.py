@@ -409,7 +409,7 @@ def test_batched_models_on_gpu_equal_each_model_alone():
     """Batches of 2, 4 and 8 RREFam models (different M) through profile-cuda-warp and
     profile-cuda-cudampf on every 3rd protein of the proteome, each model's scores identical to
     profile-numpy's (skips without a GPU)."""
-    from cpu_reference.profile.backends import NumpyProfile
+    from hmmbench.profile.reference import NumpyProfile
     from hmmbench import registry
     from hmmbench.profile.job import ProfileBatch, ProfileSearch
     every = {b.name: b for b in registry.discover("profile")}

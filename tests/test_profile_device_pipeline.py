@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 pytest.importorskip("pyopencl", reason="pyopencl not installed")
 
-from cpu_reference.profile.backends import NumpyProfile  # noqa: E402
+from hmmbench.profile.reference import NumpyProfile  # noqa: E402
 from hmmbench import cli, registry, results  # noqa: E402
 from hmmbench.profile import datasets, pipeline as pl  # noqa: E402
 from hmmbench.profile.job import ProfileSearch  # noqa: E402

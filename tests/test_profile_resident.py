@@ -13,7 +13,7 @@ from hmmbench import cli, report, results
 pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 pytest.importorskip("pyopencl", reason="pyopencl not installed")
 
-from cpu_reference.profile.backends import NumpyProfile  # noqa: E402
+from hmmbench.profile.reference import NumpyProfile  # noqa: E402
 from hmmbench.profile import datasets as pds  # noqa: E402
 from hmmbench.profile.opencl import OpenCLProfile  # noqa: E402
 from profile_fixtures import use_backends  # noqa: E402

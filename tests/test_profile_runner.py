@@ -13,7 +13,7 @@ from hmmbench.runner import CheckTally
 
 pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 
-from cpu_reference.profile.backends import NumpyProfile  # noqa: E402
+from hmmbench.profile.reference import NumpyProfile  # noqa: E402
 from hmmbench.profile import datasets as pds  # noqa: E402
 from hmmbench.profile import job as profile_job  # noqa: E402
 
@@ -209,7 +209,7 @@ def test_check_tally_nonfinite_agreement():
 
 
 def test_hmmsearch_peer_says_when_the_binary_is_missing(monkeypatch):
-    from cpu_reference.profile.backends import HmmsearchPeer
+    from hmmbench.profile.peers import HmmsearchPeer
     monkeypatch.setattr(HmmsearchPeer, "executable", staticmethod(lambda: None))
     reason = HmmsearchPeer().unavailable_reason()
     assert reason and "hmmsearch binary not found" in reason and "pip install hmmer" in reason

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import cpu_reference.pairhmm
-from cpu_reference.pairhmm.backends import backends
+from hmmbench.pairhmm.reference import backends
 from cpu_reference.pairhmm.forward import finish_float32, forward, forward_log10, forward_sums, layout
 from hmmbench.pairhmm.model import LOG10_C32, Batch, Read, empty_pairset, pack
 from scalar_pairhmm import scalar_log10

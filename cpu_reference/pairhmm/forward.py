@@ -1,4 +1,4 @@
-"""Vectorized GATK4 Pair-HMM forward algorithm over a whole PairSet (float64 and float32; long
+"""Vectorized GATK4 Pair-HMM forward algorithm over a whole pair set (float64 and float32; long
 double for the pairs past float64's normal range).
 
 Layout (the timed ``prep`` step: :func:`layout`, then each group's arrays just before its turn)
@@ -30,7 +30,7 @@ Emission: read and haplotype bases are one-hot bit masks (A=1, C=2, G=4, T=8, N=
 Final sum: ``sum_j M[m][j] + I[m][j]`` is added up sequentially over ``j`` as GATK does, so a
 pair's result has the same bits whatever group it lands in.
 
-Probabilities are the project's ``PairSet.probs`` (M->M = 1 - min(1, M->I + M->D), clamped at 0
+Probabilities are the pair set's ``probs`` (:mod:`.pairs`) (M->M = 1 - min(1, M->I + M->D), clamped at 0
 as GATK4 does). GATK4's Java table also forms that sum with a log-table approximation, which no
 real data here can tell apart.
 """
@@ -42,7 +42,8 @@ from typing import Optional
 
 import numpy as np
 
-from hmmbench.pairhmm.model import C32, C64, F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64, PairSet
+from .constants import C32, C64, F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64
+from .pairs import Pairs
 
 #: float64 and float32 as GATK computes them; "longdouble" the float64 maths (the same C and
 #: probabilities) in the platform's long double -- on x86 80 bits, down to 1e-4951 -- for pairs
@@ -67,7 +68,7 @@ _DIFF, _MISMATCH, _MM, _GM, _MI, _II, _MD, _DD = range(8)
 @dataclass
 class Group:
     """Pairs laid out for one wavefront; flat arrays are C-order (rows, size)."""
-    pair_index: np.ndarray   # (size,) positions of these pairs in the PairSet
+    pair_index: np.ndarray   # (size,) positions of these pairs in the pair set
     rows: int                # m: the longest read of the group
     cols: int                # n: the longest haplotype of the group
     read_bits: np.ndarray    # ((m+1)*size,) uint8 one-hot read bases, 0 on padding rows
@@ -85,11 +86,11 @@ class Group:
 @dataclass
 class Layout:
     """Sorted, grouped pairs; each group's arrays are built when :func:`forward_sums` gets there."""
-    pairs: PairSet
+    pairs: Pairs
     dtype: type
     initial: float                # C
     log10_c: float
-    groups: list                  # index arrays into the PairSet, one per group
+    groups: list                  # index arrays into the pair set, one per group
     stacked: Optional[np.ndarray]  # (read positions, 8) probabilities in dtype, Group.probs order
 
     @property
@@ -131,7 +132,7 @@ def group_pairs(read_lengths: np.ndarray, hap_lengths: np.ndarray,
     return groups
 
 
-def _layout_group(pairs: PairSet, idx: np.ndarray, stacked: np.ndarray, dtype, c: float) -> Group:
+def _layout_group(pairs: Pairs, idx: np.ndarray, stacked: np.ndarray, dtype, c: float) -> Group:
     reads, haps = pairs.pair_read[idx], pairs.pair_hap[idx]
     m_g = pairs.read_lengths[reads]
     n_g = pairs.hap_lengths[haps]
@@ -164,7 +165,7 @@ def _layout_group(pairs: PairSet, idx: np.ndarray, stacked: np.ndarray, dtype, c
                  final_mask=np.arange(1, n + 1)[:, None] <= n_g[None, :])
 
 
-def layout(pairs: PairSet, precision: str = "float64", *,
+def layout(pairs: Pairs, precision: str = "float64", *,
            max_elements: int = DEFAULT_GROUP_ELEMENTS, slack: float = DEFAULT_SLACK) -> Layout:
     """The prep step: sort, group and skew every pair for :func:`forward_sums`."""
     dtype, c, log10_c = _check_precision(precision)
@@ -241,7 +242,7 @@ def _group_sums(g: Group, dtype) -> np.ndarray:
 
 
 def forward_sums(lay: Layout, clock=None) -> np.ndarray:
-    """Raw forward sums (with the factor C) in PairSet order, in lay.dtype.
+    """Raw forward sums (with the factor C) in pair order, in lay.dtype.
 
     ``clock`` (a :class:`hmmbench.backend.StageClock`) books building each group's arrays as
     ``prep`` and its wavefront as ``kernel``.
@@ -259,7 +260,7 @@ def _stage(clock, name):
     return clock(name) if clock is not None else contextlib.nullcontext()
 
 
-def finish_float32(pairs: PairSet, sums_f32: np.ndarray, recompute=None):
+def finish_float32(pairs: Pairs, sums_f32: np.ndarray, recompute=None):
     """GKL's float rule, shared by every float32 backend.
 
     Pairs whose float32 sum (with the 2^120 factor) is below 1e-28 or not finite are recomputed
@@ -291,7 +292,7 @@ class ForwardResult:
     layout: Optional[Layout] = None
 
 
-def finish(pairs: PairSet, lay: Layout, sums: np.ndarray):
+def finish(pairs: Pairs, lay: Layout, sums: np.ndarray):
     """Raw sums -> ``(log10 float64, fallback index)``; float32 goes through finish_float32."""
     if lay.dtype == np.float32:
         return finish_float32(pairs, sums)
@@ -299,17 +300,17 @@ def finish(pairs: PairSet, lay: Layout, sums: np.ndarray):
         return (np.log10(sums) - lay.log10_c).astype(np.float64), np.zeros(0, np.int64)
 
 
-def forward(pairs: PairSet, precision: str = "float64") -> ForwardResult:
+def forward(pairs: Pairs, precision: str = "float64") -> ForwardResult:
     """log10 likelihoods of every pair, with the float32 fallback's recomputed pairs."""
     lay = layout(pairs, precision)
     log10, redo = finish(pairs, lay, forward_sums(lay))
     return ForwardResult(log10, redo, lay)
 
 
-def forward_log10(pairs: PairSet, precision: str = "float64") -> np.ndarray:
+def forward_log10(pairs: Pairs, precision: str = "float64") -> np.ndarray:
     return forward(pairs, precision).log10
 
 
-def forward_sums_f32(pairs: PairSet) -> np.ndarray:
+def forward_sums_f32(pairs: Pairs) -> np.ndarray:
     """Raw float32 forward sums including the 2^120 factor (input of finish_float32)."""
     return forward_sums(layout(pairs, "float32"))

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hmmbench.profile.model import (ProfileModel, SequenceSet, T_BM, T_DD, T_DM, T_II, T_IM,
-                                    T_MD, T_MI, T_MM)
+from .constants import T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM
+from .profiles import Profile, Sequences
 
 NEG16 = -32768
 #: sequences of about this many residues x positions go through one batch
@@ -28,7 +28,7 @@ def length_batches(lengths: np.ndarray, M: int, cells: int = BATCH_CELLS):
         yield order[s:s + per]
 
 
-def sorted_rows(seqs: SequenceSet, idx, fill: int):
+def sorted_rows(seqs: Sequences, idx, fill: int):
     """Batch ``idx`` sorted by decreasing length: (order, codes matrix, lengths, active counts).
     Row i of the DP only touches the first ``active[i]`` sequences (those longer than i), so no
     padded cell is computed and a finished sequence keeps its final state."""
@@ -47,7 +47,7 @@ def _finish_float(num_int, scale) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- SSV / MSV
-def ssv_xe(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
+def ssv_xe(model: Profile, seqs: Sequences, idx) -> np.ndarray:
     """SSV's xE (unsigned, begin = 128) per sequence: 128 + best ungapped diagonal score,
     capped at 255 (anything >= 255 - bias is an overflow anyway)."""
     bp = model.byte
@@ -75,7 +75,7 @@ def _positions(idx, order):
     return np.array([where[int(v)] for v in order], dtype=np.int64)
 
 
-def ssv_from_xe(model: ProfileModel, xE: np.ndarray, L: np.ndarray, tjb=None):
+def ssv_from_xe(model: Profile, xE: np.ndarray, L: np.ndarray, tjb=None):
     """HMMER p7_SSVFilter's decision and score from xE; returns (score, needs_msv).
     ``tjb``: ``model.byte.tjb(L)`` when the caller has it already."""
     bp = model.byte
@@ -101,7 +101,7 @@ def ssv_from_xe(model: ProfileModel, xE: np.ndarray, L: np.ndarray, tjb=None):
     return score, noresult
 
 
-def msv_full(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
+def msv_full(model: Profile, seqs: Sequences, idx) -> np.ndarray:
     """p7_MSVFilter's full 8-bit MSV (with the J state) for sequences ``idx``."""
     bp = model.byte
     M = model.M
@@ -133,7 +133,7 @@ def msv_full(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
     return out
 
 
-def msv_from_xj(model: ProfileModel, xJ, overflow, L, tjb=None) -> np.ndarray:
+def msv_from_xj(model: Profile, xJ, overflow, L, tjb=None) -> np.ndarray:
     """p7_MSVFilter's score from its final xJ (C->T, -3 nats for NN/CC/JJ); inf on overflow.
     ``tjb``: ``model.byte.tjb(L)`` when the caller has it already."""
     bp = model.byte
@@ -143,7 +143,7 @@ def msv_from_xj(model: ProfileModel, xJ, overflow, L, tjb=None) -> np.ndarray:
     return score
 
 
-def ssv_filter(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
+def ssv_filter(model: Profile, seqs: Sequences) -> np.ndarray:
     """pyhmmer ``OptimizedProfile.ssv_filter`` for every sequence (nan = ENORESULT)."""
     out = np.empty(len(seqs), dtype=np.float32)
     for idx in length_batches(seqs.lengths, model.M):
@@ -151,7 +151,7 @@ def ssv_filter(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
     return out
 
 
-def msv_filter(model: ProfileModel, seqs: SequenceSet, ssv: np.ndarray | None = None) -> np.ndarray:
+def msv_filter(model: Profile, seqs: Sequences, ssv: np.ndarray | None = None) -> np.ndarray:
     """pyhmmer ``OptimizedProfile.msv_filter``: SSV first, the full MSV where SSV cannot decide."""
     out = (ssv_filter(model, seqs) if ssv is None else np.array(ssv, dtype=np.float32))
     redo = np.flatnonzero(np.isnan(out))
@@ -162,7 +162,7 @@ def msv_filter(model: ProfileModel, seqs: SequenceSet, ssv: np.ndarray | None = 
 
 
 # --------------------------------------------------------------------------- Viterbi filter
-def viterbi_filter(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
+def viterbi_filter(model: Profile, seqs: Sequences) -> np.ndarray:
     """p7_ViterbiFilter (16-bit, lazy F) for every sequence, in nats (inf = overflow)."""
     out = np.empty(len(seqs), dtype=np.float32)
     for idx in length_batches(seqs.lengths, model.M):
@@ -170,7 +170,7 @@ def viterbi_filter(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
     return out
 
 
-def _viterbi_filter_batch(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
+def _viterbi_filter_batch(model: Profile, seqs: Sequences, idx) -> np.ndarray:
     wp = model.word
     M = model.M
     idx = np.asarray(idx)
@@ -235,7 +235,7 @@ def _viterbi_filter_batch(model: ProfileModel, seqs: SequenceSet, idx) -> np.nda
     return out
 
 
-def vf_from_xc(model: ProfileModel, xC, overflow, L) -> np.ndarray:
+def vf_from_xc(model: Profile, xC, overflow, L) -> np.ndarray:
     """p7_ViterbiFilter's score from its final xC; -inf when C was never reached, inf on overflow."""
     wp = model.word
     xC = np.asarray(xC, np.int64)

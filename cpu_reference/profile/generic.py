@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hmmbench.profile.model import (LOG2, ProfileModel, SequenceSet, T_BM, T_DD, T_DM, T_II,
-                                    T_IM, T_MD, T_MI, T_MM)
+from .constants import LOG2, T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM
+from .profiles import Profile, Sequences
 from cpu_reference.profile.filters import _positions, length_batches, sorted_rows
 
 NEG = -np.inf
@@ -39,11 +39,11 @@ def bits(score_nats, L) -> np.ndarray:
     return ((np.asarray(score_nats, np.float32) - null_score(L)).astype(np.float64) / LOG2)
 
 
-def generic_viterbi(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
+def generic_viterbi(model: Profile, seqs: Sequences) -> np.ndarray:
     return _run(model, seqs, forward=False)
 
 
-def generic_forward(model: ProfileModel, seqs: SequenceSet) -> np.ndarray:
+def generic_forward(model: Profile, seqs: Sequences) -> np.ndarray:
     return _run(model, seqs, forward=True)
 
 
@@ -75,7 +75,7 @@ def msv_length_model(L, log=logf):
         return log(L / (L + three)), log(three / (L + three))
 
 
-def generic_msv(model: ProfileModel, seqs: SequenceSet, nu: float = MSV_NU,
+def generic_msv(model: Profile, seqs: Sequences, nu: float = MSV_NU,
                 dtype=np.float64, log=logf) -> np.ndarray:
     """p7_GMSV scores (nats) of every sequence: the best multihit set of ungapped local segments.
 
@@ -89,7 +89,7 @@ def generic_msv(model: ProfileModel, seqs: SequenceSet, nu: float = MSV_NU,
     return out
 
 
-def _msv_batch(model: ProfileModel, seqs: SequenceSet, idx, nu, dtype, log) -> np.ndarray:
+def _msv_batch(model: Profile, seqs: Sequences, idx, nu, dtype, log) -> np.ndarray:
     """One length-sorted batch; row i updates only the sequences longer than i (as _batch).
     M(i,k) = msc(x_i, k) + max(M(i-1,k-1), B(i-1) + tbmk): a shifted row, whole arrays over k."""
     M = model.M
@@ -132,7 +132,7 @@ def _run(model, seqs, forward):
     return out
 
 
-def _batch(model: ProfileModel, seqs: SequenceSet, idx, forward: bool) -> np.ndarray:
+def _batch(model: Profile, seqs: Sequences, idx, forward: bool) -> np.ndarray:
     M = model.M
     idx = np.asarray(idx)
     order, X, L, active = sorted_rows(seqs, idx, model.Kp)

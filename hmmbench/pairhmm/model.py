@@ -15,6 +15,10 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+# GATK's and GKL's initial-condition constants and the float32 fallback threshold belong to the
+# algorithm: the NumPy reference defines them, the model hands them on to the backends.
+from cpu_reference.pairhmm.constants import C32, C64, F32_MIN_ACCEPTED, LOG10_C32, LOG10_C64  # noqa: F401
+
 #: Base codes: A C G T N. N (code 4) matches anything.
 BASES = b"ACGTN"
 N_CODE = 4
@@ -26,14 +30,6 @@ for _i, _b in enumerate(BASES):
 #: Highest Phred quality the model admits (Phred+33 '~' is 93).
 MAX_PHRED = 93
 
-#: Initial-condition constants (D[0][j] = C / n for every j >= 0, as GATK sets it, so M[1][1] sees
-#: gm * C / n): GATK Java (float64) and GKL (float32).
-LOG10_C64 = 1020 * np.log10(2.0)
-LOG10_C32 = 120 * np.log10(2.0)
-C64 = 2.0 ** 1020
-C32 = 2.0 ** 120
-#: A float32 forward sum below this is recomputed in float64 (GKL's rule).
-F32_MIN_ACCEPTED = 1e-28
 #: Past float64's range: a likelihood whose scaled float64 sum (C64 x likelihood) is below the
 #: smallest normal double, 2^-1022, i.e. log10 below about -614.7. There GATK's float64 sum is
 #: subnormal (few significant bits) or 0, and GATK answers log10(0) = -inf; hmmbench keeps that

@@ -24,7 +24,7 @@ class PairHMM(Workload):
     #: likelihoods past GATK's float64 range (model.LOG10_RANGE_FLOOR) agree when both are there
     range_floor = LOG10_RANGE_FLOOR
     backend_specs = (
-        "cpu_reference.pairhmm.backends:backends",
+        "hmmbench.pairhmm.reference:backends",
         "hmmbench.pairhmm.intertask.cuda:backends",
         "hmmbench.pairhmm.subwarp.variants:backends",
         "hmmbench.pairhmm.intertask.opencl:backends",

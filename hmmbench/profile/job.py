@@ -6,6 +6,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..backend import Backend
 from .model import ProfileModel, SequenceSet
 
 #: score kinds, HMMER's names: SIMD filters (exact integer arithmetic) and generic float DP
@@ -149,3 +150,15 @@ def pipeline_refusal(job) -> Optional[str]:
         return ("the model has no E-value calibration (a sampled random-M model): the "
                 "pipeline's P-value thresholds are undefined (query-M models are calibrated)")
     return None
+
+
+class ProfileBackend(Backend):
+    """Base of the CPU backends of workload "profile" (the NumPy reference and the HMMER peers):
+    the kinds it computes and whether it takes batches of models."""
+    workload = "profile"
+    kinds: tuple = ()
+    #: takes a batch of models (ProfileBatch, --batch-models)
+    batches = False
+
+    def refuse_reason(self, job) -> Optional[str]:
+        return refuse_kind(self.name, self.kinds, job, self.batches)

@@ -20,13 +20,14 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-#: HMMER's p7P transition order in gm->tsc.
-TRANSITIONS = ("MM", "IM", "DM", "BM", "MD", "DD", "MI", "II")
-T_MM, T_IM, T_DM, T_BM, T_MD, T_DD, T_MI, T_II = range(8)
+# HMMER's transition order and ln 2 are the references' as much as the model's: the NumPy
+# reference defines them, the model and the kernels' hosts take them from there.
+from cpu_reference.profile.constants import (LOG2, T_BM, T_DD, T_DM, T_II, T_IM,  # noqa: F401
+                                             T_MD, T_MI, T_MM, TRANSITIONS)
+
 #: HMMER's p7H order in hmm->t (pyhmmer HMM.transition_probabilities columns).
 H_MM, H_MI, H_MD, H_IM, H_II, H_DM, H_DD = range(7)
 
-LOG2 = 0.69314718055994529          # eslCONST_LOG2
 AMINO_SYMBOLS = "ACDEFGHIKLMNPQRSTVWY-BJZOUX*~"
 AMINO_K, AMINO_KP = 20, 29
 STOP_CODE = 27                      # '*'

@@ -34,7 +34,8 @@ class Profile(Workload):
     item_noun = "sequences"
     sample_items = SAMPLE_SEQUENCES
     backend_specs = (
-        "cpu_reference.profile.backends:backends",
+        "hmmbench.profile.reference:backends",
+        "hmmbench.profile.peers:backends",
         "hmmbench.profile.opencl:backends",
         "hmmbench.profile.cuda:backends",
     )

@@ -1,15 +1,17 @@
 """The NumPy reference backends: ``numpy`` (float64, the cross-check reference) and ``numpy-f32``."""
 from __future__ import annotations
 
-from hmmbench.backend import Backend, Execution, StageClock
-from hmmbench.hostinfo import cpu_model
-from hmmbench.pairhmm.model import PairSet
+from cpu_reference.pairhmm.forward import (DEFAULT_GROUP_ELEMENTS, DEFAULT_SLACK, finish,
+                                           forward_sums, layout)
 
-from .forward import DEFAULT_GROUP_ELEMENTS, DEFAULT_SLACK, finish, forward_sums, layout
+from ..backend import Backend, Execution, StageClock
+from ..hostinfo import cpu_model
+from .model import PairSet
 
 
 class NumpyBackend(Backend):
-    """Vectorized anti-diagonal wavefront over length-sorted groups of pairs (see forward.py).
+    """Vectorized anti-diagonal wavefront over length-sorted groups of pairs
+    (``cpu_reference.pairhmm.forward``).
 
     prep = layout (sort, group, then each group's skewed arrays), kernel = the DP (plus, in
     float32, the float64 recompute of underflowing pairs); nothing moves, so h2d = d2h = 0.

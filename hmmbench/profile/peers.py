@@ -1,77 +1,27 @@
-"""Backends of workload "profile" on the CPU: the NumPy reference and HMMER as peers.
+"""CPU peers of workload "profile": HMMER itself, through pyhmmer and the ``hmmsearch`` binary.
 
-Peers: ``profile-pyhmmer`` (HMMER's SSV/MSV per sequence through pyhmmer, checked like any
-backend) and two whole-pipeline peers on jobs of kind ``pipeline``: ``profile-pyhmmer-pipeline``
-(pyhmmer's ``Pipeline(bias_filter=False).search_hmm``) and ``profile-hmmsearch`` (the
-``hmmsearch`` binary of PyPI's ``hmmer``, ``--nobias --cpu N``, on a FASTA file written untimed).
-They report no per-sequence scores of one kind (``scores = False``): the runner times them and
-lists them as ``peer`` rows, never cross-checked.
-
-``run(job)`` takes a :class:`hmmbench.profile.job.ProfileSearch` and returns an Execution whose
-``log10`` field carries the scores in nats (``info["unit"] == "nats"``), one per sequence in the
-job's order. The NumPy backend is the reference every other backend is checked against
-(tolerances in ``hmmbench.profile.job.TOLERANCE``).
+``profile-pyhmmer`` (HMMER's SSV/MSV per sequence through pyhmmer, checked like any backend) and
+two whole-pipeline peers on jobs of kind ``pipeline``: ``profile-pyhmmer-pipeline`` (pyhmmer's
+``Pipeline(bias_filter=False).search_hmm``) and ``profile-hmmsearch`` (the ``hmmsearch`` binary of
+PyPI's ``hmmer``, ``--nobias --cpu N``, on a FASTA file written untimed). The pipeline peers report
+no per-sequence scores of one kind (``scores = False``): the runner times them and lists them as
+``peer`` rows, never cross-checked.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
-import time
 from typing import Optional
 
 import numpy as np
 
-from hmmbench.backend import Backend, Execution, StageClock
-from hmmbench.profile.job import pipeline_refusal, refuse_kind
-
-
-class ProfileBackend(Backend):
-    workload = "profile"
-    kinds: tuple = ()
-    #: takes a batch of models (hmmbench.profile.job.ProfileBatch, --batch-models)
-    batches = False
-
-    def refuse_reason(self, job) -> Optional[str]:
-        return refuse_kind(self.name, self.kinds, job, self.batches)
-
-
-class NumpyProfile(ProfileBackend):
-    """The reference of every kind; ``pipeline``: HMMER's pipeline on the references
-    (hmmbench.profile.pipeline.run_stages), one outcome per sequence (stage reached, Forward
-    nats) that the device pipelines are checked against."""
-    name = "profile-numpy"
-    api = "numpy"
-    family = "reference"
-    precision = "int8/int16 exact; float64"
-    kinds = ("ssv", "msv", "vf", "viterbi", "forward", "gmsv", "pipeline")
-    batches = True                  # model by model: the check of the batched cells
-
-    def refuse_reason(self, job) -> Optional[str]:
-        return super().refuse_reason(job) or pipeline_refusal(job)
-
-    def run(self, job) -> Execution:
-        from cpu_reference.profile import filters as pf
-        from hmmbench.profile.batch import run_parts
-        from hmmbench.profile.job import ProfileBatch
-        if isinstance(job, ProfileBatch):
-            return run_parts(self.run, job)
-        from cpu_reference.profile import generic as pg
-        from hmmbench.profile import pipeline as pl
-        clock = StageClock()
-        info = {"unit": "nats"}
-        with clock("kernel"):
-            if job.kind == "pipeline":
-                counts, stage, fwd = pl.run_stages(job.model, job.seqs)
-                out = pl.outcome(stage, fwd)
-                info["pass_counts"] = counts.as_dict()
-            else:
-                fn = {"ssv": pf.ssv_filter, "msv": pf.msv_filter, "vf": pf.viterbi_filter,
-                      "viterbi": pg.generic_viterbi, "forward": pg.generic_forward,
-                      "gmsv": pg.generic_msv}[job.kind]
-                out = np.asarray(fn(job.model, job.seqs), dtype=np.float64)
-        return Execution(log10=out, timing=clock.timing, info=info)
+from ..backend import Execution, StageClock
+from .job import ProfileBackend, pipeline_refusal
 
 
 class PyhmmerPeer(ProfileBackend):
@@ -94,7 +44,7 @@ class PyhmmerPeer(ProfileBackend):
                                               else "the job carries no pyhmmer HMM")
 
     def run(self, job) -> Execution:
-        import pyhmmer
+        import pyhmmer  # optional (the profile extra); unavailable_reason says when it is missing
         clock = StageClock()
         with clock("prep"):
             hmm = job.hmm
@@ -150,7 +100,7 @@ class PyhmmerPipelinePeer(_PipelinePeer):
     unavailable_reason = PyhmmerPeer.unavailable_reason
 
     def run(self, job) -> Execution:
-        import pyhmmer
+        import pyhmmer  # optional, as above
         clock = StageClock()
         with clock("prep"):
             block = self._block.get((job.seqs, len(job.seqs)), job.seqs.to_pyhmmer)
@@ -179,8 +129,6 @@ class HmmsearchPeer(_PipelinePeer):
     def executable() -> Optional[str]:
         """hmmsearch beside this Python (a venv that `make test` does not activate), on PATH,
         or inside the PyPI ``hmmer`` package."""
-        import importlib.util
-        import sys
         found = (shutil.which("hmmsearch", path=os.path.dirname(sys.executable))
                  or shutil.which("hmmsearch"))
         if found:
@@ -247,7 +195,6 @@ class HmmsearchPeer(_PipelinePeer):
 def hmmsearch_pass_counts(report: str) -> dict:
     """The pass counts of hmmsearch's "Internal pipeline statistics summary" in the keys of
     hmmbench.profile.pipeline.PassCounts (empty when the summary is missing)."""
-    import re
     keys = {"MSV": "msv", "bias": "bias", "Vit": "vit", "Fwd": "fwd"}
     out = {keys[k]: int(v) for k, v in re.findall(r"^Passed (MSV|bias|Vit|Fwd) filter:\s+(\d+)",
                                                     report, re.M)}
@@ -258,4 +205,4 @@ def hmmsearch_pass_counts(report: str) -> dict:
 
 
 def backends() -> list:
-    return [NumpyProfile(), PyhmmerPeer(), PyhmmerPipelinePeer(), HmmsearchPeer()]
+    return [PyhmmerPeer(), PyhmmerPipelinePeer(), HmmsearchPeer()]
