@@ -58,7 +58,7 @@ else:
     peer = None
 subwarp = [p for p in patterns if p.startswith("cuda-subwarp")]
 if subwarp:
-    from hmmbench.pairhmm.subwarp_build import precompile
+    from hmmbench.pairhmm.subwarp.build import precompile
     print("precompiled", precompile(registry.select(subwarp)), "kernels")
 if peer:
     peer.join()

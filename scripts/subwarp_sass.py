@@ -4,7 +4,7 @@ equal-length set runs in (the tables in docs/subwarp-design.md).
 For each L: the bin a read of length L falls in, that bin's float32 kernel as the backend
 compiles it (its defines: p, k, min blocks, exponents or not, recurrence), nvcc -cubin for sm_90,
 cuobjdump -sass, and the counts of the wavefront loop (4 unrolled steps of k rows;
-``subwarp_build.wavefront_loop``). With exponents the rescale check is a forward branch inside
+``hmmbench.pairhmm.subwarp.build.wavefront_loop``). With exponents the rescale check is a forward branch inside
 that loop, taken every SW_EXP_EVERY / 4 iterations: its block is counted apart and amortized.
 Needs nvcc and cuobjdump (PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm give one:
 CUOBJDUMP=path).

@@ -158,7 +158,7 @@ class SubwarpBackend(Backend):
         # pairs the exponents cannot hold (gap penalties far from GATK's; docs/subwarp-numerics.md)
         self._exp = exp_scale
         self._exp_above = exp_above  # exponents only in bins of longer reads (the rest: rescue)
-        # the rescue of bins without exponents: float32 with exponents first (subwarp_rescue)
+        # the rescue of bins without exponents: float32 with exponents first (rescue.py)
         self._exp_recompute = exp_recompute
         self._streams_on = streams
         # calls in flight run as one call (batched.py); None: each call on its own lane
@@ -183,7 +183,7 @@ class SubwarpBackend(Backend):
         # H100, 8903acf:docs/evidence/subwarp-ab-join-tail-h100.json), so not by default
         self.join_tail = 0
         # 1: odd chunks' single-tile bins on streams of their own, so that a chunk's first
-        # blocks fill the last round of the chunk before (subwarp_call._bins)
+        # blocks fill the last round of the chunk before (call._bins)
         self.alternate_bin_streams = 1
         # A multi-chunk call's first chunk, staged while the GPU waits: each array in this many
         # pieces (0: one per staging thread), by a task per thread (each a piece of every
@@ -195,7 +195,7 @@ class SubwarpBackend(Backend):
         self.chunk_pairs = chunk_pairs
         self.min_blocks = min_blocks
         self.per_pair_below = per_pair_below
-        # One chunk of fewer pairs: the small call's path (subwarp_small.SmallCall):
+        # One chunk of fewer pairs: the small call's path (small.SmallCall):
         # one stream, one layout launch, five events, one copy back; 0 turns it off.
         self.small_below = SMALL_CALL_PAIRS
         # ... whose bins run side by side from this many pairs (with streams on)

@@ -221,7 +221,7 @@ def _lane_buffers(lane, n_keys, n_slots, slot_bytes, mu, mp, nb, nq, n_chunks, o
              "counters": bufs.get(f"counters{i}", (n_keys + nb) * 4),
              "bin_range": bufs.get(f"bin_range{i}", nb * 8),
              "fb_items": bufs.get(f"fb_items{i}", mp * 16),
-             # a cascaded queue's float64 level (subwarp_rescue): its own items, same slots
+             # a cascaded queue's float64 level (rescue.py): its own items, same slots
              "fb_items2": bufs.get(f"fb_items2_{i}", mp * 16)}
             for i in range(n_slots)]
     if small:
