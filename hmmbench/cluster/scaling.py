@@ -3,7 +3,8 @@
 Per worker count N and cell (dataset, chunking, backend; profile: model and kind): the wall time
 of the whole sharded call (``total``), aggregate GCUPS end to end (cells / total) and kernel-only
 (cells / the slowest worker's kernel time), and the parallel efficiency T1 / (N x TN) of both,
-T1 being the 1-worker time (or, without a 1-worker run, the smallest count's, scaled: Tm x m);
+T1 being the 1-worker time (or, without a 1-worker run, the smallest count's, scaled: Tm x m;
+a cell run at one worker count only has no baseline, so no efficiency: ``baseline_workers`` None);
 ``outside_s``, the part of ``total`` beyond the slowest worker's whole task (Dask's round trip
 and the result transfer: what does not shrink with more workers). A dataset with several cells (a
 profile sweep: models x kinds) also gets a row of all its cells summed (``cells`` > 1).
@@ -13,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+#: a cell run at one worker count: nothing to compare its time with
+NO_BASELINE = "no baseline: one worker count (run --workers 1,N)"
 #: what identifies one cell across worker counts
 CELL_KEYS = ("dataset_sha256", "chunking", "backend", "model", "kind")
 
@@ -39,19 +42,20 @@ def fill_efficiency(records: list) -> list:
     rows = []
     for runs in groups.values():
         runs.sort(key=lambda r: r.workers)
-        base = runs[0]
+        base = runs[0] if len({r.workers for r in runs}) > 1 else None
         for r in runs:
             row = {"dataset": r.dataset, "chunking": r.chunking, "backend": r.backend,
                    "model": r.model, "kind": r.kind, "workers": r.workers, "device": r.device,
                    "total_s": r.timing_s["total"], "kernel_s": r.timing_s.get("kernel"),
                    "gcups_total": r.gcups_total, "gcups_kernel": r.gcups_kernel,
-                   "baseline_workers": base.workers}
+                   "baseline_workers": base and base.workers}
             for key, stage in (("parallel_efficiency", "total"),
                                ("parallel_efficiency_kernel", "kernel")):
-                t1 = (base.timing_s.get(stage) or 0.0) * base.workers
+                t1 = (base.timing_s.get(stage) or 0.0) * base.workers if base else 0.0
                 tn = r.timing_s.get(stage) or 0.0
                 row[key] = r.info[key] = t1 / (r.workers * tn) if t1 and tn else None
-            r.info["parallel_efficiency_basis"] = f"{base.workers} worker(s)"
+            r.info["parallel_efficiency_basis"] = (f"{base.workers} worker(s)" if base else
+                                                   NO_BASELINE)
             row["per_worker"] = r.info.get("worker_stages", [])
             row["outside_s"] = _outside(row)
             rows.append(row)
@@ -94,18 +98,19 @@ def _summed(rows: list) -> list:
             kernel = sum(r["kernel_s"] or 0.0 for r in rs)
             cell_count = sum((r["gcups_total"] or 0.0) * r["total_s"] for r in rs)   # G cells
             sums[n] = (total, kernel, cell_count, sum(r["outside_s"] or 0.0 for r in rs))
-        base = counts[0]
+        base = counts[0] if len(counts) > 1 else None
         for n in counts:
             total, kernel, g, outside = sums[n]
-            t1, k1 = sums[base][0] * base, sums[base][1] * base
+            t1, k1 = (sums[base][0] * base, sums[base][1] * base) if base else (0.0, 0.0)
             out.append({"dataset": dataset, "chunking": chunking, "backend": backend,
                         "model": "all", "kind": f"{len(cells)} cells", "cells": len(cells),
                         "workers": n, "device": None, "total_s": total, "kernel_s": kernel,
                         "gcups_total": g / total if total else None,
                         "gcups_kernel": g / kernel if kernel else None,
                         "baseline_workers": base, "outside_s": outside,
-                        "parallel_efficiency": t1 / (n * total) if total else None,
-                        "parallel_efficiency_kernel": k1 / (n * kernel) if kernel else None,
+                        "parallel_efficiency": t1 / (n * total) if t1 and total else None,
+                        "parallel_efficiency_kernel": k1 / (n * kernel) if k1 and kernel
+                        else None,
                         "per_worker": []})
     return out
 
@@ -120,6 +125,12 @@ class Scaling:
     rows: list
     retried: list = field(default_factory=list)
     title: str = SCALING_TITLE
+
+    @property
+    def notes(self) -> list:
+        """What the table's figures need said beside them (a row without a baseline)."""
+        lacking = any(row.get("baseline_workers") is None for row in self.rows)
+        return [f"efficiency: {NO_BASELINE}"] if lacking else []
 
 
 def of_document(doc: dict) -> Optional[Scaling]:

@@ -150,12 +150,13 @@ def scaling_listing(scaling) -> Listing:
         spread = (f"{fmt_seconds(min(kernels))} .. {fmt_seconds(max(kernels))}"
                   if kernels else "-")
         outside = row.get("outside_s")
+        eff = ["no baseline" if row.get("baseline_workers") is None else fmt_number(row[k])
+               for k in ("parallel_efficiency", "parallel_efficiency_kernel")]
         t.add(what, row["backend"], str(row["workers"]), fmt_seconds(row["total_s"]),
               "-" if outside is None else fmt_seconds(outside),
-              fmt_number(row["gcups_total"]), fmt_number(row["gcups_kernel"]),
-              fmt_number(row["parallel_efficiency"]),
-              fmt_number(row["parallel_efficiency_kernel"]), spread)
-    t.notes = [[f"shard {x['shard']} of piece {x['piece']} ({x['dataset']}, {x['backend']}) "
-                f"re-ran on {x['ran_on']} ({x['host']}), planned on {x['planned']}"]
-               for x in scaling.retried]
+              fmt_number(row["gcups_total"]), fmt_number(row["gcups_kernel"]), *eff, spread)
+    t.notes += [[note] for note in scaling.notes]
+    t.notes += [[f"shard {x['shard']} of piece {x['piece']} ({x['dataset']}, {x['backend']}) "
+                 f"re-ran on {x['ran_on']} ({x['host']}), planned on {x['planned']}"]
+                for x in scaling.retried]
     return t
