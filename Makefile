@@ -1,15 +1,19 @@
-# The two commands: `make test` (set up + run the test suite) and `make bench` (set up + benchmark
-# every backend this machine can run). Both build a virtualenv in .venv on first use.
+# `make setup` builds a virtualenv in .venv (hmmbench, its extras, two CPU OpenCL devices); then
+# `. .venv/bin/activate` puts `hmmbench` on PATH. `make test` (the test suite) and `make bench`
+# (every backend this machine can run, on the small real set) set up first.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Real data sets live beside the checkout (never committed); override to point elsewhere.
+# tiny, 10s and 1m ship inside the package; further real sets (the GATK and GKL files the tests
+# use) are read from beside the checkout (never committed); override to point elsewhere.
 HMMBENCH_DATA_PATH ?= $(abspath ../shared/data/pairhmm)
 export HMMBENCH_DATA_PATH
-# Extra `hmmbench run` arguments for `make bench`, e.g. BENCH_ARGS="--dataset 1m --backend 'cuda-*'".
-BENCH_ARGS ?=
+# `hmmbench run` arguments for `make bench`, e.g. BENCH_ARGS="--dataset 1m --backend 'cuda-*'".
+BENCH_ARGS ?= --dataset tiny
 
-.PHONY: test bench venv opencl-cpu clean results-index results-summary
+.PHONY: setup test bench venv opencl-cpu clean results-index results-summary
+
+setup: venv opencl-cpu
 
 venv: $(VENV)/.installed
 
@@ -26,10 +30,10 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 opencl-cpu: venv
 	bash scripts/install_opencl_cpu.sh $(VENV)
 
-test: venv opencl-cpu
+test: setup
 	HMMBENCH_VENV=$(VENV) . scripts/opencl_env.sh && $(BIN)/python -m pytest -q
 
-bench: venv opencl-cpu
+bench: setup
 	HMMBENCH_VENV=$(VENV) . scripts/opencl_env.sh && $(BIN)/hmmbench run $(BENCH_ARGS)
 
 # results/index.html: one self-contained page of every committed result file (generated, git-ignored).

@@ -58,6 +58,21 @@ def test_run_writes_json_and_report(fake_world, tmp_path, capsys):
     assert len(re.findall(r"^\[\d/4\] toy ", captured.err, re.M)) == 4
 
 
+def test_run_without_backend_runs_what_can_run_and_sums_up_the_rest(fake_world, tmp_path,
+                                                                      capsys, monkeypatch):
+    more = [ToyBackend(f"far-{i}", unavailable="no far device") for i in range(3)]
+    monkeypatch.setattr(registry, "discover", lambda workload="pairhmm": fake_world + more)
+    out = tmp_path / "r.json"
+    assert cli.main(["run", "--dataset", "toy", "--repeat", "1", "--json", str(out)]) == 0
+    doc = results.load(out)
+    assert [r["backend"] for r in doc["runs"]] == ["numpy", "good", "wrong", "boom"]
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if "unavailable" in line]
+    assert lines == ["4 backends unavailable here, not run (`hmmbench list` names them): "
+                     "gone: no toy device; 3 numpy backends: no far device"]
+    assert "far-" not in captured.out and "gone" not in captured.out    # no row for each
+
+
 def test_run_default_path_and_globs(fake_world, tmp_path, capsys):
     assert cli.main(["run", "--backend", "g*", "--repeat", "1", "-q"]) == 0
     files = list((tmp_path / "results" / "runs").glob("hmmbench-*Z.json"))

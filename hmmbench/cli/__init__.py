@@ -22,6 +22,7 @@ Every user mistake (bad input file, unknown name, bad option value) ends as one 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional
 
@@ -43,6 +44,8 @@ class OneLineParser(argparse.ArgumentParser):
 EXIT_UNEXPECTED = 3
 #: ``--debug`` anywhere (before or after the subcommand): show tracebacks of unexpected errors.
 DEBUG_HELP = "show the Python traceback of an unexpected error instead of one line"
+#: ``--verbose`` anywhere: show the OpenCL compilers' build logs (silent by default).
+VERBOSE_HELP = "show the OpenCL compilers' build logs (warnings and remarks)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "forward, HMMER3 profile search), cross-checked against a float64 reference."))
     p.add_argument("--version", action="version", version=f"hmmbench {__version__}")
     p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    p.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     list_cmd.add_parser(sub)
     run_cmd.add_parser(sub, workloads)
@@ -66,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         # SUPPRESS: a subcommand without --debug leaves the global one as it was.
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help=DEBUG_HELP)
+        sp.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help=VERBOSE_HELP)
     return p
 
 
@@ -73,6 +79,8 @@ def main(argv: Optional[list] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv
+    if args.verbose:
+        os.environ["PYOPENCL_COMPILER_OUTPUT"] = "1"   # read by hmmbench.apis.opencl and pyopencl
     try:
         return _dispatch(args)
     except UserError as exc:

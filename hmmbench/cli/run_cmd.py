@@ -79,6 +79,38 @@ def parse_axes(specs: list) -> dict:
     return axes
 
 
+def runnable(backends: list) -> tuple:
+    """``hmmbench run`` without ``--backend``: (the backends that can run here, None or the one
+    line that says how many others cannot and why; ``hmmbench list`` names each)."""
+    from ..registry import probe
+    ok, missing = [], []
+    for b in backends:
+        reason = probe(b).reason
+        if reason:
+            missing.append((b, reason))
+        else:
+            ok.append(b)
+    if not ok:
+        raise UserError("no backend can run here (see `hmmbench list`)")
+    return ok, unavailable_summary(missing) if missing else None
+
+
+def unavailable_summary(missing: list) -> str:
+    """One line for (backend, reason) pairs, grouped by reason: "28 backends unavailable here,
+    not run: 27 cuda backends: pycuda not installed; peer-gpupairhmm: no NVIDIA GPU"."""
+    by_reason: dict = {}
+    for backend, reason in missing:
+        by_reason.setdefault(" ".join(str(reason).split()), []).append(backend)
+    parts = []
+    for reason, group in by_reason.items():
+        apis = "/".join(sorted({str(b.api) for b in group}))
+        what = group[0].name if len(group) == 1 else f"{len(group)} {apis} backends"
+        parts.append(f"{what}: {reason}")
+    n = len(missing)
+    return (f"{n} backend{'s' if n != 1 else ''} unavailable here, not run "
+            f"(`hmmbench list` names them): {'; '.join(parts)}")
+
+
 def run(args, workload) -> int:
     from .. import results
     from ..fileio import check_output_path
@@ -89,6 +121,9 @@ def run(args, workload) -> int:
     cluster_options.check(args)
     cfg = run_config(args, workload)
     backends = select(args.backend, workload.name, axes=parse_axes(args.axis))
+    unavailable_line = None
+    if not args.backend and not args.cluster:     # a cluster's workers have their own devices
+        backends, unavailable_line = runnable(backends)
     datasets, plan = workload.plan(args, backends)
     to_stdout = args.json == "-"
     out_path = None if to_stdout else Path(args.json or args.resume or results.default_path())
@@ -107,6 +142,8 @@ def run(args, workload) -> int:
         results.write(results.make_document(bench, header=header), out_path)
         written.update(kept=len(bench.records), left=len(bench.not_run))
 
+    if unavailable_line:                          # said once the options are known good
+        print(unavailable_line, file=sys.stderr)
     progress = make_progress(sys.stderr)
     try:
         if args.cluster:
