@@ -55,8 +55,8 @@ def pivot_listing(p, transpose: bool = False) -> Listing:
         t = Listing(p.title, [Column(h, key=True) for h in p.heads]
                     + [Column(p.label(c), right=True, priority=0, name_header=True)
                        for c in p.cols], name="pivot")
-        for row in p.rows:
-            t.add(*p.row_cells(row))
+        for row in p.rows:                  # a data axis a run lacks: no cell text
+            t.add(*("" if x == "None" else x for x in p.row_cells(row)))
         return t
     labels = [" ".join(x for x in p.lead(row) if x not in ("", "None")) for row in p.rows]
     t = Listing(p.title, [Column(p.by, key=True)]

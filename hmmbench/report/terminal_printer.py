@@ -53,6 +53,11 @@ def _table_width(widths) -> int:
     return 1 + sum(w + 3 for w in widths)
 
 
+def _compact(text: str) -> str:
+    """A figure with its spread on a second line: "473 ms (456–483)" -> "473 ms\n(456–483)"."""
+    return text.replace(" (", "\n(", 1)
+
+
 class _Col:
     """A column as laid out: its index in the listing, header lines, width, folding."""
 
@@ -65,7 +70,20 @@ class _Col:
             self.width = max(min(max(widest, _width(column.header)), WRAP_MIN), longest_word)
         else:
             self.width = max(widest, longest_word)
+        # figures with a spread may put it on a second line where the width is short
+        self.compact_width = max([longest_word] + [_width(_compact(v)) for v in values]) \
+            if not (column.key or column.wrap) else self.width
+        self.compact = False
         self.fold = False
+
+    def squeeze(self) -> None:
+        if self.compact_width < self.width:
+            self.width, self.compact = self.compact_width, True
+
+    def cell(self, value):
+        if self.compact:
+            return Styled(_compact(str(value)), getattr(value, "style", ""))
+        return value
 
     def header(self) -> str:
         if _width(self.column.header) <= self.width:
@@ -75,9 +93,14 @@ class _Col:
 
 def layout(listing: Listing, width: int) -> list:
     """The parts a listing prints as: [(key, [_Col, ...])], key None for a table that fits
-    whole, else ('side', cols) or ('stacked', cols) for the key columns every part repeats."""
+    whole, else ('side', cols) or ('stacked', cols) for the key columns every part repeats.
+    Figures with a spread put it on a second line before a table is split."""
     rows = listing.plain_rows()
     cols = [_Col(i, c, [row[i] for row in rows]) for i, c in enumerate(listing.columns)]
+    if _table_width(c.width for c in cols) <= width:
+        return [(None, cols)]
+    for c in cols:
+        c.squeeze()
     if _table_width(c.width for c in cols) <= width:
         return [(None, cols)]
     keys = [c for c in cols if c.column.key]
@@ -161,7 +184,7 @@ class TerminalPrinter(Printer):
                 plain = [str(x) for x in row]
                 lead = [Text(k.cells(plain)) if isinstance(k, _Stacked) else _text(row[k.index])
                         for k in keys]
-                t.add_row(*lead, *(_text(row[c.index]) for c in cols))
+                t.add_row(*lead, *(_text(c.cell(row[c.index])) for c in cols))
             self.console.print(t)
         for line in listing.notes:
             self.console.print(Text.assemble(*(_text(x) for x in line)), highlight=False)
