@@ -14,6 +14,7 @@ import pytest
 
 from cpu_reference.pairhmm.forward import forward_log10
 from hmmbench import cli, results
+from hmmbench.apis import nsight
 from hmmbench.pairhmm import peers
 from hmmbench.pairhmm.datasets import resolve
 from hmmbench.pairhmm.datasets.blockfmt import load_block
@@ -63,8 +64,23 @@ if mode != "notime":
 '''
 
 
-def write_fake(path: Path) -> Path:
-    path.write_text(FAKE.replace("{python}", sys.executable))
+#: A stand-in for Nsight Compute: runs the program it is given, then prints two launches' durations
+#: (8 ms and 0.5 ms) as ncu's CSV does.
+FAKE_NCU = r'''#!{python}
+import subprocess, sys
+from hmmbench.apis.nsight import NCU_ARGS
+done = subprocess.run(sys.argv[1 + len(NCU_ARGS):], capture_output=True, text=True)
+sys.stdout.write(done.stdout)
+cols = ["ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value"]
+print(",".join('"%s"' % c for c in cols))
+for i, (kernel, ns) in enumerate((("align(float *)", "8,000,000"), ("scan(int *)", "500,000"))):
+    print(",".join('"%s"' % c for c in (i, kernel, "gpu__time_duration.sum", "ns", ns)))
+sys.exit(done.returncode)
+'''
+
+
+def write_fake(path: Path, text: str = FAKE) -> Path:
+    path.write_text(text.replace("{python}", sys.executable))
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
 
@@ -76,6 +92,7 @@ def fake(tmp_path, monkeypatch):
     values = tmp_path / "values.txt"
     values.write_text("\n".join("%.5f" % v for v in forward_log10(pairs, "float64")))
     monkeypatch.setenv(peers.ENV_BINARY, str(write_fake(tmp_path / "gpuPairHMM")))
+    monkeypatch.setenv(nsight.ENV_NCU, str(write_fake(tmp_path / "ncu", FAKE_NCU)))
     monkeypatch.setenv("FAKE_VALUES", str(values))
     monkeypatch.setenv("FAKE_LOG", str(tmp_path / "calls.log"))
     monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
@@ -90,21 +107,35 @@ def bench(tmp_path, chunking="merged", repeat=2):
     return {r.backend: r for r in res.records}["peer-gpupairhmm"]
 
 
-def test_runs_cross_checked_with_its_own_batch_time(fake):
+def test_runs_cross_checked_with_its_kernels_and_its_own_batch_time_apart(fake):
     rec = bench(fake)
     assert rec.status == "ok", rec.reason
     assert rec.n_checked == rec.pairs == 40 and rec.max_abs_err < 1e-5
-    assert rec.timing_s["kernel"] == rec.timing_min_s["kernel"] == 0.0125
+    # kernel: the launches ncu timed, summed; batch: its own timer, a stage of its own
+    assert rec.timing_s["kernel"] == rec.timing_min_s["kernel"] == pytest.approx(0.0085)
+    assert rec.timing_s["batch"] == rec.timing_max_s["batch"] == 0.0125
+    assert rec.samples_s["batch"] == [0.0125, 0.0125]
     assert rec.timing_s["prep"] == rec.timing_s["h2d"] == rec.timing_s["d2h"] == 0
     assert rec.timing_s["total"] > 0 and rec.gcups_kernel == pytest.approx(
-        rec.cells / 0.0125 / 1e9)
+        rec.cells / 0.0085 / 1e9)
     assert rec.info["timing_note"] == peers.TIMING_NOTE and rec.info["peer_gcups"] == 42.5
-    assert rec.info["process_wall_s"] > 0
+    assert rec.info["process_wall_s"] > 0 and rec.info["kernel_launches"] == 2
     calls = (fake / "calls.log").read_text().splitlines()
-    assert len(calls) == 3                       # warm-up + 2 repeats, one process each
-    # One input file, written once (untimed) and reused by every pass.
-    files = {c.split()[1] for c in calls}
-    assert len(files) == 1
+    assert len(calls) == 6      # warm-up + 2 repeats, one plain and one profiled process each
+    # One input file, written once (untimed) and reused by every pass; the profiled run writes
+    # its output beside the plain run's, never over it.
+    assert len({c.split()[1] for c in calls}) == 1
+    assert {Path(c.split()[3]).name for c in calls} == {"output.txt", "output.profiled.txt"}
+
+
+def test_without_ncu_the_kernel_stage_is_not_measured_and_says_why(fake, monkeypatch):
+    monkeypatch.setenv(nsight.ENV_NCU, str(fake / "no-such-ncu"))
+    rec = bench(fake)
+    assert rec.status == "ok", rec.reason
+    assert rec.timing_s["kernel"] == 0 and rec.gcups_kernel is None
+    assert rec.timing_s["batch"] == 0.0125
+    assert "kernel not measured: ncu (Nsight Compute) not found" in rec.info["timing_note"]
+    assert len((fake / "calls.log").read_text().splitlines()) == 3
 
 
 def test_input_file_is_its_block_format(fake):
@@ -200,7 +231,9 @@ def test_cli_report_shows_the_timing_note(fake, capsys, monkeypatch):
     assert {r["backend"]: r["status"] for r in doc["runs"]} == {
         "numpy": "ok", "peer-gpupairhmm": "ok"}
     text = " ".join(capsys.readouterr().out.split())
-    assert "kernel = gpuPairHMM's own 'Batch processing time'" in text
+    assert "kernel = its kernels' GPU time (Nsight Compute" in text
+    assert "batch = gpuPairHMM's own 'Batch processing time'" in text
+    assert "batch 12.5 ms" in text
 
 
 # --- availability and the build cache ------------------------------------------------------------

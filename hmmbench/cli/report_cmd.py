@@ -35,6 +35,9 @@ def add_parser(sub) -> None:
     sp.add_argument("--by", metavar="AXIS", default="backend",
                     help="the pivot's columns: backend (default), device, chunking, or any "
                          "backend parameter axis such as tile or block")
+    sp.add_argument("--against", metavar="BACKEND",
+                    help="every backend against BACKEND (a peer), kernel to kernel and end to "
+                         "end, per cell of each file (ratios only inside one run)")
     sp.set_defaults(func=run, workload=None)
 
 
@@ -66,6 +69,15 @@ def run(args, workload) -> int:
     if args.plot:
         from ..report.plot_printer import PlotPrinter
         files.append(PlotPrinter(args.plot))
+    if args.against:
+        from ..report.versus import versus_listing
+        listings = [versus_listing(doc["runs"], args.against) for doc in docs]
+        for p in shown:
+            for path, listing in zip(args.results, listings):
+                p.print_log(str(path), "bold")
+                p.print_listing(listing)
+            p.close()
+        shown = []
     if args.pivot:
         # the pivot reads every file's runs as one table; the files' own pages and plots beside
         runs = [r for doc in docs for r in doc["runs"]]

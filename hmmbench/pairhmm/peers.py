@@ -12,10 +12,17 @@ build and no GPU/nvcc checks; the tests use a fake one).
 
 One call: the launch is written in its block input format (untimed), the program runs once
 (``--inputfile IN --outputfile OUT``), its output (per block the ``R H`` line, then R lines of H
-log10 values) is read back (untimed). Stages: ``kernel`` = the program's own "Batch processing
-time" (its timer around its GPU pipeline: transfers and kernels); total = the process wall (CUDA
-start-up, file parsing and writing included). The record's ``info.timing_note`` says so and the
-report prints it.
+log10 values) is read back (untimed). Stages, like with like with every other row:
+
+- ``kernel``: the GPU's kernels alone. The program runs a second time under Nsight Compute
+  (:mod:`hmmbench.apis.nsight`: every launch's ``gpu__time_duration``, summed; that run is left
+  out of ``total``). Without ncu the stage is not measured (0: no kernel GCUPS) and the record
+  says why.
+- ``batch``: the program's own "Batch processing time" (its timer around its GPU pipeline:
+  transfers, waits and kernels), a stage of its own.
+- ``total``: the process wall of the plain run (CUDA start-up and file parsing included).
+
+The record's ``info.timing_note`` says so and the report prints it.
 
 One process per call, so the backend runs with ``--chunking merged`` only (one process per pass;
 it batches the file itself): ``original`` would time one process start-up per active region.
@@ -34,6 +41,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..apis import nsight
 from ..backend import Backend, Execution
 from .model import PairSet
 
@@ -45,9 +53,12 @@ BUILD_OUTPUTS = ("*.o", PROGRAM, "benchmark_peakperformance", ".git")
 BUILD_JOBS = 8
 BUILD_TIMEOUT_S = 1800
 RUN_TIMEOUT_S = 1800
-TIMING_NOTE = ("kernel = gpuPairHMM's own 'Batch processing time' (its timer around its GPU "
-               "pipeline); total = process wall (CUDA start-up and file I/O included; input "
+TIMING_NOTE = ("kernel = its kernels' GPU time (Nsight Compute, each launch's duration summed); "
+               "batch = gpuPairHMM's own 'Batch processing time' (its GPU pipeline: transfers "
+               "and kernels); total = process wall (CUDA start-up and file I/O included; input "
                "written and output read untimed)")
+NO_KERNEL_NOTE = ("batch = gpuPairHMM's own 'Batch processing time' (its GPU pipeline: transfers "
+                  "and kernels); total = process wall; kernel not measured: {why}")
 BATCH_TIME = re.compile(r"Batch processing time:\s*(\S+?)\s*s\s*\(\s*(\S+)\s*GCUPS\s*\)")
 
 
@@ -289,6 +300,7 @@ class GpuPairHMMPeer(Backend):
         self._built = ""
         self._tmp: Optional[tempfile.TemporaryDirectory] = None
         self._written: tuple = (None, -1)   # (PairSet, n_pairs) whose input file is on disk
+        self._no_profiler: Optional[str] = None    # why ncu cannot time its kernels here
 
     def unavailable_reason(self) -> Optional[str]:
         if not self._probed:
@@ -357,9 +369,9 @@ class GpuPairHMMPeer(Backend):
         reason = self.unavailable_reason()
         if reason:
             raise PeerError(reason)
-        info = {"timing_note": TIMING_NOTE, "build": self._built}
+        info = {"build": self._built}
         if pairs.n_pairs == 0:
-            return Execution(np.zeros(0), {"kernel": 0.0}, 0, info)
+            return Execution(np.zeros(0), {"kernel": 0.0}, 0, dict(info, timing_note=TIMING_NOTE))
         in_path, untimed = self._input_file(pairs)
         out_path = in_path.with_name("output.txt")
         out_path.unlink(missing_ok=True)
@@ -387,12 +399,33 @@ class GpuPairHMMPeer(Backend):
         except OSError:
             raise PeerError(f"{PROGRAM} wrote no output file") from None
         log10, unreadable = parse_output(text, pairs)
+        timing = {"batch": seconds}
+        kernels, why = self._kernel_times(cmd, env, in_path.parent)
+        if kernels is not None:
+            timing["kernel"] = kernels.seconds
+            info.update(timing_note=TIMING_NOTE, kernel_launches=len(kernels.launches))
+        else:
+            info.update(timing_note=NO_KERNEL_NOTE.format(why=why))
         untimed += time.perf_counter() - t1
         info.update(process_wall_s=wall, peer_gcups=gcups)
         if unreadable:
             info["unreadable_values"] = len(unreadable)
             info["unreadable_example"] = unreadable[0][1][:40]
-        return Execution(log10, {"kernel": seconds}, 0, info, untimed_s=untimed)
+        return Execution(log10, timing, 0, info, untimed_s=untimed)
+
+    def _kernel_times(self, cmd: list, env: dict, cwd: Path):
+        """(its kernels' times under ncu, None) or (None, why they were not measured); the
+        output the profiled run writes goes to a file of its own."""
+        if self._no_profiler is not None:
+            return None, self._no_profiler
+        profiled = list(cmd)
+        profiled[-1] = str(Path(cmd[-1]).with_name("output.profiled.txt"))
+        try:
+            return nsight.kernel_times(profiled, env=env, cwd=cwd, timeout=RUN_TIMEOUT_S), None
+        except nsight.ProfilerError as exc:
+            if nsight.find_ncu() is None:
+                self._no_profiler = str(exc)   # not on this machine: say so once per process
+            return None, str(exc)
 
     def close(self) -> None:
         if self._tmp is not None:

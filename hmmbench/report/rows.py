@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Iterable
 
+from ..backend import STAGES
 from ..results import CELL_SIZE, DATA_AXES, cell_axes, run_label
 from ..runner import RunRecord
 from .formats import THROTTLE_MARK, fmt_count, fmt_error, fmt_number, fmt_seconds, fmt_spread
@@ -99,6 +100,11 @@ def notes(runs: list) -> list:
             bits.append(r["reason"])
         if info.get("timing_note"):  # a peer's own timing boundaries
             bits.append(info["timing_note"])
+        for stage in own_stages(r):
+            seconds = r["timing_s"][stage]
+            rate = f", {r['cells'] / seconds / 1e9:,.0f} GCUPS" if r.get("cells") and seconds \
+                else ""
+            bits.append(f"{stage} {fmt_seconds(seconds)}{rate}")
         if info.get("throttled"):
             lo, hi = info.get("sm_clock_mhz_min"), info.get("sm_clock_mhz_max")
             clocks = f" (SM clock {lo:.0f}-{hi:.0f} MHz)" if lo is not None and hi is not None \
@@ -121,6 +127,15 @@ def notes(runs: list) -> list:
         if bits:
             out.append((r["backend"], r["status"], "; ".join(bits)))
     return out
+
+
+STAGE_NAMES = (*STAGES, "total")
+
+
+def own_stages(run: dict) -> list:
+    """The stages a backend timed beyond prep/h2d/kernel/d2h and total (a peer's own batch
+    timer), in the record's order."""
+    return [s for s in (run.get("timing_s") or {}) if s not in STAGE_NAMES]
 
 
 def header_line(doc: dict) -> str:

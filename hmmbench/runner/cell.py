@@ -61,6 +61,9 @@ def add_stages(timing: dict, outs: list, infos) -> int:
         t = ex.timing
         for i, s in enumerate(STAGES):
             sums[i] += float(t.get(s) or 0.0)
+        # a stage of a backend's own (a peer program's own batch timer) is kept beside them
+        for s in t.keys() - set(STAGES):
+            timing[s] = timing.get(s, 0.0) + float(t[s] or 0.0)
         n_fallback += int(ex.n_fallback or 0)
         if ex.info:
             infos.append(ex.info)
@@ -169,8 +172,9 @@ class _CellRunner:
                 break
 
         rec.repeats = len(passes)
-        for k in TIMING_KEYS:
-            vals = [p.timing[k] for p in passes]
+        own = sorted({k for p in passes for k in p.timing} - set(TIMING_KEYS))
+        for k in (*TIMING_KEYS, *own):
+            vals = [p.timing.get(k, 0.0) for p in passes]
             rec.timing_s[k] = statistics.median(vals)
             rec.timing_min_s[k] = min(vals)
             rec.timing_max_s[k] = max(vals)

@@ -342,9 +342,10 @@ SUITES = {
              "options": {"chunking": "merged", "repeat": 1}}]},
     "peer": {
         # gpuPairHMM is one process per pass: merged chunking only (original is refused).
-        "about": "cuda-subwarp beside the gpuPairHMM peer (its own batch time as kernel, process "
-                 "wall as total) on 10s, 1m and equal-length sets 32..1024; cuda-subwarp's "
-                 "110 per-region calls of 1m",
+        "about": "cuda-subwarp beside the gpuPairHMM peer on 10s, 1m and equal-length sets "
+                 "32..1024, kernel to kernel (its kernels timed by Nsight Compute) and end to end "
+                 "(its own batch time a stage of its own); `hmmbench report FILE --against "
+                 "peer-gpupairhmm` shows the ratios; cuda-subwarp's 110 per-region calls of 1m",
         "steps": [
             {"name": "peer-real", "datasets": ["10s", "1m"],
              "backends": ["cuda-subwarp", "cuda-subwarp-f64rescue", "peer-gpupairhmm"],
