@@ -229,3 +229,19 @@ def test_live_lines_keep_names(width):
     plain.end(RunRecord(dataset=DATASET, dataset_sha256="x", pairs=1, cells=1, backend=BOLD,
                         api="numpy", family="x", precision="float32", status="ok"))
     assert f"{DATASET} [original] {BOLD}: ok" in buf.getvalue()
+
+
+def test_compare_and_history_pick_a_printer(tmp_path, capsys):
+    doc = pairhmm_doc()
+    base, cand = tmp_path / "base.json", tmp_path / "cand.json"
+    base.write_text(json.dumps(doc))
+    cand.write_text(json.dumps(candidate(doc)))
+    assert cli.main(["compare", str(base), str(cand), "--format", "json"]) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert got["failed"] and LONG in {r["key"][1] for r in got["rows"]}
+    assert cli.main(["compare", str(base), str(cand), "--format", "markdown"]) == 1
+    md = capsys.readouterr().out
+    assert f"| {LONG} |" in md and "| verdict |" in md and "FAIL" in md
+    assert cli.main(["history", str(base), str(cand), "--format", "csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert ["1m", LONG, "original", "1,2"] == rows[rows.index([]) + 2][:4]

@@ -20,6 +20,19 @@ def terminal(stderr: bool = False):
     return TerminalPrinter(console(stderr))
 
 
+def add_format_option(parser, default="table", help_extra: str = "") -> None:
+    from ..report import format_names
+    parser.add_argument("--format", choices=format_names(), default=default,
+                        help="the printer: table (rich, fitted to the terminal), markdown, csv, "
+                             "json or html" + help_extra)
+
+
+def printer(name: str):
+    """The printer ``--format name`` picks, on stdout (table: the terminal printer)."""
+    from ..report import get_printer
+    return terminal() if name == "table" else get_printer(name, sys.stdout)
+
+
 def scaling_of(doc: dict):
     """A cluster document's scaling rows for the printers (None for other documents)."""
     from ..cluster.scaling import of_document

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import UserError
-from .common import terminal
+from .common import add_format_option, printer
 
 
 def add_parser(sub) -> None:
@@ -11,6 +11,7 @@ def add_parser(sub) -> None:
     sp.add_argument("candidate")
     sp.add_argument("--max-slowdown", type=float, default=10.0, metavar="PCT",
                     help="fail when a run is more than PCT %% slower (default 10)")
+    add_format_option(sp, help_extra=" (the verdicts as a pull-request comment or for a script)")
     sp.set_defaults(func=run, workload=None)
 
 
@@ -25,5 +26,6 @@ def run(args, workload) -> int:
                         f"baseline {args.baseline} holds {', '.join(sorted(kinds[0]))} runs: "
                         "nothing to compare")
     comp = compare.compare(base, cand, args.max_slowdown)
-    terminal().print_compare(comp, str(args.baseline), str(args.candidate))
+    with printer(args.format) as out:
+        out.print_compare(comp, str(args.baseline), str(args.candidate))
     return comp.exit_code

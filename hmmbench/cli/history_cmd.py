@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UserError
-from .common import terminal
+from .common import add_format_option, printer
 
 
 def add_parser(sub) -> None:
@@ -17,6 +17,7 @@ def add_parser(sub) -> None:
                     help="show cells present in at least N files (default 2)")
     sp.add_argument("--plot", metavar="PNG",
                     help="also plot the trends of the cells with most points (matplotlib)")
+    add_format_option(sp)
     sp.set_defaults(func=run, workload=None)
 
 
@@ -30,7 +31,8 @@ def run(args, workload) -> int:
     hist = history.load_history(args.results, backend=args.backend, dataset=args.dataset)
     if not hist.snapshots:
         raise UserError(f"no result files under {', '.join(args.results)}")
-    terminal().print_history(hist, min_points=args.min_files)
+    with printer(args.format) as out:
+        out.print_history(hist, min_points=args.min_files)
     if args.plot:
         n = history.plot(hist, args.plot, min_points=args.min_files)
         print(f"plot: {args.plot} ({n} cells)", file=sys.stderr)

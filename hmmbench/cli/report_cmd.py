@@ -5,10 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UserError
-from .common import console, scaling_of
-
-FORMATS = ("table", "markdown", "csv", "json", "html")
-
+from .common import add_format_option, printer, scaling_of
 
 def add_parser(sub) -> None:
     sp = sub.add_parser("report", help="re-render stored result files")
@@ -26,9 +23,8 @@ def add_parser(sub) -> None:
                          "CUDA-vs-OpenCL ratios, cross-check status, provenance")
     sp.add_argument("--quiet", "-q", action="store_true",
                     help="print nothing; only write the --html / --plot files")
-    sp.add_argument("--format", choices=FORMATS, default=None,
-                    help="table (rich, default; markdown for --summary), markdown (for "
-                         "results/README.md), csv, json or html (the --html page on stdout)")
+    add_format_option(sp, default=None, help_extra=" (default: table; markdown for "
+                      "--summary, as results/SUMMARY.md is)")
     sp.add_argument("--pivot", metavar="METRIC",
                     help="one table of METRIC, datasets x backends: gcups_kernel, gcups_total, "
                          "kernel, total or max_abs_err")
@@ -41,17 +37,12 @@ def add_parser(sub) -> None:
     sp.set_defaults(func=run, workload=None)
 
 
-def _printer(name: str):
-    from ..report import TerminalPrinter, get_printer
-    return TerminalPrinter(console()) if name == "table" else get_printer(name, sys.stdout)
-
-
 def run(args, workload) -> int:
     from .. import results
     from ..report import Multiplex, make_pivot
     if args.summary:
         from ..summary import build_summary
-        with _printer(args.format or "markdown") as out:
+        with printer(args.format or "markdown") as out:
             out.print_summary(build_summary(args.summary))
         return 0
     if not args.results:
@@ -61,7 +52,7 @@ def run(args, workload) -> int:
         if path:
             check_output_path(path, option)
     docs = [results.load(p) for p in args.results]
-    shown = [] if args.quiet else [_printer(args.format or "table")]
+    shown = [] if args.quiet else [printer(args.format or "table")]
     files = []
     if args.html:
         from ..report import HtmlPrinter
