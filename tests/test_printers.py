@@ -224,7 +224,8 @@ def test_live_lines_keep_names(width):
     assert LONG in text and MARKUP in text and DATASET in text
     assert "pyopencl not installed [/]" in text
     buf = io.StringIO()
-    plain = PlainProgress(buf)
+    plain = TerminalPrinter(Console(file=buf, width=width)).progress()   # a log, not a tty
+    assert isinstance(plain, PlainProgress)
     plain.start(1)
     plain.end(RunRecord(dataset=DATASET, dataset_sha256="x", pairs=1, cells=1, backend=BOLD,
                         api="numpy", family="x", precision="float32", status="ok"))

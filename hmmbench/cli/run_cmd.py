@@ -116,7 +116,6 @@ def run(args, workload) -> int:
     from ..fileio import check_output_path
     from ..hostinfo import enrich_devices
     from ..registry import select
-    from ..report import make_progress
     from ..runner import run_benchmark
     cluster_options.check(args)
     cfg = run_config(args, workload)
@@ -144,7 +143,7 @@ def run(args, workload) -> int:
 
     if unavailable_line:                          # said once the options are known good
         print(unavailable_line, file=sys.stderr)
-    progress = make_progress(sys.stderr)
+    progress = terminal(stderr=True).progress()
     try:
         if args.cluster:
             from ..cluster.command import run_cluster

@@ -86,6 +86,12 @@ class Printer:
             for line in listing.notes:
                 self.print_log("".join(str(c) for c in line))
 
+    def progress(self):
+        """What a run shows while it works (a :class:`hmmbench.runner.Progress`): a line per
+        finished cell on stderr."""
+        from .progress import PlainProgress
+        return PlainProgress(sys.stderr)
+
     def close(self) -> None:
         """Called once after the last report."""
 

@@ -163,6 +163,12 @@ class TerminalPrinter(Printer):
     def print_log(self, text: str, style: str = "") -> None:
         self.console.print(_text(text, style), highlight=False)
 
+    def progress(self):
+        """A live bar with a line per finished cell on a terminal, plain lines in a log."""
+        from .progress import PlainProgress, RichProgress
+        return RichProgress(self.console) if self.console.is_terminal \
+            else PlainProgress(self.console.file)
+
     def print_listing(self, listing: Listing) -> None:
         from rich.table import Table
         from rich.text import Text
