@@ -83,3 +83,30 @@ def ranges_apart(base: tuple, cand: tuple, slower: bool) -> Optional[bool]:
     if None in base or None in cand:
         return None
     return cand[0] > base[1] if slower else cand[1] < base[0]
+
+
+def median_interval(xs: Sequence[float], level: float = 0.95) -> Optional[tuple]:
+    """A distribution-free interval of the median, (low, high): the order statistics
+    x(j) and x(n+1-j) with j the largest for which Binomial(n, 1/2) puts at most
+    (1 - level) / 2 below j. None when there are too few samples (n < 6 at 95 %)."""
+    n = len(xs)
+    tail, below, j = (1.0 - level) / 2.0, 0.0, 0
+    while j < n:
+        below += math.comb(n, j) / 2.0 ** n       # P(fewer than j+1 samples below the median)
+        if below > tail + 1e-12:
+            break
+        j += 1
+    if j == 0:
+        return None
+    s = sorted(xs)
+    return s[j - 1], s[n - j]
+
+
+def median_noise(xs: Sequence[float], level: float = 0.95) -> float:
+    """The larger distance from the median to the ends of its interval, relative to it (inf
+    when the interval cannot be said)."""
+    ci = median_interval(xs, level)
+    med = median(xs) if xs else 0.0
+    if ci is None or not med > 0:
+        return math.inf
+    return max(med - ci[0], ci[1] - med) / med

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import importlib
 from importlib import metadata
-from typing import Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from .errors import UserError
+from .options import RunOptions, ScoreOptions
 
 #: Built-in workloads: name -> "module:attribute" of their Workload object.
 BUILTIN_WORKLOADS = {
@@ -47,11 +48,17 @@ class Workload:
     def add_arguments(self, command: str, parser: argparse.ArgumentParser) -> None:
         """Add this workload's own options to ``run`` or ``score``."""
 
-    def plan(self, args, backends: list) -> tuple:
+    def parse_options(self, values: Mapping) -> Any:
+        """This workload's own options (``own_options``) as the typed object that
+        ``RunOptions.workload_options`` carries, from values by argparse dest (None: it has
+        none)."""
+        return None
+
+    def plan(self, options: RunOptions, backends: list) -> tuple:
         """(datasets, extra run_benchmark keywords) of ``hmmbench run``."""
         raise NotImplementedError
 
-    def score(self, args, backend) -> int:
+    def score(self, options: ScoreOptions, backend) -> int:
         """``hmmbench score``: write the scores file, return how many values it holds."""
         raise NotImplementedError
 
@@ -139,14 +146,15 @@ def every() -> list:
     return [get(n) for n in names()]
 
 
-def foreign_option(args, workload: Workload, every_workload: Callable = every) -> Optional[str]:
-    """The first option given on the command line that belongs to another workload, as
-    "--model belongs to the profile workload"; None when there is none."""
+def foreign_option(values: Mapping, workload: Workload,
+                   every_workload: Callable = every) -> Optional[str]:
+    """The first option given on the command line (``values`` by argparse dest) that belongs to
+    another workload, as "--model belongs to the profile workload"; None when there is none."""
     for other in every_workload():
         if other.name == workload.name:
             continue
         for dest, flag in other.own_options.items():
-            if getattr(args, dest, None) and flag not in workload.own_options.values():
+            if values.get(dest) and flag not in workload.own_options.values():
                 return (f"{flag} belongs to the {other.name} workload "
                         f"(--workload {other.name})")
     return None

@@ -104,11 +104,11 @@ def test_pairhmm_shards_keep_batches_and_cells():
 
 def test_profile_shards_are_one_database_slice_for_every_model_and_kind():
     pytest.importorskip("pyhmmer")
-    import argparse
+    from hmmbench.options import run_options
     profile = workload.get("profile")
-    args = argparse.Namespace(dataset=["proteins-2e4"], model=["PF02826", "LuxC"],
-                              kind=["ssv", "msv"], backend=[])
-    cells, _ = profile.plan(args, [])
+    values = dict(dataset=["proteins-2e4"], model=["PF02826", "LuxC"], kind=["ssv", "msv"],
+                  backend=[])
+    cells, _ = profile.plan(run_options(values, profile), [])
     units = [c.load() for c in cells]
     bounds = shard_bounds(profile, units[0], 2)
     assert [shard_bounds(profile, u, 2) for u in units] == [bounds] * 4   # M scales every cost
@@ -303,19 +303,19 @@ def test_cli_profile_shards_the_database(cluster, tmp_path):
 def test_profile_shards_stay_resident_on_each_worker(cluster):
     """Every model and kind, every call, reuses the worker's resident slice: one upload each."""
     pytest.importorskip("pyhmmer")
-    import argparse
     from hmmbench.cluster.sharded import sharded_values
+    from hmmbench.options import run_options
     _, client = cluster
     profile, name = workload.get("profile"), "profile-opencl-task"
-    args = argparse.Namespace(dataset=["proteins-2e4"], model=["PF02826", "LuxC"],
-                              kind=["ssv", "msv"], backend=[name])
-    backends = select(args.backend, "profile")
+    values = dict(dataset=["proteins-2e4"], model=["PF02826", "LuxC"], kind=["ssv", "msv"],
+                  backend=[name])
+    backends = select(values["backend"], "profile")
     if backends[0].unavailable_reason():
         pytest.skip(backends[0].unavailable_reason())
-    cells, _ = profile.plan(args, backends)
+    cells, _ = profile.plan(run_options(values, profile), backends)
     for cell in cells:
         for _ in range(2):
-            sharded_values(client, profile, name, cell, 2, mode="whole", args=vars(args))
+            sharded_values(client, profile, name, cell, 2, mode="whole", args=values)
 
     def uploads():
         from hmmbench.cluster import worker

@@ -9,7 +9,7 @@ import pytest
 from hmmbench.backend import Limits
 from hmmbench.errors import UserError
 from hmmbench.runner import (ReferenceStore, RunConfig, merge_infos, run_benchmark,
-                             running_median_spread, sample_indexes, stop_repeating)
+                             sample_indexes)
 
 from test_runner_fakes import (ToyBackend, launches_by_batch, toy_dataset, toy_lazy_dataset,
                                toy_reference)
@@ -137,20 +137,6 @@ def test_sample_indexes_deterministic():
     assert np.array_equal(a, sample_indexes(1000, 50, seed=3))
     assert len(np.unique(a)) == 50 and np.all(np.diff(a) > 0)
     assert np.array_equal(sample_indexes(7, 50, seed=0), np.arange(7))
-
-
-def test_stop_rule():
-    cfg = RunConfig(max_time=10.0)
-    assert not stop_repeating([1.0], 1.0, cfg)
-    assert not stop_repeating([1.0, 1.0], 2.0, cfg)
-    assert stop_repeating([1.0, 1.0, 1.0], 3.0, cfg)          # stable running median
-    assert not stop_repeating([1.0, 2.0, 4.0], 7.0, cfg)       # unstable, under the cap
-    assert stop_repeating([1.0, 2.0, 40.0], 43.0, cfg)         # over the cap after 3
-    assert stop_repeating([11.0], 11.0, cfg)                   # one pass exceeds the cap
-    assert not stop_repeating([6.0, 6.0], 12.0, cfg)           # at least 3 otherwise
-    fixed = RunConfig(repeat=5)
-    assert not stop_repeating([1.0] * 4, 100.0, fixed) and stop_repeating([1.0] * 5, 5, fixed)
-    assert running_median_spread([1.0, 1.0]) == math.inf
 
 
 def test_warm_up_passes_run_untimed_while_they_fit(tmp_path):

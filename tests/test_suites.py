@@ -8,6 +8,7 @@ import pytest
 
 from hmmbench import cli, registry, results, suites, workload
 from hmmbench.errors import UserError
+from hmmbench.options import run_options
 
 
 def every_step():
@@ -26,7 +27,7 @@ def test_every_step_parses_and_resolves(suite, step, tmp_path):
     family_members = {p for p in step.backends if "[" in p}   # named with their axes' values
     assert {b.name for b in backends} <= every | family_members
     try:
-        datasets, _ = w.plan(args, backends)
+        datasets, _ = w.plan(run_options(vars(args), w), backends)
     except UserError as exc:   # a real set that is not on this machine: the name is still known
         if "not found" not in str(exc):
             raise

@@ -110,7 +110,7 @@ def _dispatch(args) -> int:
     if getattr(args, "workload", None) is not None or args.command in ("list", "run",
                                                                       "score", "datasets"):
         workload = workloads.get(getattr(args, "workload", None))
-        foreign = workloads.foreign_option(args, workload)
+        foreign = workloads.foreign_option(vars(args), workload)
         if foreign:
             raise UserError(foreign)
     if getattr(args, "opencl_device", None):

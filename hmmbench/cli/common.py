@@ -56,26 +56,3 @@ def select_opencl_device(spec: str) -> None:
         raise
     except Exception:  # noqa: BLE001 - no driver here: the backends say so in their reason
         pass
-
-
-def run_config(args, workload):
-    """RunConfig from ``hmmbench run``'s options, with the workload's own defaults."""
-    from ..runner import RunConfig
-    if args.repeat is not None and args.repeat < 1:
-        raise UserError("--repeat must be at least 1")
-    if not args.max_time > 0:
-        raise UserError("--max-time must be positive")
-    if not 0 <= args.warmup_time < float("inf"):
-        raise UserError("--warmup-time must be a finite number, at least 0")
-    if args.tolerance is not None and not 0 <= args.tolerance < float("inf"):
-        raise UserError("--tolerance must be a finite number, at least 0")
-    if args.sample_pairs is not None and args.sample_pairs < 1:
-        raise UserError("--sample-pairs must be at least 1")
-    if args.in_flight < 1:
-        raise UserError("--in-flight must be at least 1")
-    return RunConfig(chunking=",".join(args.chunking), in_flight=args.in_flight,
-                     repeat=args.repeat, max_time=args.max_time, warmup_time=args.warmup_time,
-                     tolerance=1e-4 if args.tolerance is None else args.tolerance,
-                     tolerance_fixed=args.tolerance is not None,
-                     sample_pairs=args.sample_pairs or workload.sample_items,
-                     use_cache=not args.no_cache, **workload.run_defaults())

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..cluster import options as cluster_options
-from .common import add_workload_options, run_config, scaling_of, terminal
+from ..runner.stopping import CRITERIA
+from .common import add_workload_options, scaling_of, terminal
 
 
 def add_parser(sub, workloads) -> None:
@@ -36,7 +37,13 @@ def add_parser(sub, workloads) -> None:
                          "total is then the wall time of all of them; the *-subwarp-batched "
                          "backends run the calls in flight as one call")
     sp.add_argument("--repeat", type=int, default=None,
-                    help="timed repeats (default: until stable or --max-time)")
+                    help="timed repeats, a fixed count (--stopping fixed:count=N; default: "
+                         "until the stopping criterion says enough)")
+    sp.add_argument("--stopping", default=None, metavar="NAME[:KEY=VALUE,...]",
+                    help="when to stop repeating: " + "; ".join(
+                        f"{c.name}: {c.summary}".replace("%", "%%") for c in CRITERIA.values()) +
+                    ". Bounded by min_repeats (3), max_repeats (1000) and max_time (--max-time)"
+                    ", e.g. noise:max_noise=0.01,min_repeats=6 (default: stable)")
     sp.add_argument("--max-time", type=float, default=10.0,
                     help="seconds of timed repeats per dataset x backend (default 10)")
     sp.add_argument("--warmup-time", type=float, default=0.2, metavar="S",
@@ -115,25 +122,27 @@ def run(args, workload) -> int:
     from .. import results
     from ..fileio import check_output_path
     from ..hostinfo import enrich_devices
+    from ..options import run_options
     from ..registry import select
-    from ..runner import run_benchmark
+    from ..runner import RunConfig, run_benchmark
     cluster_options.check(args)
-    cfg = run_config(args, workload)
-    backends = select(args.backend, workload.name, axes=parse_axes(args.axis))
+    opts = run_options(vars(args), workload)
+    cfg = RunConfig.from_options(opts, workload.run_defaults(), workload.sample_items)
+    backends = select(list(opts.backends), workload.name, axes=parse_axes(opts.axes))
     unavailable_line = None
-    if not args.backend and not args.cluster:     # a cluster's workers have their own devices
+    if not opts.backends and not args.cluster:     # a cluster's workers have their own devices
         backends, unavailable_line = runnable(backends)
-    datasets, plan = workload.plan(args, backends)
-    to_stdout = args.json == "-"
-    out_path = None if to_stdout else Path(args.json or args.resume or results.default_path())
+    datasets, plan = workload.plan(opts, backends)
+    to_stdout = opts.json == "-"
+    out_path = None if to_stdout else Path(opts.json or opts.resume or results.default_path())
     if out_path is not None:
         check_output_path(out_path, "--json")
-    if args.resume and args.cluster:
+    if opts.resume and args.cluster:
         raise UserError("--resume continues runs of one process, not --cluster runs")
-    if args.in_flight > 1 and args.cluster:
+    if opts.in_flight > 1 and args.cluster:
         raise UserError("--in-flight is for runs of one process, not --cluster runs")
-    header = results.document_header(["hmmbench"] + list(args.argv))
-    kept = _kept(args, datasets, backends, cfg, plan, header) if args.resume else None
+    header = results.document_header(["hmmbench"] + list(opts.argv))
+    kept = _kept(opts, datasets, backends, cfg, plan, header) if opts.resume else None
     written = {}
 
     def checkpoint(bench) -> None:
@@ -170,16 +179,16 @@ def run(args, workload) -> int:
         terminal(stderr=True).print_run(shown, scaling=scaling_of(shown))
     else:
         results.write(doc, out_path)
-        if not args.quiet:
+        if not opts.quiet:
             terminal().print_run(shown, scaling=scaling_of(shown))
         print(f"results: {out_path}", file=sys.stderr)
     return 0
 
 
-def _kept(args, datasets, backends, cfg, plan, header) -> dict:
+def _kept(opts, datasets, backends, cfg, plan, header) -> dict:
     """The finished cells of the --resume file, if it is an unfinished run of this matrix."""
     from .. import results
     from ..runner import kept_records, plan_cells
-    doc = results.load(args.resume)
+    doc = results.load(opts.resume)
     cells = plan_cells(datasets, backends, cfg, plan.get("backends_for"))
-    return kept_records(doc, cells, cfg, header["source_sha256"], args.resume)
+    return kept_records(doc, cells, cfg, header["source_sha256"], opts.resume)

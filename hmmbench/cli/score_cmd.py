@@ -22,21 +22,21 @@ def add_parser(sub, workloads) -> None:
 
 def run(args, workload) -> int:
     from ..fileio import check_output_path
+    from ..options import score_options
     from ..registry import probe, select
-    if not 0 <= args.digits <= 17:
-        raise UserError("--digits must be between 0 and 17")
-    check_output_path(args.output, "--output")
-    backends = select([args.backend], workload.name)
+    opts = score_options(vars(args), workload)
+    check_output_path(opts.output, "--output")
+    backends = select([opts.backend], workload.name)
     if len(backends) != 1:
-        raise UserError(f"--backend '{args.backend}' matches {len(backends)} backends; "
+        raise UserError(f"--backend '{opts.backend}' matches {len(backends)} backends; "
                         "score needs exactly one")
     backend = backends[0]
     reason = probe(backend).reason
     if reason:
         raise UserError(f"backend '{backend.name}' is unavailable: {reason}")
     try:
-        n = workload.score(args, backend)
+        n = workload.score(opts, backend)
     finally:
         backend.close()
-    print(f"{n} scores: {args.output}", file=sys.stderr)
+    print(f"{n} scores: {opts.output}", file=sys.stderr)
     return 0

@@ -8,15 +8,17 @@ globals and persists between tasks: a worker runs one task at a time on its devi
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import socket
 import sys
 import time
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
+
+from ..options import run_options
 
 #: Environment variables the client passes to every task (the user's device choices).
 PASSED_ENV = ("HMMBENCH_OPENCL_DEVICE",)
@@ -140,10 +142,6 @@ def probe(backends: list, env: dict) -> dict:
             "malloc_trim_threshold": os.environ.get(TRIM_ENV)}
 
 
-def namespace(args: dict) -> argparse.Namespace:
-    return argparse.Namespace(**args)
-
-
 def rebuild(spec: dict):
     """A generated dataset rebuilt from its name by the workload's own plan, checked against the
     client's sha256 (same name, same parameters, same generator version)."""
@@ -153,9 +151,8 @@ def rebuild(spec: dict):
     key = (wl.name, spec["name"], repr(sorted(spec["args"].items())))
     if key not in _PLAN:
         _PLAN.clear()                              # one plan at a time: it may hold a database
-        args = namespace(spec["args"])
-        args.dataset = [spec["name"]]
-        _PLAN[key] = wl.plan(args, select(args.backend, wl.name))[0]
+        opts = replace(run_options(spec["args"], wl), datasets=(spec["name"],))
+        _PLAN[key] = wl.plan(opts, select(list(opts.backends), wl.name))[0]
     for ds in _PLAN[key]:
         if ds.sha256 == spec["sha256"]:
             return ds
@@ -245,9 +242,8 @@ def fleet_run(args: dict, workload: str, cfg, backends: list, env: dict) -> dict
     from ..workload import get
     _apply(env)
     wl = get(workload)
-    ns = namespace(args)
     # the sent instances themselves, not the shard mode's kept ones: run_benchmark closes them
-    datasets, plan = wl.plan(ns, backends)
+    datasets, plan = wl.plan(run_options(args, wl), backends)
     t0 = time.perf_counter()
     bench = run_benchmark(datasets, backends, cfg, **plan)
     enrich_devices(bench.devices, wl.name)

@@ -39,8 +39,8 @@ class PairHMM(Workload):
         return [datasets.resolve(d) if isinstance(d, str) else d
                 for d in datasets.default_run_set()]
 
-    def plan(self, args, backends: list) -> tuple:
-        return self.resolve(args.dataset), {}
+    def plan(self, options, backends: list) -> tuple:
+        return self.resolve(list(options.datasets)), {}
 
     def launches(self, unit, mode: str) -> list:
         from .datasets.chunking import launches
@@ -112,14 +112,14 @@ class PairHMM(Workload):
                   Styled(status, style), ds.description)
         return [t]
 
-    def score(self, args, backend) -> int:
+    def score(self, options, backend) -> int:
         """One log10 likelihood per pair, dataset order."""
         from ..fileio import atomic_open
-        ds = self.resolve([args.dataset])[0]
-        fmt = f"%.{args.digits}f\n"
+        ds = self.resolve([options.dataset])[0]
+        fmt = f"%.{options.digits}f\n"
         n = 0
         # Streamed chunk by chunk (lazy sets are larger than memory), renamed into place at the end.
-        with atomic_open(args.output) as out:
+        with atomic_open(options.output) as out:
             for chunk in ds.chunks():
                 refusal = backend.refuse_reason(chunk)
                 if refusal:

@@ -2,6 +2,9 @@
 cells, its own options (--model, --kind), the catalog and the scores file."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
 from ..errors import UnknownName, UserError
 from ..workload import Workload
 
@@ -18,6 +21,15 @@ def parse_kinds(specs: list) -> list:
         if k not in JOB_KINDS:
             raise UnknownName("score kind", k, JOB_KINDS)
     return list(dict.fromkeys(kinds))
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    """The profile workload's own options: ``--model`` and ``--kind`` as given (repeatable),
+    ``--batch-models`` (None: not given)."""
+    models: tuple = ()
+    kinds: tuple = ()
+    batch_models: Optional[str] = None
 
 
 def _need_pyhmmer() -> None:
@@ -66,23 +78,29 @@ class Profile(Workload):
                                 help="profile workload: the score kind (ssv, msv, vf, viterbi, "
                                      "forward, gmsv)")
 
-    def plan(self, args, backends: list) -> tuple:
+    def parse_options(self, values: Mapping) -> ProfileOptions:
+        return ProfileOptions(models=tuple(values.get("model") or ()),
+                              kinds=tuple(values.get("kind") or ()),
+                              batch_models=values.get("batch_models"))
+
+    def plan(self, options, backends: list) -> tuple:
         """Databases x models x kinds as cells, and the backends of each cell."""
         from . import datasets as pds
         from .batch import check_batch_kinds, parse_batch_models
         from .cells import launches, profile_cells
         from .job import PIPELINE
         _need_pyhmmer()
-        dbs = [pds.resolve_database(n) for n in (args.dataset or pds.DEFAULT_DATABASES)]
-        models = [s for n in (args.model or pds.DEFAULT_MODELS) for s in pds.resolve_models(n)]
-        kinds = parse_kinds(args.kind) or list(DEFAULT_KINDS)
+        own = options.workload_options or ProfileOptions()
+        dbs = [pds.resolve_database(n) for n in (options.datasets or pds.DEFAULT_DATABASES)]
+        models = [s for n in (own.models or pds.DEFAULT_MODELS) for s in pds.resolve_models(n)]
+        kinds = parse_kinds(own.kinds) or list(DEFAULT_KINDS)
         # A "pipeline" cell per database x model when a selected backend runs the pipeline.
-        if PIPELINE not in kinds and not args.kind and any(
+        if PIPELINE not in kinds and not own.kinds and any(
                 PIPELINE in getattr(b, "kinds", ()) for b in backends):
             kinds.append(PIPELINE)
-        batch = parse_batch_models(getattr(args, "batch_models", None))
-        if getattr(args, "batch_models", None) is not None:
-            kinds = check_batch_kinds(batch, kinds, bool(args.kind))
+        batch = parse_batch_models(own.batch_models)
+        if own.batch_models is not None:
+            kinds = check_batch_kinds(batch, kinds, bool(own.kinds))
         cells = profile_cells(dbs, models, kinds, batch)
         first = cells[0] if cells else None
 
@@ -153,7 +171,7 @@ class Profile(Workload):
                    "(pyhmmer Builder on a seeded background sequence, as phmmer)")
         return [dbs, models]
 
-    def score(self, args, backend) -> int:
+    def score(self, options, backend) -> int:
         """One line per sequence of the database, database order: name, score in nats (HMMER's
         raw score of that kind, before the null model; inf = overflow, nan = HMMER's "no
         result"), bits against the null model. One model and one kind."""
@@ -161,14 +179,15 @@ class Profile(Workload):
         from ..fileio import atomic_open
         from . import datasets as pds
         from .job import PIPELINE, ProfileSearch
-        if len(args.model) > 1:
+        own = options.workload_options or ProfileOptions()
+        if len(own.models) > 1:
             raise UserError("score writes one model's scores: give one --model")
-        kinds = parse_kinds(args.kind)
+        kinds = parse_kinds(own.kinds)
         if len(kinds) != 1 or kinds[0] == PIPELINE:
             raise UserError("score needs exactly one --kind with per-sequence scores "
                             "(ssv, msv, vf, viterbi, forward, ...)")
-        db = pds.resolve_database(args.dataset)
-        model, hmm = pds.resolve_model(args.model[0] if args.model
+        db = pds.resolve_database(options.dataset)
+        model, hmm = pds.resolve_model(own.models[0] if own.models
                                        else pds.DEFAULT_MODELS[0]).load()
         seqs = db.load()
         job = ProfileSearch(model, seqs, kinds[0], hmm)
@@ -179,8 +198,8 @@ class Profile(Workload):
         if len(nats) != len(seqs):
             raise RuntimeError(f"backend returned {len(nats)} scores for {len(seqs)} sequences")
         score_bits = bits(nats, seqs.lengths)
-        d = args.digits
-        with atomic_open(args.output) as out:
+        d = options.digits
+        with atomic_open(options.output) as out:
             out.write("# name\tnats\tbits\n")
             out.writelines(f"{name}\t{v:.{d}f}\t{b:.{d}f}\n"
                            for name, v, b in zip(seqs.names, nats, score_bits))

@@ -18,7 +18,7 @@ from ..workload import get
 from .check import CheckTally, check_plan, sample_indexes
 from .config import TIMING_KEYS, Progress, RunConfig, RunRecord
 from .reference import ReferenceStore
-from .stopping import stop_repeating
+from .stopping import criterion_for
 from .units import grouped_pieces, n_items, subset_items
 
 
@@ -161,14 +161,15 @@ class _CellRunner:
         rec.warmup_passes = self.warm_up(warm.timing["total"])
 
         passes: list[Pass] = []
-        totals: list[float] = []
+        criterion = criterion_for(cfg)
         started = time.perf_counter()
         while True:
             p = self.one_pass(infos)
             passes.append(p)
-            totals.append(p.timing["total"])
+            criterion.add(p.timing["total"])
             self.progress.repeat(len(passes))
-            if stop_repeating(totals, time.perf_counter() - started, cfg):
+            rec.stopped_by = criterion.stop_reason(time.perf_counter() - started)
+            if rec.stopped_by:
                 break
 
         rec.repeats = len(passes)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..backend import STAGES
+from ..options import RunOptions
 
 #: The backend whose results every other one is checked against.
 REFERENCE_BACKEND = "numpy"
@@ -17,7 +18,8 @@ TIMING_KEYS = STAGES + ("total",)
 class RunConfig:
     chunking: str = ""                   # one mode, or several comma-separated (an axis); "": each dataset's default
     in_flight: int = 1                    # launches outstanding at once (1: one call after the other)
-    repeat: Optional[int] = None          # fixed number of timed passes (None: until stable)
+    repeat: Optional[int] = None          # fixed number of timed passes (None: the criterion's)
+    stopping: str = ""                    # the stopping criterion, NAME[:KEY=VALUE,...] ("": stable)
     max_time: float = 10.0                # seconds of timed passes per dataset x backend cell
     warmup_time: float = 0.0              # untimed passes after the checked one until this many
                                           # seconds have passed (hmmbench run: 0.2 s)
@@ -32,6 +34,22 @@ class RunConfig:
     workload: str = "pairhmm"             # the registry the reference is looked up in
     cache_dir: Optional[Path] = None      # None: user cache dir; see cachedir.user_cache_dir
     use_cache: bool = True
+
+    @classmethod
+    def from_options(cls, opts: RunOptions, workload_defaults: dict,
+                     sample_items: int = 2000) -> "RunConfig":
+        """What ``hmmbench run``'s options ask of the runner, with a workload's own defaults
+        (:meth:`hmmbench.workload.Workload.run_defaults`, its ``sample_items``)."""
+        from .stopping import criterion_for
+        cfg = cls(chunking=",".join(opts.chunking), in_flight=opts.in_flight,
+                  repeat=opts.repeat, stopping=opts.stopping, max_time=opts.max_time,
+                  warmup_time=opts.warmup_time,
+                  tolerance=1e-4 if opts.tolerance is None else opts.tolerance,
+                  tolerance_fixed=opts.tolerance is not None,
+                  sample_pairs=opts.sample_pairs or sample_items,
+                  use_cache=opts.use_cache, **workload_defaults)
+        criterion_for(cfg)            # a bad --stopping is a usage error now, before any work
+        return cfg
 
 
 @dataclass
@@ -59,6 +77,8 @@ class RunRecord:
     speedup_vs_reference: Optional[float] = None
     speedup_basis: Optional[str] = None   # "measured" | "reference_s" (one cold reference pass)
     repeats: int = 0
+    stopped_by: str = ""                  # what ended the timed passes: a stopping criterion's
+                                          # name, or the bound reached (max_time, max_repeats)
     warmup_passes: int = 0                # untimed passes between the checked and the timed ones
     max_abs_err: Optional[float] = None   # inf when any checked value is NaN/inf
     n_checked: int = 0

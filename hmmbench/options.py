@@ -1,0 +1,118 @@
+"""Typed options: what a command asked for, built once from the command line and read by the
+core, the workloads and the cluster (never an ``argparse.Namespace`` past :mod:`hmmbench.cli`).
+
+:func:`run_options` and :func:`score_options` build them from plain values keyed by argparse
+dest (``vars(args)``, or the same values sent to a cluster worker as a dict); a bad value is a
+:class:`UserError` there, so an options object that exists holds sane values. A workload's own
+options (profile: ``--model``, ``--kind``) travel as ``workload_options``, the object its
+:meth:`hmmbench.workload.Workload.parse_options` makes of them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from .errors import UserError
+
+#: ``hmmbench run``'s default seconds of timed passes per cell, and of untimed warm-up passes.
+DEFAULT_MAX_TIME = 10.0
+DEFAULT_WARMUP_TIME = 0.2
+
+
+def _tuple(v) -> tuple:
+    """A repeatable option's values as a tuple (argparse gives lists; None: none given)."""
+    if v is None:
+        return ()
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """``hmmbench run``'s options (see ``hmmbench run --help`` for what each means)."""
+    workload: str = "pairhmm"
+    datasets: tuple = ()                  # names or files; (): the workload's default set
+    backends: tuple = ()                  # names or globs; (): all
+    axes: tuple = ()                      # ("NAME=V1,V2", ...) as given to --axis
+    chunking: tuple = ()                  # modes; (): each dataset's own
+    in_flight: int = 1
+    repeat: Optional[int] = None          # a fixed count of timed passes (--stopping fixed)
+    stopping: str = ""                    # a stopping criterion spec, NAME[:KEY=VALUE,...]
+    max_time: float = DEFAULT_MAX_TIME
+    warmup_time: float = DEFAULT_WARMUP_TIME
+    tolerance: Optional[float] = None     # None: the dataset's own, else 1e-4
+    sample_pairs: Optional[int] = None    # None: the workload's own
+    use_cache: bool = True
+    json: Optional[str] = None
+    resume: Optional[str] = None
+    quiet: bool = False
+    opencl_device: Optional[str] = None
+    argv: tuple = ()                      # the command line, for the result file's header
+    workload_options: Any = None          # Workload.parse_options's object
+    #: hmmbench.cluster's own options by argparse dest, for the cluster's code to read
+    cluster: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.repeat is not None and not (isinstance(self.repeat, int) and self.repeat >= 1):
+            raise UserError("--repeat must be at least 1")
+        if not (isinstance(self.in_flight, int) and self.in_flight >= 1):
+            raise UserError("--in-flight must be at least 1")
+        if not 0 < self.max_time < math.inf:
+            raise UserError("--max-time must be a positive finite number")
+        if not 0 <= self.warmup_time < math.inf:
+            raise UserError("--warmup-time must be a finite number, at least 0")
+        if self.tolerance is not None and not 0 <= self.tolerance < math.inf:
+            raise UserError("--tolerance must be a finite number, at least 0")
+        if self.sample_pairs is not None and self.sample_pairs < 1:
+            raise UserError("--sample-pairs must be at least 1")
+        if self.repeat is not None and self.stopping:
+            raise UserError("--repeat N is --stopping fixed:count=N: give one of them")
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """``hmmbench score``'s options."""
+    dataset: str
+    backend: str
+    output: str
+    digits: int = 6
+    workload: str = "pairhmm"
+    workload_options: Any = None
+
+    def __post_init__(self):
+        if not 0 <= self.digits <= 17:
+            raise UserError("--digits must be between 0 and 17")
+
+
+#: ``hmmbench run`` dests that :class:`RunOptions` holds under another name.
+_RUN_RENAMED = {"dataset": "datasets", "backend": "backends", "axis": "axes"}
+#: ``hmmbench run`` dests of the cluster options (hmmbench.cluster.options.add_arguments).
+CLUSTER_DESTS = ("cluster", "fleet", "workers", "shards_per_worker", "dask_batching",
+                 "restart_workers", "cluster_timeout")
+
+
+def run_options(values: Mapping, workload) -> RunOptions:
+    """RunOptions from ``hmmbench run``'s values by argparse dest (missing ones: defaults)."""
+    v = dict(values)
+    return RunOptions(
+        workload=workload.name,
+        datasets=_tuple(v.get("dataset")), backends=_tuple(v.get("backend")),
+        axes=_tuple(v.get("axis")), chunking=_tuple(v.get("chunking")),
+        in_flight=v.get("in_flight", 1), repeat=v.get("repeat"),
+        stopping=v.get("stopping") or "",
+        max_time=v.get("max_time", DEFAULT_MAX_TIME),
+        warmup_time=v.get("warmup_time", DEFAULT_WARMUP_TIME),
+        tolerance=v.get("tolerance"), sample_pairs=v.get("sample_pairs"),
+        use_cache=not v.get("no_cache", False), json=v.get("json"), resume=v.get("resume"),
+        quiet=bool(v.get("quiet", False)), opencl_device=v.get("opencl_device"),
+        argv=_tuple(v.get("argv")),
+        workload_options=workload.parse_options(v),
+        cluster={k: v[k] for k in CLUSTER_DESTS if k in v})
+
+
+def score_options(values: Mapping, workload) -> ScoreOptions:
+    """ScoreOptions from ``hmmbench score``'s values by argparse dest."""
+    v = dict(values)
+    return ScoreOptions(dataset=v["dataset"], backend=v["backend"], output=v["output"],
+                        digits=v.get("digits", 6), workload=workload.name,
+                        workload_options=workload.parse_options(v))
