@@ -79,9 +79,9 @@ def versus_listing(runs: list, against: str) -> Listing:
     for x in ratios:
         t.add(x.cell, x.backend, fmt_number(x.gcups_kernel), _times(x.kernel),
               fmt_number(x.gcups_total), _times(x.total), x.status)
-    base = next(r for r in runs if r["backend"] == against)
-    theirs = (f"its own '{PIPELINE_STAGE}' time" if PIPELINE_STAGE in (base.get("timing_s") or {})
-              else "its total")
+    timed = any(PIPELINE_STAGE in (r.get("timing_s") or {}) for r in runs
+                if r["backend"] == against)
+    theirs = f"its own '{PIPELINE_STAGE}' time" if timed else "its total"
     off = [f"{cell_label(r)}: {against} {r['status']} ({r.get('reason') or ''})"
            for r in runs if r["backend"] == against and r["status"] not in ("ok", "peer")]
     t.notes = [[line] for line in off] + [[f"x = {against}'s time / the row's time (above 1: faster than {against}); "
