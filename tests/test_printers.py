@@ -246,3 +246,19 @@ def test_compare_and_history_pick_a_printer(tmp_path, capsys):
     assert cli.main(["history", str(base), str(cand), "--format", "csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     assert ["1m", LONG, "original", "1,2"] == rows[rows.index([]) + 2][:4]
+
+
+def test_a_name_wider_than_the_console_breaks_at_its_separators():
+    name = "cuda-subwarp-regcap[hi=768,max_regs=0,exp_every=24,exp_shift=on,code_window=off]"
+    doc = pairhmm_doc()
+    doc["runs"][0]["backend"] = name
+    printer, console = terminal(80)
+    printer.print_run(doc)
+    text = fits(console, 80)
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if "cuda-subwarp-regcap[" in line)
+    first_cells = [line.split("│")[1].strip() for line in lines[at:at + 2]]
+    assert first_cells[0].endswith(",")                        # broken after a comma
+    assert "".join(first_cells) == name                        # nothing of it lost
+    assert report.terminal_printer.break_name(name, 48).splitlines() == [
+        "cuda-subwarp-regcap[hi=768,max_regs=0,", "exp_every=24,exp_shift=on,code_window=off]"]

@@ -53,6 +53,30 @@ def _table_width(widths) -> int:
     return 1 + sum(w + 3 for w in widths)
 
 
+def _tokens(text: str, seps: str) -> list:
+    import re
+    return [t for t in re.findall(f"[^{re.escape(seps)}]*[{re.escape(seps)}]?", text) if t]
+
+
+def break_name(text: str, width: int) -> str:
+    """A name too long for ``width`` on several lines, broken after its separators (``,[/`` and
+    spaces first, then ``-_``) where it can, so no part of it is lost."""
+    parts = []
+    for token in _tokens(text, ",[/ "):
+        if len(token) <= width:
+            parts.append(token)
+            continue
+        for piece in _tokens(token, "-_"):
+            parts += [piece[i:i + width] for i in range(0, len(piece), width)]
+    lines, line = [], ""
+    for part in parts:
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    return "\n".join(x.rstrip() for x in lines + [line] if x.strip())
+
+
 def _compact(text: str) -> str:
     """A figure with its spread on a second line: "473 ms (456–483)" -> "473 ms\n(456–483)"."""
     return text.replace(" (", "\n(", 1)
@@ -112,10 +136,12 @@ def layout(listing: Listing, width: int) -> list:
         how = "stacked"
         keys = [_Stacked(keys, rows)]
         key_width = keys[0].width + 3
-    for k in keys:
-        if k.width + 3 > key_cap + 3 and len(keys) == 1:
-            k.width, k.fold = max(key_cap, 8), True
-            key_width = k.width + 3
+    # one name column may take what the widest must-show column leaves; past that it breaks
+    first = [c.width for c in rest if c.column.priority == 0] or [8]
+    name_cap = max(key_cap, width - 7 - max(first))
+    if len(keys) == 1 and keys[0].width > name_cap:
+        keys[0].width, keys[0].fold = max(name_cap, 8), True
+        key_width = keys[0].width + 3
     avail = width - 1 - key_width
     groups: list = []
     for c in sorted(rest, key=lambda c: (c.column.priority, c.index)):
@@ -146,8 +172,9 @@ class _Stacked:
     def header(self) -> str:
         return self.head
 
-    def cells(self, row: list) -> str:
-        return "\n".join(str(row[k.index]) for k in self.keys if str(row[k.index]))
+    def cells(self, row: list, width=None) -> str:
+        names = [str(row[k.index]) for k in self.keys if str(row[k.index]) not in ("", "None")]
+        return "\n".join(break_name(n, width) if width else n for n in names)
 
 
 class TerminalPrinter(Printer):
@@ -188,8 +215,10 @@ class TerminalPrinter(Printer):
                              max_width=c.width if c.fold else None)
             for row in listing.rows:
                 plain = [str(x) for x in row]
-                lead = [Text(k.cells(plain)) if isinstance(k, _Stacked) else _text(row[k.index])
-                        for k in keys]
+                lead = [Text(k.cells(plain, k.width if k.fold else None))
+                        if isinstance(k, _Stacked) else
+                        Text(break_name(plain[k.index], k.width)) if k.fold else
+                        _text(row[k.index]) for k in keys]
                 t.add_row(*lead, *(_text(c.cell(row[c.index])) for c in cols))
             self.console.print(t)
         for line in listing.notes:
