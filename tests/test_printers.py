@@ -262,3 +262,16 @@ def test_a_name_wider_than_the_console_breaks_at_its_separators():
     assert "".join(first_cells) == name                        # nothing of it lost
     assert report.terminal_printer.break_name(name, 48).splitlines() == [
         "cuda-subwarp-regcap[hi=768,max_regs=0,", "exp_every=24,exp_shift=on,code_window=off]"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_summary_through_any_printer(fmt, tmp_path, monkeypatch, capsys):
+    (tmp_path / "gpu").mkdir()
+    (tmp_path / "gpu" / "step.json").write_text(json.dumps(pairhmm_doc()))
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli.main(["report", "--summary", str(tmp_path), "--format", fmt]) == 0
+    text = capsys.readouterr().out
+    assert LONG in text and "1234" in text and "987.6" in text
+    if fmt == "table":
+        assert max(len(line) for line in text.splitlines()) <= 80
+        assert "gpu/step.json" in text and "Kernel GCUPS" in text

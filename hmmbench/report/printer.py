@@ -76,7 +76,18 @@ class Printer:
             self.print_listing(listing)
 
     def print_summary(self, summary) -> None:
-        raise UserError(f"--format {self.name} has no results-folder summary")
+        """A results folder (:class:`hmmbench.summary.Summary`): per file its provenance lines,
+        GCUPS pivots and twin ratios."""
+        for f in summary.files:
+            self.print_log(f.path, "bold")
+            self.print_log(f"devices: {'; '.join(f.devices) or '-'}; created {f.created}, "
+                           f"hmmbench {f.version}; runs: {f.statuses}", "dim")
+            for title, pivots in f.metrics:
+                for backend, p in pivots:
+                    p.title = f"{title}: {backend}" if backend else title
+                    self.print_pivot(p)
+            if f.ratios:
+                self.print_listing(tables.ratio_listing(f.ratios, f.ratio_cells, f.ratio_apis))
 
     def print_scaling(self, scaling) -> None:
         listing = tables.scaling_listing(scaling)

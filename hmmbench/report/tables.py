@@ -67,6 +67,17 @@ def pivot_listing(p, transpose: bool = False) -> Listing:
     return t
 
 
+def ratio_listing(ratios: dict, cells: list, apis: tuple) -> Listing:
+    """Twin kernel-time ratios (:func:`hmmbench.summary.api_ratios`): a row per family."""
+    num, den = apis
+    t = Listing(f"Kernel time, {num} / {den} twin", [Column("family", key=True)]
+                + [Column(c, right=True, priority=0, name_header=True) for c in cells],
+                name="ratios")
+    for family, row in ratios.items():
+        t.add(family, *(f"{row[c]:.2f}" if c in row else "-" for c in cells))
+    return t
+
+
 def compare_listing(comp, baseline_name: str, candidate_name: str) -> Listing:
     """The gate's rows: times, change and verdict; then the count of other-hardware rows and
     PASS or FAIL."""
