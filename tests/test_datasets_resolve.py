@@ -203,6 +203,14 @@ def test_fetch_success(no_data, monkeypatch):
     assert [p.name for p in path.parent.iterdir()] == ["10s.in"]
 
 
+def test_fetch_of_a_shipped_set_downloads_nothing(monkeypatch, tmp_path):
+    monkeypatch.delenv("HMMBENCH_DATA_PATH", raising=False)
+    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    served: list = []
+    serve(monkeypatch, lambda url: b"", served)
+    assert D.fetch("1m") == D.SHIPPED_DIR / "1m.in" and not served
+
+
 def test_fetch_rejects_wrong_bytes(no_data, monkeypatch, tmp_path):
     serve(monkeypatch, lambda url: b"1 1\nA I I I +\nA\n")
     dest = tmp_path / "dest"

@@ -10,7 +10,8 @@ def add_parser(sub) -> None:
     lp = dsub.add_parser("list", help="every known dataset")
     lp.add_argument("--workload", default="pairhmm",
                     help="pairhmm (default) or profile (sequence databases and models)")
-    f = dsub.add_parser("fetch", help="download a real dataset into the user cache")
+    f = dsub.add_parser("fetch", help="where a real dataset is, else download it into the "
+                                      "user cache")
     f.add_argument("name")
     sp.set_defaults(func=run)
 

@@ -221,13 +221,18 @@ def _downloader():
 
 
 def fetch(name: str, dest: Optional[os.PathLike] = None) -> Path:
-    """Download a fetchable real set into ``dest`` (default: the user cache) with pooch, which
-    checks the sha256 and moves the file into place only once it matches, so an interrupted or
-    wrong download never leaves a file under the final name."""
+    """The path of a fetchable real set: where it already is (``dest`` None), else downloaded
+    into ``dest`` (default: the user cache) with pooch, which checks the sha256 and moves the
+    file into place only once it matches, so an interrupted or wrong download never leaves a
+    file under the final name."""
     spec = REAL_SETS.get(name)
     if spec is None or not spec.fetchable:
         fetchable = [s.name for s in REAL_SETS.values() if s.fetchable]
         raise UnknownName("fetchable dataset", name, fetchable)
+    if dest is None:                           # already here (shipped, or in a data folder)
+        found = find_file(spec.filename)
+        if found is not None and file_sha256(found) == spec.sha256:
+            return found
     folder = Path(dest) if dest is not None else cache_dir()
     target = folder / spec.filename
     if target.is_file() and file_sha256(target) == spec.sha256:
