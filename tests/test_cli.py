@@ -231,6 +231,7 @@ def test_missing_dataset_and_failed_fetch_exit_2(tmp_path, monkeypatch, capsys):
     def offline(url, output_file, pooch_):
         raise OSError("no network")
     monkeypatch.setattr(datasets, "_downloader", lambda: offline)
+    monkeypatch.setattr(datasets, "SHIPPED_DIR", tmp_path / "no-package-data")
     assert cli.main(["datasets", "fetch", "tiny"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("hmmbench: error: ")

@@ -150,8 +150,6 @@ def run(args, workload) -> int:
         results.write(results.make_document(bench, header=header), out_path)
         written.update(kept=len(bench.records), left=len(bench.not_run))
 
-    if unavailable_line:                          # said once the options are known good
-        print(unavailable_line, file=sys.stderr)
     progress = terminal(stderr=True).progress()
     try:
         if args.cluster:
@@ -181,6 +179,9 @@ def run(args, workload) -> int:
         results.write(doc, out_path)
         if not opts.quiet:
             terminal().print_run(shown, scaling=scaling_of(shown))
+    if unavailable_line:              # once all went well: an error stays the only line
+        print(unavailable_line, file=sys.stderr)
+    if out_path is not None:
         print(f"results: {out_path}", file=sys.stderr)
     return 0
 
