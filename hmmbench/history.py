@@ -21,6 +21,7 @@ from typing import Optional
 from . import results
 from .compare import match_key
 from .errors import UserError
+from .fileio import input_problem
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -59,10 +60,11 @@ def result_files(paths: list) -> list:
     for p in map(Path, paths):
         if p.is_dir():
             out.extend(sorted(p.rglob("*.json")))
-        elif p.is_file():
-            out.append(p)
         else:
-            raise UserError(f"{p}: no such file or directory")
+            problem = input_problem(p)
+            if problem:
+                raise UserError(f"{p}: {problem}")
+            out.append(p)
     return out
 
 

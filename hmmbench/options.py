@@ -18,6 +18,12 @@ from .errors import UserError
 #: ``hmmbench run``'s default seconds of timed passes per cell, and of untimed warm-up passes.
 DEFAULT_MAX_TIME = 10.0
 DEFAULT_WARMUP_TIME = 0.2
+#: Bounds of the run options, so that no option can make a run last forever: seconds of timed
+#: or warm-up passes per cell (a day), passes per cell, launches in flight, items sampled.
+MAX_SECONDS = 86_400.0
+MAX_REPEAT = 1_000_000
+MAX_IN_FLIGHT = 1024
+MAX_SAMPLE = 10 ** 9
 
 
 def _tuple(v) -> tuple:
@@ -53,18 +59,19 @@ class RunOptions:
     cluster: Mapping = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.repeat is not None and not (isinstance(self.repeat, int) and self.repeat >= 1):
-            raise UserError("--repeat must be at least 1")
-        if not (isinstance(self.in_flight, int) and self.in_flight >= 1):
-            raise UserError("--in-flight must be at least 1")
-        if not 0 < self.max_time < math.inf:
-            raise UserError("--max-time must be a positive finite number")
-        if not 0 <= self.warmup_time < math.inf:
-            raise UserError("--warmup-time must be a finite number, at least 0")
+        if self.repeat is not None and not (isinstance(self.repeat, int)
+                                            and 1 <= self.repeat <= MAX_REPEAT):
+            raise UserError(f"--repeat must be between 1 and {MAX_REPEAT}")
+        if not (isinstance(self.in_flight, int) and 1 <= self.in_flight <= MAX_IN_FLIGHT):
+            raise UserError(f"--in-flight must be between 1 and {MAX_IN_FLIGHT}")
+        if not 0 < self.max_time <= MAX_SECONDS:
+            raise UserError(f"--max-time must be above 0 and at most {MAX_SECONDS:g} seconds")
+        if not 0 <= self.warmup_time <= MAX_SECONDS:
+            raise UserError(f"--warmup-time must be between 0 and {MAX_SECONDS:g} seconds")
         if self.tolerance is not None and not 0 <= self.tolerance < math.inf:
             raise UserError("--tolerance must be a finite number, at least 0")
-        if self.sample_pairs is not None and self.sample_pairs < 1:
-            raise UserError("--sample-pairs must be at least 1")
+        if self.sample_pairs is not None and not 1 <= self.sample_pairs <= MAX_SAMPLE:
+            raise UserError(f"--sample-pairs must be between 1 and {MAX_SAMPLE:.0e}")
         if self.repeat is not None and self.stopping:
             raise UserError("--repeat N is --stopping fixed:count=N: give one of them")
 

@@ -144,15 +144,23 @@ def plot_stages(runs: list, path, max_groups: int = 12) -> bool:
     return True
 
 
+#: The charts beside ``report --plot PATH``: PATH-<suffix>, by what draws them.
+EXTRA_PLOTS = ("peak", "stages", "model-size")
+
+
+def plot_paths(path) -> list:
+    """Every file ``report --plot PATH`` may write: PATH and the charts beside it."""
+    p = Path(path)
+    return [p] + [p.with_name(f"{p.stem}-{suffix}{p.suffix or '.png'}") for suffix in EXTRA_PLOTS]
+
+
 def plot_all(runs: list, path) -> list:
     """``report --plot PATH``: the GCUPS bars at PATH, and beside it PATH-peak, PATH-stages and
     PATH-model-size where the runs hold such data. Returns the paths written."""
-    p = Path(path)
+    p, *extras = plot_paths(path)
     plot_gcups(runs, p)
     written = [p]
-    for suffix, fn in (("peak", plot_peak), ("stages", plot_stages),
-                       ("model-size", plot_model_size)):
-        extra = p.with_name(f"{p.stem}-{suffix}{p.suffix or '.png'}")
+    for extra, fn in zip(extras, (plot_peak, plot_stages, plot_model_size)):
         if fn(runs, extra):
             written.append(extra)
     return written

@@ -199,6 +199,17 @@ def _type_ok(v, types) -> bool:
     return False
 
 
+def _check_seconds(bad, where: str, v, stage: str, repeats: int) -> None:
+    """A stage time: a finite number of seconds, not negative; a timed run's total above 0 (a
+    stage a backend does not have, such as a peer's h2d, may be 0)."""
+    if not _type_ok(v, (float,)):
+        bad(f"{where} is not a number")
+    if not math.isfinite(v) or v < 0:
+        bad(f"{where} is {v!r} seconds: a time is a finite number, not negative")
+    if stage == "total" and repeats >= 1 and v <= 0:
+        bad(f"{where} is {v!r} seconds: a timed run takes more than 0 seconds")
+
+
 def validate(doc, where: str) -> None:
     """Raise UserError naming ``where`` unless ``doc`` is a result document."""
     def bad(msg):
@@ -227,15 +238,16 @@ def validate(doc, where: str) -> None:
             bad(f"runs[{i}].status '{run['status']}' is not one of {', '.join(STATUSES)}")
         for k in ("timing_s", "timing_min_s", "timing_max_s"):
             for stage, v in run[k].items():
-                if not _type_ok(v, (float,)):
-                    bad(f"runs[{i}].{k}.{stage} is not a number")
+                _check_seconds(bad, f"runs[{i}].{k}.{stage}", v, stage, run["repeats"])
         samples = run.get(SAMPLES_FIELD)
         if samples is not None:
             if not isinstance(samples, dict):
                 bad(f"runs[{i}].{SAMPLES_FIELD} is not an object")
             for stage, vals in samples.items():
-                if not isinstance(vals, list) or not all(_type_ok(v, (float,)) for v in vals):
+                if not isinstance(vals, list):
                     bad(f"runs[{i}].{SAMPLES_FIELD}.{stage} is not a list of numbers")
+                for j, v in enumerate(vals):
+                    _check_seconds(bad, f"runs[{i}].{SAMPLES_FIELD}.{stage}[{j}]", v, stage, 1)
     not_run = doc.get("not_run", [])
     if not isinstance(not_run, list):
         bad("'not_run' should be list")
@@ -244,22 +256,50 @@ def validate(doc, where: str) -> None:
             bad(f"not_run[{i}] is not a cell ({', '.join(NOT_RUN_KEYS)})")
 
 
+#: Deepest nesting of arrays and objects a result file may have (hmmbench writes about 5).
+MAX_DEPTH = 64
+
+
+def _strict_float(text: str) -> float:
+    """json.loads hook: a number too large for a float (``1e400``) is refused, not read as inf."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range (strict JSON: finite numbers "
+                         "only)")
+    return value
+
+
+def _depth(doc) -> int:
+    """How deeply arrays and objects nest in ``doc`` (without recursion)."""
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        node, d = todo.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, d)
+            if d <= MAX_DEPTH:
+                todo.extend((v, d + 1) for v in (node.values() if isinstance(node, dict)
+                                                 else node))
+    return deepest
+
+
 def load(path) -> dict:
     """A result document from a file, validated; floats restored; UserError naming the file."""
+    from .fileio import decode_text, read_input_bytes
+    text = decode_text(read_input_bytes(path, "result file"), path,
+                       "text: not a hmmbench result file")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read result file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not a hmmbench result file: not UTF-8 text (byte "
-                        f"{exc.start})") from None
-    try:
-        doc = json.loads(text, parse_constant=_strict_constant)
+        doc = json.loads(text, parse_constant=_strict_constant, parse_float=_strict_float)
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}:{exc.lineno}: not a hmmbench result file: invalid JSON "
                         f"({exc.msg})") from None
+    except RecursionError:
+        raise UserError(f"{path}: not a hmmbench result file: arrays or objects nested too "
+                        f"deeply") from None
     except ValueError as exc:
         raise UserError(f"{path}: not a hmmbench result file: {exc}") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise UserError(f"{path}: not a hmmbench result file: arrays or objects nested more "
+                        f"than {MAX_DEPTH} deep")
     validate(doc, str(path))
     return restore_floats(doc)
 

@@ -124,7 +124,7 @@ def test_gatk_unrelated_pairs_become_one_batch_each(tmp_path):
 @pytest.mark.parametrize("text, where, message", [
     ("", 1, "file is empty"),
     ("\n  \n", 1, "file has only blank lines"),
-    ("1 1 1\n" + READ + "\nACGT\n", 1, "block header must have 2 fields"),
+    ("1 1 1\n" + READ + "\nACGT\n", 1, "a block header has 2 fields"),
     ("x 1\n" + READ + "\nACGT\n", 1, "read count 'x' is not a number"),
     ("1 -2\n" + READ + "\nACGT\n", 1, "haplotype count -2 is negative"),
     ("0 1\nACGT\n", 1, "a block needs at least one read and one haplotype"),

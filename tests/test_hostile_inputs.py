@@ -350,7 +350,7 @@ def test_compare_result_file(world, capsys, name):
 
 def test_report_and_compare_paths_and_options(world, capsys):
     refused(world, capsys, ["report", "missing.json"], "missing.json")
-    refused(world, capsys, ["report", "."], "cannot read")
+    refused(world, capsys, ["report", "."], "is a directory")
     refused(world, capsys, ["report", "earlier.json", "--format", "pdf"], "--format")
     refused(world, capsys, ["report", "earlier.json", "--pivot", "colour"], "colour")
     refused(world, capsys, ["report", "earlier.json", "--plot", "."], "--plot", "directory")

@@ -84,7 +84,7 @@ def test_invalid_json_and_missing_file(tmp_path):
     p.write_text('{"runs": [\n')
     with pytest.raises(UserError, match=r"broken\.json:\d+: .*invalid JSON"):
         results.load(p)
-    with pytest.raises(UserError, match="cannot read"):
+    with pytest.raises(UserError, match="not found"):
         results.load(tmp_path / "absent.json")
 
 

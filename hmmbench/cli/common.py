@@ -7,6 +7,17 @@ import sys
 from ..errors import UserError
 
 
+def given_files(*values) -> list:
+    """The values of path options (``--dataset``, ``--model``...) that name existing files:
+    the inputs an output path must never be."""
+    out = []
+    for v in values:
+        for item in (v if isinstance(v, (list, tuple)) else [v]):
+            if isinstance(item, str) and item and os.path.lexists(item):
+                out.append(item)
+    return out
+
+
 def console(stderr: bool = False):
     """A rich console on stdout (or stderr): a terminal's width, else $COLUMNS, else wide
     enough for a log."""

@@ -17,8 +17,8 @@ def add_parser(sub) -> None:
 
 def run(args, workload) -> int:
     from .. import compare, results
-    if not args.max_slowdown >= 0:
-        raise UserError("--max-slowdown must not be negative")
+    if not 0 <= args.max_slowdown <= 1e6:
+        raise UserError("--max-slowdown must be a percentage between 0 and 1e6")
     base, cand = results.load(args.baseline), results.load(args.candidate)
     kinds = [{r["workload"] for r in doc["runs"]} for doc in (base, cand)]
     if kinds[0] and kinds[1] and not kinds[0] & kinds[1]:

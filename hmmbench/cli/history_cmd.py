@@ -27,7 +27,7 @@ def run(args, workload) -> int:
     if args.min_files < 1:
         raise UserError("--min-files must be at least 1")
     if args.plot:
-        check_output_path(args.plot, "--plot")
+        check_output_path(args.plot, "--plot", history.result_files(args.results))
     hist = history.load_history(args.results, backend=args.backend, dataset=args.dataset)
     if not hist.snapshots:
         raise UserError(f"no result files under {', '.join(args.results)}")

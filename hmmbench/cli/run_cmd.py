@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import UserError
 from ..cluster import options as cluster_options
 from ..runner.stopping import CRITERIA
-from .common import add_workload_options, scaling_of, terminal
+from .common import add_workload_options, given_files, scaling_of, terminal
 
 
 def add_parser(sub, workloads) -> None:
@@ -120,11 +120,10 @@ def unavailable_summary(missing: list) -> str:
 
 def run(args, workload) -> int:
     from .. import results
-    from ..fileio import check_output_path
-    from ..hostinfo import enrich_devices
+    from ..fileio import check_output_path, output_lock
     from ..options import run_options
     from ..registry import select
-    from ..runner import RunConfig, run_benchmark
+    from ..runner import RunConfig
     cluster_options.check(args)
     opts = run_options(vars(args), workload)
     cfg = RunConfig.from_options(opts, workload.run_defaults(), workload.sample_items)
@@ -135,12 +134,30 @@ def run(args, workload) -> int:
     datasets, plan = workload.plan(opts, backends)
     to_stdout = opts.json == "-"
     out_path = None if to_stdout else Path(opts.json or opts.resume or results.default_path())
-    if out_path is not None:
-        check_output_path(out_path, "--json")
+    option = "--json" if opts.json else "--resume"
+    if out_path is not None:    # never a dataset or model file (the --resume file is the output)
+        inputs = [d.path for d in datasets if getattr(d, "path", None)]
+        check_output_path(out_path, option, inputs + given_files(
+            list(opts.datasets), getattr(opts.workload_options, "models", None)))
     if opts.resume and args.cluster:
         raise UserError("--resume continues runs of one process, not --cluster runs")
     if opts.in_flight > 1 and args.cluster:
         raise UserError("--in-flight is for runs of one process, not --cluster runs")
+    matrix = (opts, cfg, backends, datasets, plan)
+    if out_path is None:
+        return _run(args, workload, matrix, None, unavailable_line)
+    with output_lock(out_path, option):
+        return _run(args, workload, matrix, out_path, unavailable_line)
+
+
+def _run(args, workload, matrix: tuple, out_path, unavailable_line) -> int:
+    """The benchmark of ``matrix`` (options, config, backends, datasets, plan), its result
+    file (``out_path``; None: stdout) and report; ``unavailable_line``: the backends left out."""
+    from .. import results
+    from ..hostinfo import enrich_devices
+    from ..runner import run_benchmark
+    opts, cfg, backends, datasets, plan = matrix
+    to_stdout = out_path is None
     header = results.document_header(["hmmbench"] + list(opts.argv))
     kept = _kept(opts, datasets, backends, cfg, plan, header) if opts.resume else None
     written = {}

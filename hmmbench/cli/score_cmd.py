@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UserError
-from .common import add_workload_options
+from .common import add_workload_options, given_files
 
 
 def add_parser(sub, workloads) -> None:
@@ -25,7 +25,8 @@ def run(args, workload) -> int:
     from ..options import score_options
     from ..registry import probe, select
     opts = score_options(vars(args), workload)
-    check_output_path(opts.output, "--output")
+    check_output_path(opts.output, "--output", given_files(
+        opts.dataset, getattr(opts.workload_options, "models", None)))
     backends = select([opts.backend], workload.name)
     if len(backends) != 1:
         raise UserError(f"--backend '{opts.backend}' matches {len(backends)} backends; "

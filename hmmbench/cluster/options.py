@@ -45,8 +45,8 @@ def check(args) -> None:
                             ("--restart-workers", args.restart_workers)):
             if value is not None:
                 raise UserError(f"{flag} needs --cluster local or --cluster tcp://HOST:PORT")
-    if args.cluster_timeout is not None and not args.cluster_timeout > 0:
-        raise UserError("--cluster-timeout must be positive")
+    if args.cluster_timeout is not None and not 0 < args.cluster_timeout <= 86_400:
+        raise UserError("--cluster-timeout must be above 0 and at most 86400 seconds")
     if args.shards_per_worker is not None and args.shards_per_worker < 1:
         raise UserError("--shards-per-worker must be at least 1")
     for flag, value in (("--shards-per-worker", args.shards_per_worker),

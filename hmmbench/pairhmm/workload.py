@@ -114,8 +114,9 @@ class PairHMM(Workload):
 
     def score(self, options, backend) -> int:
         """One log10 likelihood per pair, dataset order."""
-        from ..fileio import atomic_open
+        from ..fileio import atomic_open, check_not_input
         ds = self.resolve([options.dataset])[0]
+        check_not_input(options.output, "--output", [ds.path])    # a real set found by name
         fmt = f"%.{options.digits}f\n"
         n = 0
         # Streamed chunk by chunk (lazy sets are larger than memory), renamed into place at the end.

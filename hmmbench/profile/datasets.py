@@ -10,6 +10,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..errors import InputError
+from ..fileio import check_input_file, open_input
 from .model import AMINO_K, ProfileModel, SequenceSet
 
 PROTEOME = "938293.PRJEB85.HG003687.faa"
@@ -32,17 +33,32 @@ def model_files() -> list:
 
 
 def read_hmms(path: str) -> list:
-    """Every HMM of a HMMER3 file; a file pyhmmer cannot read is an InputError naming it."""
+    """Every HMM of a HMMER3 file; a file pyhmmer cannot read, a broken number in it (checked
+    line by line, :mod:`.hmmcheck`) or a model HMMER's ``validate`` refuses is an InputError
+    naming the file (and line)."""
     import pyhmmer
+    from .hmmcheck import SUM_TOLERANCE, check_hmm_file
+    check_input_file(path, "HMM file")
     try:
+        with open_input(path) as fh:
+            check_hmm_file(path, fh)
         with pyhmmer.plan7.HMMFile(path) as hfile:
             hmms = list(hfile)
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") \
+            from None
     except (ValueError, EOFError, RuntimeError) as exc:    # pyhmmer's parse errors
         raise _parse_error(path, "a readable HMM file", exc) from None
     if not hmms:
         raise InputError(path, None, "not a readable HMM file: no complete model (truncated?)")
+    for k, hmm in enumerate(hmms):
+        try:
+            hmm.validate(tolerance=2 * SUM_TOLERANCE)
+        except ValueError as exc:
+            raise InputError(path, None, f"model {k + 1} ({_model_name(hmm)}): HMMER refuses "
+                                         f"it: {' '.join(str(exc).split())}") from None
     return hmms
 
 
@@ -61,11 +77,32 @@ def load_models(path: Optional[str] = None) -> list:
     return [ProfileModel.from_hmm(h) for p in paths for h in read_hmms(p) if h.alphabet.is_amino()]
 
 
+def _names_a_file(name: str, suffixes: tuple) -> bool:
+    """Whether a --model / --dataset value is meant as a path (so that a directory, FIFO or
+    symlink loop there is named as such, not called an unknown name)."""
+    return os.path.lexists(name) or name.lower().endswith(suffixes) or name.startswith(
+        ("./", "../", "/", "~"))
+
+
+def _check_utf8_lines(path: str, what: str) -> None:
+    """Every line of a text input is UTF-8 (pyhmmer would raise UnicodeDecodeError on a name
+    later, with no line); an InputError at the first line that is not."""
+    with open_input(path) as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(path, lineno, f"not UTF-8 {what} text: byte "
+                                               f"0x{raw[exc.start]:02x} at column "
+                                               f"{exc.start + 1}") from None
+
+
 def load_fasta(path: str) -> SequenceSet:
     """A protein FASTA file digitized by pyhmmer (HMMER amino codes); a malformed file, no
     sequence or an empty sequence is an InputError naming the file (and line, where known)."""
     import pyhmmer
     abc = pyhmmer.easel.Alphabet.amino()
+    _check_utf8_lines(path, "FASTA")
     try:
         with pyhmmer.easel.SequenceFile(path, digital=True, alphabet=abc, format="fasta") as sf:
             block = sf.read_block()
@@ -83,7 +120,7 @@ def load_fasta(path: str) -> SequenceSet:
 
 def _header_line(path: str, k: int) -> Optional[int]:
     """The 1-based line of the k-th (0-based) '>' header of a FASTA file."""
-    with open(path, "rb") as fh:
+    with open_input(path) as fh:
         seen = -1
         for lineno, line in enumerate(fh, start=1):
             if line.startswith(b">"):
@@ -226,7 +263,8 @@ def resolve_database(name: str):
             raise UserError(f"database '{name}': residues must be between 1 and 1e10")
         return _synthetic_database(name, n_res, seed,
                                    f"seeded synthetic proteins, {n_res:.3g} residues, seed {seed}")
-    if os.path.isfile(name):
+    if _names_a_file(name, (".fa", ".faa", ".fasta", ".fas", ".txt")):
+        check_input_file(name, "FASTA file")
         from ..dataset import Dataset
         ds = Dataset(name=os.path.basename(name), kind="fasta", path=name,
                      sha256=_sha256_file(name), description=f"protein FASTA file {name}",
@@ -377,7 +415,8 @@ def resolve_models(name: str) -> list:
     if pyhmmer_data_dir() is None:
         raise UserError(f"model '{name}' needs pyhmmer (pip install pyhmmer); generated "
                         f"models: {', '.join(MODEL_PATTERNS)}")
-    if os.path.isfile(name):
+    if _names_a_file(name, (".hmm", ".txt")):
+        check_input_file(name, "HMM file")
         try:
             specs = file_models(name, f"from {os.path.basename(name)}: ")
         except (ValueError, EOFError, OSError) as exc:

@@ -176,7 +176,7 @@ class Profile(Workload):
         raw score of that kind, before the null model; inf = overflow, nan = HMMER's "no
         result"), bits against the null model. One model and one kind."""
         from cpu_reference.profile.generic import bits
-        from ..fileio import atomic_open
+        from ..fileio import atomic_open, check_not_input
         from . import datasets as pds
         from .job import PIPELINE, ProfileSearch
         own = options.workload_options or ProfileOptions()
@@ -187,6 +187,7 @@ class Profile(Workload):
             raise UserError("score needs exactly one --kind with per-sequence scores "
                             "(ssv, msv, vf, viterbi, forward, ...)")
         db = pds.resolve_database(options.dataset)
+        check_not_input(options.output, "--output", [db.path])     # the proteome, found by name
         model, hmm = pds.resolve_model(own.models[0] if own.models
                                        else pds.DEFAULT_MODELS[0]).load()
         seqs = db.load()

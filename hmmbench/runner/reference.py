@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
+import os
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -20,7 +22,8 @@ import numpy as np
 
 from ..backend import Backend
 from ..cachedir import entry_lock
-from ..fileio import atomic_open
+from ..errors import InputError
+from ..fileio import atomic_open, read_input_bytes
 from ..registry import probe
 from .config import RunConfig
 from .units import n_items
@@ -67,7 +70,8 @@ def _atomic_save(path: Path, values: np.ndarray, meta: dict) -> None:
 
 def _load_entry(path: Path) -> tuple:
     """(values, meta) of a cache file; ValueError/OSError when it cannot be read as one."""
-    with np.load(path, allow_pickle=False) as npz:
+    # read through open_input: a FIFO or device in the cache is refused, never waited on
+    with np.load(io.BytesIO(read_input_bytes(path)), allow_pickle=False) as npz:
         values, meta = npz["values"], json.loads(str(npz["meta"]))
     if not isinstance(meta, dict):
         raise ValueError("metadata is not an object")
@@ -115,11 +119,13 @@ class ReferenceStore:
         if (sha, what) in self._memory:
             return self._memory[(sha, what)]
         path = self._path(sha, what)
-        if path is None or not path.exists():
+        if path is None or not os.path.lexists(path):
             return None
         try:
             values, meta = _load_entry(path)
             problem = self._verify(values, meta, sha, what)
+        except InputError as exc:            # a FIFO, directory, symlink loop...
+            problem = exc.message
         except Exception as exc:  # noqa: BLE001 - any damage (BadZipFile, ...) means recompute
             problem = f"unreadable ({type(exc).__name__})"
         if problem:

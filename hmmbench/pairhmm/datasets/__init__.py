@@ -23,6 +23,7 @@ from typing import Optional
 
 from ...cachedir import user_cache_dir
 from ...errors import InputError, UnknownName, UserError
+from ...fileio import input_problem
 from ...dataset import Dataset
 from .blockfmt import load_block
 from .chunks import chunks_dataset
@@ -87,11 +88,19 @@ def search_dirs() -> list[Path]:
 
 
 def find_file(filename: str) -> Optional[Path]:
+    """The first ``filename`` in the search folders (whatever it is: the caller checks that it
+    is a regular file, so that a FIFO there is named as one, not called missing)."""
     for d in search_dirs():
         p = d / filename
-        if p.is_file():
+        if os.path.lexists(p):
             return p
     return None
+
+
+def _found_file(filename: str) -> Optional[Path]:
+    """``find_file``, but only a readable regular file (the catalog lists, never blocks)."""
+    p = find_file(filename)
+    return p if p is not None and input_problem(p) is None else None
 
 
 def file_sha256(path) -> str:
@@ -152,7 +161,7 @@ def _file_dataset(path: Path) -> Dataset:
 
 def _looks_like_path(name: str) -> bool:
     return (os.sep in name or name.startswith(".") or name.endswith((".in", ".txt"))
-            or os.path.exists(name))
+            or os.path.lexists(name))
 
 
 def resolve(name: str) -> Dataset:
@@ -163,6 +172,9 @@ def resolve(name: str) -> Dataset:
         path = find_file(spec.filename)
         if path is None:
             raise _missing(spec)
+        problem = input_problem(path)
+        if problem:
+            raise InputError(str(path), None, f"dataset '{name}': {problem}")
         return _real_dataset(spec, path)
     for make in (synthetic_dataset, chunks_dataset):
         ds = make(name)
@@ -170,12 +182,15 @@ def resolve(name: str) -> Dataset:
             return ds
     if _looks_like_path(name):
         path = Path(name)
-        if not path.is_file() and path.name == name:      # a bare file name: search the folders
+        if not os.path.lexists(path) and path.name == name:  # a bare file name: search the folders
             path = find_file(name) or path
-        if not path.is_file():
+        problem = input_problem(path)
+        if problem == "not found":
             where = ", ".join(str(d) for d in search_dirs())
             raise UserError(f"dataset file '{name}' not found (also looked in {where})"
                             if path.name == name else f"dataset file '{name}' not found")
+        if problem:
+            raise InputError(str(path), None, problem)
         return _file_dataset(path)
     raise UnknownName("dataset", name, [*REAL_SETS, *NAME_PATTERNS],
                       hint="; generated sets take an optional @PAIRS (e.g. @1e6) and :seed=S; "
@@ -194,7 +209,7 @@ def valid_names() -> list[str]:
 
 def catalog() -> list[Dataset]:
     """Everything known by name, real sets marked found or not; nothing loaded or generated."""
-    out = [_real_dataset(spec, find_file(spec.filename)) for spec in REAL_SETS.values()]
+    out = [_real_dataset(spec, _found_file(spec.filename)) for spec in REAL_SETS.values()]
     out += [resolve(n) for n in valid_names() if n not in REAL_SETS]
     return out
 
@@ -208,7 +223,7 @@ def default_run_set() -> list[Dataset]:
     names = [f"ren18-t1.{k}@{DEFAULT_RUN_PAIRS}" for k in range(1, len(REN18_T1) + 1)]
     names.append(f"ren18-t3.26@{DEFAULT_RUN_PAIRS}")
     sets = [resolve(n) for n in names]
-    if find_file(REAL_SETS["10s"].filename) is not None:
+    if _found_file(REAL_SETS["10s"].filename) is not None:
         sets.append(resolve("10s"))
     return sets
 

@@ -27,9 +27,7 @@ def load_block(path) -> PairSet:
             continue
         header_line = i + 1
         if len(fields) != 2:
-            raise InputError(path_s, header_line,
-                             f"block header must have 2 fields 'READS HAPLOTYPES', got "
-                             f"{len(fields)}")
+            raise InputError(path_s, header_line, _not_a_header(fields))
         n_reads = parse_count(path_s, header_line, fields[0], "read")
         n_haps = parse_count(path_s, header_line, fields[1], "haplotype")
         if n_reads == 0 or n_haps == 0:
@@ -70,6 +68,20 @@ def load_block(path) -> PairSet:
             i += 1
         batches.append(Batch(reads=reads, haplotypes=haps))
     return pack(batches)
+
+
+def _not_a_header(fields: list) -> str:
+    """What a line that should be a block header looks like instead."""
+    n = len(fields)
+    if n >= 6:
+        what = f"a GATK line (7 fields, haplotype first) given where a block header was expected"
+    elif n == 5:
+        what = "a read line given where a block header was expected (more reads than announced?)"
+    elif n == 1 and not fields[0].isdigit():
+        what = "a haplotype given where a block header was expected (more haplotypes than announced?)"
+    else:
+        what = "a block header has 2 fields 'READS HAPLOTYPES'"
+    return f"{n} field{'s' if n != 1 else ''}: {what}"
 
 
 def format_block(pairs: PairSet) -> str:

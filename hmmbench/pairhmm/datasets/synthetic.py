@@ -242,10 +242,51 @@ def parse_count(text: str, what: str = "pair count", maximum: int = MAX_PAIRS) -
     return int(value)
 
 
+#: Bytes :func:`simulate` holds at its peak, per haplotype base while it draws the haplotypes
+#: (float32 uniforms, int64 gather indices, masks), per read base while it draws the reads
+#: (int64 source indices, float32 uniforms, qualities; more when every read needs the slow path
+#: because it is longer than its haplotype), and per pair (the per-read and per-haplotype index
+#: arrays). Fitted to the peak resident memory measured on shapes from 1x1 to 4096x4096
+#: (tests/test_hostile_memory.py re-measures it), with a tenth added so that it errs high.
+HAP_PHASE_BYTES, READ_PHASE_HAP_BYTES = 16, 1
+READ_PHASE_BYTES, READ_PHASE_BYTES_LONG = 33, 68
+PAIR_BYTES = (40, 30, 100)
+ESTIMATE_MARGIN = 1.1
+
+
 def synthetic_bytes(read_length: int, hap_length: int, n_pairs: int) -> int:
-    """About the memory a generated set takes: 5 bytes per read base (base and 4 qualities),
-    1 per haplotype base, 16 per pair index, for the 4 x 4 batches of the layout."""
-    return n_pairs * ((5 * read_length + hap_length) // READS_PER_BATCH + 16)
+    """About the most memory generating the set takes (its peak, not only the arrays kept):
+    within 1.5x of the measured peak for every shape (see the constants above)."""
+    full, rem = divmod(n_pairs, READS_PER_BATCH * HAPS_PER_BATCH)
+    n_reads = READS_PER_BATCH * full + (1 if rem else 0)
+    n_haps = HAPS_PER_BATCH * full + rem
+    read_bases, hap_bases = n_reads * read_length, n_haps * hap_length
+    per_read = READ_PHASE_BYTES_LONG if read_length > hap_length else READ_PHASE_BYTES
+    peak = max(HAP_PHASE_BYTES * hap_bases + PAIR_BYTES[0] * n_pairs,
+               READ_PHASE_HAP_BYTES * hap_bases + per_read * read_bases
+               + PAIR_BYTES[1] * n_pairs,
+               PAIR_BYTES[2] * n_pairs)
+    return int(peak * ESTIMATE_MARGIN)
+
+
+def memory_limit() -> tuple:
+    """(bytes, why): the most a generated set may take -- MAX_SYNTHETIC_BYTES, or the memory
+    available now (Linux's MemAvailable) when that is less."""
+    available = _available_memory()
+    if available is not None and available < MAX_SYNTHETIC_BYTES:
+        return available, f"the memory available now, {available / 2**30:.1f} GiB"
+    return MAX_SYNTHETIC_BYTES, f"hmmbench's cap on generated sets, {MAX_SYNTHETIC_BYTES >> 30} GiB"
+
+
+def _available_memory() -> Optional[int]:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def format_count(n: int) -> str:
@@ -310,10 +351,11 @@ def synthetic_dataset(name: str) -> Optional[Dataset]:
     r, h, desc = shape
     pairs = DEFAULT_PAIRS if pairs is None else pairs
     need = synthetic_bytes(r, h, pairs)
-    if need > MAX_SYNTHETIC_BYTES:
-        raise UserError(f"dataset '{name}' would take about {need / 2**30:.0f} GiB in memory "
-                        f"(at most {MAX_SYNTHETIC_BYTES >> 30} GiB): ask for fewer pairs, or use "
-                        f"the lazy 'chunks@PAIRS' sets")
+    limit, why = memory_limit()
+    if need > limit:
+        raise UserError(f"dataset '{name}': generating it takes about {need / 2**30:.1f} GiB of "
+                        f"memory (estimate), more than the limit, {why}: ask for fewer pairs, "
+                        f"or use the lazy 'chunks@PAIRS' sets")
     seed = DEFAULT_SEED if seed is None else seed
     params = {"read_length": r, "hap_length": h, "pairs": pairs,
               "reads_per_batch": READS_PER_BATCH, "haps_per_batch": HAPS_PER_BATCH}

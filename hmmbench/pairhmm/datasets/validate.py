@@ -69,12 +69,10 @@ def parse_count(path: str, line: int, token: bytes, what: str) -> int:
 
 
 def read_lines(path) -> list:
-    """The file's lines as bytes (no line ends); an empty file is an error."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(str(path), None, f"cannot read: {exc.strerror or exc}") from None
+    """The file's lines as bytes (no line ends); an empty file is an error, and so is anything
+    but a regular file (a FIFO, a device: refused before it is opened, never read)."""
+    from ...fileio import read_input_bytes
+    data = read_input_bytes(path)
     if not data.strip():
         raise InputError(str(path), 1, "file is empty" if not data else "file has only blank lines")
     return data.splitlines()
