@@ -72,7 +72,7 @@ def check_output_path(path, option: str, inputs=()) -> Path:
     if mode is not None and stat.S_ISDIR(mode):
         raise UserError(f"{where}: is a directory")
     if mode is not None and not stat.S_ISREG(mode):
-        raise UserError(f"{where}: is not a regular file (a device or pipe); give a file path")
+        raise UserError(f"{where}: {kind_problem(mode)}; give a file path")
     folder = path.parent
     while not folder.exists():                     # the nearest folder that exists
         folder = folder.parent

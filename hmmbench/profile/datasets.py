@@ -58,8 +58,18 @@ def read_hmms(path: str) -> list:
             hmm.validate(tolerance=2 * SUM_TOLERANCE)
         except ValueError as exc:
             raise InputError(path, None, f"model {k + 1} ({_model_name(hmm)}): HMMER refuses "
-                                         f"it: {' '.join(str(exc).split())}") from None
+                                         f"it: {_exception_text(exc)}") from None
     return hmms
+
+
+def _exception_text(exc: Exception) -> str:
+    """An exception's message as one line (pyhmmer's InvalidHMM cannot always make its own)."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - its __str__ fails on some messages: show the arguments
+        text = " ".join(a.decode("utf-8", "replace") if isinstance(a, bytes) else a
+                        for a in exc.args if isinstance(a, (str, bytes))) or type(exc).__name__
+    return " ".join(text.split())
 
 
 def _parse_error(path: str, what: str, exc: Exception) -> InputError:

@@ -78,6 +78,11 @@ class Cell:
         """What identifies the cell across runs (and in result files)."""
         return (self.dataset.sha256, self.mode, self.backend.name)
 
+    @property
+    def slot(self) -> tuple:
+        """The cell within one run: its key and the dataset's name."""
+        return self.key + (self.dataset.name,)
+
     def stored(self) -> dict:
         """The cell as a result file's ``not_run`` list holds it (its key, and a name to read)."""
         sha, mode, backend = self.key
@@ -123,16 +128,18 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
     cells = plan_cells(datasets, backends, cfg, backends_for)
     refs = refs or ReferenceStore.for_config(cfg)
     refs.notify = progress.note
-    finished: dict = {c.key: kept[c.key] for c in cells if c.key in kept}
+    # Records by cell key and dataset name: two files with identical bytes (one key) are two
+    # rows, each under its own name.
+    finished: dict = {c.slot: kept[c.key] for c in cells if c.key in kept}
     ref_seconds: dict = {}
     used_modes = list(dict.fromkeys(c.mode for c in cells))
-    todo = [c for c in cells if c.key not in finished]
+    todo = [c for c in cells if c.slot not in finished]
     if finished:
         progress.note(f"resuming: {len(finished)} of {len(cells)} cells kept, {len(todo)} to run")
 
     def so_far() -> Benchmark:
-        records = [finished[c.key] for c in cells if c.key in finished]
-        not_run = [c.stored() for c in cells if c.key not in finished]
+        records = [finished[c.slot] for c in cells if c.slot in finished]
+        not_run = [c.stored() for c in cells if c.slot not in finished]
         return summarize(records, cfg, ref_seconds, used_modes, not_run)
 
     progress.start(len(todo))
@@ -155,9 +162,9 @@ def run_benchmark(datasets: list, backends: list, cfg: RunConfig,
                     label = getattr(ds, "label", ds.name)
                     progress.begin(label if len(modes) == 1 else f"{label} [{mode}]",
                                    c.backend.name)
-                    finished[c.key] = run_cell(ds, c.backend, cell_cfg, refs, launches_fn,
-                                               progress, size)
-                    progress.end(finished[c.key])
+                    finished[c.slot] = run_cell(ds, c.backend, cell_cfg, refs, launches_fn,
+                                                progress, size)
+                    progress.end(finished[c.slot])
                     if checkpoint is not None:
                         checkpoint(so_far())
             hit = refs.lookup(ds.sha256, "full") if refs.available else None
