@@ -215,7 +215,7 @@ def output_lock(path, option: str):
     the user cache (never beside the results), named after the output's real path."""
     import hashlib
     from filelock import FileLock, Timeout
-    from .hostinfo import user_cache_dir
+    from .cachedir import user_cache_dir
     real = os.path.realpath(path)
     folder = user_cache_dir() / "locks"
     try:

@@ -48,14 +48,15 @@ def run(args, workload) -> int:
     if not args.results:
         raise UserError("report needs result files (or --summary DIR)")
     from ..fileio import check_output_path, same_path
-    outputs = [("--html", args.html)] if args.html else []
+    if args.html:
+        check_output_path(args.html, "--html", args.results)
     if args.plot:
         from ..plots import plot_paths
-        outputs += [("--plot", p) for p in plot_paths(args.plot)]
-    for option, path in outputs:
-        check_output_path(path, option, args.results)
-    if args.html and args.plot and any(same_path(args.html, p) for _, p in outputs[1:]):
-        raise UserError(f"--html {args.html}: also a --plot output; give two paths")
+        check_output_path(args.plot, "--plot", args.results)   # a folder: before its charts
+        for path in plot_paths(args.plot):                    # and the charts beside it
+            check_output_path(path, "--plot", args.results)
+            if args.html and same_path(args.html, path):
+                raise UserError(f"--html {args.html}: also a --plot output; give two paths")
     docs = [results.load(p) for p in args.results]
     shown = [] if args.quiet else [printer(args.format or "table")]
     files = []
