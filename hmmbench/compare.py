@@ -1,21 +1,30 @@
 """The regression gate: compare a candidate result file against a baseline.
 
 Runs are matched by (dataset, backend, chunking) plus whatever cell axes the records carry
-(:func:`hmmbench.results.cell_axes`: a profile run's model and score kind). For each match the
-median total times give a change; the verdict:
+(:func:`hmmbench.results.cell_axes`: a profile run's model and score kind), and by content: a
+dataset of the same name but other bytes (its ``dataset_sha256``) is not the same cell. Each
+match gets a verdict, as data (:class:`Row`; the printers of :mod:`hmmbench.report` render it):
 
-- ``slower`` (fails) / ``faster``: the change is beyond ``max_slowdown`` percent AND outside the
-  measured noise of both runs (a one-sided rank test on the timed samples, or non-overlapping
-  min/max ranges for files without samples; :mod:`hmmbench.stats`);
-- ``noisy``: beyond the threshold, but within the noise: not failed, rerun with more repeats;
-- ``ok``: within the threshold;
-- ``hardware comparison``: device, driver or host CPU differ, so a change is no regression; the
-  ratio is shown, never failed.
+- ``slower`` (fails) / ``faster``: the ratio of the median total times is beyond ``max_slowdown``
+  percent, and the noise cannot explain it: the 95 % bootstrap interval of that ratio (from the
+  timed samples; the min/max ranges for files without samples) lies wholly beyond the
+  threshold, and the ratio beyond the threshold widened by the noise floor;
+- ``within noise``: within the threshold, or not shown beyond the noise (the note says which);
+- ``not comparable``: other hardware (device, driver, host CPU), other clocks (a throttled run,
+  or top SM clocks 10 % apart) or other data bytes under the same dataset name; the note names
+  the cause and the ratio is shown, never gated.
 
-Correctness gates regardless of hardware: a candidate ``mismatch`` always fails (even without a
-baseline counterpart), an ``error`` fails unless the baseline errored the same way (a known-broken
-backend is listed, not failed again). Whole-pipeline peers (``peer``) are listed, never gated;
-runs in only one file, or unavailable in one (a GPU baseline checked on a CPU machine), are listed.
+The noise floor is the run-to-run noise that one run's samples do not show (two runs a minute
+apart on a shared machine differ by more than the passes within either): the larger of
+``noise_floor`` (the machine's own figure, e.g. measured with ``scripts/gate_rates.py``) and
+the baseline's own relative spread, (max - min) / median of its passes. The baseline's, not the
+candidate's: a slowdown that widens the candidate's spread (a busy neighbour) must not excuse
+itself.
+
+Correctness gates regardless: a candidate ``mismatch`` always fails (even without a baseline
+counterpart), an ``error`` fails unless the baseline errored the same way (a known-broken backend
+is listed, not failed again). Whole-pipeline peers (``peer``) are listed, never gated; runs in
+only one file, or unavailable in one (a GPU baseline checked on a CPU machine), are listed.
 """
 from __future__ import annotations
 
@@ -26,7 +35,10 @@ from . import stats
 from .results import SAMPLES_FIELD, cell_axes, run_label
 
 FAILING_STATUSES = ("mismatch", "error")
-HARDWARE = "hardware comparison"
+SLOWER, FASTER, WITHIN_NOISE, NOT_COMPARABLE = ("slower", "faster", "within noise",
+                                                "not comparable")
+#: SM clocks this far apart (top clock of one run over the other's) make runs not comparable.
+CLOCK_TOLERANCE = 0.10
 
 
 @dataclass
@@ -35,15 +47,22 @@ class Row:
     baseline_s: Optional[float]
     candidate_s: Optional[float]
     change_pct: Optional[float]
-    verdict: str          # ok | faster | slower | noisy | hardware comparison | mismatch | ...
+    verdict: str          # slower | faster | within noise | not comparable | mismatch | ...
     failed: bool
     note: str = ""
+    #: not comparable: what differs (device, driver, host, clocks, data bytes), else ""
+    cause: str = ""
+    #: the 95 % interval of the candidate / baseline time ratio, when the noise was measured
+    interval: Optional[tuple] = None
+    #: the noise floor the verdict allowed for, percent
+    noise_floor_pct: Optional[float] = None
 
 
 @dataclass
 class Comparison:
     rows: list = field(default_factory=list)
     max_slowdown: float = 10.0
+    noise_floor: float = 0.0
 
     @property
     def failed(self) -> bool:
@@ -53,11 +72,30 @@ class Comparison:
     def exit_code(self) -> int:
         return 1 if self.failed else 0
 
+    @property
+    def not_comparable(self) -> int:
+        return sum(r.verdict == NOT_COMPARABLE for r in self.rows)
+
 
 def match_key(run: dict) -> tuple:
     axes = " × ".join(str(v) for v in cell_axes(run).values())
     # run_label: a cluster run's worker count or fleet worker tells its rows apart
     return (run["dataset"], run_label(run), run.get("chunking", ""), axes)
+
+
+def same_data(a: dict, b: dict) -> bool:
+    """Whether two runs' datasets hold the same bytes (an unrecorded sha256 is not a
+    difference)."""
+    sa, sb = a.get("dataset_sha256"), b.get("dataset_sha256")
+    return not (sa and sb) or sa == sb
+
+
+def data_difference(base: dict, cand: dict) -> str:
+    """'' when both runs ran the same bytes, else what differs."""
+    if same_data(base, cand):
+        return ""
+    return (f"data bytes: '{cand['dataset']}' is sha256 {cand['dataset_sha256'][:12]} here, "
+            f"{base['dataset_sha256'][:12]} in the baseline")
 
 
 def _total(run: dict) -> Optional[float]:
@@ -81,60 +119,128 @@ def hardware_difference(base: dict, cand: dict) -> str:
                      if base[k] != cand[k])
 
 
-def noise_verdict(b: dict, c: dict, change: float, max_slowdown: float) -> tuple:
-    """(verdict, note) of a timing change between two comparable runs."""
-    slower = change > 0
-    if abs(change) <= max_slowdown:
-        return "ok", ""
-    bs = (b.get(SAMPLES_FIELD) or {}).get("total") or []
-    cs = (c.get(SAMPLES_FIELD) or {}).get("total") or []
-    real = stats.change_is_real(bs, cs, slower)
-    how = f"rank test on {len(bs)} + {len(cs)} samples"
-    if real is None:
-        rng = lambda r: ((r.get("timing_min_s") or {}).get("total"),  # noqa: E731
-                         (r.get("timing_max_s") or {}).get("total"))
-        real = stats.ranges_apart(rng(b), rng(c), slower)
-        how = "min/max ranges (no samples stored)"
-    if real is None:
-        real, how = True, "no noise measured"
-    spreads = [stats.spread(s) for s in (bs, cs)]
-    noise = ", ".join(f"{name} spread {s * 100:.1f} %" for name, s in zip(("baseline", "candidate"),
-                                                                            spreads) if s is not None)
-    note = f"{how}{': ' + noise if noise else ''}"
-    if not real:
-        return "noisy", f"beyond {max_slowdown:g} % but within the noise ({note})"
-    return ("slower" if slower else "faster"), note
+def clock_difference(base: dict, cand: dict) -> str:
+    """'' when the runs' GPU clocks are alike (or unrecorded), else what differs: a throttled
+    run, or top SM clocks more than CLOCK_TOLERANCE apart."""
+    bi, ci = base.get("info") or {}, cand.get("info") or {}
+    for name, info in (("baseline", bi), ("candidate", ci)):
+        if info.get("throttled"):
+            low = info.get("sm_clock_mhz_min")
+            return f"clocks: the {name} was throttled" + (f" (SM clock down to {low:g} MHz)"
+                                                          if low else "")
+    hb, hc = bi.get("sm_clock_mhz_max"), ci.get("sm_clock_mhz_max")
+    if hb and hc and abs(hc / hb - 1.0) > CLOCK_TOLERANCE:
+        return f"clocks: top SM clock {hb:g} -> {hc:g} MHz"
+    return ""
 
 
-def compare(baseline: dict, candidate: dict, max_slowdown: float = 10.0) -> Comparison:
-    base = {match_key(r): r for r in baseline["runs"]}
-    cand = {match_key(r): r for r in candidate["runs"]}
-    out = Comparison(max_slowdown=max_slowdown)
-    for key, c in cand.items():
-        b = base.get(key)
+def _samples(run: dict) -> list:
+    """The timed totals of a run, else its (min, max) range, else [] (one pass: no noise
+    measured)."""
+    got = (run.get(SAMPLES_FIELD) or {}).get("total") or []
+    if len(got) >= 2:
+        return [float(x) for x in got]
+    lo = (run.get("timing_min_s") or {}).get("total")
+    hi = (run.get("timing_max_s") or {}).get("total")
+    return [float(lo), float(hi)] if lo and hi and hi > lo else []
+
+
+def file_spread(doc: dict) -> float:
+    """The median relative spread of a file's runs that have one: how noisy the machine was
+    while it ran (0 when no run says)."""
+    spreads = [x for x in (stats.spread(_samples(r)) for r in doc["runs"]
+                           if r.get("status") == "ok") if x is not None]
+    return stats.median(spreads) if spreads else 0.0
+
+
+def noise_verdict(b: dict, c: dict, max_slowdown: float, noise_floor: float = 0.0,
+                  machine_spread: float = 0.0) -> tuple:
+    """(verdict, note, interval, floor %) of a timing change between two comparable runs;
+    ``machine_spread``: the baseline file's (:func:`file_spread`), the floor of a run that
+    timed one pass only."""
+    bt, ct = _total(b), _total(c)
+    ratio, limit = ct / bt, 1.0 + max_slowdown / 100.0
+    bs, cs = _samples(b), _samples(c)
+    kept = all(len((r.get(SAMPLES_FIELD) or {}).get("total") or []) >= 2 for r in (b, c))
+    interval = stats.ratio_interval(bs, cs) if bs and cs else None
+    own = stats.spread(bs)
+    spread = machine_spread if own is None else own
+    floor = max(noise_floor / 100.0, spread)
+    floor_pct = floor * 100.0
+    how = ("95 % interval of the ratio" if kept else "min/max ranges (no samples stored)") \
+        if interval else "one pass: no interval"
+    span = f"{how} {interval[0]:.3g}-{interval[1]:.3g}x" if interval else how
+    lo, hi = interval or (ratio, ratio)
+    slower = ratio > 1.0
+    if max(ratio, 1.0 / ratio) <= limit:
+        return WITHIN_NOISE, f"within the {max_slowdown:g} % threshold", interval, floor_pct
+    if (lo > limit and ratio > limit * (1.0 + floor)) if slower else \
+            (hi < 1.0 / limit and ratio < 1.0 / (limit * (1.0 + floor))):
+        return (SLOWER if slower else FASTER), f"{span}; noise floor {floor_pct:.0f} %", \
+            interval, floor_pct
+    if (lo <= limit) if slower else (hi >= 1.0 / limit):
+        why = f"the samples overlap: {span}"
+    else:
+        source = ("--noise-floor" if spread < noise_floor / 100.0 else "the baseline's spread"
+                  if spread is own else "the baseline file's median spread")
+        why = f"within the noise floor of {floor_pct:.0f} % ({source}); {span}"
+    return WITHIN_NOISE, f"beyond {max_slowdown:g} % but {why}", interval, floor_pct
+
+
+def _partner(c: dict, runs: list, used: set) -> Optional[dict]:
+    """The baseline run of ``c``'s cell: one with the same data bytes first, else any left (a
+    same-named dataset of other bytes: not comparable)."""
+    left = [b for b in runs if id(b) not in used]
+    return next((b for b in left if same_data(b, c)), left[0] if left else None)
+
+
+def compare(baseline: dict, candidate: dict, max_slowdown: float = 10.0,
+            noise_floor: float = 0.0) -> Comparison:
+    """The verdict of every candidate run against its baseline run (see the module docstring);
+    ``max_slowdown`` and ``noise_floor`` in percent."""
+    base: dict = {}
+    for r in baseline["runs"]:
+        base.setdefault(match_key(r), []).append(r)
+    out = Comparison(max_slowdown=max_slowdown, noise_floor=noise_floor)
+    machine = file_spread(baseline)
+    used: set = set()
+    for c in candidate["runs"]:
+        key = match_key(c)
+        b = _partner(c, base.get(key, []), used)
+        if b is not None:
+            used.add(id(b))
         ct = _total(c)
         bt = _total(b) if b else None
         change = (ct / bt - 1.0) * 100.0 if (ct and bt) else None
-        hw = hardware_difference(hardware(baseline, b), hardware(candidate, c)) if b else ""
+        causes = {name: text for name, text in (
+            ("data bytes", data_difference(b, c)),
+            ("hardware", hardware_difference(hardware(baseline, b), hardware(candidate, c))),
+            ("clocks", clock_difference(b, c))) if text} if b else {}
+        differs = "; ".join(causes.values())
         if c["status"] == "error" and b is not None and b["status"] == "error":
             out.rows.append(Row(key, bt, ct, None, "error (also in baseline)", False,
                                 c.get("reason", "")))
         elif c["status"] in FAILING_STATUSES:
             out.rows.append(Row(key, bt, ct, change, c["status"], True, c.get("reason", "")))
         elif c["status"] == "peer":
-            out.rows.append(Row(key, bt, ct, change, "peer (not gated)", False, hw))
+            out.rows.append(Row(key, bt, ct, change, "peer (not gated)", False, differs))
         elif b is None:
             out.rows.append(Row(key, None, ct, None, "only-candidate", False))
+        elif differs:
+            ratio = f"speed ratio {bt / ct:.3g}x (candidate / baseline); " if change is not None \
+                else ""
+            out.rows.append(Row(key, bt, ct, change, NOT_COMPARABLE, False, ratio + differs,
+                                cause=", ".join(causes)))
         elif change is None:
             note = c.get("reason") or b.get("reason") or ""
             out.rows.append(Row(key, bt, ct, None, f"not-compared ({c['status']})", False, note))
-        elif hw:
-            out.rows.append(Row(key, bt, ct, change, HARDWARE, False,
-                                f"speed ratio {bt / ct:.3g}x (candidate / baseline); {hw}"))
         else:
-            verdict, note = noise_verdict(b, c, change, max_slowdown)
-            out.rows.append(Row(key, bt, ct, change, verdict, verdict == "slower", note))
-    for key, b in base.items():
-        if key not in cand:
-            out.rows.append(Row(key, _total(b), None, None, "only-baseline", False))
+            verdict, note, interval, floor = noise_verdict(b, c, max_slowdown, noise_floor,
+                                                           machine)
+            out.rows.append(Row(key, bt, ct, change, verdict, verdict == SLOWER, note,
+                                interval=interval, noise_floor_pct=floor))
+    for key, runs in base.items():
+        for b in runs:
+            if id(b) not in used:
+                out.rows.append(Row(key, _total(b), None, None, "only-baseline", False))
     return out

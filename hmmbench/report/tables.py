@@ -96,10 +96,10 @@ def compare_listing(comp, baseline_name: str, candidate_name: str) -> Listing:
               "-" if r.change_pct is None else f"{r.change_pct:+.1f} %",
               Styled(r.verdict, style), r.note or "")
     n_fail = sum(r.failed for r in comp.rows)
-    n_hw = sum(r.verdict == "hardware comparison" for r in comp.rows)
+    n_hw = comp.not_comparable
     if n_hw:
-        t.notes.append([Styled(f"{n_hw} run(s) on other hardware: ratios shown, not gated",
-                               "cyan")])
+        t.notes.append([Styled(f"{n_hw} run(s) not comparable (other hardware, clocks or data "
+                               "bytes): ratios shown, not gated", "cyan")])
     t.notes.append([Styled(f"FAIL: {n_fail} run(s) failed the gate" if n_fail else "PASS",
                            "bold red" if n_fail else "bold green")])
     return t
