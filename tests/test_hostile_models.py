@@ -176,3 +176,42 @@ def test_sound_models_pass(tmp_path, alphabet, M):
     path = tmp_path / "m.hmm"
     path.write_text(hmm_text(M, alphabet, seed=M))
     assert [h.M for h in read_hmms(str(path))] == [M]
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_damaged_model_files_load_or_name_the_file(tmp_path, data):
+    """Bytes changed, cut or inserted anywhere in a sound model file: it reads, or the refusal is
+    an InputError naming the file (and a line that exists) -- never any other exception, and
+    never a model with a probability outside [0, 1]."""
+    from hmmbench.profile.datasets import read_hmms
+    raw = bytearray(hmm_text(4).encode())
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(raw)))
+        action = data.draw(st.sampled_from(["set", "cut", "insert"]))
+        byte = data.draw(st.sampled_from(list(b"0123456789.-+eE*x \n\t") + [0xe9, 0]))
+        if action == "set" and at < len(raw):
+            raw[at] = byte
+        elif action == "cut":
+            del raw[at:at + data.draw(st.integers(1, 12))]
+        else:
+            raw[at:at] = bytes([byte])
+    path = tmp_path / "damaged.hmm"
+    path.write_bytes(bytes(raw))
+    try:
+        hmms = read_hmms(str(path))
+    except InputError as exc:
+        assert exc.path == str(path) and "\n" not in exc.message
+        if exc.line is not None:
+            assert 1 <= exc.line <= max(1, len(bytes(raw).splitlines()))
+    else:
+        import numpy as np
+        for hmm in hmms:
+            for table in (hmm.match_emissions, hmm.insert_emissions,
+                          hmm.transition_probabilities):
+                values = np.asarray(table)
+                assert np.all(np.isfinite(values)) and values.min() >= 0 and values.max() <= 1

@@ -151,6 +151,8 @@ def _node(lines: _Lines, K: int, k: int) -> None:
         fields = (text or "").split()
         if text is None or fields[:1] == ["//"]:
             raise lines.error(f"node {k} is missing: the model ends before its LENG nodes")
+        if not fields:
+            raise lines.error(f"a blank line where node {k}'s match emission line belongs")
         if fields[0] != str(k):
             raise lines.error(f"expected node {k}'s match emission line, found "
                               f"'{' '.join(fields[:2])[:30]}'")
@@ -172,6 +174,9 @@ def _node(lines: _Lines, K: int, k: int) -> None:
 
 def check_hmm_file(path: str, fh) -> int:
     """Check every model of an open (binary) HMMER3 text file; return how many there are."""
+    head = fh.peek(16)[:16] if hasattr(fh, "peek") else b""
+    if not head.lstrip().startswith(b"HMMER3"):
+        return 0        # not HMMER3 text (a pressed binary file, HMMER2...): pyhmmer decides
     lines = _Lines(path, fh)
     models = 0
     while True:
