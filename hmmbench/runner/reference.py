@@ -2,7 +2,8 @@
 per deterministic sample), kept in memory and in an on-disk cache.
 
 A cache entry is one ``.npz`` file (values and metadata together, written atomically, so that
-processes filling one cache at once each see whole entries of one writer). Its metadata carries
+processes filling one cache at once each see whole entries of one writer; computed under the
+entry's lock, so that one of them computes it and the others read it). Its metadata carries
 the sha256 of the values and of the inputs they were computed from (dataset sha256, which part,
 the reference's source digest); an entry whose values or inputs do not match is reported once
 (``notify``) and recomputed, never trusted.
@@ -21,7 +22,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..backend import Backend
-from ..cachedir import entry_lock
+from ..cachedir import entry_lock, user_cache_dir
 from ..errors import InputError
 from ..fileio import atomic_open, read_input_bytes
 from ..registry import probe
@@ -84,7 +85,6 @@ class ReferenceStore:
     def __init__(self, backend: Optional[Backend], reason: Optional[str], cfg: RunConfig):
         self.backend, self.reason, self.cfg = backend, reason, cfg
         if cfg.use_cache:
-            from ..cachedir import user_cache_dir
             self.dir = Path(cfg.cache_dir) if cfg.cache_dir else user_cache_dir() / "reference"
         else:
             self.dir = None
