@@ -211,6 +211,13 @@ def test_fetch_of_a_shipped_set_downloads_nothing(monkeypatch, tmp_path):
     assert D.fetch("1m") == D.SHIPPED_DIR / "1m.in" and not served
 
 
+def test_fetch_without_pooch_says_which_extra(no_data, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "pooch", None)        # import pooch -> ImportError
+    with pytest.raises(UserError, match=r"needs pooch \(pip install 'hmmbench\[fetch\]'\)"):
+        D.fetch("tiny")
+
+
 def test_fetch_rejects_wrong_bytes(no_data, monkeypatch, tmp_path):
     serve(monkeypatch, lambda url: b"1 1\nA I I I +\nA\n")
     dest = tmp_path / "dest"
