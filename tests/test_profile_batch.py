@@ -20,10 +20,10 @@ from hmmbench.backend import StageClock  # noqa: E402
 from hmmbench.errors import UserError  # noqa: E402
 from hmmbench.profile import batch as pb, datasets as pds, job as pjob, workload  # noqa: E402
 from hmmbench.profile.cells import profile_cells  # noqa: E402
-from hmmbench.profile.host import launch_order  # noqa: E402
+from hmmbench.profile.device.host import launch_order  # noqa: E402
 from hmmbench.profile.job import ProfileBatch, ProfileSearch  # noqa: E402
 from hmmbench.profile.model import SequenceSet  # noqa: E402
-from hmmbench.profile.opencl import OpenCLProfile, ProfileWarpOpenCL  # noqa: E402
+from hmmbench.profile.device.opencl import OpenCLProfile, ProfileWarpOpenCL  # noqa: E402
 from profile_fixtures import use_backends  # noqa: E402
 
 DEVICES = [opencl_api._label(p, d) for p, d in opencl_api.usable_devices()]

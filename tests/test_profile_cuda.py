@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from hmmbench.profile import layout
+from hmmbench.profile.device import layout
 
 pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 
@@ -241,7 +241,7 @@ GPU_VARIANTS = [
 def test_every_warp_variant_on_gpu_matches_reference(M):
     """Each warp variant x several model sizes (incl. M > 1024) on odd sequences and proteome
     proteins, and on an empty set, against profile-numpy (skips without a GPU)."""
-    from hmmbench.profile.cuda import CudaProfile
+    from hmmbench.profile.device.cuda import CudaProfile
     from hmmbench.profile.job import ProfileSearch
     from cpu_reference.profile import filters as pf
     probe = CudaProfile("probe", "warp", warp=True)
@@ -267,7 +267,7 @@ def test_every_warp_variant_on_gpu_matches_reference(M):
 def test_stage_kernels_compile_sm90(tmp_path):
     """The pipeline's stage decisions and compaction (kernels_common/profile/stages.h) and the
     scores finished on the device (finish.h) at the backends' defines."""
-    from hmmbench.profile.cuda import STAGE_DEFINES
+    from hmmbench.profile.device.cuda import STAGE_DEFINES
     src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "stages.cu")
     out = tmp_path / "s.cubin"
     flags = [f"-D{k}={v}" for k, v in STAGE_DEFINES.items()]
@@ -309,7 +309,7 @@ def test_cuda_pipeline_on_gpu_matches_reference_and_pyhmmer():
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
 def test_order_kernels_compile_sm90(tmp_path):
     """The launch order sorted on the device (kernels_cuda/profile/order.cu)."""
-    from hmmbench.profile.cuda_resident import ORDER_THREADS, ORDER_TILE
+    from hmmbench.profile.device.cuda_resident import ORDER_THREADS, ORDER_TILE
     src = os.path.join(os.path.dirname(__file__), "..", "kernels_cuda", "profile", "order.cu")
     out = tmp_path / "o.cubin"
     proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out),
@@ -324,7 +324,7 @@ def _lengths_cases():
     """Length arrays the device order must sort like the host: the proteome, one sequence, a
     partial and an exact last tile, a single length, many distinct lengths (up to the limit),
     ties everywhere."""
-    from hmmbench.profile.cuda_resident import ORDER_MAX_CLASSES, ORDER_TILE
+    from hmmbench.profile.device.cuda_resident import ORDER_MAX_CLASSES, ORDER_TILE
     rng = np.random.default_rng(5)
     yield "proteome", datasets.load_proteome().lengths
     yield "one", np.array([7])
@@ -342,8 +342,8 @@ def test_device_launch_order_is_the_host_order_on_gpu():
     from hmmbench.apis import cuda as glue
     if glue.unavailable_reason():
         pytest.skip(glue.unavailable_reason())
-    from hmmbench.profile import cuda_resident as pcuda
-    from hmmbench.profile.host import launch_order
+    from hmmbench.profile.device import cuda_resident as pcuda
+    from hmmbench.profile.device.host import launch_order
     from hmmbench.profile.model import SequenceSet
     for name, L in _lengths_cases():
         offs = np.zeros(len(L) + 1, np.int64)
@@ -365,7 +365,7 @@ def test_upload_pinned_in_place_on_gpu():
     from hmmbench.apis import cuda as glue
     if glue.unavailable_reason():
         pytest.skip(glue.unavailable_reason())
-    from hmmbench.profile import cuda_resident as pcuda
+    from hmmbench.profile.device import cuda_resident as pcuda
     drv = glue.driver()
     rng = np.random.default_rng(5)
     raw = rng.integers(0, 256, 3 * pcuda.PIN_CHUNK + 12_346, dtype=np.uint8)[1:]

@@ -1,4 +1,4 @@
-"""Host code of the CUDA profile backends without a GPU (hmmbench.profile.cuda with stand-ins
+"""Host code of the CUDA profile backends without a GPU (hmmbench.profile.device.cuda with stand-ins
 for the driver): the threaded staging copies and the generic Forward's resident length model."""
 import copy
 
@@ -8,9 +8,10 @@ import pytest
 pytest.importorskip("pyhmmer")
 
 from hmmbench.backend import StageClock  # noqa: E402
-from hmmbench.profile import cuda as pcuda, cuda_resident, datasets  # noqa: E402
+from hmmbench.profile import datasets  # noqa: E402
+from hmmbench.profile.device import cuda as pcuda, cuda_resident  # noqa: E402
 from hmmbench.profile.model import SequenceSet  # noqa: E402
-from hmmbench.profile.resident import ResidentCache  # noqa: E402
+from hmmbench.profile.device.resident import ResidentCache  # noqa: E402
 
 
 @pytest.mark.parametrize("size", [0, 1, (1 << 20) - 1, 1 << 20, 5_000_003])
@@ -104,7 +105,7 @@ def test_a_batch_launch_passes_the_models_table_and_the_stride(monkeypatch):
     batch's profile, MODELS = K, the per-model table and the output stride in warp.h's order,
     an output of K x n."""
     from hmmbench.apis import cuda as glue
-    from hmmbench.profile import warp
+    from hmmbench.profile.device import warp
     drv, seen = HostDriver(), {}
 
     class Function:

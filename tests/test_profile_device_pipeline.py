@@ -16,7 +16,7 @@ from hmmbench import cli, registry, results  # noqa: E402
 from hmmbench.profile import datasets, pipeline as pl  # noqa: E402
 from hmmbench.profile.job import ProfileSearch  # noqa: E402
 from hmmbench.profile.model import SequenceSet  # noqa: E402
-from hmmbench.profile.opencl import OpenCLProfile  # noqa: E402
+from hmmbench.profile.device.opencl import OpenCLProfile  # noqa: E402
 from profile_fixtures import block, proteome  # noqa: E402,F401 (fixtures)
 
 

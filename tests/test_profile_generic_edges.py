@@ -21,7 +21,7 @@ REFERENCE = {"viterbi": pg.generic_viterbi, "forward": pg.generic_forward}
 
 @pytest.fixture(scope="module")
 def backend():
-    from hmmbench.profile.opencl import OpenCLGenericProfile
+    from hmmbench.profile.device.opencl import OpenCLGenericProfile
     b = OpenCLGenericProfile()
     if b.unavailable_reason():
         pytest.skip(b.unavailable_reason())
@@ -146,6 +146,6 @@ def test_group_sizes_and_shuffle_scans(backend, threads, shuffle):
 
 
 def test_small_models_take_64_work_items_per_sequence():
-    from hmmbench.profile.layout import GENERIC_THREADS, generic_threads
+    from hmmbench.profile.device.layout import GENERIC_THREADS, generic_threads
     assert [generic_threads(M) for M in (1, 100, 400, 512)] == [64] * 4
     assert [generic_threads(M) for M in (513, 1200, 2400)] == [GENERIC_THREADS] * 3

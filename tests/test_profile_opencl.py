@@ -12,7 +12,7 @@ from cpu_reference.profile import filters as pf  # noqa: E402
 
 
 def _runner():
-    from hmmbench.profile.opencl import ProfileFiltersOpenCL
+    from hmmbench.profile.device.opencl import ProfileFiltersOpenCL
     try:
         return ProfileFiltersOpenCL()
     except Exception as exc:  # noqa: BLE001 - no platform/device here
@@ -76,7 +76,7 @@ def test_opencl_generic_twin_within_the_kinds_tolerance(kind, proteome):
     from cpu_reference.profile import generic as pg
     from hmmbench.profile.job import TOLERANCE, ProfileSearch
     from hmmbench.profile.model import ProfileModel, SequenceSet
-    from hmmbench.profile.opencl import OpenCLGenericProfile
+    from hmmbench.profile.device.opencl import OpenCLGenericProfile
     b = OpenCLGenericProfile()
     if b.unavailable_reason():
         pytest.skip(b.unavailable_reason())

@@ -12,10 +12,11 @@ pytest.importorskip("pyopencl", reason="pyopencl not installed")
 
 from hmmbench.apis import opencl as opencl_api  # noqa: E402
 from hmmbench.backend import StageClock  # noqa: E402
-from hmmbench.profile import datasets, warp  # noqa: E402
-from hmmbench.profile.host import launch_order  # noqa: E402
+from hmmbench.profile import datasets  # noqa: E402
+from hmmbench.profile.device import warp  # noqa: E402
+from hmmbench.profile.device.host import launch_order  # noqa: E402
 from hmmbench.profile.model import ProfileModel, SequenceSet  # noqa: E402
-from hmmbench.profile.opencl import OpenCLProfile, ProfileFiltersOpenCL, ProfileWarpOpenCL  # noqa: E402,E501
+from hmmbench.profile.device.opencl import OpenCLProfile, ProfileFiltersOpenCL, ProfileWarpOpenCL  # noqa: E402,E501
 
 
 def _device_labels() -> list:
@@ -101,7 +102,7 @@ def test_the_sub_group_path_runs_where_the_device_has_sub_groups(device):
 
 
 def test_registered_beside_its_cuda_twin_with_the_same_variant():
-    from hmmbench.profile import cuda, opencl
+    from hmmbench.profile.device import cuda, opencl
     names = {b.name: b for b in opencl.backends()}
     b = names["profile-opencl-warp"]
     assert isinstance(b, OpenCLProfile) and b.family == "warp-group" and b.api == "opencl"

@@ -15,7 +15,7 @@ pytest.importorskip("pyopencl", reason="pyopencl not installed")
 
 from hmmbench.profile.reference import NumpyProfile  # noqa: E402
 from hmmbench.profile import datasets as pds  # noqa: E402
-from hmmbench.profile.opencl import OpenCLProfile  # noqa: E402
+from hmmbench.profile.device.opencl import OpenCLProfile  # noqa: E402
 from profile_fixtures import use_backends  # noqa: E402
 
 DB = "proteins-2e4"          # 54 proteins, 20k residues
@@ -104,7 +104,7 @@ def test_bad_model_file_is_one_line_exit_2(tmp_path, capsys, content, message):
 
 def test_a_load_goes_to_info_or_to_the_stages():
     from types import SimpleNamespace
-    from hmmbench.profile.resident import load_info
+    from hmmbench.profile.device.resident import load_info
     load = {"prep": 0.5, "h2d": 2.0}
     timing = {"prep": 1.0, "h2d": 0.0}
     assert load_info(SimpleNamespace(database="sha"), load, timing) == {"db_load_s": load}
@@ -205,7 +205,7 @@ def test_staged_upload_delivers_every_byte(monkeypatch):
     stand-in with late copies): every array arrives whole, chunk after chunk, and the staging
     buffers are allocated once for every later upload."""
     from hmmbench.apis import cuda as glue
-    from hmmbench.profile import cuda_resident as pcuda
+    from hmmbench.profile.device import cuda_resident as pcuda
     drv = AsyncDriver()
     monkeypatch.setattr(glue, "driver", lambda: drv)
     monkeypatch.setattr(pcuda, "UPLOAD_CHUNK", 1000)
@@ -225,7 +225,7 @@ def test_staged_upload_delivers_every_byte(monkeypatch):
 
 
 def test_launch_order_and_length_classes_without_a_full_sort():
-    from hmmbench.profile.host import launch_order
+    from hmmbench.profile.device.host import launch_order
     from hmmbench.profile.model import SequenceSet
     from hmmbench.profile.pipeline import length_classes
     rng = np.random.default_rng(0)
@@ -245,7 +245,7 @@ def test_launch_order_and_length_classes_without_a_full_sort():
 def test_staged_upload_filled_by_several_threads(monkeypatch):
     """The same upload with each staging buffer filled in slices by several host threads."""
     from hmmbench.apis import cuda as glue
-    from hmmbench.profile import cuda_resident as pcuda
+    from hmmbench.profile.device import cuda_resident as pcuda
     drv = AsyncDriver()
     monkeypatch.setattr(glue, "driver", lambda: drv)
     monkeypatch.setattr(pcuda, "UPLOAD_CHUNK", 3 << 20)
@@ -289,9 +289,9 @@ def test_large_arrays_pinned_in_place_by_page_aligned_chunks(monkeypatch, refuse
     once, when it is dropped."""
     import mmap
     from hmmbench.apis import cuda as glue
-    from hmmbench.profile import cuda_resident as pcuda
+    from hmmbench.profile.device import cuda_resident as pcuda
     from hmmbench.profile.model import SequenceSet
-    from hmmbench.profile.resident import ResidentCache
+    from hmmbench.profile.device.resident import ResidentCache
     drv, pins = AsyncDriver(), HostPins(refuse_after)
     monkeypatch.setattr(glue, "driver", lambda: drv)
     monkeypatch.setattr(glue, "host_register", pins.register)
@@ -338,9 +338,9 @@ def test_device_order_replaces_the_host_sort(monkeypatch):
     """With a device order the load uploads no host order, counts the device's sort as layout
     ("prep"), downloads the order only when the host asks (once), and leaves databases with
     more distinct lengths than the device tables hold to the host sort."""
-    from hmmbench.profile import host
+    from hmmbench.profile.device import host
     from hmmbench.profile.model import SequenceSet
-    from hmmbench.profile.resident import ResidentCache
+    from hmmbench.profile.device.resident import ResidentCache
     rng = np.random.default_rng(2)
     L = rng.integers(1, 60, 5000)
     offs = np.zeros(L.size + 1, np.int64)
@@ -364,7 +364,7 @@ def test_device_order_replaces_the_host_sort(monkeypatch):
                 return host.launch_order(seqs)
             return fetch
     sorts = []
-    monkeypatch.setattr("hmmbench.profile.resident.launch_order",
+    monkeypatch.setattr("hmmbench.profile.device.resident.launch_order",
                         lambda s: sorts.append(1) or host.launch_order(s))
     upload = lambda arrays, later: ({**arrays, **later()}, {"h2d": 0.0})  # noqa: E731
     cache = ResidentCache(upload, None, DeviceOrder())

@@ -139,8 +139,8 @@ def test_outcome_as_the_dense_definition():
 
 def test_resident_length_model_is_the_models_per_sequence():
     """The generic Forward's loop/move per sequence, computed per distinct length and spread by
-    class (hmmbench.profile.cuda.resident_specials), bit for bit the model's own."""
-    from hmmbench.profile.layout import resident_specials
+    class (hmmbench.profile.device.cuda.resident_specials), bit for bit the model's own."""
+    from hmmbench.profile.device.layout import resident_specials
     model = model_of("query-M100")
     rng = np.random.default_rng(5)
     for n in (1, 7, 1000, 100_003):

@@ -11,7 +11,8 @@ import pytest
 
 pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 
-from hmmbench.profile import datasets, layout  # noqa: E402
+from hmmbench.profile import datasets  # noqa: E402
+from hmmbench.profile.device import layout  # noqa: E402
 from cpu_reference.profile import filters as pf  # noqa: E402
 
 NEG = -32768

@@ -1,28 +1,23 @@
-"""Several small models in one SSV / MSV launch (issue 14, ``--batch-models K``): a sweep's
-models grouped into batches, the reference's way of running a batch (model by model), and a
-batch's search on a device's resident database.
+"""Several small models in one SSV / MSV launch (``--batch-models K``): a sweep's models grouped
+into batches, the reference's way of running a batch (model by model), and the option's checks.
+A batch's search on a device's resident database is :mod:`hmmbench.profile.device.batch`.
 
 Why: the warp-group kernels pay per database row a cost that does not depend on M (residue
 fetch and shuffle, loop, reductions), so small models run well below the large ones' GCUPS; a
 kernel built with ``MODELS = K`` (kernels_common/profile/warp.h) reads each residue once for K
 models' DP rows. Each model's raw integers are identical to its own launch's
 (tests/test_profile_batch.py), so the scores are too.
-
-A batch's device search (:func:`batch_scores`, the protocol of
-:mod:`hmmbench.profile.device_pipeline` plus ``copy_bytes``, ``scratch``, ``upload_list``,
-``download_ints``): one SSV launch of the K models over the resident launch order, each model's
-xE finished on the device as a single model's is; kind ``msv``: the sequences that some model's
-SSV cannot decide (the union of the models' recompute lists, small) go through one full-MSV
-launch of the K models, and each model's recomputes are finished from its part of that output.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..backend import Execution
-from .host import launch_order
+from ..errors import UserError
 from .job import ProfileBatch
-from .warp import BATCH_KINDS
+
+#: score kinds whose kernels take several models per launch (kernels_common/profile/warp.h's MODELS)
+BATCH_KINDS = ("ssv", "msv")
 
 
 def group_models(specs: list, k: int) -> list:
@@ -61,64 +56,8 @@ def batch_info(batch: ProfileBatch) -> dict:
             "batch_lengths": [int(m.M) for m in batch.models], "batch_launches": "one"}
 
 
-def batch_scores(dev, models: list, db, kind: str, host) -> np.ndarray:
-    """Scores of ``kind`` (ssv or msv) of every model against the resident database ``db``,
-    model-major (float32 nats, as :func:`.device_pipeline.device_scores` gives for each model
-    alone)."""
-    if kind not in BATCH_KINDS:
-        raise ValueError(f"kind {kind!r} does not batch (only {', '.join(BATCH_KINDS)})")
-    n, K = db.n, len(models)
-    if K == 1:                         # a sweep's last batch of one: the model's own search
-        from .device_pipeline import device_scores
-        return device_scores(dev, models[0], db, kind, host)
-    if n == 0:
-        return np.zeros(0, np.float32)
-    seqs, whole = db.seqs, dev.whole_order()
-    with host("prep"):
-        tjbs = [m.byte.tjb(db.lengths).astype(np.int32) for m in models]   # per length class
-    xe = dev.ssv_xe(models, seqs, None, on_device=whole)                    # [K][n]
-    raw = dev.scratch("batch_raw", 4 * n)
-
-    def finish_ssv(k: int) -> None:
-        bp = models[k].byte
-        dev.copy_bytes(raw, 0, xe, 4 * k * n, 4 * n)
-        dev.finish("ssv", *whole, raw, tjbs[k], bp.bias, bp.base, bp.tbm, bp.tec, bp.scale)
-
-    if kind == "ssv":
-        out = []
-        for k in range(K):
-            finish_ssv(k)
-            out.append(dev.finished_scores())
-        return np.concatenate(out)
-    redo = []                          # each model's recompute list: (device list, count, host)
-    for k in range(K):
-        finish_ssv(k)
-        lst, count = dev.compact(*whole, 1, f"list_redo{k}")
-        redo.append((lst, count, dev.download_ints(lst, count) if count else None))
-    union = np.unique(np.concatenate([r[2] for r in redo if r[1]] or [np.zeros(0, np.int32)]))
-    if union.size:
-        tjbm = dev.scratch("batch_tjbm", K * n)
-        for k, m in enumerate(models):
-            one = dev.gather(((tjbs[k] + m.byte.tbm) & 0xFF).astype(np.uint8), "tjbm")
-            dev.copy_bytes(tjbm, k * n, one, 0, n)
-        with host("prep"):
-            todo = launch_order(seqs, union)
-        xj = dev.msv_xj(models, seqs, None, tjbm,
-                        on_device=(dev.upload_list(todo), int(todo.size)))
-    out = []
-    for k, m in enumerate(models):
-        finish_ssv(k)                  # the scores buffer holds one model's at a time
-        lst, count, _ = redo[k]
-        if count:
-            dev.copy_bytes(raw, 0, xj, 4 * k * n, 4 * n)
-            dev.finish("msv", lst, count, raw, tjbs[k], 0, m.byte.base, 0, 0, m.byte.scale)
-        out.append(dev.finished_scores())
-    return np.concatenate(out)
-
-
 def parse_batch_models(value) -> int:
     """--batch-models: a positive integer (None: 1, one model per cell)."""
-    from ..errors import UserError
     if value is None:
         return DEFAULT_BATCH_MODELS
     try:
@@ -133,7 +72,6 @@ def parse_batch_models(value) -> int:
 def check_batch_kinds(k: int, kinds: list, explicit: bool) -> list:
     """The kinds of a run with --batch-models ``k``: without --kind the kinds that batch; given
     kinds that cannot batch are a usage error (one line)."""
-    from ..errors import UserError
     if k == 1:
         return kinds
     if not explicit:
@@ -144,7 +82,6 @@ def check_batch_kinds(k: int, kinds: list, explicit: bool) -> list:
                         f"launch; batching takes --kind {','.join(BATCH_KINDS)} (run the "
                         "other kinds without --batch-models)")
     return kinds
-
 
 
 #: --batch-models' default: one model per cell. On the H100 a launch of K RREFam models is

@@ -59,8 +59,7 @@ def profile_cells(databases: list, models: list, kinds: list, batch: int = 1) ->
     generated once. ``batch`` > 1: the kinds that batch (ssv, msv) run the models sorted by
     length in cells of ``batch`` models each (:mod:`.batch`; a lone remainder is a cell of its
     own: a batch of one), after the other kinds' cells."""
-    from .batch import batch_label, group_models
-    from .warp import BATCH_KINDS
+    from .batch import BATCH_KINDS, batch_label, group_models
     cell_class = _make_cell_class()
     last = _LastDatabase()
     batched = [k for k in kinds if k in BATCH_KINDS] if batch > 1 else []

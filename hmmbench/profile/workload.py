@@ -48,8 +48,8 @@ class Profile(Workload):
     backend_specs = (
         "hmmbench.profile.reference:backends",
         "hmmbench.profile.peers:backends",
-        "hmmbench.profile.opencl:backends",
-        "hmmbench.profile.cuda:backends",
+        "hmmbench.profile.device.opencl:backends",
+        "hmmbench.profile.device.cuda:backends",
     )
     own_options = {"model": "--model", "kind": "--kind", "batch_models": "--batch-models"}
     #: (the database being sharded, its slices by (start, stop)): see shard

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import ProfileModel, SequenceSet
+from ..model import ProfileModel, SequenceSet
 
 FILTER_KINDS = ("ssv", "msv", "vf")
 

@@ -4,7 +4,7 @@ by chunk, each chunk's asynchronous copy running while the next is registered (t
 buffers that host threads fill while the previous chunk's copy runs (bound by the host's memcpy,
 one core's ~13 GB/s), and its launch order sorted on the GPU (kernels_cuda/profile/order.cu)
 from the length classes uploaded with it. The API-neutral part, what is kept and when it is
-loaded, is :mod:`hmmbench.profile.resident`; the backends are :mod:`hmmbench.profile.cuda`.
+loaded, is :mod:`hmmbench.profile.device.resident`; the backends are :mod:`hmmbench.profile.device.cuda`.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _staging(drv) -> list:
     """UPLOAD_BUFFERS page-locked staging buffers of UPLOAD_CHUNK bytes, allocated once per
     process, with the process's first page-locking in place (the driver sets it up then)."""
     if not _STAGING:
-        from ..apis import cuda
+        from ...apis import cuda
         _STAGING.extend(drv.pagelocked_empty(UPLOAD_CHUNK, np.uint8)
                         for _ in range(UPLOAD_BUFFERS))
         _copiers(UPLOAD_THREADS)
@@ -92,7 +92,7 @@ def pin_and_copy(drv, raw: np.ndarray, dev, stream) -> tuple:
     to ``dev`` as soon as it is locked, so the copy of one runs while the next is locked. Chunk
     bounds fall on page bounds (a page is locked once). Stops at the first chunk the driver
     refuses. Returns (the locked chunks' addresses, the bytes enqueued)."""
-    from ..apis import cuda as glue
+    from ...apis import cuda as glue
     base, end, page = raw.ctypes.data, raw.ctypes.data + raw.nbytes, mmap.PAGESIZE
     cuts = [base] + [(base + k) // page * page for k in range(PIN_CHUNK, raw.nbytes, PIN_CHUNK)]
     pinned, done = [], 0
@@ -115,7 +115,7 @@ def upload_database(arrays: dict, later=None) -> tuple:
     copies, registration, host copies and transfers overlapped, the wait for ``later``
     included}, a function that unpins the locked arrays: called when the database is dropped,
     they stay locked and alive while it is resident)."""
-    from ..apis import cuda
+    from ...apis import cuda
     drv = cuda.driver()
     stream, staging = drv.Stream(), _staging(drv)
     done = [None] * len(staging)               # the last copy out of each staging buffer
@@ -162,14 +162,14 @@ class DeviceLaunchOrder:
     def prepare(self):
         """The kernels, compiled before a load's clocks start (as every kernel is before the
         timed passes: PyCUDA caches the build)."""
-        from ..apis import cuda
+        from ...apis import cuda
         return cuda.compile(ORDER_SOURCE, {"ORDER_TILE": ORDER_TILE,
                                            "ORDER_THREADS": ORDER_THREADS})
 
     def __call__(self, buffers: dict, n: int, n_classes: int):
         """``buffers["order"]`` sorted on the device; returns once it is done, with a function
         that downloads it."""
-        from ..apis import cuda
+        from ...apis import cuda
         drv = cuda.driver()
         buffers["order"] = order = drv.mem_alloc(max(4 * n, 4))
 

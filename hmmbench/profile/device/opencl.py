@@ -3,14 +3,14 @@
 ``profile-opencl-task``: one work-item per target sequence (kernels_opencl/profile/filters.cl,
 built per model length with ``-DMODEL_M``). ``profile-opencl-warp``: the warp-group kernels of
 ``profile-cuda-warp`` (kernels_common/profile/warp.h through kernels_opencl/profile/warp.cl,
-the same defines and profile layouts: :mod:`hmmbench.profile.warp`); a warp's exchanges are
+the same defines and profile layouts: :mod:`hmmbench.profile.device.warp`); a warp's exchanges are
 inline PTX on NVIDIA's OpenCL, sub-group functions where a 32-lane sub-group builds, else local
 memory with one warp per work-group (``info["path"]``). The kernels return HMMER's raw integers
 (SSV xE, MSV xJ, VF xC, overflow flags); a search finishes them on the device with the
 reference's own rules (kernels_common/profile/finish.h; :func:`ProfileFiltersOpenCL.scores` on
 the host, with :mod:`cpu_reference.profile.filters`), so the scores are identical to the NumPy
 reference and to HMMER. The database stays resident across a run's models and kinds; kind
-``pipeline``: :mod:`hmmbench.profile.device_pipeline`, its Forward stage the generic kernel CUDA
+``pipeline``: :mod:`hmmbench.profile.device.pipeline`, its Forward stage the generic kernel CUDA
 shares (kernels_common/profile/generic.h through kernels_opencl/profile/generic.cl). Device
 choice and program cache: the glue of :mod:`hmmbench.apis.opencl`.
 """
@@ -21,12 +21,13 @@ from typing import Optional
 
 import numpy as np
 
-from ..backend import Backend, Execution, StageClock
-from .model import ProfileModel, SequenceSet
-from .batch import batch_info, batch_scores
-from .job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
+from ...backend import Backend, Execution, StageClock
+from ..model import ProfileModel, SequenceSet
+from ..batch import batch_info
+from .batch import batch_scores
+from ..job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
 from .resident import ResidentCache, each_array, load_info
-from ..apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
+from ...apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
 from . import warp
 from .layout import generic_length_model, generic_tables, generic_threads, resident_specials
 
@@ -126,7 +127,7 @@ class ProfileFiltersOpenCL:
     def _finish(self, out, n, clock, on_device):
         return out if on_device is not None else self._download(out, n, clock)
 
-    # the device protocol of hmmbench.profile.host (and, with on_device, of device_pipeline)
+    # the device protocol of hmmbench.profile.device.host (and, with on_device, of device_pipeline)
     def ssv_xe(self, model, seqs, idx, on_device=None):
         n, clock = len(seqs), self._clock
         res, offs, ordb, m = self._common(seqs, idx, clock, on_device)
@@ -163,7 +164,7 @@ class ProfileFiltersOpenCL:
                       moveb, *rows, out), clock)
         return self._finish(out, n, clock, on_device)
 
-    # --- the pipeline's stages (hmmbench.profile.device_pipeline) ------------------------
+    # --- the pipeline's stages (hmmbench.profile.device.pipeline) ------------------------
     def use_clock(self, clock) -> None:
         self._clock = clock
 
@@ -295,7 +296,7 @@ class ProfileFiltersOpenCL:
 
     def search(self, job, clock) -> tuple:
         """(scores, info) of a ProfileSearch on its resident database; kind ``pipeline``: the
-        outcome per sequence (hmmbench.profile.device_pipeline); ``viterbi`` / ``forward``: the
+        outcome per sequence (hmmbench.profile.device.pipeline); ``viterbi`` / ``forward``: the
         generic kernel over the whole launch order."""
         db, load = self.resident.get(job)
         info = load_info(job, load, clock.timing, db.load_bytes)
@@ -308,11 +309,11 @@ class ProfileFiltersOpenCL:
                 return self.generic(job.model, *self.whole_order(), job.kind == "forward",
                                     clock), info
             if job.kind == PIPELINE:
-                from .device_pipeline import run_pipeline
+                from .pipeline import run_pipeline
                 out, extra = run_pipeline(self, job.model, db, clock, clock, StageClock,
                                           lambda c: dict(c.timing))
                 return out, {**extra, **info}
-            from .device_pipeline import device_scores
+            from .pipeline import device_scores
             return device_scores(self, job.model, db, job.kind, clock), info
         finally:
             self._db = None
@@ -481,5 +482,5 @@ def backends() -> list:
 
 
 def devices() -> list:
-    from ..apis.opencl import devices as opencl_devices
+    from ...apis.opencl import devices as opencl_devices
     return opencl_devices()

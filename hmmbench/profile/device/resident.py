@@ -23,8 +23,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from .host import launch_order
-from .model import SequenceSet
-from .pipeline import length_classes   # here, not in the layout thread: a first import there
+from ..model import SequenceSet
+from ..pipeline import length_classes   # here, not in the layout thread: a first import there
 #                                        holds the GIL the load's copies wait for
 
 

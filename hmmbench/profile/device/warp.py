@@ -1,7 +1,7 @@
 """The warp-group filter kernels' variants and defines (kernels_common/profile/warp.h), shared by
-``profile-cuda-warp`` / ``profile-cuda-cudampf`` (:mod:`hmmbench.profile.cuda`) and
-``profile-opencl-warp`` (:mod:`hmmbench.profile.opencl`): the same kernels, the same defines,
-the same profile layouts (:mod:`hmmbench.profile.layout`)."""
+``profile-cuda-warp`` / ``profile-cuda-cudampf`` (:mod:`hmmbench.profile.device.cuda`) and
+``profile-opencl-warp`` (:mod:`hmmbench.profile.device.opencl`): the same kernels, the same defines,
+the same profile layouts (:mod:`hmmbench.profile.device.layout`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -52,8 +52,6 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
     return d
 
 
-#: score kinds whose kernels take several models per launch (warp.h's MODELS)
-BATCH_KINDS = ("ssv", "msv")
 
 
 def batch_profile(models: list, kind: str, variant: dict) -> tuple:

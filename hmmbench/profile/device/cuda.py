@@ -8,10 +8,10 @@ GROUP lanes per sequence by ``auto_group``, int16 DPX cells, residue prefetch, l
 saturation in the Viterbi filter); ``profile-cuda-cudampf``: the same source with the original
 CUDAMPF-style defines (``CUDAMPF_VARIANT``: warp per sequence, packed-byte SIMD). The kernels
 return HMMER's raw integers; a search finishes them on the device with the reference's rules
-(:func:`hmmbench.profile.device_pipeline.device_scores`, kernels_common/profile/finish.h; the
-development driver's path: :mod:`hmmbench.profile.host`), so the scores are HMMER's. The
-database stays resident across a run's models and kinds (:mod:`hmmbench.profile.resident`);
-kind ``pipeline`` runs HMMER's pipeline on the device (:mod:`hmmbench.profile.device_pipeline`).
+(:func:`hmmbench.profile.device.pipeline.device_scores`, kernels_common/profile/finish.h; the
+development driver's path: :mod:`hmmbench.profile.device.host`), so the scores are HMMER's. The
+database stays resident across a run's models and kinds (:mod:`hmmbench.profile.device.resident`);
+kind ``pipeline`` runs HMMER's pipeline on the device (:mod:`hmmbench.profile.device.pipeline`).
 Compiled at run time per model length and variant (``-DMODEL_M -DQB -DQW -DGROUP ...``) through
 the project's CUDA glue (:mod:`hmmbench.apis.cuda`); timed with CUDA events; persistent
 grids of resident blocks.
@@ -26,12 +26,13 @@ from typing import Optional
 
 import numpy as np
 
-from ..backend import Backend, Execution, StageClock
+from ...backend import Backend, Execution, StageClock
 from . import layout
 from .layout import generic_length_model, generic_tables, generic_threads
 from .host import FILTER_KINDS
-from .batch import batch_info, batch_scores
-from .job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
+from ..batch import batch_info
+from .batch import batch_scores
+from ..job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
 from .cuda_resident import resident_cache
 from .resident import load_info
 from .warp import CUDAMPF_VARIANT, TUNED_VARIANT, auto_group  # noqa: F401 - re-exported
@@ -60,10 +61,10 @@ def resident_blocks(fn, block: int, smem_bytes: int, sm_count: int) -> int:
 
 
 class _CudaDevice:
-    """The device protocol of :mod:`hmmbench.profile.host` on one CUDA context."""
+    """The device protocol of :mod:`hmmbench.profile.device.host` on one CUDA context."""
 
     def __init__(self, warp: bool, variant: Optional[dict] = None):
-        from ..apis import cuda
+        from ...apis import cuda
         self.cuda, self.drv, self.warp = cuda, cuda.driver(), warp
         self.variant = dict(TUNED_VARIANT if variant is None else variant)
         self.resident = resident_cache()
@@ -218,7 +219,7 @@ class _CudaDevice:
                             [wp.base, wp.e_loop, wp.e_move, wp.ddbound], [move],
                             task_rows=[2, 2, 2], on_device=on_device)
 
-    # --- the pipeline's stages on the device (hmmbench.profile.device_pipeline) ------------
+    # --- the pipeline's stages on the device (hmmbench.profile.device.pipeline) ------------
     def use_clock(self, timer) -> None:
         self.timer = timer
 
@@ -329,11 +330,11 @@ class _CudaProfileBackend(Backend):
     kinds: tuple = ()
 
     def unavailable_reason(self) -> Optional[str]:
-        from ..apis import cuda
+        from ...apis import cuda
         return cuda.unavailable_reason()
 
     def device_name(self) -> str:
-        from ..apis import cuda
+        from ...apis import cuda
         return cuda.gpu_name()
 
     def refuse_reason(self, job) -> Optional[str]:
@@ -343,7 +344,7 @@ class _CudaProfileBackend(Backend):
 class CudaProfile(_CudaProfileBackend):
     """The filter kernels per kind, and the whole pipeline on the device (kind ``pipeline``:
     these filters, stage decisions and compaction, the generic Forward kernel of
-    profile-cuda-ganesan; :mod:`hmmbench.profile.device_pipeline`)."""
+    profile-cuda-ganesan; :mod:`hmmbench.profile.device.pipeline`)."""
     precision = "int8/int16 exact"
     kinds = FILTER_KINDS + (PIPELINE,)
 
@@ -362,7 +363,7 @@ class CudaProfile(_CudaProfileBackend):
         return self._device
 
     def run(self, job) -> Execution:
-        from ..apis import cuda
+        from ...apis import cuda
         timer = cuda.EventTimer()
         dev = self.device()
         t0 = time.perf_counter()
@@ -376,11 +377,11 @@ class CudaProfile(_CudaProfileBackend):
                 out = batch_scores(dev, job.models, dev.db, job.kind, host)
                 extra = batch_info(job)
             elif job.kind == PIPELINE:
-                from .device_pipeline import run_pipeline
+                from .pipeline import run_pipeline
                 out, extra = run_pipeline(dev, job.model, dev.db, host, timer, cuda.EventTimer,
                                           lambda t: t.seconds())
             else:
-                from .device_pipeline import device_scores
+                from .pipeline import device_scores
                 out = device_scores(dev, job.model, dev.db, job.kind, host)
         finally:
             dev.db = None
@@ -416,7 +417,7 @@ class CudaGenericProfile(_CudaProfileBackend):
         self.resident = resident_cache()
 
     def run(self, job) -> Execution:
-        from ..apis import cuda
+        from ...apis import cuda
         model, seqs = job.model, job.seqs
         timer, host = cuda.EventTimer(), StageClock()
         t0 = time.perf_counter()
@@ -441,7 +442,7 @@ def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
     ``db``) of the ``n_launch`` sequences of the device launch order ``order``; the others'
     entries are undefined. ``threads`` per block (a multiple of 32; default
     ``generic_threads(M)``), ``tuning``: more kernel defines (GN_PREFETCH)."""
-    from ..apis import cuda
+    from ...apis import cuda
     drv = cuda.driver()
     n = db.n
     b = db.buffers

@@ -25,7 +25,7 @@ from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
-from . import pipeline as pl
+from .. import pipeline as pl
 
 
 def device_scores(dev, model, db, kind: str, host) -> np.ndarray:
