@@ -29,11 +29,13 @@ it batches the file itself): ``original`` would time one process start-up per ac
 """
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,7 +44,10 @@ from typing import Optional
 import numpy as np
 
 from ..apis import nsight
+from ..apis import cuda as glue
 from ..backend import Backend, Execution
+from ..cachedir import entry_lock, user_cache_dir
+from .datasets.blockfmt import format_block
 from .model import PairSet
 
 ENV_CHECKOUT = "HMMBENCH_GPUPAIRHMM"
@@ -94,7 +99,6 @@ def find_checkout() -> tuple[Optional[Path], Optional[str]]:
 
 
 def _source_files(checkout: Path) -> list[Path]:
-    import fnmatch
     return sorted(p for p in checkout.rglob("*") if p.is_file() and not any(
         fnmatch.fnmatch(part, pat) for part in p.relative_to(checkout).parts
         for pat in BUILD_OUTPUTS))
@@ -125,7 +129,6 @@ def gpu_arch() -> tuple[Optional[str], Optional[str], str]:
                 return cap.strip().replace(".", ""), None, name.strip()
         except (OSError, subprocess.TimeoutExpired):
             pass
-    from ..apis import cuda as glue
     reason = glue.unavailable_reason()
     if reason is None:
         attrs = glue.device_attributes()
@@ -162,7 +165,6 @@ def build(checkout: Path, arch: str, nvcc: str, cache_root: Optional[Path] = Non
           note=None) -> Path:
     """The program built from ``checkout`` for ``sm_<arch>``: from the cache, or built now into
     it (raises PeerError with the build's last error line). ``note(text)`` hears about a build."""
-    from ..cachedir import entry_lock, user_cache_dir
     root = Path(cache_root or user_cache_dir()) / "peers"
     final = root / f"{PROGRAM}-{source_sha(checkout)[:16]}-sm{arch}"
     binary = final / PROGRAM
@@ -205,7 +207,6 @@ def build(checkout: Path, arch: str, nvcc: str, cache_root: Optional[Path] = Non
 # ------------------------------------------------------------------------------------------------
 def write_input(pairs: PairSet, path: Path) -> None:
     """The pairs in the block format it reads (one block per batch, single spaces)."""
-    from .datasets.blockfmt import format_block
     Path(path).write_text(format_block(pairs))
 
 
@@ -435,7 +436,6 @@ class GpuPairHMMPeer(Backend):
 
 
 def _note(text: str) -> None:
-    import sys
     print(f"hmmbench: {text}", file=sys.stderr, flush=True)
 
 

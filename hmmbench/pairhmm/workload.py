@@ -1,10 +1,18 @@
 """The Pair-HMM workload as the core sees it: its datasets, chunking, backends and CLI parts."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import UserError
+from ..fileio import atomic_open, check_not_input
+from ..report import Column, Listing, Styled, fmt_count
 from ..workload import Workload
+from . import datasets
+from .datasets.chunking import launches, parse_mode
+from .datasets.synthetic import TABLES, shape_of, split_name
 from .model import LOG10_RANGE_FLOOR
 
 
@@ -33,7 +41,6 @@ class PairHMM(Workload):
     )
 
     def resolve(self, names: list) -> list:
-        from . import datasets
         if names:
             return [datasets.resolve(n) for n in names]
         return [datasets.resolve(d) if isinstance(d, str) else d
@@ -43,16 +50,13 @@ class PairHMM(Workload):
         return self.resolve(list(options.datasets)), {}
 
     def launches(self, unit, mode: str) -> list:
-        from .datasets.chunking import launches
         return launches(unit, mode)
 
     def check_chunking(self, mode: str) -> None:
-        from .datasets.chunking import parse_mode
         parse_mode(mode)
 
     def launch_items(self, mode: str) -> int:
         """``merged:N``'s N (0 for ``original`` and ``merged``)."""
-        from .datasets.chunking import parse_mode
         return parse_mode(mode)[1]
 
     def length_point(self, dataset: str):
@@ -60,8 +64,6 @@ class PairHMM(Workload):
         al.'s tables, ``shape-RxH``. The series keeps the size suffix (``equal@1e6``); L is the
         haplotype length, which grows along each series; grids (ren18-t3, shape-R x H) get one
         series per read length."""
-        import re
-        from .datasets.synthetic import TABLES, shape_of, split_name
         base, _, _ = split_name(dataset)
         try:
             shape = shape_of(base)
@@ -82,7 +84,6 @@ class PairHMM(Workload):
 
     def shard_costs(self, unit):
         """Cells per batch: every read of a batch meets every haplotype of it."""
-        import numpy as np
 
         def per_batch(lengths, bounds):
             cum = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
@@ -94,12 +95,9 @@ class PairHMM(Workload):
         return unit.select_batches(start, stop)
 
     def fetch(self, name: str):
-        from . import datasets
         return datasets.fetch(name)
 
     def catalog_tables(self) -> list:
-        from ..report import Column, Listing, Styled, fmt_count
-        from . import datasets
         t = Listing("datasets", [Column("name", key=True), Column("kind", priority=2),
                                  Column("pairs", right=True, priority=1),
                                  Column("cells", right=True, priority=1),
@@ -114,7 +112,6 @@ class PairHMM(Workload):
 
     def score(self, options, backend) -> int:
         """One log10 likelihood per pair, dataset order."""
-        from ..fileio import atomic_open, check_not_input
         ds = self.resolve([options.dataset])[0]
         check_not_input(options.output, "--output", [ds.path])    # a real set found by name
         fmt = f"%.{options.digits}f\n"

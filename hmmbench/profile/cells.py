@@ -6,7 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ..dataset import Dataset
+from ..errors import UserError
+from .batch import BATCH_KINDS, batch_label, group_models
 from .datasets import GENERATE_RESIDUES_PER_S, sha256_of_params
+from .job import ProfileBatch, ProfileSearch, REFERENCE_CHECK_CELLS, TOLERANCE
 from .model import SequenceSet
 
 
@@ -30,7 +34,6 @@ class _LastDatabase:
 
 
 def _make_cell_class():
-    from ..dataset import Dataset
 
     @dataclass
     class ProfileCell(Dataset):
@@ -59,7 +62,6 @@ def profile_cells(databases: list, models: list, kinds: list, batch: int = 1) ->
     generated once. ``batch`` > 1: the kinds that batch (ssv, msv) run the models sorted by
     length in cells of ``batch`` models each (:mod:`.batch`; a lone remainder is a cell of its
     own: a batch of one), after the other kinds' cells."""
-    from .batch import BATCH_KINDS, batch_label, group_models
     cell_class = _make_cell_class()
     last = _LastDatabase()
     batched = [k for k in kinds if k in BATCH_KINDS] if batch > 1 else []
@@ -86,7 +88,6 @@ def _cell(cell_class, db, specs: list, name: str, kind: str, last: _LastDatabase
           batch: int = 1):
     """One database x model(s) x kind cell: one model's ProfileSearch, or (``batch`` > 1) a
     ProfileBatch of ``specs`` (model = ``name``, model_length = the largest M)."""
-    from .job import REFERENCE_CHECK_CELLS, TOLERANCE, ProfileBatch, ProfileSearch
     M = max(s.M for s in specs)
     axes = {"workload": "profile", "model": name, "model_length": M, "kind": kind,
             "residues": db.n_cells}
@@ -116,7 +117,6 @@ def _cell(cell_class, db, specs: list, name: str, kind: str, last: _LastDatabase
 
 def launches(job, mode: str) -> list:
     """The runner's chunking for profile searches: one launch per job (``whole``)."""
-    from ..errors import UserError
     if mode != "whole":
         raise UserError(f"chunking '{mode}' does not apply to the profile workload (it runs "
                         "each database x model x kind as one job: 'whole')")

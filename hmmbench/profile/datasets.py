@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import glob
+import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -9,8 +11,11 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..dataset import Dataset
 from ..errors import InputError
+from ..errors import UnknownName, UserError
 from ..fileio import check_input_file, open_input
+from .hmmcheck import SUM_TOLERANCE, check_hmm_file
 from .model import AMINO_K, ProfileModel, SequenceSet
 
 PROTEOME = "938293.PRJEB85.HG003687.faa"
@@ -19,7 +24,7 @@ PROTEOME = "938293.PRJEB85.HG003687.faa"
 def pyhmmer_data_dir() -> Optional[str]:
     """pyhmmer's bundled test data folder, or None when pyhmmer (or its data) is missing."""
     try:
-        import pyhmmer
+        import pyhmmer  # optional dependency, imported on first use
     except ImportError:
         return None
     path = os.path.join(os.path.dirname(pyhmmer.__file__), "tests", "data")
@@ -36,8 +41,7 @@ def read_hmms(path: str) -> list:
     """Every HMM of a HMMER3 file; a file pyhmmer cannot read, a broken number in it (checked
     line by line, :mod:`.hmmcheck`) or a model HMMER's ``validate`` refuses is an InputError
     naming the file (and line)."""
-    import pyhmmer
-    from .hmmcheck import SUM_TOLERANCE, check_hmm_file
+    import pyhmmer  # optional dependency, imported on first use
     check_input_file(path, "HMM file")
     try:
         with open_input(path) as fh:
@@ -110,7 +114,7 @@ def _check_utf8_lines(path: str, what: str) -> None:
 def load_fasta(path: str) -> SequenceSet:
     """A protein FASTA file digitized by pyhmmer (HMMER amino codes); a malformed file, no
     sequence or an empty sequence is an InputError naming the file (and line, where known)."""
-    import pyhmmer
+    import pyhmmer  # optional dependency, imported on first use
     abc = pyhmmer.easel.Alphabet.amino()
     _check_utf8_lines(path, "FASTA")
     try:
@@ -150,7 +154,7 @@ def load_proteome() -> SequenceSet:
 
 def background_frequencies() -> np.ndarray:
     """HMMER's amino background composition (p7_bg, BLOSUM62 frequencies), 20 values."""
-    import pyhmmer
+    import pyhmmer  # optional dependency, imported on first use
     bg = pyhmmer.plan7.Background(pyhmmer.easel.Alphabet.amino())
     f = np.asarray(bg.residue_frequencies, dtype=np.float64)[:AMINO_K]
     return f / f.sum()
@@ -201,7 +205,6 @@ GENERATE_RESIDUES_PER_S = 2.5e7
 
 
 def _sha256_file(path: str) -> str:
-    import hashlib
     h = hashlib.sha256()
     try:
         with open(path, "rb") as fh:
@@ -214,13 +217,10 @@ def _sha256_file(path: str) -> str:
 
 def sha256_of_params(params: dict) -> str:
     """The sha256 naming a generated dataset, model or cell by its parameters."""
-    import hashlib
-    import json
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
 
 
 def _synthetic_database(name: str, n_res: int, seed: int, text: str):
-    from ..dataset import Dataset
     params = {"n_residues": n_res, "seed": seed, "generator": "generate_proteins/1"}
     return Dataset(name=name, kind="synthetic", description=text, sha256=sha256_of_params(params),
                    loader=(lambda n=n_res, s=seed: generate_proteins(n, seed=s)),
@@ -228,7 +228,6 @@ def _synthetic_database(name: str, n_res: int, seed: int, text: str):
 
 
 def _proteome_database():
-    from ..dataset import Dataset
     base = pyhmmer_data_dir()
     if base is None:
         return None
@@ -254,7 +253,6 @@ DATABASE_PATTERNS = ("proteome", *SYNTHETIC, "proteins-<residues>[:seed] (e.g. p
 
 def resolve_database(name: str):
     """A sequence database by name (nothing generated yet); UnknownName otherwise."""
-    from ..errors import UnknownName, UserError
     name = str(name).strip()
     if name == "proteome":
         ds = _proteome_database()
@@ -275,7 +273,6 @@ def resolve_database(name: str):
                                    f"seeded synthetic proteins, {n_res:.3g} residues, seed {seed}")
     if _names_a_file(name, (".fa", ".faa", ".fasta", ".fas", ".txt")):
         check_input_file(name, "FASTA file")
-        from ..dataset import Dataset
         ds = Dataset(name=os.path.basename(name), kind="fasta", path=name,
                      sha256=_sha256_file(name), description=f"protein FASTA file {name}",
                      loader=lambda: load_fasta(name))
@@ -369,7 +366,7 @@ def shipped_models() -> list:
 
 def _generated_model(kind: str, M: int, seed: int) -> ModelSpec:
     def load():
-        import pyhmmer
+        import pyhmmer  # optional dependency, imported on first use
         abc = pyhmmer.easel.Alphabet.amino()
         if kind == "random":
             hmm = pyhmmer.plan7.HMM.sample(abc, M, seed)
@@ -399,7 +396,6 @@ MODEL_PATTERNS = ("random-M<size>[:seed]", "query-M<size>[:seed]")
 def resolve_model(name: str) -> ModelSpec:
     """A model by name: shipped (file stem, HMM name or accession) or generated
     (``random-M400``, ``random-M400:7``, ``query-M400``); UnknownName otherwise."""
-    from ..errors import UserError
     specs = resolve_models(name)
     if len(specs) != 1:
         raise UserError(f"model '{name}' names {len(specs)} models: give one of them "
@@ -411,7 +407,6 @@ def resolve_models(name: str) -> list:
     """Every model a --model value names: one shipped or generated model, every model of a
     shipped file (``RREFam``: its 10 models), or every protein model of an HMM file given by
     path (a Pfam-A file: a sweep over thousands of models)."""
-    from ..errors import UnknownName, UserError
     name = str(name).strip()
     m = MODEL_PATTERN.match(name)
     if m:

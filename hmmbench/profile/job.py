@@ -7,6 +7,7 @@ from typing import Optional
 import numpy as np
 
 from ..backend import Backend
+from .datasets import is_calibrated
 from .model import ProfileModel, SequenceSet
 
 #: score kinds, HMMER's names: SIMD filters (exact integer arithmetic) and generic float DP
@@ -141,7 +142,6 @@ def refuse_kind(name: str, kinds, job, batches: bool = False) -> Optional[str]:
 
 def pipeline_refusal(job) -> Optional[str]:
     """Why a ``pipeline`` job cannot run (its P-value thresholds need the HMM's calibration)."""
-    from .datasets import is_calibrated
     if job.kind != PIPELINE:
         return None
     if job.hmm is None:

@@ -101,7 +101,7 @@ class SequenceSet:
 
     def to_pyhmmer(self, idx: Optional[Sequence[int]] = None):
         """A pyhmmer DigitalSequenceBlock of (some of) these sequences (for oracles/peers)."""
-        import pyhmmer
+        import pyhmmer  # optional dependency, imported on first use
         abc = pyhmmer.easel.Alphabet.amino()
         idx = range(len(self)) if idx is None else idx
         seqs = [pyhmmer.easel.DigitalSequence(abc, name=str(self.names[i]).encode(),
@@ -229,7 +229,7 @@ class ProfileModel:
     # -- construction --
     @classmethod
     def from_hmm(cls, hmm, background=None) -> "ProfileModel":
-        import pyhmmer
+        import pyhmmer  # optional dependency, imported on first use
         abc = hmm.alphabet
         if not abc.is_amino():
             raise ValueError(f"model {hmm.name!r} is not a protein model")

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cpu_reference.profile import filters as pf, generic as pg
+from cpu_reference.profile.generic import null_score
+
 from .model import LOG2, ProfileModel, SequenceSet
 
 F1, F2, F3 = 0.02, 1e-3, 1e-5
@@ -63,8 +66,6 @@ def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None,
                F1: float = F1, F2: float = F2, F3: float = F3):
     """(PassCounts, stage reached 0..3, Forward nats of the sequences that reached Forward,
     NaN elsewhere)."""
-    from cpu_reference.profile import filters as pf
-    from cpu_reference.profile import generic as pg
     msv_fn = msv_fn or pf.msv_filter
     vit_fn = vit_fn or pf.viterbi_filter
     fwd_fn = fwd_fn or pg.generic_forward
@@ -99,7 +100,6 @@ def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None,
 
 def forward_passes(model: ProfileModel, fwd_nats, L, F3: float = F3) -> np.ndarray:
     """Forward P <= F3 (exponential tail), per sequence."""
-    from cpu_reference.profile.generic import null_score
     ev = model.evalue
     return exp_surv(seq_bits(fwd_nats, null_score(L)), ev["f_tau"], ev["f_lambda"]) <= F3
 
@@ -199,8 +199,6 @@ def msv_tables(model: ProfileModel, lengths, F1: float = F1, F2: float = F2) -> 
     against its two thresholds, computed once per distinct (tjb, thresholds, empty) and copied
     to the classes that share them. The same codes as running the reference on every (length,
     raw value) pair (tests/test_profile_tables.py keeps that definition as the oracle)."""
-    from cpu_reference.profile import filters as pf
-    from cpu_reference.profile.generic import null_score
     lengths = np.asarray(lengths, np.int64)
     tjbs, row = np.unique(model.byte.tjb(lengths), return_inverse=True)
 
@@ -238,8 +236,6 @@ VF_LOW, VF_HIGH = -32768, 32768
 def vf_thresholds(model: ProfileModel, lengths, F2: float = F2) -> np.ndarray:
     """Per length class the least raw xC the Viterbi filter passes (P <= F2): its score only
     grows with xC (an overflow, 32768, always passes), so a threshold decides exactly."""
-    from cpu_reference.profile import filters as pf
-    from cpu_reference.profile.generic import null_score
     ev = model.evalue
     L = np.asarray(lengths, np.int64)
     nullsc = null_score(L)
@@ -260,7 +256,7 @@ def vf_thresholds(model: ProfileModel, lengths, F2: float = F2) -> np.ndarray:
 
 def pyhmmer_pass_counts(hmm, block) -> PassCounts:
     """The same counts from pyhmmer's Pipeline(bias_filter=False) (peer/oracle)."""
-    import pyhmmer
+    import pyhmmer  # optional dependency, imported on first use
     pli = pyhmmer.plan7.Pipeline(hmm.alphabet, bias_filter=False)
     hits = pli.search_hmm(hmm, block)
     st = hits.__getstate__()["pipeline"]

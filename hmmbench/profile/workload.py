@@ -5,8 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from cpu_reference.profile.generic import bits
+
 from ..errors import UnknownName, UserError
+from ..fileio import atomic_open, check_not_input
+from ..report import Column, Listing, fmt_count
 from ..workload import Workload
+from . import datasets as pds
+from .batch import check_batch_kinds, parse_batch_models
+from .cells import launches, profile_cells
+from .job import JOB_KINDS, PIPELINE, ProfileBatch, ProfileSearch
 
 #: most sequences a cross-check covers when the database is too big for the reference
 SAMPLE_SEQUENCES = 5000
@@ -15,7 +23,6 @@ DEFAULT_KINDS = ("ssv", "msv", "vf")
 
 def parse_kinds(specs: list) -> list:
     """--kind values (repeatable, comma-separated) in order, checked."""
-    from .job import JOB_KINDS
     kinds = [k.strip() for spec in specs for k in spec.split(",") if k.strip()]
     for k in kinds:
         if k not in JOB_KINDS:
@@ -85,10 +92,6 @@ class Profile(Workload):
 
     def plan(self, options, backends: list) -> tuple:
         """Databases x models x kinds as cells, and the backends of each cell."""
-        from . import datasets as pds
-        from .batch import check_batch_kinds, parse_batch_models
-        from .cells import launches, profile_cells
-        from .job import PIPELINE
         _need_pyhmmer()
         own = options.workload_options or ProfileOptions()
         dbs = [pds.resolve_database(n) for n in (options.datasets or pds.DEFAULT_DATABASES)]
@@ -117,7 +120,6 @@ class Profile(Workload):
         return cells, {"backends_for": backends_for, "launches_fn": launches}
 
     def launches(self, unit, mode: str) -> list:
-        from .cells import launches
         return launches(unit, mode)
 
     def check_chunking(self, mode: str) -> None:
@@ -126,7 +128,6 @@ class Profile(Workload):
 
     def shard_costs(self, unit):
         """Cells per sequence: the model length times the sequence length."""
-        from .job import ProfileBatch
         if isinstance(unit, ProfileBatch):
             raise UserError("batched cells (--batch-models) cannot be sharded over a cluster")
         return unit.seqs.lengths * unit.model.M
@@ -134,7 +135,6 @@ class Profile(Workload):
     def shard(self, unit, start: int, stop: int):
         """Sequences ``start:stop``; the same slice object, under its own resident key, for every
         model and kind of a database, so that a GPU backend keeps it resident."""
-        from .job import ProfileSearch
         seqs, slices = self._sliced
         if seqs is not unit.seqs:                   # another database: drop the old slices
             seqs, slices = unit.seqs, {}
@@ -148,8 +148,6 @@ class Profile(Workload):
 
     def catalog_tables(self) -> list:
         """The sequence databases and models."""
-        from ..report import Column, Listing, fmt_count
-        from . import datasets as pds
         dbs = Listing("profile databases (-d)",
                       [Column("name", key=True), Column("sequences", right=True, priority=1),
                        Column("residues", right=True, priority=1),
@@ -175,10 +173,6 @@ class Profile(Workload):
         """One line per sequence of the database, database order: name, score in nats (HMMER's
         raw score of that kind, before the null model; inf = overflow, nan = HMMER's "no
         result"), bits against the null model. One model and one kind."""
-        from cpu_reference.profile.generic import bits
-        from ..fileio import atomic_open, check_not_input
-        from . import datasets as pds
-        from .job import PIPELINE, ProfileSearch
         own = options.workload_options or ProfileOptions()
         if len(own.models) > 1:
             raise UserError("score writes one model's scores: give one --model")

@@ -21,10 +21,12 @@ from functools import partial
 from pathlib import Path
 from typing import Optional
 
+import pooch
+
 from ...cachedir import user_cache_dir
+from ...dataset import Dataset
 from ...errors import InputError, UnknownName, UserError
 from ...fileio import input_problem
-from ...dataset import Dataset
 from .blockfmt import load_block
 from .chunks import chunks_dataset
 from .gatkfmt import load_gatk
@@ -231,7 +233,6 @@ def default_run_set() -> list[Dataset]:
 # --- fetching -----------------------------------------------------------------------------------
 def _downloader():
     """How fetch downloads (tests replace it to serve a local copy): pooch's HTTP downloader."""
-    import pooch
     return pooch.HTTPDownloader(timeout=60, progressbar=False)
 
 
@@ -253,7 +254,7 @@ def fetch(name: str, dest: Optional[os.PathLike] = None) -> Path:
     if target.is_file() and file_sha256(target) == spec.sha256:
         return target
     try:
-        import pooch
+        import pooch  # optional dependency, imported on first use
     except ImportError:
         raise UserError("hmmbench datasets fetch needs pooch (pip install 'hmmbench[fetch]'); "
                         f"or copy {spec.filename} into a folder listed in "

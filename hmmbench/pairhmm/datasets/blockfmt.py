@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ...errors import InputError
 from ..model import Batch, PairSet, pack
+from .textout import hap_text, read_line
 from .validate import check_bases, check_read, parse_count, read_lines
 
 
@@ -86,7 +87,6 @@ def _not_a_header(fields: list) -> str:
 
 def format_block(pairs: PairSet) -> str:
     """The PairSet as block-format text (loads back to the same batches and pairs)."""
-    from .textout import hap_text, read_line
     out = []
     for b in range(pairs.n_batches):
         r0, r1 = int(pairs.batch_reads[b]), int(pairs.batch_reads[b + 1])

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...errors import UserError
 from ..model import PairSet
+from .synthetic import parse_count
 
 MODES = ("original", "merged", "merged:N")
 
@@ -30,7 +31,6 @@ def parse_mode(mode: str) -> tuple[str, int]:
         return text, 0
     m = re.fullmatch(r"merged:(\S+)", text)
     if m:
-        from .synthetic import parse_count
         return "merged", parse_count(m[1], what="launch size in 'merged:N'")
     raise UserError(f"unknown chunking mode '{mode}' (use original, merged, or merged:N with N a "
                     f"pair count such as merged:100000 or merged:1e6)")

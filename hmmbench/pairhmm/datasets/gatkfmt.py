@@ -17,6 +17,7 @@ import math
 
 from ...errors import InputError
 from ..model import Batch, PairSet, pack
+from .textout import hap_text, read_line
 from .validate import check_bases, check_read, read_lines
 
 N_FIELDS = 7
@@ -108,7 +109,6 @@ def format_gatk(pairs: PairSet, results=None) -> str:
 
     ``results`` (log10 per pair) fills the last field; default: the set's expected values.
     """
-    from .textout import hap_text, read_line
     values = pairs.expected if results is None else results
     if values is None:
         raise ValueError("no results to write: pass results= or a PairSet with expected values")

@@ -20,13 +20,15 @@ from typing import Optional
 
 import numpy as np
 
+from cpu_reference.pairhmm import finish_float32
+
 from ...apis.cuda import (DeviceBuffers, EventTimer, compile, device_attributes, driver,
                          function_resources, gpu_name, sm_clock_mhz, unavailable_reason)
 from ...apis.cuda import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
 from ...backend import Backend, Execution
 from ...registry import BackendFamily
-from .layout import SortedGroups, in_pair_order, scratch_blocks
 from ..model import PairSet, exclusive_cumsum
+from .layout import SortedGroups, in_pair_order, scratch_blocks
 from .variants import inter_task_alias
 
 # ------------------------------------------------------------------------------------------------
@@ -145,7 +147,6 @@ class CudaBackend(Backend):
         if pairs.n_pairs == 0:
             info["sm_clock_mhz"] = [clock_before, sm_clock_mhz()]
             return Execution(np.zeros(0), timing, 0, info)
-        from cpu_reference.pairhmm import finish_float32  # noqa: PLC0415
         sums = self._sums(pairs, timing, info)
         before = dict(timing)
         twin = self.float64_twin()

@@ -16,7 +16,9 @@ Everything is vectorized NumPy; the row gather runs in cache-sized chunks on a f
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+
 import numpy as np
 
 from ..model import N_CODE, PairSet, exclusive_cumsum
@@ -67,7 +69,6 @@ def _in_chunks(fn, total: int, chunk: int) -> None:
         for lo, hi in bounds:
             fn(lo, hi)
         return
-    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(workers) as pool:
         for fut in [pool.submit(fn, lo, hi) for lo, hi in bounds]:
             fut.result()

@@ -29,13 +29,15 @@ from typing import Optional
 
 import numpy as np
 
+from cpu_reference.pairhmm import finish_float32
+
 from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module, device_kit
 from ...apis.opencl import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
 from ...backend import Backend, Execution
 from ...registry import BackendFamily
-from .variants import inter_task_alias
-from .layout import SortedGroups, in_pair_order, scratch_blocks
 from ..model import PairSet
+from .layout import SortedGroups, in_pair_order, scratch_blocks
+from .variants import inter_task_alias
 
 INTER_TILES = (2, 4, 6, 8)
 #: GPU scratch columns per load/store for each inter-task tile, as the CUDA twins' INTER_VEC: 4 was
@@ -216,7 +218,6 @@ class OpenCLBackend(Backend):
                info: dict):
         """The float32 kernels' output -> (log10, pairs recomputed in float64): the 1e-28 rule
         with the device's double build, or the CPU reference without fp64."""
-        from cpu_reference.pairhmm import finish_float32  # noqa: PLC0415
         if kit.fp64:
             before = dict(timing)
             log10, redo = finish_float32(pairs, sums,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
 from ...apis import cuda as glue
@@ -83,8 +84,7 @@ def kernel_specs(backends: Sequence, max_read_length: int = 1 << 20) -> list:
 def precompile(backends: Sequence, threads: int = 16) -> int:
     """Fill PyCUDA's disk cache with every kernel of ``backends``, nvcc runs in parallel (the call
     SourceModule makes in glue.compile, so the later loads hit the cache). Returns the count."""
-    from concurrent.futures import ThreadPoolExecutor
-    from pycuda.compiler import compile as nvcc_compile
+    from pycuda.compiler import compile as nvcc_compile  # optional dependency, imported on first use
     arch = glue.device_attributes()["arch"]
 
     def build(spec):

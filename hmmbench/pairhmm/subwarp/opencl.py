@@ -30,11 +30,13 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from cpu_reference.pairhmm import forward_log10
+
 from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
 from ...backend import Backend
-from .batched import CallBatches
-from ..model import LOG10_C32, LOG10_C64, PairSet
 from ..intertask.opencl import Layout, OpenCLBackend
+from ..model import LOG10_C32, LOG10_C64, PairSet
+from .batched import CallBatches
 from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
                              THREADS_PER_BLOCK, Bin, choose_bins, host_layout, sw_scaled,
                              table_bytes, tiers_param, tiers_table)
@@ -221,7 +223,6 @@ class SubwarpOpenCLExp(SubwarpOpenCL):
                 if kit.fp64:
                     log10[redo] = np.log10(self._sums(subset, np.float64, timing)) - LOG10_C64
                 else:
-                    from cpu_reference.pairhmm import forward_log10  # noqa: PLC0415
                     log10[redo] = forward_log10(subset, "float64")
         return log10, redo
 

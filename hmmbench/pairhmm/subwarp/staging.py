@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
@@ -233,7 +234,6 @@ class StagingSlots:
 
     def pool(self):
         if self._workers is None:
-            from concurrent.futures import ThreadPoolExecutor
             self._workers = ThreadPoolExecutor(max_workers=self.threads or PREP_THREADS,
                                                thread_name_prefix=self._prefix)
         return self._workers

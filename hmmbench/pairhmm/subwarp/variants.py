@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ...backend import Backend
 from ...errors import UserError
+from ...registry import BackendFamily
 from .cuda import SubwarpBackend
 from .layout import (DEFAULT_BINS, GATKFORM_BINS, NOTABLE_BINS, RECURRENCES,
                              SMALL_TIERS, SUPPORTED_K, SUPPORTED_P)
@@ -79,7 +80,6 @@ def families() -> list:
     one bin's kernel under a register cap (and, with exponents, another check interval, shift or
     code window): ``-b 'cuda-subwarp-regcap[hi=896,max_regs=224]'``, ``--axis exp_every=16,24``,
     ``--axis exp_shift=on,off``."""
-    from ...registry import BackendFamily
     return [BackendFamily("cuda-subwarp-fixed", {"p": SUPPORTED_P, "k": SUPPORTED_K},
                           {"p": 8, "k": 16}, fixed_pk,
                           alias=lambda q: f"cuda-subwarp-p{q['p']}k{q['k']}",

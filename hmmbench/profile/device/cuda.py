@@ -26,17 +26,19 @@ from typing import Optional
 
 import numpy as np
 
+from ...apis import cuda
 from ...backend import Backend, Execution, StageClock
-from . import layout
-from .layout import generic_length_model, generic_tables, generic_threads
-from .host import FILTER_KINDS
 from ..batch import batch_info
-from .batch import batch_scores
 from ..job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
+from . import layout
+from . import warp
+from .batch import batch_scores
 from .cuda_resident import resident_cache
+from .host import FILTER_KINDS
+from .layout import generic_length_model, generic_tables, generic_threads
+from .pipeline import device_scores, run_pipeline
 from .resident import load_info
 from .warp import CUDAMPF_VARIANT, TUNED_VARIANT, auto_group  # noqa: F401 - re-exported
-from . import warp
 
 SOURCE = "profile/filters.cu"
 BLOCK = 128
@@ -64,7 +66,6 @@ class _CudaDevice:
     """The device protocol of :mod:`hmmbench.profile.device.host` on one CUDA context."""
 
     def __init__(self, warp: bool, variant: Optional[dict] = None):
-        from ...apis import cuda
         self.cuda, self.drv, self.warp = cuda, cuda.driver(), warp
         self.variant = dict(TUNED_VARIANT if variant is None else variant)
         self.resident = resident_cache()
@@ -330,11 +331,9 @@ class _CudaProfileBackend(Backend):
     kinds: tuple = ()
 
     def unavailable_reason(self) -> Optional[str]:
-        from ...apis import cuda
         return cuda.unavailable_reason()
 
     def device_name(self) -> str:
-        from ...apis import cuda
         return cuda.gpu_name()
 
     def refuse_reason(self, job) -> Optional[str]:
@@ -363,7 +362,6 @@ class CudaProfile(_CudaProfileBackend):
         return self._device
 
     def run(self, job) -> Execution:
-        from ...apis import cuda
         timer = cuda.EventTimer()
         dev = self.device()
         t0 = time.perf_counter()
@@ -377,11 +375,9 @@ class CudaProfile(_CudaProfileBackend):
                 out = batch_scores(dev, job.models, dev.db, job.kind, host)
                 extra = batch_info(job)
             elif job.kind == PIPELINE:
-                from .pipeline import run_pipeline
                 out, extra = run_pipeline(dev, job.model, dev.db, host, timer, cuda.EventTimer,
                                           lambda t: t.seconds())
             else:
-                from .pipeline import device_scores
                 out = device_scores(dev, job.model, dev.db, job.kind, host)
         finally:
             dev.db = None
@@ -417,7 +413,6 @@ class CudaGenericProfile(_CudaProfileBackend):
         self.resident = resident_cache()
 
     def run(self, job) -> Execution:
-        from ...apis import cuda
         model, seqs = job.model, job.seqs
         timer, host = cuda.EventTimer(), StageClock()
         t0 = time.perf_counter()
@@ -442,7 +437,6 @@ def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
     ``db``) of the ``n_launch`` sequences of the device launch order ``order``; the others'
     entries are undefined. ``threads`` per block (a multiple of 32; default
     ``generic_threads(M)``), ``tuning``: more kernel defines (GN_PREFETCH)."""
-    from ...apis import cuda
     drv = cuda.driver()
     n = db.n
     b = db.buffers

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ...apis import cuda, cuda as glue
 from .layout import resident_specials
 from .resident import ResidentCache, each_array
 
@@ -50,7 +51,6 @@ def _staging(drv) -> list:
     """UPLOAD_BUFFERS page-locked staging buffers of UPLOAD_CHUNK bytes, allocated once per
     process, with the process's first page-locking in place (the driver sets it up then)."""
     if not _STAGING:
-        from ...apis import cuda
         _STAGING.extend(drv.pagelocked_empty(UPLOAD_CHUNK, np.uint8)
                         for _ in range(UPLOAD_BUFFERS))
         _copiers(UPLOAD_THREADS)
@@ -92,7 +92,6 @@ def pin_and_copy(drv, raw: np.ndarray, dev, stream) -> tuple:
     to ``dev`` as soon as it is locked, so the copy of one runs while the next is locked. Chunk
     bounds fall on page bounds (a page is locked once). Stops at the first chunk the driver
     refuses. Returns (the locked chunks' addresses, the bytes enqueued)."""
-    from ...apis import cuda as glue
     base, end, page = raw.ctypes.data, raw.ctypes.data + raw.nbytes, mmap.PAGESIZE
     cuts = [base] + [(base + k) // page * page for k in range(PIN_CHUNK, raw.nbytes, PIN_CHUNK)]
     pinned, done = [], 0
@@ -115,7 +114,6 @@ def upload_database(arrays: dict, later=None) -> tuple:
     copies, registration, host copies and transfers overlapped, the wait for ``later``
     included}, a function that unpins the locked arrays: called when the database is dropped,
     they stay locked and alive while it is resident)."""
-    from ...apis import cuda
     drv = cuda.driver()
     stream, staging = drv.Stream(), _staging(drv)
     done = [None] * len(staging)               # the last copy out of each staging buffer
@@ -162,14 +160,12 @@ class DeviceLaunchOrder:
     def prepare(self):
         """The kernels, compiled before a load's clocks start (as every kernel is before the
         timed passes: PyCUDA caches the build)."""
-        from ...apis import cuda
         return cuda.compile(ORDER_SOURCE, {"ORDER_TILE": ORDER_TILE,
                                            "ORDER_THREADS": ORDER_THREADS})
 
     def __call__(self, buffers: dict, n: int, n_classes: int):
         """``buffers["order"]`` sorted on the device; returns once it is done, with a function
         that downloads it."""
-        from ...apis import cuda
         drv = cuda.driver()
         buffers["order"] = order = drv.mem_alloc(max(4 * n, 4))
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from cpu_reference.profile import filters as pf
+
 from ..model import ProfileModel, SequenceSet
 
 FILTER_KINDS = ("ssv", "msv", "vf")
@@ -35,7 +37,6 @@ def filter_scores(device, model: ProfileModel, seqs: SequenceSet, which: str, cl
                   order=None) -> np.ndarray:
     """``which`` scores of every sequence; ``order``: the launch order when the caller holds it
     (a resident database's, laid out once)."""
-    from cpu_reference.profile import filters as pf
     if which not in FILTER_KINDS:
         raise ValueError(f"unknown score {which!r} (one of {FILTER_KINDS})")
     L = seqs.lengths

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import ProfileModel, T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM, WORD_NEG_INF
+from ..model import length_specials
 
 #: vector order of the word transitions, as HMMER's p7O_{BM,MM,IM,DM,MD,MI,II} then DD
 WORD_T_ORDER = (T_BM, T_MM, T_IM, T_DM, T_MD, T_MI, T_II)
@@ -160,7 +161,6 @@ RESIDENT_NJ = 1.0
 def resident_specials(lengths, classes, nj: float = RESIDENT_NJ) -> dict:
     """{"loop", "move"}: float32 length model per sequence, computed per distinct length
     (``lengths``) and spread by each sequence's class."""
-    from ..model import length_specials
     loop, move = length_specials(lengths, nj)
     return {"loop": loop[classes], "move": move[classes]}
 
@@ -170,7 +170,6 @@ def generic_tables(model, forward: bool = False) -> tuple:
     tr [8][M + 1] rows BM, MM, IM, DM (into j from j-1), MI, II (at j), MD, DD (into j from
     j-1), column M "nothing" (no position past M). Log-odds (nats) for Viterbi; for Forward
     (``forward``) odds, exp'd in float64 and rounded once (-inf -> 0)."""
-    from ..model import T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM
     M, t = model.M, model.tsc.astype(np.float64)
     tr = np.full((8, M + 1), -np.inf)
     for row, (kind, at) in enumerate(((T_BM, 0), (T_MM, 0), (T_IM, 0), (T_DM, 0),

@@ -21,15 +21,18 @@ from typing import Optional
 
 import numpy as np
 
-from ...backend import Backend, Execution, StageClock
-from ..model import ProfileModel, SequenceSet
-from ..batch import batch_info
-from .batch import batch_scores
-from ..job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
-from .resident import ResidentCache, each_array, load_info
 from ...apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
+from ...apis.opencl import devices as opencl_devices
+from ...backend import Backend, Execution, StageClock
+from ..batch import batch_info
+from ..job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
+from ..model import ProfileModel, SequenceSet
 from . import warp
+from .batch import batch_scores
+from .host import filter_scores
 from .layout import generic_length_model, generic_tables, generic_threads, resident_specials
+from .pipeline import device_scores, run_pipeline
+from .resident import ResidentCache, each_array, load_info
 
 SOURCE = "profile/filters.cl"
 #: the pipeline's stage decisions and compaction (kernels_common/profile/stages.h)
@@ -58,7 +61,7 @@ class ProfileFiltersOpenCL:
     def _upload_database(self, arrays: dict, later=None) -> tuple:
         """The resident database's arrays, then ``later()``'s, as device buffers (blocking
         copies, timed)."""
-        import pyopencl as cl
+        import pyopencl as cl  # optional dependency, imported on first use
         flags = cl.mem_flags.READ_ONLY
         clock = StageClock()
         bufs = {}
@@ -75,7 +78,7 @@ class ProfileFiltersOpenCL:
 
     def _buf(self, arr):
         """A host array's device copy (a device buffer, gathered there already, passes)."""
-        import pyopencl as cl
+        import pyopencl as cl  # optional dependency, imported on first use
         if isinstance(arr, cl.MemoryObject):
             return arr
         arr = np.ascontiguousarray(arr)
@@ -83,7 +86,7 @@ class ProfileFiltersOpenCL:
                          hostbuf=arr if arr.size else np.zeros(1, arr.dtype))
 
     def _out(self, n, dtype=np.int32):
-        import pyopencl as cl
+        import pyopencl as cl  # optional dependency, imported on first use
         return cl.Buffer(self.kit.context, cl.mem_flags.READ_WRITE,
                          max(16, n * np.dtype(dtype).itemsize))
 
@@ -111,7 +114,7 @@ class ProfileFiltersOpenCL:
             return self._buf(seqs.residues), self._buf(seqs.offsets), self._buf(idx), len(idx)
 
     def _download(self, out, n, clock, dtype=np.int32):
-        import pyopencl as cl
+        import pyopencl as cl  # optional dependency, imported on first use
         host = np.empty(n, dtype)
         with clock("d2h"):
             cl.enqueue_copy(self.kit.queue, host, out)
@@ -171,7 +174,7 @@ class ProfileFiltersOpenCL:
     # --- what a batch of models adds (hmmbench.profile.batch) ------------------------------
     def copy_bytes(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
         """A device-to-device copy of ``nbytes`` (timed as device work, "kernel")."""
-        import pyopencl as cl
+        import pyopencl as cl  # optional dependency, imported on first use
         if nbytes:
             with self._clock("kernel"):
                 cl.enqueue_copy(self.kit.queue, dst, src, byte_count=nbytes,
@@ -289,7 +292,6 @@ class ProfileFiltersOpenCL:
 
     def scores(self, model: ProfileModel, seqs: SequenceSet, which: str, clock=None):
         """One filter's scores for every sequence, float32 nats as HMMER/pyhmmer report."""
-        from .host import filter_scores
         self._clock = clock or StageClock()
         order = self._db.order if self._db is not None and self._db.seqs is seqs else None
         return filter_scores(self, model, seqs, which, self._clock, order)
@@ -309,11 +311,9 @@ class ProfileFiltersOpenCL:
                 return self.generic(job.model, *self.whole_order(), job.kind == "forward",
                                     clock), info
             if job.kind == PIPELINE:
-                from .pipeline import run_pipeline
                 out, extra = run_pipeline(self, job.model, db, clock, clock, StageClock,
                                           lambda c: dict(c.timing))
                 return out, {**extra, **info}
-            from .pipeline import device_scores
             return device_scores(self, job.model, db, job.kind, clock), info
         finally:
             self._db = None
@@ -482,5 +482,4 @@ def backends() -> list:
 
 
 def devices() -> list:
-    from ...apis.opencl import devices as opencl_devices
     return opencl_devices()

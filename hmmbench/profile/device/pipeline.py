@@ -26,6 +26,7 @@ from contextlib import ExitStack, contextmanager
 import numpy as np
 
 from .. import pipeline as pl
+from .host import FILTER_KINDS
 
 
 def device_scores(dev, model, db, kind: str, host) -> np.ndarray:
@@ -33,7 +34,6 @@ def device_scores(dev, model, db, kind: str, host) -> np.ndarray:
     finished on the device (float32 nats, exactly as pyhmmer reports them): HMMER's control
     flow (the full MSV only where SSV cannot decide, those compacted on the device), the
     length-dependent terms per distinct length; one download of the scores."""
-    from .host import FILTER_KINDS
     if kind not in FILTER_KINDS:
         raise ValueError(f"unknown score {kind!r} (one of {FILTER_KINDS})")
     if db.n == 0:
