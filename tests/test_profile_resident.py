@@ -1,5 +1,5 @@
-"""Issue 14 through the OpenCL CPU backend (profile-opencl-task): a run uploads each database
-once and every model and kind reuses it (uploads counted), the one-off load is reported apart
+"""The database kept on the device, through the OpenCL CPU backend (profile-opencl-task): a run
+uploads each database once and every model and kind reuses it (uploads counted), the one-off load is reported apart
 from the cells' stages, and --model takes a whole HMM file (a sweep, summed in the report)."""
 from __future__ import annotations
 

@@ -520,7 +520,7 @@ def _spent(drv, b, pairs) -> tuple:
 
 
 def test_a_small_call_issues_few_driver_calls(fake_cuda):
-    """One stream, five events, one layout launch, one copy back (issue 13 point 5: the host
+    """One stream, five events, one layout launch, one copy back (per-region calls: the host
     issuing driver calls bounds a per-region call); fails if events or waits come back."""
     b = swv.backends()[0]
     for p in launches(resolve("shape-100x150@2000").load(), "original")[:12]:
@@ -971,9 +971,9 @@ def test_each_chunks_results_come_back_after_its_kernels_into_their_place(fake_c
 def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake_cuda):
     """Chunked calls and one chunk over ``small_below`` pairs: the driver calls of the tree
     before the small path (pinned; git show 8903acf:scripts/subwarp_driver_record.py checks every argument),
-    and since session 12 per chunk its results' copy back, its event, that event's time query
+    and per chunk its results' copy back, its event, that event's time query
     and the wait for it (the whole output's copy after the last chunk went), and the first
-    chunk's upload part by part, and since session 21 per chunk its gate's launch (sw_gate) and
+    chunk's upload part by part, and per chunk its gate's launch (sw_gate) and
     from the second chunk the query whether the chunk before is done (the fake: it is)."""
     chunked_set, whole = resolve("shape-100x150@3000").load(), resolve("1m").load()
     for name, cascades in (("cuda-subwarp-exp-all", 0), ("cuda-subwarp", 1)):
@@ -992,7 +992,7 @@ def test_the_full_path_issues_the_driver_calls_it_did_before_the_small_path(fake
                                "sync": 1 + 3, "time_since": 29 + 3 + 2 * extra + 2 * more,
                                "wait": 20, "query": 2}
         one = {x.name: x for x in swv.backends()}[name]
-        one.small_below = 0   # 1m merged: the small path's since session 17
+        one.small_below = 0   # 1m merged: the small path's
         spent, *_ = _spent(fake_cuda, one, whole)
         assert dict(spent) == {"d2h": 2, "h2d": 1, "launch": 9 + 1 + more, "memset": 1,
                                "record": 21 + 2 * more, "sync": 2,

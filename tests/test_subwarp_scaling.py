@@ -1,4 +1,4 @@
-"""The per-thread power-of-two exponent scheme of the sub-warp kernel (issue 13, point 2), proven
+"""The per-thread power-of-two exponent scheme of the sub-warp kernel, proven
 on the NumPy float32 emulation of the kernel's wavefront (tests/subwarp_scaling.py): long pairs
 that the float32 kernel without exponents hands to the float64 recompute come out exact in
 float32, down past 1e-300; only pairs with gap penalties far from GATK's are handed on."""

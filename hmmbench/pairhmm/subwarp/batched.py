@@ -1,4 +1,4 @@
-"""Calls in flight run as one (issue 13 point 5, "batched launches"): a caller that keeps several
+"""Calls in flight run as one ("batched launches"): a caller that keeps several
 regions outstanding (``hmmbench run --in-flight N``, a HaplotypeCaller working on several active
 regions) has handed them over before it needs the first result, so they can reach the device as
 one call: one staging, one upload, one set of launches and one copy back for up to N regions

@@ -173,8 +173,8 @@ class SubwarpBackend(Backend):
                             lambda i: Lane(i, DeviceResources(lambda: self.sm_count),
                                            self._pinned_slots()))
         # Off: the first chunks at 1/8, 1/4, 1/2 of chunk_pairs left chunks@5e6 where it was
-        # (H100, session 11: 100.2 vs 100.4 ms, the GPU waits for the staging of later chunks
-        # too); H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces. Session 15 (by thread,
+        # (H100: 100.2 vs 100.4 ms, the GPU waits for the staging of later chunks
+        # too); H200 (host layout) 0.69 vs 1.06 TCUPS on 6 pieces. By thread (
         # 8903acf:docs/evidence/subwarp-head-h100.json): n = 1..3 slower, medians 30.8-32.2 against
         # 28.2 ms a 2M-pair call.
         self.ramp_chunks = 0  # n: the first n chunks 1/2^n .. 1/2 of chunk_pairs

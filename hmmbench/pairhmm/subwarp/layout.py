@@ -36,14 +36,14 @@ SUPPORTED_K = (4, 8, 12, 16, 20, 24, 28, 32)
 #: subwarp-5op-short-blocks*.json); k = 28, 32 spill.
 #: Max registers (__maxnreg__, below what the min blocks allow, occupancy unchanged): with fewer
 #: to spare ptxas keeps the rows in place across the unrolled steps instead of moving them back
-#: at the loop's end; each cap the best of an H100 A/B on 4x peak sets (session 19,
-#: 8903acf:results/h100/subwarp-regcap*-*.json): 256 +2 %, 320 +4 %, 448 +4 %, 896 +6 %, 1024 +1 %;
-#: 768 spills in its loop under any cap below its 168. 384 (no exponents since session 19)
-#: takes 3 blocks instead of its cap of 192: +4 % (session 20,
-#: 8903acf:results/h100/subwarp-lowfloor-shape384.json). 512 at 240 with the low floor's code in its
-#: kernel: +2.8 % against 232 (session 21, 8903acf:results/h100/subwarp-floor-caps512.json). 896 at 200
+#: at the loop's end; each cap the best of an H100 A/B on 4x peak sets
+#: (8903acf:results/h100/subwarp-regcap*-*.json): 256 +2 %, 320 +4 %, 448 +4 %, 896 +6 %, 1024 +1 %;
+#: 768 spills in its loop under any cap below its 168. 384 (no exponents of its own)
+#: takes 3 blocks instead of its cap of 192: +4 %
+#: (8903acf:results/h100/subwarp-lowfloor-shape384.json). 512 at 240 with the low floor's code in its
+#: kernel: +2.8 % against 232 (8903acf:results/h100/subwarp-floor-caps512.json). 896 at 200
 #: with the exponents' shift and their check every 24 steps: 3,400 GCUPS against 3,320 at 208,
-#: 3,290 at 216, 3,240 at 192 (session 24, 8903acf:results/h100/subwarp-tune{1,2}-896.json).
+#: 3,290 at 216, 3,240 at 192 (8903acf:results/h100/subwarp-tune{1,2}-896.json).
 DEFAULT_BINS: tuple = (
     (16, 4, 4), (32, 4, 8, 6), (48, 4, 12, 4), (64, 4, 16, 4), (80, 4, 20, 3), (96, 4, 24, 3),
     (128, 8, 16, 4), (160, 8, 20, 3), (192, 8, 24, 3), (256, 8, 32, 0, 248),
@@ -51,8 +51,8 @@ DEFAULT_BINS: tuple = (
     (640, 32, 20, 3, 160), (768, 32, 24, 3), (896, 32, 28, 0, 200), (1024, 32, 32, 0, 240),
 )
 #: The float32 exponent bins' own settings beside the table (by their longest read; single tiles;
-#: read by SubwarpBackend.defines), each the faster side of H100 runs in one process (session 24,
-#: docs/subwarp-numerics.md): the check every 24 steps (kernel GCUPS 640 3,286 -> 3,310, 896 3,273 ->
+#: read by SubwarpBackend.defines), each the faster side of H100 runs in one process
+#: (docs/subwarp-numerics.md): the check every 24 steps (kernel GCUPS 640 3,286 -> 3,310, 896 3,273 ->
 #: 3,400 with its cap at 200, 1,024 3,380 -> 3,440, 768 3,240 -> 3,260; on the emulation GATK's gap
 #: penalty sends no pair more to float64, Q10-20 ones 34 of 64 deep pairs against 29), and 768
 #: without the shift (SW_EXP_SHIFT), two conversion factors (the shift's extra register cost its

@@ -199,7 +199,7 @@ class SubwarpOpenCL(OpenCLBackend):
 
 
 class SubwarpOpenCLExp(SubwarpOpenCL):
-    """The twin of cuda-subwarp-exp-all (cuda-subwarp until session 11; cuda-subwarp now keeps
+    """The twin of cuda-subwarp-exp-all (cuda-subwarp before the queue cascade; cuda-subwarp now keeps
     the exponents to reads over 256 and cascades its device-side queues, which this host-side
     rescue has no counterpart of): float32 with per-thread power-of-two exponents (the shared
     body's SW_EXP_SCALE, sub-group exchange paths only). The kernel stores log10 of each pair's

@@ -1,5 +1,5 @@
 """One small ``cuda-subwarp`` call (one chunk under the backend's ``small_below`` pairs, e.g. one
-of 1m's 110 regions): the host's Python is its bound (issue 13 point 5), so it does only what
+of 1m's 110 regions): the host's Python is its bound (per-region calls), so it does only what
 such a call needs, in plain integers where it can.
 
 Its driver calls (``git show 8903acf:scripts/subwarp_driver_record.py`` checks every argument): everything on the

@@ -27,7 +27,7 @@ STAGING_SLOTS = 4
 PREP_THREADS = min(8, os.cpu_count() or 1)  # H100: 8 threads 1.44, 16 threads 1.38 TCUPS
 #: A call of one chunk stages with the threads too from this many pairs (megabytes, which the
 #: calling thread alone copied while the GPU waited: 24-65 ms of the peer suite's 262,144-pair
-#: sets at 384..1,024 on the H100, docs/subwarp-design.md, session 21).
+#: sets at 384..1,024 on the H100, docs/subwarp-design.md).
 POOL_FROM_PAIRS = 1 << 16
 
 

@@ -48,7 +48,7 @@ def backends() -> list[Backend]:
                                    "to N regions"),
         SubwarpBackend("cuda-subwarp-exp-all", small_tiers=SMALL_TIERS, exp_scale=True,
                        description="per-thread exponents in every bin (the exponent checks "
-                                   "cost every pair; cuda-subwarp until session 11)"),
+                                   "cost every pair; cuda-subwarp before the queue cascade)"),
         SubwarpBackend("cuda-subwarp-exp-long", small_tiers=SMALL_TIERS, exp_scale=True,
                        exp_above=256,
                        description="exponents only for reads over 256 (where pairs underflow in "

@@ -1,4 +1,4 @@
-"""The resident database on a CUDA device (issue 14): its large arrays page-locked in place chunk
+"""The resident database on a CUDA device: its large arrays page-locked in place chunk
 by chunk, each chunk's asynchronous copy running while the next is registered (the link does
 ~55 GB/s from page-locked memory on the H100), the rest copied through page-locked staging
 buffers that host threads fill while the previous chunk's copy runs (bound by the host's memcpy,

@@ -1,4 +1,4 @@
-"""A sequence database kept on a device across the cells of a run (issue 14).
+"""A sequence database kept on a device across the cells of a run.
 
 A search pays the database once: the first cell of a database lays it out (the length-sorted
 launch order, the length classes; computed while the residues are copied) and uploads residues,
