@@ -12,8 +12,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..dataset import Dataset
-from ..errors import InputError
-from ..errors import UnknownName, UserError
+from ..errors import InputError, UnknownName, UserError
 from ..fileio import check_input_file, open_input
 from .hmmcheck import SUM_TOLERANCE, check_hmm_file
 from .model import AMINO_K, ProfileModel, SequenceSet
