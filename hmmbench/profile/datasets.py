@@ -14,7 +14,7 @@ import numpy as np
 from ..dataset import Dataset
 from ..errors import InputError, UnknownName, UserError
 from ..fileio import check_input_file, open_input
-from .hmmcheck import SUM_TOLERANCE, check_hmm_file
+from . import hmmcheck
 from .model import AMINO_K, ProfileModel, SequenceSet
 
 PROTEOME = "938293.PRJEB85.HG003687.faa"
@@ -44,7 +44,7 @@ def read_hmms(path: str) -> list:
     check_input_file(path, "HMM file")
     try:
         with open_input(path) as fh:
-            check_hmm_file(path, fh)
+            hmmcheck.check_hmm_file(path, fh)  # looked up on the module: tests switch it off
         with pyhmmer.plan7.HMMFile(path) as hfile:
             hmms = list(hfile)
     except OSError as exc:
@@ -58,7 +58,7 @@ def read_hmms(path: str) -> list:
         raise InputError(path, None, "not a readable HMM file: no complete model (truncated?)")
     for k, hmm in enumerate(hmms):
         try:
-            hmm.validate(tolerance=2 * SUM_TOLERANCE)
+            hmm.validate(tolerance=2 * hmmcheck.SUM_TOLERANCE)
         except ValueError as exc:
             raise InputError(path, None, f"model {k + 1} ({_model_name(hmm)}): HMMER refuses "
                                          f"it: {_exception_text(exc)}") from None
