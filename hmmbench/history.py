@@ -6,8 +6,10 @@ and the hmmbench version. :func:`load_history` orders the files by their commit'
 commit is recorded and this checkout's git knows it, else by creation time (the device copies of
 the tree have no git history, so time is the order every file has), and follows each
 cell (dataset, backend, chunking and cell axes) through them: its kernel and total GCUPS per
-file, marking the points where the sources (S) or the device (D) changed since the cell's
-previous point, so a jump can be told from a code change or from other hardware.
+file, marking the points where the sources (S), the device (D) or the dataset's bytes (B: the
+same name, another sha256) changed since the cell's previous point, so a jump can be told from a
+code change, from other hardware or from other data. A trend's change is measured only over the
+points with the last point's bytes: other bytes are not comparable.
 """
 from __future__ import annotations
 
@@ -44,7 +46,8 @@ class Point:
     gcups_kernel: Optional[float]
     gcups_total: Optional[float]
     status: str
-    marks: str = ""          # "S": sources changed since the previous point, "D": device changed
+    marks: str = ""          # since the previous point: "S" sources, "D" device, "B" data bytes
+    data: str = ""           # the dataset's sha256 ("" unrecorded)
 
 
 @dataclass
@@ -131,7 +134,7 @@ def load_history(paths: list, backend: Optional[str] = None,
                 continue
             points = hist.cells.setdefault(match_key(r), [])
             point = Point(i, r.get("device") or "", r.get("gcups_kernel"), r.get("gcups_total"),
-                          r["status"])
+                          r["status"], data=r.get("dataset_sha256") or "")
             if points and points[-1].snapshot == i:
                 points[-1] = point          # one point per file: its last run of the cell
             else:
@@ -144,7 +147,19 @@ def load_history(paths: list, backend: Optional[str] = None,
 def _mark(points: list, snapshots: list) -> None:
     for prev, cur in zip(points, points[1:]):
         a, b = snapshots[prev.snapshot].sources, snapshots[cur.snapshot].sources
-        cur.marks = ("S" if a and b and a != b else "") + ("D" if prev.device != cur.device else "")
+        cur.marks = ("S" if a and b and a != b else "") + \
+            ("D" if prev.device != cur.device else "") + \
+            ("B" if prev.data and cur.data and prev.data != cur.data else "")
+
+
+def comparable_tail(points: list) -> list:
+    """The last points that ran the last point's bytes (back to the first other sha256)."""
+    tail = []
+    for p in reversed(points):
+        if tail and p.data and tail[-1].data and p.data != tail[-1].data:
+            break
+        tail.append(p)
+    return tail[::-1]
 
 
 def sparkline(values: list) -> str:
@@ -167,7 +182,7 @@ def trend_rows(hist: History, min_points: int = 1) -> list:
         if len(points) < min_points:
             continue
         kern = [p.gcups_kernel for p in points]
-        known = [v for v in kern if v is not None]
+        known = [p.gcups_kernel for p in comparable_tail(points) if p.gcups_kernel is not None]
         first, last = (known[0], known[-1]) if known else (None, None)
         change = (last / first - 1.0) * 100.0 if first and last else None
         marks = ", ".join(f"{p.marks}@{p.snapshot + 1}" for p in points if p.marks)

@@ -40,6 +40,23 @@ def test_files_are_ordered_by_time_and_changes_marked(tmp_path):
     assert [Path(p).name for p, _ in hist.skipped] == ["notes.json"]
 
 
+def test_other_bytes_under_one_name_are_marked_and_never_trended_across(tmp_path):
+    """A dataset file of the same name but other bytes (sha256): marked B, and the change is
+    measured over the points of the last bytes only."""
+    paths = [write(tmp_path / f"{i}.json", f"2026-01-0{i + 1}T00:00:00+00:00", "aaa", g)
+             for i, g in enumerate((10.0, 12.0, 40.0, 44.0))]
+    for i, path in enumerate(paths):
+        doc = json.loads(Path(path).read_text())
+        doc["runs"][0]["dataset_sha256"] = ("a" if i < 2 else "b") * 64
+        Path(path).write_text(json.dumps(doc))
+    hist = history.load_history([str(tmp_path)])
+    (points,) = hist.cells.values()
+    assert [p.marks for p in points] == ["", "", "B", ""]
+    (row,) = history.trend_rows(hist)
+    assert (row["first"], row["last"]) == (40.0, 44.0)
+    assert row["change"] == pytest.approx(10.0) and row["marks"] == "B@3"
+
+
 def test_recorded_commits_order_before_creation_time(tmp_path):
     import subprocess
     git = ["git", "-C", str(REPO)]

@@ -140,6 +140,21 @@ def test_resume_refuses_another_matrix(world, tmp_path, capsys, change, says):
     assert (tmp_path / "r.json").read_bytes() == before
 
 
+def test_resume_refuses_a_same_named_dataset_of_other_bytes(world, tmp_path, capsys):
+    """Cells are matched by content: 'toy' of other bytes than the file's is named as such."""
+    run(RUN, capsys)
+    doc = json.loads((tmp_path / "r.json").read_text())
+    for cell in doc["runs"] + doc["not_run"]:
+        if cell["dataset"] == "toy":
+            cell["dataset_sha256"] = "f" * 64
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    world.backends[2].armed = False
+    code, err = run(RUN + ["--resume", "r.json"], capsys)
+    assert code == 2 and len(err) == 1
+    assert "dataset 'toy' held other bytes (sha256 ffffffffffff" in err[0]
+    assert "not comparable" in err[0]
+
+
 def test_resume_refuses_other_sources_and_bad_files(world, tmp_path, capsys):
     run(RUN, capsys)
     doc = json.loads((tmp_path / "r.json").read_text())

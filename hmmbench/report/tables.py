@@ -125,7 +125,7 @@ def history_listings(hist, min_points: int = 2) -> list:
     with_axes = any(r["key"][3] for r in rows)
     keys = ("dataset", "backend", "chunking") + (("cell",) if with_axes else ())
     trend = Listing(f"per cell: GCUPS across the files (cells in {min_points}+ files; "
-                    "marks: S/D@file)",
+                    "marks: S/D/B@file: sources, device, data bytes changed)",
                     [Column(k, key=True) for k in keys]
                     + [Column("files", priority=3), Column("kernel trend", priority=2),
                        Column("first", right=True, priority=1),

@@ -1,7 +1,8 @@
 """``hmmbench run --resume FILE``: the records an earlier, unfinished run of the same matrix
 already holds. Resuming mixes two runs' records in one file, so it is refused unless both are
 the same sources, the same cells (same datasets by sha256, chunking modes and backends) and the
-same cross-check settings."""
+same cross-check settings; a dataset whose name is the same but whose bytes are not is named as
+such."""
 from __future__ import annotations
 
 from dataclasses import fields
@@ -50,6 +51,14 @@ def kept_records(doc: dict, cells: list, cfg: RunConfig, source_sha256: str,
     planned = {c.key for c in cells}
     names = {c.dataset.sha256: c.dataset.name for c in cells}
     names.update({k[0]: r["dataset"] for k, r in runs.items()})
+    stored_names = {(r["dataset"], k[1], k[2]): k[0] for k, r in runs.items()}
+    stored_names.update({(c["dataset"], c["chunking"], c["backend"]): c["dataset_sha256"]
+                         for c in doc.get("not_run", []) if "dataset" in c})
+    for c in cells:
+        was = stored_names.get((c.dataset.name, c.mode, c.backend.name))
+        if was is not None and was != c.dataset.sha256:
+            refuse(f"its dataset '{c.dataset.name}' held other bytes (sha256 {was[:12]}, now "
+                   f"{c.dataset.sha256[:12]}): its records are not comparable with this run's")
     missing = sorted(planned - stored)
     if missing:
         refuse(f"this run's {_name(missing[0], names)} is not in its matrix (same datasets, "
