@@ -172,7 +172,7 @@ def test_sharded_generated_set_is_rebuilt_on_workers(cluster, per_worker=3):
     ds = _dataset("chunks@6000")
     single = _backend("numpy-f32").run(ds.load()).log10
     got, session, _, _ = sharded_values(client, PAIRHMM, "numpy-f32", ds, 2, "merged",
-                                        per_worker=per_worker)
+                                        per_worker=per_worker, gather="call")
     assert np.array_equal(got, single)
     assert len(session.current.shard_sizes) == 2 * per_worker
     session.release()
@@ -267,15 +267,25 @@ def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch, capsys
     assert len(two["info"]["worker_stages"]) == 2
     assert sum(w["items"] for w in two["info"]["worker_stages"]) == 29307
     assert all(w["task"] >= w["wall"] > 0 for w in two["info"]["worker_stages"])
-    assert doc["cluster"]["work_stealing_off"] and doc["cluster"]["shards_retried"] == []
+    assert doc["cluster"]["shards_retried"] == [] and doc["cluster"]["gather"] == "cell"
     # a running scheduler's workers are not restarted unless asked (--restart-workers always)
     assert doc["cluster"]["workers_restarted_between_rows"] is False
-    assert doc["cluster"]["messages_at_once"] and doc["cluster"]["worker_profilers_paused"]
     assert doc["cluster"]["worker_switch_interval_s"] == 0.0005
     assert doc["cluster"]["client_cpus"] and all(w["cpus"] for w in doc["cluster"]["workers"])
-    # the fixture's workers are a plain LocalCluster's: Dask's trim threshold, named and warned
+    # the fixture is a plain LocalCluster: Dask's trim threshold, work stealing and profilers,
+    # each named in the record, and warned about where it can move a shard's work
     assert all(w["malloc_trim_threshold"] for w in doc["cluster"]["workers"])
-    assert "MALLOC_TRIM_THRESHOLD_ set" in capsys.readouterr().err
+    assert doc["cluster"]["work_stealing"] is True and len(doc["cluster"]["worker_profilers"]) == 2
+    err = capsys.readouterr().err
+    assert "MALLOC_TRIM_THRESHOLD_ set" in err and "WORK_STEALING=False" in err
+    # where each worker's share of a call went, on the client's clock
+    timeline = two["info"]["worker_timeline"]
+    assert [w["index"] for w in timeline] == [0, 1]
+    for w in timeline:
+        assert w["calls"] == 1 and w["submit_s"] <= w["start_s"] + 0.05   # clocks: one host
+        assert w["start_s"] <= w["end_s"] <= w["received_s"] <= w["call_s"] + 1e-6
+        assert w["kernel_s"] > 0 and w["scatter_s"] > 0
+        assert w["result_transfer_s"] > 0       # the kept results, read once by the check
     scaling = doc["cluster"]["scaling"]
     assert [row["workers"] for row in scaling] == [1, 2]
     assert scaling[0]["parallel_efficiency"] == pytest.approx(1.0)
@@ -351,45 +361,16 @@ def test_backend_shards_only_on_workers_that_can_run_it(cluster, monkeypatch):
     session.release()
 
 
-def test_work_stealing_is_off_while_shards_are_placed_and_back_after(cluster):
-    """An idle worker must not steal a piece (and copy its whole shard) from the shard's
-    holder; the scheduler's stealing is restored afterwards."""
-    from hmmbench.cluster.settings import shards_stay
-    _, client = cluster
-
-    def stealing(dask_scheduler):
-        return "stealing" in dask_scheduler.periodic_callbacks
-    assert client.run_on_scheduler(stealing)
-    with shards_stay(client) as off:
-        assert off and not client.run_on_scheduler(stealing)
-    assert client.run_on_scheduler(stealing)
-
-
-def _intervals(client) -> tuple:
-    """(client's, scheduler's per stream, workers') message batching intervals."""
-    def scheduler(dask_scheduler):
-        return sorted(c.interval for c in [*dask_scheduler.stream_comms.values(),
-                                           *dask_scheduler.client_comms.values()])
-
-    def worker(dask_worker):
-        return dask_worker.batched_stream.interval
-    return (client.scheduler_comm.interval, client.run_on_scheduler(scheduler),
-            sorted(client.run(worker).values()))
-
-
-def test_workers_are_quiet_while_shards_run_and_as_before_after(cluster):
-    """While shards run the workers' profilers are paused and the GIL changes hands every 0.5
-    ms; afterwards both are as they were."""
+def test_workers_switch_the_gil_often_while_shards_run_and_as_before_after(cluster):
+    """While shards run (a registered worker plugin) the GIL changes hands every 0.5 ms on the
+    workers; afterwards it is Python's default again."""
     from hmmbench.cluster.settings import TASK_SWITCH_INTERVAL, quiet_workers
     _, client = cluster
-
-    def state(dask_worker):
-        return dask_worker.periodic_callbacks["profile"].is_running(), sys.getswitchinterval()
-    before = client.run(state)
-    assert all(running for running, _ in before.values())
+    before = client.run(sys.getswitchinterval)
+    assert set(before.values()) == {0.005}
     with quiet_workers(client) as quiet:
-        assert quiet and set(client.run(state).values()) == {(False, TASK_SWITCH_INTERVAL)}
-    assert client.run(state) == before
+        assert quiet and set(client.run(sys.getswitchinterval).values()) == {TASK_SWITCH_INTERVAL}
+    assert client.run(sys.getswitchinterval) == before
 
 
 def test_local_workers_keep_the_allocators_defaults(cluster):
@@ -398,6 +379,7 @@ def test_local_workers_keep_the_allocators_defaults(cluster):
     slower). The local cluster hmmbench starts leaves it unset, also after another cluster set
     it in this process's environment."""
     from hmmbench.cluster.connect import TRIM_ENV, connect
+    from hmmbench.cluster.settings import scheduler_stealing, worker_profilers
 
     def trim():
         return os.environ.get(TRIM_ENV)
@@ -405,20 +387,10 @@ def test_local_workers_keep_the_allocators_defaults(cluster):
     assert all(plain.run(trim).values())
     with connect("local", 1, 60) as (client, kind):
         assert kind == "processes" and list(client.run(trim).values()) == [None]
-
-
-def test_messages_go_at_once_while_shards_run_and_batch_again_after(cluster):
-    """A sharded call is a few messages each way, each within Dask's batching interval of the
-    last call's: every stream sends at once while shards run, and batches as before after."""
-    from hmmbench.cluster.settings import prompt_messages
-    _, client = cluster
-    before = _intervals(client)
-    assert before[0] > 0 and min(before[1]) > 0 and min(before[2]) > 0   # Dask's defaults
-    with prompt_messages(client) as done:
-        assert done
-        own, sched, workers = _intervals(client)
-        assert own == 0 and set(sched) == {0} and workers == [0, 0]
-    assert _intervals(client) == before
+        # ... and starts its scheduler without work stealing, its workers without profilers
+        assert scheduler_stealing(client) is False
+        assert list(worker_profilers(client).values()) == [False]
+    assert scheduler_stealing(plain) is True and set(worker_profilers(plain).values()) == {True}
 
 
 # --- fleet mode ------------------------------------------------------------------------------
@@ -456,8 +428,7 @@ def test_restarted_workers_run_each_row_of_a_scaling_study(cluster, tmp_path, ca
     second = {w["pid"] for w in two["info"]["worker_stages"]}
     assert len(first) == 1 and len(second) == 2 and not first & second   # fresh processes
     assert doc["cluster"]["workers_restarted_between_rows"] is True
-    # the workers' settings are made again on the restarted ones
-    assert doc["cluster"]["messages_at_once"] and doc["cluster"]["worker_profilers_paused"]
+    assert doc["cluster"]["worker_switch_interval_s"] == 0.0005
     assert "restarting the workers" in capsys.readouterr().err
 
 
@@ -504,10 +475,11 @@ def test_unreachable_scheduler_fails_fast(capsys):
     (["--cluster", "nowhere"], "expected 'local' or a scheduler address"),
     (["--fleet"], "--fleet needs --cluster"),
     (["--workers", "1,2"], "--workers needs --cluster"),
-    (["--dask-batching"], "--dask-batching needs --cluster"),
+    (["--gather", "call"], "--gather needs --cluster"),
     (["--restart-workers", "always"], "--restart-workers needs --cluster"),
     (["--cluster", "local", "--fleet", "--restart-workers", "never"], "applies to shard mode"),
-    (["--cluster", "local", "--fleet", "--dask-batching"], "applies to shard mode"),
+    (["--cluster", "local", "--fleet", "--gather", "call"], "applies to shard mode"),
+    (["--cluster", "local", "--fleet", "--workers", "1,2"], "one worker count"),
     (["--cluster", "local", "--workers", "0,2"], "--workers '0,2'"),
 ])
 def test_bad_cluster_options_exit_2(argv, message, capsys, tmp_path):
@@ -591,7 +563,7 @@ def test_worker_stages_are_the_timed_passes_medians():
     import statistics
     from types import SimpleNamespace
     from hmmbench.backend import STAGES
-    from hmmbench.cluster.sharded import worker_stages
+    from hmmbench.cluster.timeline import worker_stages
 
     def one_pass(wall):
         return {0: {"index": 0, "worker": "0", "host": "h", "pid": 1, "device": "d", "items": 5,
@@ -604,3 +576,30 @@ def test_worker_stages_are_the_timed_passes_medians():
     assert row["wall"] == 2.0 and row["task"] == 3.0 and row["kernel"] == 1.0
     record.repeats = 0   # no timed pass (a failed cell): every pass but the checked one
     assert worker_stages(session, record)[0]["wall"] == statistics.median(walls[1:])
+
+
+def test_cluster_options_are_one_frozen_object_built_by_the_cli():
+    """The CLI turns the flags into ClusterOptions once; nothing under hmmbench/cluster reads
+    an argparse namespace."""
+    import argparse
+    import dataclasses
+    from hmmbench.cli import cluster_args
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dataset", action="append", default=[])
+    cluster_args.add_arguments(parser)
+    args = parser.parse_args(["--dataset", "1m", "--cluster", "tcp://head:8786",
+                              "--workers", "4,1,2", "--gather", "call"])
+    opts = cluster_args.cluster_options(args)
+    assert (opts.address, opts.worker_counts, opts.largest, opts.gather, opts.fleet) == (
+        "tcp://head:8786", (1, 2, 4), 4, "call", None)
+    assert dict(opts.run_options) == {"dataset": ["1m"]}      # the cluster's own flags left out
+    assert not opts.local and not opts.restarts_between_rows   # a user's scheduler: never unasked
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.gather = "cell"
+    with pytest.raises(TypeError):
+        opts.run_options["dataset"] = ["10s"]
+    assert cluster_args.cluster_options(parser.parse_args([])) is None
+    import re
+    for path in (REPO / "hmmbench" / "cluster").glob("*.py"):
+        text = path.read_text()
+        assert "argparse" not in text and not re.search(r"\bargs\.", text), path.name

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from ..cluster import options as cluster_options
+from . import cluster_args
 from ..runner.stopping import CRITERIA
 from .common import add_workload_options, given_files, scaling_of, terminal
 
@@ -68,7 +68,7 @@ def add_parser(sub, workloads) -> None:
                          "to FILE unless --json says otherwise")
     sp.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
     add_workload_options(sp)
-    cluster_options.add_arguments(sp)
+    cluster_args.add_arguments(sp)
     sp.set_defaults(func=run)
 
 
@@ -124,12 +124,12 @@ def run(args, workload) -> int:
     from ..options import run_options
     from ..registry import select
     from ..runner import RunConfig
-    cluster_options.check(args)
+    cluster = cluster_args.cluster_options(args)
     opts = run_options(vars(args), workload)
     cfg = RunConfig.from_options(opts, workload.run_defaults(), workload.sample_items)
     backends = select(list(opts.backends), workload.name, axes=parse_axes(opts.axes))
     unavailable_line = None
-    if not opts.backends and not args.cluster:     # a cluster's workers have their own devices
+    if not opts.backends and not cluster:          # a cluster's workers have their own devices
         backends, unavailable_line = runnable(backends)
     datasets, plan = workload.plan(opts, backends)
     to_stdout = opts.json == "-"
@@ -139,20 +139,21 @@ def run(args, workload) -> int:
         inputs = [d.path for d in datasets if getattr(d, "path", None)]
         check_output_path(out_path, option, inputs + given_files(
             list(opts.datasets), getattr(opts.workload_options, "models", None)))
-    if opts.resume and args.cluster:
+    if opts.resume and cluster:
         raise UserError("--resume continues runs of one process, not --cluster runs")
-    if opts.in_flight > 1 and args.cluster:
+    if opts.in_flight > 1 and cluster:
         raise UserError("--in-flight is for runs of one process, not --cluster runs")
     matrix = (opts, cfg, backends, datasets, plan)
     if out_path is None:
-        return _run(args, workload, matrix, None, unavailable_line)
+        return _run(args, workload, matrix, None, unavailable_line, cluster)
     with output_lock(out_path, option):
-        return _run(args, workload, matrix, out_path, unavailable_line)
+        return _run(args, workload, matrix, out_path, unavailable_line, cluster)
 
 
-def _run(args, workload, matrix: tuple, out_path, unavailable_line) -> int:
+def _run(args, workload, matrix: tuple, out_path, unavailable_line, cluster) -> int:
     """The benchmark of ``matrix`` (options, config, backends, datasets, plan), its result
-    file (``out_path``; None: stdout) and report; ``unavailable_line``: the backends left out."""
+    file (``out_path``; None: stdout) and report; ``unavailable_line``: the backends left out;
+    ``cluster``: the ClusterOptions of a --cluster run, else None."""
     from .. import results
     from ..hostinfo import enrich_devices
     from ..runner import run_benchmark
@@ -169,9 +170,9 @@ def _run(args, workload, matrix: tuple, out_path, unavailable_line) -> int:
 
     progress = terminal(stderr=True).progress()
     try:
-        if args.cluster:
+        if cluster:
             from ..cluster.command import run_cluster
-            bench = run_cluster(args, workload, cfg, backends, datasets, plan, progress)
+            bench = run_cluster(cluster, workload, cfg, backends, datasets, plan, progress)
         else:
             bench = run_benchmark(datasets, backends, cfg, progress=progress, kept=kept,
                                   checkpoint=checkpoint if out_path else None, **plan)

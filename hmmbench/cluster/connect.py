@@ -12,6 +12,7 @@ import subprocess
 from typing import Iterator, Optional
 
 from ..errors import UserError
+from .options import DEFAULT_TIMEOUT
 
 #: Schemes a Dask scheduler address may use.
 SCHEMES = ("tcp", "tls", "ucx", "inproc")
@@ -19,7 +20,6 @@ ADDRESS = re.compile(r"^(?P<scheme>[a-z]+)://(?P<host>\[[0-9a-fA-F:]+\]|[^\s:/]+
 #: Variables that keep NVLink multicast off on shared GPU hosts: passed explicitly to every
 #: worker process we start (they inherit them anyway; this keeps them if a launcher does not).
 KEEP_ENV = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
-DEFAULT_TIMEOUT = 30.0
 
 
 def check_address(spec: str) -> None:
@@ -68,13 +68,16 @@ TRIM_ENV = "MALLOC_TRIM_THRESHOLD_"
 
 def start_local(n_workers: Optional[int], timeout: float):
     """(cluster, kind): dask-cuda's LocalCUDACluster, one worker per GPU, where GPUs and dask-cuda
-    exist; else a LocalCluster of single-threaded worker processes (the CPU backends)."""
+    exist; else a LocalCluster of single-threaded worker processes (the CPU backends). Its
+    scheduler and workers start with shard mode's settings (:data:`.settings.LOCAL_CONFIG`)."""
     import dask
     import_distributed()
+    from .settings import LOCAL_CONFIG
     # a nanny started earlier in this process left the variable in its environment, which
     # spawned workers inherit (this process's own allocator read it at start, if ever)
     os.environ.pop(TRIM_ENV, None)
-    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{TRIM_ENV}": None}):
+    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{TRIM_ENV}": None,
+                          **LOCAL_CONFIG}):
         return _start_local(n_workers, timeout)
 
 
@@ -133,12 +136,21 @@ def connect(spec: str, n_workers: Optional[int] = None,
                 from None
         try:
             yield client, kind
+            if scheduler_lost(client):   # a cell that failed on it became a record: no file
+                raise UserError(lost_message(spec))
         except KeyboardInterrupt:
             # closing mid-computation cancels the pending gather and the nannies' work: asyncio
             # and distributed would log those as tracebacks on the way out
             for name in ("asyncio", "distributed"):
                 logging.getLogger(name).setLevel(logging.CRITICAL)
             raise
+        except BaseException as exc:
+            # the scheduler gone mid-run: Dask cancels every future (a BaseException); the
+            # client's own attempts to reconnect would log on the way out
+            if isinstance(exc, (UserError, GeneratorExit)) or not scheduler_lost(client):
+                raise
+            _quiet_logs()
+            raise UserError(lost_message(spec)) from None
         finally:
             with contextlib.suppress(Exception):
                 client.close(timeout=timeout)
@@ -146,6 +158,30 @@ def connect(spec: str, n_workers: Optional[int] = None,
         if cluster is not None:
             with contextlib.suppress(Exception):
                 cluster.close(timeout=timeout)
+
+
+class SchedulerLost(BaseException):
+    """The scheduler went away mid-run. A BaseException, as KeyboardInterrupt is: the runner
+    turns a backend's failure into a record and goes on, but without a scheduler nothing can
+    go on, and nothing may be written."""
+
+
+def scheduler_lost(client) -> bool:
+    """Whether the client lost its scheduler (it is reconnecting, or gave up)."""
+    return client.status not in ("running", "newly-created")
+
+
+def lost_message(spec: str) -> str:
+    return (f"--cluster {spec}: lost the Dask scheduler mid-run (killed, or its host or the "
+            "network went down); nothing written")
+
+
+def _quiet_logs() -> None:
+    """Dask's loggers (each of distributed's has a level of its own) say nothing more."""
+    roots = ("asyncio", "distributed", "tornado")
+    for name in [*roots, *logging.root.manager.loggerDict]:
+        if name.split(".")[0] in roots:
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def wait_for_workers(client, n: int, timeout: float) -> list:

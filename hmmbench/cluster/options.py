@@ -1,56 +1,76 @@
-"""``hmmbench run``'s cluster options (no Dask import: the default run stays embedded)."""
+"""The options of a cluster run, as one frozen object built once by the CLI
+(:func:`hmmbench.cli.cluster_args.cluster_options`); nothing in this package reads the parsed
+command line. No Dask import: without ``--cluster`` nothing of Dask is imported or started."""
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping, Optional
 
 from ..errors import UserError
 
 FLEET_ORDERS = ("at-once", "in-turn")
 RESTARTS = ("auto", "always", "never")
+#: where a sharded call's results go: kept on the workers and gathered once per cell (when the
+#: runner reads them: the cross-check), or sent to the client at the end of every call
+GATHERS = ("cell", "call")
+DEFAULT_TIMEOUT = 30.0
 
 
-def add_arguments(parser) -> None:
-    g = parser.add_argument_group("cluster (Dask; pip install 'hmmbench[dask]')")
-    g.add_argument("--cluster", metavar="local|tcp://HOST:PORT", default=None,
-                   help="run on a Dask cluster: 'local' starts one worker per GPU (dask-cuda), "
-                        "else worker processes for the CPU backends; an address uses a running "
-                        "scheduler (several hosts). Default: shard each dataset over the workers")
-    g.add_argument("--fleet", nargs="?", const="at-once", choices=FLEET_ORDERS, default=None,
-                   help="fleet mode: the same benchmark on every worker (at-once, the default, "
-                        "or in-turn), one row per worker per cell")
-    g.add_argument("--workers", metavar="N[,N...]", default=None,
-                   help="shard mode: worker counts of a scaling study, e.g. 1,2,4 (default: all "
-                        "workers); fleet mode: how many workers (one count)")
-    g.add_argument("--shards-per-worker", type=int, default=None, metavar="K",
-                   help="shard mode: cut each piece into K shards per worker, run as separate "
-                        "tasks, so that one shard's results travel back while the next one "
-                        "computes (default 1)")
-    g.add_argument("--dask-batching", action="store_true", default=None,
-                   help="shard mode: keep Dask's batching of control messages (each waits up to "
-                        "2-10 ms for more to send with it); by default they go at once, since a "
-                        "sharded call is a few messages each way")
-    g.add_argument("--restart-workers", choices=RESTARTS, default=None,
-                   help="shard mode's scaling study: restart the workers before every row after "
-                        "the first, so that no row runs on workers the rows before it used "
-                        "(auto, the default: on a --cluster local only; always; never)")
-    g.add_argument("--cluster-timeout", type=float, default=None, metavar="S",
-                   help="seconds to wait for the scheduler and its workers (default 30)")
+@dataclass(frozen=True)
+class ClusterOptions:
+    """``hmmbench run --cluster ...``: where the cluster is and how the run uses it."""
+    address: str                                    # "local" or a scheduler address
+    fleet: Optional[str] = None                     # None: shard mode; else a FLEET_ORDERS entry
+    worker_counts: tuple = ()                       # shard mode: the scaling study's counts
+    shards_per_worker: int = 1
+    restart_workers: str = "auto"
+    gather: str = "cell"
+    timeout: float = DEFAULT_TIMEOUT
+    #: the run's own options as plain data: the workers rebuild generated datasets and fleet
+    #: mode's whole benchmark from them (the workload's plan hook reads them)
+    run_options: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.fleet is not None and self.fleet not in FLEET_ORDERS:
+            raise UserError(f"--fleet {self.fleet}: expected one of {', '.join(FLEET_ORDERS)}")
+        if not 0 < self.timeout <= 86_400:
+            raise UserError("--cluster-timeout must be above 0 and at most 86400 seconds")
+        if self.shards_per_worker < 1:
+            raise UserError("--shards-per-worker must be at least 1")
+        if self.restart_workers not in RESTARTS:
+            raise UserError(f"--restart-workers {self.restart_workers}: expected one of "
+                            f"{', '.join(RESTARTS)}")
+        if self.gather not in GATHERS:
+            raise UserError(f"--gather {self.gather}: expected one of {', '.join(GATHERS)}")
+        if self.fleet and len(self.worker_counts) > 1:
+            raise UserError("--fleet takes one worker count (--workers N), not a scaling study")
+        object.__setattr__(self, "worker_counts", tuple(self.worker_counts))
+        object.__setattr__(self, "run_options", MappingProxyType(dict(self.run_options)))
+
+    @property
+    def local(self) -> bool:
+        return self.address == "local"
+
+    @property
+    def largest(self) -> Optional[int]:
+        """The most workers asked for (None: all of them)."""
+        return max(self.worker_counts) if self.worker_counts else None
+
+    @property
+    def restarts_between_rows(self) -> bool:
+        """A scaling study's rows on fresh workers: asked for, or by default on a local
+        cluster (a running scheduler's workers are the user's: restarted only when asked)."""
+        return len(self.worker_counts) > 1 and (
+            self.restart_workers == "always" or (self.restart_workers == "auto" and self.local))
 
 
-def check(args) -> None:
-    """Cluster options without --cluster, or a bad timeout, are usage errors."""
-    if args.cluster is None:
-        for flag, value in (("--fleet", args.fleet), ("--workers", args.workers),
-                            ("--cluster-timeout", args.cluster_timeout),
-                            ("--shards-per-worker", args.shards_per_worker),
-                            ("--dask-batching", args.dask_batching),
-                            ("--restart-workers", args.restart_workers)):
-            if value is not None:
-                raise UserError(f"{flag} needs --cluster local or --cluster tcp://HOST:PORT")
-    if args.cluster_timeout is not None and not 0 < args.cluster_timeout <= 86_400:
-        raise UserError("--cluster-timeout must be above 0 and at most 86400 seconds")
-    if args.shards_per_worker is not None and args.shards_per_worker < 1:
-        raise UserError("--shards-per-worker must be at least 1")
-    for flag, value in (("--shards-per-worker", args.shards_per_worker),
-                        ("--dask-batching", args.dask_batching),
-                        ("--restart-workers", args.restart_workers)):
-        if args.fleet and value is not None:
-            raise UserError(f"{flag} applies to shard mode, not --fleet")
+def parse_counts(text: str) -> tuple:
+    """'1,2,4' -> (1, 2, 4) (sorted, unique); a bad list is a usage error."""
+    try:
+        counts = sorted({int(t) for t in str(text).split(",") if t.strip()})
+    except ValueError:
+        counts = []
+    if not counts or counts[0] < 1:
+        raise UserError(f"--workers '{text}': expected worker counts such as 1,2,4")
+    return tuple(counts)

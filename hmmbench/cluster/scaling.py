@@ -20,18 +20,6 @@ NO_BASELINE = "no baseline: one worker count (run --workers 1,N)"
 CELL_KEYS = ("dataset_sha256", "chunking", "backend", "model", "kind")
 
 
-def parse_counts(text: str) -> list:
-    """--workers '1,2,4' -> [1, 2, 4] (sorted, unique); a bad list is a usage error."""
-    from ..errors import UserError
-    try:
-        counts = sorted({int(t) for t in str(text).split(",") if t.strip()})
-    except ValueError:
-        counts = []
-    if not counts or counts[0] < 1:
-        raise UserError(f"--workers '{text}': expected worker counts such as 1,2,4")
-    return counts
-
-
 def fill_efficiency(records: list) -> list:
     """Set ``parallel_efficiency`` (end to end) and ``parallel_efficiency_kernel`` in each sharded
     record's info; returns the scaling rows (plain dicts, JSON-ready)."""

@@ -12,10 +12,17 @@ cross-check, timed repeats, stopping, records -- over stand-ins:
   packed arrays. Nothing is sent again per repeat; results come back as arrays.
 * :class:`ShardedBackend` wraps a backend: one call runs one piece on every worker (each runs
   the piece's launches in the chunking mode, as a single process would) and joins the results.
-  Its ``total`` is the wall time of the whole sharded call (submit, compute, gather; the next
-  piece is submitted before a piece's results are gathered, so transfers overlap compute); its
-  stage times are the slowest worker's, so kernel GCUPS is the aggregate rate of the critical
-  path.
+  Its ``total`` is the wall time of the whole sharded call (submit, compute, and either each
+  worker's answer -- its results kept in its memory, ``--gather cell`` -- or its results
+  themselves, ``--gather call``; the next piece is submitted before a piece's answers are
+  collected, so they overlap compute); its stage times are the slowest worker's, so kernel GCUPS
+  is the aggregate rate of the critical path.
+* Results kept on the workers (:class:`WorkerValues`) travel to the client only when the runner
+  reads them (the cross-check pass), once per cell and straight from each worker: the timed
+  calls do not funnel every worker's results through this process while the next call waits.
+* Every call's timeline per worker (submit, task start and end on the worker's clock, corrected
+  by its measured offset, stage times, answer received; the dataset's scatter and the results'
+  transfer) goes into the record (:func:`worker_timeline`).
 * The cross-check (warm-up pass only) checks exactly what a single-process run checks: a set that
   fits in memory is loaded here as well (files are read here anyway); the samples of a lazy set
   (generated piece by piece, too large for memory) are fetched from the workers' shards.
@@ -26,7 +33,9 @@ each such move is recorded (:attr:`Session.retried`).
 """
 from __future__ import annotations
 
-import statistics
+import functools
+import time
+import uuid
 import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -38,14 +47,36 @@ from ..backend import STAGES, Backend, Execution
 from ..runner.cell import merge_infos
 from ..runner.reference import ReferenceStore
 from . import worker as remote
+from .connect import SchedulerLost, scheduler_lost
 from .shards import shard_bounds
+from .timeline import arrivals
+
+
+def _needs_scheduler(method):
+    """A failure of a call while the scheduler is gone is no backend's failure: it ends the
+    run (:class:`.connect.SchedulerLost`), never a record."""
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        client = self.client if isinstance(self, Session) else self.session.client
+        if scheduler_lost(client):          # tasks submitted now would wait for ever
+            raise SchedulerLost()
+        try:
+            return method(self, *args, **kwargs)
+        except Exception:
+            if scheduler_lost(client):
+                raise SchedulerLost() from None
+            raise
+    return call
 
 
 class Session:
     """The client, the workers a sharded run uses, what each can run, and what happened."""
 
-    def __init__(self, client, workload, args: dict, launches_fn=None, per_worker: int = 1):
+    def __init__(self, client, workload, args: dict, launches_fn=None, per_worker: int = 1,
+                 gather: str = "cell"):
         self.client, self.workload, self.args = client, workload, args
+        #: "cell": results kept on the workers until read; "call": sent back with every call
+        self.gather = gather
         #: shards per worker and piece: more than one overlaps a shard's result transfer with
         #: the next shard's compute
         self.per_worker = per_worker
@@ -58,6 +89,10 @@ class Session:
         self.n = 0                        # the current worker count
         self.stats: dict = {}             # (sha256, chunking, backend) -> passes of per-shard stats
         self.retried: list = []           # shards that ran elsewhere than planned
+        self.timeline: dict = {}          # (sha256, chunking, backend) -> passes of call rows
+        self.transfers: dict = {}         # (sha256, chunking, backend) -> kept results' reads
+        self.scatter: dict = {}           # sha256 -> worker index -> seconds to place its shard
+        self.clock: dict = {}             # worker address -> (offset, uncertainty) seconds
         self.placements: dict = {}        # the current dataset's placements by worker set
         self.current: Optional["Placement"] = None   # the placement made last
 
@@ -69,12 +104,33 @@ class Session:
                    for w in workers]
         for w, res in zip(workers, self.client.gather(futures)):
             self.probes[w] = res
+        self.measure_clocks(workers)
         for w in workers:
             reasons = [p["reason"] for p in self.probes[w]["backends"].values()]
             if any(r is None for r in reasons):
                 self.capable.append(w)
             else:
                 self.excluded[w] = "; ".join(dict.fromkeys(reasons))
+
+    def measure_clocks(self, workers: list) -> None:
+        """Each worker's clock against this one's (a host's clock may be off by more than a
+        call): its time.time() minus the midpoint of the round trip that asked for it, the
+        offset known to half that round trip."""
+        for w in workers:
+            t0 = time.time()
+            theirs = self.client.run(time.time, workers=[w])[w]
+            t1 = time.time()
+            self.clock[w] = (theirs - (t0 + t1) / 2, (t1 - t0) / 2)
+
+    def on_client_clock(self, worker: str, t: float) -> float:
+        """A time of a worker's clock on this one's (a worker that joined meanwhile, such as
+        one that took over a dead worker's shards, is measured now)."""
+        if worker not in self.clock:
+            try:
+                self.measure_clocks([worker])
+            except Exception:  # noqa: BLE001 - gone again: its times stay uncorrected
+                self.clock[worker] = (0.0, None)
+        return t - self.clock[worker][0]
 
     def restart(self, backends: list, timeout: float) -> None:
         """Fresh worker processes (Dask restarts them through their nannies), probed again: a
@@ -101,6 +157,7 @@ class Session:
         p = self.probes[w]
         return f"{p['name']}@{p['host']}"
 
+    @_needs_scheduler
     def place(self, ds: "ClusterDataset", workers: tuple) -> "Placement":
         """The dataset's shards on these workers (made on first use); another dataset's are
         released first: datasets run one after another."""
@@ -114,6 +171,29 @@ class Session:
         for p in self.placements.values():
             p.release()
         self.placements = {}
+
+
+class WorkerValues:
+    """A sharded call's results, kept in its workers' memory until something reads them (the
+    runner's cross-check: ``np.asarray``); then fetched once, from every worker at once."""
+
+    def __init__(self, placement: "Placement", backend, proxy: "ShardProxy", token: str,
+                 n: int):
+        self._where = (placement, backend, proxy, token)
+        self._n = n
+        self._values: Optional[np.ndarray] = None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def values(self) -> np.ndarray:
+        if self._values is None:
+            placement, backend, proxy, token = self._where
+            self._values = placement.take(backend, proxy, token)
+        return self._values
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values() if dtype is None else self.values().astype(dtype, copy=False)
 
 
 @dataclass
@@ -201,13 +281,16 @@ class Placement:
         else:
             specs = [{"workload": wl.name, "name": inner.name, "sha256": inner.sha256,
                       "args": session.args}] * n
+        t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
             self.futures = [client.submit(remote.load_part, spec, w, n, k, session.env,
                                           workers=[addr], allow_other_workers=True, pure=False)
                             for w, (spec, addr) in enumerate(zip(specs, workers))]
-        described = client.gather([client.submit(remote.describe, f, pure=False)
-                                   for f in self.futures])
+        described, placed = arrivals(client, [client.submit(remote.describe, f, pure=False)
+                                              for f in self.futures])
+        #: per worker: seconds from the submit to its shards described back (sent or rebuilt)
+        session.scatter[inner.sha256] = {w: t - t0 for w, t in enumerate(placed)}
         #: per shard, per piece: (items, cells, has expected values)
         self.shard_sizes = [[piece[j] for piece in per_worker] for per_worker in described
                             for j in range(k)]
@@ -220,12 +303,20 @@ class Placement:
         self._ahead: dict = {}
 
     def release(self) -> None:
+        if scheduler_lost(self.session.client):   # nothing to release, nobody to ask
+            self._ahead, self.futures = {}, []
+            return
         self._drop_ahead()
+        if self.futures and self.session.gather == "cell":
+            try:
+                self.session.client.run(remote.drop_kept)
+            except Exception:  # noqa: BLE001 - a worker gone: its kept results went with it
+                pass
         self.futures = []
         self.ds.forget_local()
 
     def _drop_ahead(self) -> None:
-        for futures in self._ahead.values():
+        for futures, _, _ in self._ahead.values():
             self.session.client.cancel(futures)
         self._ahead = {}
 
@@ -235,6 +326,7 @@ class Placement:
         return self.session.client.submit(fn, self.futures[w], *args, workers=[self.holders[w]],
                                           allow_other_workers=True, pure=False, **kw)
 
+    @_needs_scheduler
     def refusal(self, backend: "ShardedBackend", piece: int) -> Optional[str]:
         """The first worker's reason to refuse its shards of a piece, else None."""
         s = self.session
@@ -243,6 +335,7 @@ class Placement:
                                    for w in range(len(self.futures))])
         return next((r for r in reasons if r), None)
 
+    @_needs_scheduler
     def subset(self, piece: int, idx: np.ndarray):
         """Items ``idx`` of a piece, gathered from the shards that hold them, in idx's order."""
         order = np.argsort(idx, kind="stable")
@@ -259,26 +352,35 @@ class Placement:
         return joined if np.array_equal(order, np.arange(len(idx))) else \
             joined.subset(np.argsort(order))
 
-    def _submit_piece(self, backend: "ShardedBackend", piece: int, mode: str) -> list:
-        s = self.session
-        return [self._submit(remote.run_piece, i, piece, i % self.per_worker, backend.inner,
-                             mode, s.launches_fn, s.env)
-                for i in range(len(self.shard_sizes))]
+    def _key(self, backend: "ShardedBackend", piece: int, mode: str, shard: int) -> tuple:
+        return (self.ds.inner.sha256, len(self.shard_sizes), backend.name, mode, piece, shard)
 
+    def _submit_piece(self, backend: "ShardedBackend", piece: int, mode: str) -> tuple:
+        """(the tasks of a piece's shards, when they were submitted, the call's token)."""
+        s = self.session
+        token = uuid.uuid4().hex if s.gather == "cell" else None
+        submitted = time.perf_counter()
+        return [self._submit(remote.run_piece, i, piece, i % self.per_worker, backend.inner,
+                             mode, s.launches_fn, s.env,
+                             (self._key(backend, piece, mode, i), token) if token else None)
+                for i in range(len(self.shard_sizes))], submitted, token
+
+    @_needs_scheduler
     def run(self, backend: "ShardedBackend", proxy: ShardProxy) -> Execution:
         """One piece on every shard. A pass runs its pieces in order, so the next piece is
-        submitted before this one's results are gathered: the workers compute it while the
-        results travel (a call's wall then holds its gather and the next piece's start; a pass's
-        sum of calls is its wall)."""
+        submitted before this one's answers are collected: the workers compute it while the
+        answers travel (a call's wall then holds its collection and the next piece's start; a
+        pass's sum of calls is its wall)."""
         s, k = self.session, proxy.piece
-        futures = self._ahead.pop((backend.name, k, proxy.mode), None)
+        began, began_epoch = time.perf_counter(), time.time()
+        ahead = self._ahead.pop((backend.name, k, proxy.mode), None)
         self._drop_ahead()                        # anything else submitted ahead is stale
-        if futures is None:
-            futures = self._submit_piece(backend, k, proxy.mode)
+        futures, submitted, token = ahead or self._submit_piece(backend, k, proxy.mode)
         if k + 1 < len(self.sizes):
             self._ahead[(backend.name, k + 1, proxy.mode)] = self._submit_piece(
                 backend, k + 1, proxy.mode)
-        results = s.client.gather(futures)
+        results, arrived = arrivals(s.client, futures)
+        ended = time.perf_counter()
         moved = {}
         for i, r in enumerate(results):
             if "refused" in r:
@@ -293,11 +395,55 @@ class Placement:
         for w, addr in moved.items():
             self.holders[w] = addr
         self._tally(backend.name, proxy, results)
+        s.timeline.setdefault((self.ds.inner.sha256, proxy.mode, backend.name), []).append(
+            self._call_row(k, results, began, began_epoch, submitted, arrived, ended))
+        if token is None:
+            log10 = np.concatenate([np.asarray(r["log10"], np.float64) for r in results])
+        else:
+            log10 = WorkerValues(self, backend, proxy, token,
+                                 sum(int(r["n_kept"]) for r in results))
         return Execution(
-            log10=np.concatenate([np.asarray(r["log10"], np.float64) for r in results]),
+            log10=log10,
             timing={st: max(float(r["timing"].get(st, 0.0)) for r in results) for st in STAGES},
             n_fallback=sum(int(r["n_fallback"]) for r in results),
             info=merge_infos([i for r in results for i in r["infos"]]))
+
+    def _call_row(self, piece, results, began, began_epoch, submitted, arrived, ended) -> dict:
+        """One call's timeline, in seconds from the call's start on this clock: per shard, when
+        its task was submitted (before 0: submitted ahead, during the call before), started and
+        ended on its worker, and its answer arrived here; the stages it reported."""
+        s = self.session
+        shards = []
+        for i, (r, t) in enumerate(zip(results, arrived)):
+            row = {"shard": i, "worker": r["name"], "submit": submitted - began,
+                   "received": t - began, **{st: float(r["timing"].get(st, 0.0))
+                                             for st in STAGES}}
+            for edge in ("start", "end"):
+                row[edge] = s.on_client_clock(r["worker"], r[f"t_{edge}"]) - began_epoch
+            shards.append(row)
+        return {"piece": piece, "call": ended - began, "shards": shards}
+
+    @_needs_scheduler
+    def take(self, backend: "ShardedBackend", proxy: ShardProxy, token: str) -> np.ndarray:
+        """A call's kept results, from every worker at once, in shard order; how long each
+        worker's took is the record's result transfer."""
+        s, k = self.session, proxy.piece
+        t0 = time.perf_counter()
+        futures = [self._submit(remote.take_values, i, k, i % self.per_worker, backend.inner,
+                                proxy.mode, s.launches_fn, s.env,
+                                self._key(backend, k, proxy.mode, i), token)
+                   for i in range(len(self.shard_sizes))]
+        parts, arrived = arrivals(s.client, futures)
+        s.transfers.setdefault((self.ds.inner.sha256, proxy.mode, backend.name), []).append(
+            {i // self.per_worker: t - t0 for i, t in enumerate(arrived)})
+        for i, r in enumerate(parts):
+            if r["rerun"]:
+                s.retried.append({"dataset": self.ds.inner.name, "sha256": self.ds.inner.sha256,
+                                  "chunking": proxy.mode, "backend": backend.name, "piece": k,
+                                  "shard": i, "planned": self.holders[i // self.per_worker],
+                                  "ran_on": r["worker"], "host": r["host"],
+                                  "what": "results lost with their worker: run again"})
+        return np.concatenate([np.asarray(r["log10"], np.float64) for r in parts])
 
     def _tally(self, name: str, proxy: ShardProxy, results: list) -> None:
         """Per-worker stage sums of each pass (a pass starts at piece 0)."""
@@ -377,36 +523,16 @@ def single_launch(unit, mode: str) -> list:
     return [unit.with_mode(mode)]
 
 
-def worker_stages(session: Session, record) -> list:
-    """Each shard's median per-pass stages, wall (its launches), task (the whole task on the
-    worker), items and cells over the record's timed passes, its last ``repeats`` (the checked
-    pass and any warm-up passes before them left out)."""
-    passes = session.stats.get((record.dataset_sha256, record.chunking, record.backend)) or []
-    timed = passes[-record.repeats:] if record.repeats else passes[1:] or passes
-    if not timed:
-        return []
-    out = []
-    for i in sorted(timed[-1]):
-        rows = [p[i] for p in timed if i in p]
-        last = rows[-1]
-        out.append({**{k: last[k] for k in ("index", "worker", "host", "pid", "device",
-                                             "items", "cells", "launches")},
-                    **{k: statistics.median(r[k] for r in rows)
-                       for k in ("wall", "task") + STAGES}})
-    return out
-
-
 def sharded_values(client, workload, backend_name: str, ds, n_workers: int,
                    mode: str = "original", args: Optional[dict] = None,
-                   per_worker: int = 1) -> tuple:
+                   per_worker: int = 1, gather: str = "cell") -> tuple:
     """Every piece of ``ds`` through one backend sharded over ``n_workers`` of the client's
     workers, outside the runner (identity checks): (values in dataset order, session, the
     sharded backend, the wrapped dataset)."""
     from .connect import wait_for_workers
-    from .settings import shards_stay
     session = Session(client, workload, args or {"dataset": [ds.name],
                                                  "backend": [backend_name]},
-                      per_worker=per_worker)
+                      per_worker=per_worker, gather=gather)
     from ..registry import select
     inner = select([backend_name], workload.name)[0]
     session.probe(wait_for_workers(client, n_workers, 60), [inner])
@@ -416,6 +542,6 @@ def sharded_values(client, workload, backend_name: str, ds, n_workers: int,
     if reason:
         raise RuntimeError(f"{backend_name}: {reason}")
     cds = ClusterDataset(ds, session)
-    with shards_stay(client):
-        values = np.concatenate([sb.run(p.with_mode(mode)).log10 for p in cds.chunks()])
+    values = np.concatenate([np.asarray(sb.run(p.with_mode(mode)).log10)
+                             for p in cds.chunks()])
     return values, session, sb, cds

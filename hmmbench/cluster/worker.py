@@ -25,6 +25,10 @@ PASSED_ENV = ("HMMBENCH_OPENCL_DEVICE",)
 
 _BACKENDS: dict = {}
 _PLAN: dict = {}          # one entry: (workload, dataset name, args) -> the plan's datasets
+#: results kept here until the client reads them (``--gather cell``): per (backend, chunking
+#: mode, piece, shard) the latest call's (token, values); a later call of the same piece
+#: replaces them, so a worker holds at most one pass of results per backend
+_KEPT: dict = {}
 
 
 def releases_device(task):
@@ -204,12 +208,14 @@ def subset(part: list, piece: int, shard: int, idx: np.ndarray):
 
 @releases_device
 def run_piece(part: list, piece: int, shard: int, sent, mode: str, launches_fn,
-              env: dict) -> dict:
+              env: dict, keep: Optional[tuple] = None) -> dict:
     """One of this worker's shards of a piece through the backend, as the single-process runner
     runs a chunk: the launches of the chunking mode, their stage times summed, results as an
-    array."""
+    array -- or, with ``keep`` = (key, token), kept here for :func:`take_values` and left out
+    of what the task returns. ``t_start``/``t_end``: this host's clock (the call's timeline)."""
     from ..runner.cell import add_stages, joined_values, run_launches
     from ..workload import get
+    t_start = time.time()
     started = time.perf_counter()
     _apply(env)
     unit = part[piece][shard]
@@ -217,20 +223,49 @@ def run_piece(part: list, piece: int, shard: int, sent, mode: str, launches_fn,
     timing: dict = {}
     infos: list = []
     if unit.n_items == 0:
-        return {**me, "log10": np.zeros(0), "timing": timing, "wall": 0.0, "task": 0.0,
-                "n_fallback": 0, "infos": infos, "launches": 0}
-    b = backend(sent)
-    refusal = b.refuse_reason(unit)
-    if refusal:
-        return {**me, "refused": refusal}
-    launches = list((launches_fn or get(b.workload).launches)(unit, mode))
-    outs, wall = run_launches(b, launches)
-    n_fallback = add_stages(timing, outs, infos)
-    log10 = joined_values(outs)
+        log10 = np.zeros(0)
+        out = {**me, "timing": timing, "wall": 0.0, "n_fallback": 0, "infos": infos,
+               "launches": 0}
+    else:
+        b = backend(sent)
+        refusal = b.refuse_reason(unit)
+        if refusal:
+            return {**me, "refused": refusal}
+        launches = list((launches_fn or get(b.workload).launches)(unit, mode))
+        outs, wall = run_launches(b, launches)
+        n_fallback = add_stages(timing, outs, infos)
+        log10 = joined_values(outs)
+        out = {**me, "timing": timing, "wall": wall, "n_fallback": n_fallback, "infos": infos,
+               "launches": len(launches), "device": device_name(b)}
+    if keep is None:
+        out["log10"] = log10
+    else:
+        key, token = keep
+        _KEPT[key] = (token, log10)
+        out["n_kept"] = len(log10)
     # the task's whole time here: its wall beyond the launches' is this function's own work
-    return {**me, "log10": log10, "timing": timing, "wall": wall,
-            "task": time.perf_counter() - started, "n_fallback": n_fallback, "infos": infos,
-            "launches": len(launches), "device": device_name(b)}
+    return {**out, "task": time.perf_counter() - started, "t_start": t_start,
+            "t_end": time.time()}
+
+
+def take_values(part: list, piece: int, shard: int, sent, mode: str, launches_fn, env: dict,
+                key: tuple, token: str) -> dict:
+    """The results a call kept here (:func:`run_piece` with ``keep``), handed over once. Where
+    they are gone (this worker is not the one that ran the call: it died meanwhile) the shard is
+    run again here, and the answer says so."""
+    kept = _KEPT.get(key)
+    if kept is not None and kept[0] == token:
+        del _KEPT[key]
+        return {**whoami(), "log10": kept[1], "rerun": False}
+    out = run_piece(part, piece, shard, sent, mode, launches_fn, env)
+    return {**out, "rerun": True}
+
+
+def drop_kept() -> int:
+    """Forget every kept result (the client released its dataset); how many there were."""
+    n = len(_KEPT)
+    _KEPT.clear()
+    return n
 
 
 @releases_device
