@@ -16,6 +16,8 @@ Workload-free, like the runner: the workload supplies the atoms a unit is cut at
 :mod:`.worker`    what runs on a worker: probe, load or rebuild its shard, run a piece, fleet runs
 :mod:`.sharded`   shard mode on the client: datasets and backends as stand-ins the ordinary runner
                   drives (warm-up and cross-check, repeats, records), data resident on workers
+:mod:`.placement` one dataset's shards resident on the workers: each call of a piece on all of
+                  them, its results kept there until read (or sent back with the call)
 :mod:`.timeline`  per-worker stage medians and the timeline of a sharded call
 :mod:`.scaling`   the scaling study's efficiency and table
 :mod:`.fleet`     fleet mode: the same matrix on every worker
