@@ -10,7 +10,7 @@ options (profile: ``--model``, ``--kind``) travel as ``workload_options``, the o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from .errors import UserError
@@ -55,8 +55,7 @@ class RunOptions:
     opencl_device: Optional[str] = None
     argv: tuple = ()                      # the command line, for the result file's header
     workload_options: Any = None          # Workload.parse_options's object
-    #: hmmbench.cluster's own options by argparse dest, for the cluster's code to read
-    cluster: Mapping = field(default_factory=dict)
+    # the cluster's options are hmmbench.cluster.options.ClusterOptions, built beside these
 
     def __post_init__(self):
         if self.repeat is not None and not (isinstance(self.repeat, int)
@@ -93,9 +92,6 @@ class ScoreOptions:
 
 #: ``hmmbench run`` dests that :class:`RunOptions` holds under another name.
 _RUN_RENAMED = {"dataset": "datasets", "backend": "backends", "axis": "axes"}
-#: ``hmmbench run`` dests of the cluster options (hmmbench.cluster.options.add_arguments).
-CLUSTER_DESTS = ("cluster", "fleet", "workers", "shards_per_worker", "dask_batching",
-                 "restart_workers", "cluster_timeout")
 
 
 def run_options(values: Mapping, workload) -> RunOptions:
@@ -113,8 +109,7 @@ def run_options(values: Mapping, workload) -> RunOptions:
         use_cache=not v.get("no_cache", False), json=v.get("json"), resume=v.get("resume"),
         quiet=bool(v.get("quiet", False)), opencl_device=v.get("opencl_device"),
         argv=_tuple(v.get("argv")),
-        workload_options=workload.parse_options(v),
-        cluster={k: v[k] for k in CLUSTER_DESTS if k in v})
+        workload_options=workload.parse_options(v))
 
 
 def score_options(values: Mapping, workload) -> ScoreOptions:
