@@ -212,13 +212,18 @@ def test_regression_gate_workflow_runs_and_gates(tmp_path):
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "numpy" in summary.read_text()
 
-    # A candidate three times slower in every sample fails the gate at the workflow's threshold.
+    # A candidate whose every sample is three times the baseline's slowest (beyond the threshold
+    # and beyond any noise of this machine) fails the gate at the workflow's threshold.
+    slowest = {k: max(v) for k, v in base["samples_s"].items()}
     doc = json.loads((tmp_path / "candidate.json").read_text())
     for run in doc["runs"]:
-        for key in ("timing_s", "timing_min_s", "timing_max_s"):
-            run[key] = {k: 3 * v for k, v in run[key].items()}
-        run["samples_s"] = {k: [3 * x for x in v] for k, v in run["samples_s"].items()}
+        run["samples_s"] = {k: [3 * slowest[k] * (1 + i / 100) for i in range(len(v))]
+                            for k, v in run["samples_s"].items()}
+        run["timing_s"] = {k: float(np.median(v)) for k, v in run["samples_s"].items()}
+        run["timing_min_s"] = {k: min(v) for k, v in run["samples_s"].items()}
+        run["timing_max_s"] = {k: max(v) for k, v in run["samples_s"].items()}
     (tmp_path / "candidate.json").write_text(json.dumps(doc))
+    summary.write_text("")
     failed = step(commands[2])
-    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert failed.returncode == 1, failed.stdout + failed.stderr + summary.read_text()
     assert "slower" in summary.read_text()
