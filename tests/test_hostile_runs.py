@@ -223,13 +223,11 @@ def test_opencl_kernel_that_does_not_build(tmp_path, monkeypatch, capsys):
 
 def test_ctrl_c_stops_a_suite(monkeypatch, tmp_path):
     """A step ended by Ctrl-C (its status 130) stops the suite; the steps after it do not run."""
-    import hmmbench.cli as cli_package
     from hmmbench import suites
     from hmmbench.cli import suite_cmd
     calls = []
-    monkeypatch.setattr(cli_package, "main", lambda argv: calls.append(argv) or 130)
     suite = suites.get("smoke")
     plan = [(suite, step, tmp_path) for step in suite.steps]
     with pytest.raises(KeyboardInterrupt, match="suite stopped in step"):
-        suite_cmd._run_steps(plan)
+        suite_cmd._run_steps(plan, lambda argv: calls.append(argv) or 130)
     assert len(plan) > 1 and len(calls) == 1

@@ -164,11 +164,10 @@ def test_steps_run_in_order_and_do_not_leak_settings(tmp_path, monkeypatch, caps
         if len(seen) == 1:
             raise RuntimeError("step crashed")
         return 0
-    monkeypatch.setattr(cli, "main", fake_main)
     monkeypatch.delenv("HMMBENCH_TEST_LEAK", raising=False)
     from hmmbench.cli import suite_cmd
     suite = suites.get("smoke")
-    code = suite_cmd._run_steps([(suite, step, tmp_path) for step in suite.steps])
+    code = suite_cmd._run_steps([(suite, step, tmp_path) for step in suite.steps], fake_main)
     assert code == 1
     assert seen == [(str(tmp_path / "smoke-pairhmm.json"), None),
                     (str(tmp_path / "smoke-profile.json"), None)]

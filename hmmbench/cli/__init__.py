@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cmd.add_parser(sub)
     history_cmd.add_parser(sub)
     datasets_cmd.add_parser(sub)
-    suite_cmd.add_parser(sub)
+    suite_cmd.add_parser(sub, build_parser, main)
     for sp in sub.choices.values():
         # SUPPRESS: a subcommand without --debug leaves the global one as it was.
         sp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import os
@@ -10,12 +11,15 @@ import shlex
 import sys
 import time
 import traceback
+from typing import Callable
 
 from ..errors import UserError
 from .common import terminal
 
 
-def add_parser(sub) -> None:
+def add_parser(sub, build_parser: Callable, main: Callable) -> None:
+    """``hmmbench suite``; its steps are ``hmmbench run`` command lines, checked with the CLI's
+    ``build_parser`` and run through its ``main`` (handed in: the CLI package imports this one)."""
     sp = sub.add_parser("suite", help="named benchmark suites (the device studies)")
     ssub = sp.add_subparsers(dest="suite_cmd", required=True, metavar="ACTION")
     ssub.add_parser("list", help="every suite, its steps and what it measures")
@@ -26,17 +30,18 @@ def add_parser(sub) -> None:
                          "results/runs/<suite>/)")
     rp.add_argument("--dry-run", action="store_true",
                     help="print the hmmbench run commands instead of running them")
-    sp.set_defaults(func=run, workload=None)
+    sp.set_defaults(func=functools.partial(run, build_parser=build_parser, main=main),
+                    workload=None)
 
 
-def run(args, workload) -> int:
+def run(args, workload, *, build_parser: Callable, main: Callable) -> int:
     from .. import suites
     if args.suite_cmd == "list":
         return _list(suites.every())
     chosen = [suites.get(n) for n in args.names]   # every name checked before anything runs
     plan = [(suite, step, suites.out_dir(suite, args.out)) for suite in chosen
             for step in suite.steps]
-    _check_steps(plan)
+    _check_steps(plan, build_parser())
     if args.dry_run:
         for _, step, out_dir in plan:
             print(shlex.join(["hmmbench"] + step.argv(out_dir)))
@@ -44,7 +49,7 @@ def run(args, workload) -> int:
     from ..fileio import check_output_path
     for _, step, out_dir in plan:        # a folder no result file can go to: before any step
         check_output_path(out_dir / f"{step.name}.json", "--out")
-    return _run_steps(plan)
+    return _run_steps(plan, main)
 
 
 def _list(every: list) -> int:
@@ -58,10 +63,8 @@ def _list(every: list) -> int:
     return 0
 
 
-def _check_steps(plan: list) -> None:
+def _check_steps(plan: list, parser) -> None:
     """A step whose options `hmmbench run` would refuse is a usage error before any step runs."""
-    from . import build_parser
-    parser = build_parser()
     for suite, step, out_dir in plan:
         said = io.StringIO()
         try:
@@ -72,10 +75,9 @@ def _check_steps(plan: list) -> None:
             raise UserError(f"suite '{suite.name}' step '{step.name}': {why[0]}") from None
 
 
-def _run_steps(plan: list) -> int:
+def _run_steps(plan: list, main: Callable) -> int:
     """Every step in order, like the study scripts: a failed step is reported and the next one
     still runs (each writes its own file, so a failure loses only itself)."""
-    from . import main
     failed = []
     for i, (suite, step, out_dir) in enumerate(plan, 1):
         out_dir.mkdir(parents=True, exist_ok=True)
