@@ -7,11 +7,15 @@
 - The core compares no value against a workload's name (``== "profile"``): what differs per
   workload is asked of the Workload object.
 - Workload packages and the references never import the CLI.
+- ``cpu_reference`` depends on NumPy alone: it imports nothing of ``hmmbench``.
+- No import cycles among the modules of the workload packages and the references, and no
+  library module with a command-line ``main()`` (the CLI is ``hmmbench.cli``).
 """
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +152,84 @@ def test_every_source_folder_is_a_package():
                for top in ("hmmbench", "cpu_reference") for p in (ROOT / top).rglob("*.py")
                if "__pycache__" not in p.parts}
     assert folders <= found, f"folders without __init__.py: {sorted(folders - found)}"
+
+
+REFERENCE_CODE = sorted((ROOT / "cpu_reference").rglob("*.py"))
+LIBRARY_CODE = sorted(p for top in ("hmmbench", "cpu_reference") for p in (ROOT / top).rglob("*.py")
+                      if "cli" not in p.relative_to(ROOT).parts and p.name != "__main__.py")
+
+
+@pytest.mark.parametrize("path", REFERENCE_CODE, ids=rel)
+def test_the_reference_imports_nothing_of_hmmbench(path):
+    """The NumPy reference stands alone: what it needs of the data model comes as arrays, and
+    the algorithms' constants are its own (hmmbench imports them from it, never the reverse)."""
+    allowed = ("cpu_reference", "numpy", "__future__", "dataclasses", "typing", "contextlib",
+               "functools", "math")
+    bad = [(line, name) for line, name in imported(path, parse(path))
+           if name.split(".")[0] not in allowed]
+    assert not bad, f"{rel(path)} imports {bad}"
+
+
+@pytest.mark.parametrize("path", LIBRARY_CODE, ids=rel)
+def test_no_library_module_is_a_command_line_program(path):
+    tree = parse(path)
+    mains = [n.lineno for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
+    scripts = [n.lineno for n in tree.body if isinstance(n, ast.If)
+               and "__main__" in ast.unparse(n.test)]
+    assert not mains and not scripts, f"{rel(path)}: main() or __main__ block at {mains + scripts}"
+
+
+def import_cycles(paths: list) -> list:
+    """The strongly connected components (more than one module) of the import graph of these
+    files, every import counted (inside functions too)."""
+    modules = {module_name(p): p for p in paths}
+    graph = {}
+    for m, p in modules.items():
+        graph[m] = set()
+        for _, name in imported(p, parse(p)):
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != m:
+                graph[m].add(name)
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_workloads_and_references_import_without_cycles():
+    assert import_cycles(WORKLOAD_CODE) == []
+
+
+def test_the_cycle_check_finds_a_cycle(tmp_path, monkeypatch):
+    pkg = tmp_path / "cyc"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from .b import g\n")
+    (pkg / "b.py").write_text("from .a import f\n")
+    (pkg / "c.py").write_text("from . import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert import_cycles(sorted(pkg.glob("*.py"))) == [["cyc.a", "cyc.b"]]
+
