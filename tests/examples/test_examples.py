@@ -112,10 +112,18 @@ def test_own_backend_kernel_compiles_with_nvcc(tmp_path):
 # ------------------------------------------------------------------------------------------------
 # examples/custom_dataset.py: a block-format file written from Python, benchmarked by path
 # ------------------------------------------------------------------------------------------------
-def test_custom_dataset_is_written_loaded_and_cross_checked(tmp_path):
-    out = subprocess.run([sys.executable, str(EXAMPLES / "custom_dataset.py"), str(tmp_path)],
-                         env=environment(tmp_path), capture_output=True, text=True, timeout=300)
+@pytest.fixture(scope="module")
+def custom_dataset(tmp_path_factory) -> tuple:
+    """(the folder the example wrote into, its output): my_pairs.in and its result file."""
+    tmp = tmp_path_factory.mktemp("custom_dataset")
+    out = subprocess.run([sys.executable, str(EXAMPLES / "custom_dataset.py"), str(tmp)],
+                         env=environment(tmp), capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
+    return tmp, out
+
+
+def test_custom_dataset_is_written_loaded_and_cross_checked(custom_dataset):
+    tmp_path, out = custom_dataset
     from hmmbench.pairhmm.datasets.blockfmt import load_block
     written = load_block(tmp_path / "my_pairs.in")            # valid block format
     run = runs_by_backend(tmp_path / "my_pairs.json")["numpy-f32"]
@@ -151,22 +159,19 @@ def test_read_results_pandas_on_the_committed_files(monkeypatch):
     assert f"{fastest.gcups_kernel:.3g}" in first_row
 
 
-def test_read_results_pandas_on_a_fresh_file(tmp_path):
-    env = environment(tmp_path)
-    out_json = tmp_path / "fresh.json"
-    run = hmmbench(env, "run", "-d", "tiny", "-b", "numpy", "-b", "numpy-f32", "--repeat", "1",
-                   "--json", str(out_json), "--quiet")
-    assert run.returncode == 0, run.stderr
-    out = subprocess.run([sys.executable, str(EXAMPLES / "read_results_pandas.py"),
-                          str(out_json), "--datasets", "tiny"],
-                         env=env, capture_output=True, text=True, timeout=120)
+def test_read_results_pandas_on_a_fresh_file(custom_dataset):
+    """The result file the custom-dataset example just wrote."""
+    tmp_path, _ = custom_dataset
+    fresh = tmp_path / "my_pairs.json"
+    out = subprocess.run([sys.executable, str(EXAMPLES / "read_results_pandas.py"), str(fresh),
+                          "--datasets", "my_pairs.in"],
+                         env=environment(tmp_path), capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "2 runs from 1 files" in out.stdout
+    assert "1 runs from 1 files" in out.stdout
     table = out.stdout.split("per backend and dataset\n")[1].splitlines()
-    assert table[0].split() == ["dataset", "tiny"]
-    runs = runs_by_backend(out_json)
+    assert table[0].split() == ["dataset", "my_pairs.in"]
     shown = {line.split()[0]: line.split()[1] for line in table[2:]}
-    assert shown == {b: f"{r['gcups_kernel']:.3g}" for b, r in runs.items()}
+    assert shown == {b: f"{r['gcups_kernel']:.3g}" for b, r in runs_by_backend(fresh).items()}
 
 
 # ------------------------------------------------------------------------------------------------
