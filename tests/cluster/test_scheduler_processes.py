@@ -153,11 +153,13 @@ def test_shards_on_worker_processes_give_one_process_results(hosts, backend, wor
     session.release()
 
 
+@pytest.mark.parametrize("gather", ["cell", "call"])
 def test_cli_shard_mode_over_tcp_names_the_worker_without_opencl(hosts, tmp_path, monkeypatch,
-                                                                 capsys):
+                                                                 capsys, gather):
     monkeypatch.setenv("HMMBENCH_OPENCL_DEVICE", OPENCL_CPU)
     ps, _ = hosts
-    doc = _run(["-d", "tiny", "-b", OPENCL, "--cluster", ps.address], tmp_path / "s.json")
+    doc = _run(["-d", "tiny", "-b", OPENCL, "--cluster", ps.address, "--gather", gather],
+               tmp_path / "s.json")
     (run,) = doc["runs"]
     assert (run["status"], run["workers"], run["n_over_tol"]) == ("ok", 2, 0)
     assert run["n_checked"] == run["pairs"]
@@ -170,7 +172,10 @@ def test_cli_shard_mode_over_tcp_names_the_worker_without_opencl(hosts, tmp_path
     assert "gets no shards" in capsys.readouterr().err
     # started as the docs say: no work stealing, no profilers
     assert cluster["work_stealing"] is False and cluster["worker_profilers"] == []
-    assert [w["index"] for w in run["info"]["worker_timeline"]] == [0, 1]
+    timeline = run["info"]["worker_timeline"]
+    assert [w["index"] for w in timeline] == [0, 1] and cluster["gather"] == gather
+    # kept results are read once, by the check; results sent with every call need no read
+    assert all((w["result_transfer_s"] is not None) == (gather == "cell") for w in timeline)
 
 
 def test_cli_fleet_over_tcp_matches_one_process(hosts, tmp_path, monkeypatch):
