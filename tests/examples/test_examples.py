@@ -98,15 +98,62 @@ def test_own_backend_numpy_lanes_recompute_underflows_themselves(monkeypatch):
     np.testing.assert_allclose(done.log10, ref, rtol=0, atol=1e-4)
 
 
-def test_own_backend_kernel_compiles_with_nvcc(tmp_path):
+#: forward.cu built for the host: each CUDA thread of the launch becomes one loop iteration.
+HOST_HARNESS = """
+#include <math.h>
+struct Index { int x; };
+static Index blockIdx = {0}, blockDim = {1}, threadIdx = {0};
+#define __global__
+#include "forward.cu"
+extern "C" void forward_on_host(int n_pairs, const int* read_len, const long long* read_start,
+    const int* hap_len, const long long* hap_start, const long long* scratch_start,
+    const unsigned char* read_bases, const float* probs, const unsigned char* hap_bases,
+    float* scratch, float* sums) {
+    for (int p = 0; p < n_pairs; ++p) {
+        threadIdx.x = p;
+        forward_one_thread_per_pair(n_pairs, read_len, read_start, hap_len, hap_start,
+                                    scratch_start, read_bases, probs, hap_bases, scratch, sums);
+    }
+}
+"""
+
+
+def test_own_backend_kernel_compiles_and_its_source_computes_the_reference(tmp_path,
+                                                                        monkeypatch):
+    """nvcc builds forward.cu for sm_90; the same source built for the host, fed by the CUDA
+    backend's own host layout, matches the reference on tiny (no GPU needed)."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")
+    package = OWN_BACKEND / "hmmbench_example_backend"
     out = subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-O3", "-Xptxas", "-v",
-                          str(OWN_BACKEND / "hmmbench_example_backend" / "forward.cu"),
-                          "-o", str(tmp_path / "forward.cubin")],
+                          str(package / "forward.cu"), "-o", str(tmp_path / "forward.cubin")],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "forward_one_thread_per_pair" in out.stderr        # ptxas -v names the kernel
+
+    (tmp_path / "harness.cpp").write_text(HOST_HARNESS)
+    library = tmp_path / "libforward.so"
+    out = subprocess.run(["nvcc", "-x", "c++", "-shared", "-Xcompiler", "-fPIC", "-O2",
+                          f"-I{package}", str(tmp_path / "harness.cpp"), "-o", str(library)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+
+    import ctypes
+    from cpu_reference.pairhmm import finish_float32
+    from cpu_reference.pairhmm.forward import forward_log10
+    from hmmbench.pairhmm.datasets import resolve
+    monkeypatch.syspath_prepend(str(OWN_BACKEND))
+    from hmmbench_example_backend.backend import kernel_arguments
+
+    pairs = resolve("tiny").load()
+    arrays, scratch_floats = kernel_arguments(pairs)
+    scratch = np.zeros(scratch_floats, np.float32)
+    sums = np.full(pairs.n_pairs, np.nan, np.float32)
+    pointer = [a.ctypes.data_as(ctypes.c_void_p) for a in (*arrays, scratch, sums)]
+    ctypes.CDLL(str(library)).forward_on_host(ctypes.c_int(pairs.n_pairs), *pointer)
+    log10, redo = finish_float32(pairs, sums)
+    assert len(redo) == 0                                     # every pair computed in float32
+    np.testing.assert_allclose(log10, forward_log10(pairs, "float64"), rtol=0, atol=1e-4)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -27,6 +27,18 @@ def _float64_sums(subset) -> np.ndarray:
     return forward_sums(lanes(subset, np.float64))
 
 
+def kernel_arguments(pairs) -> tuple:
+    """The host layout: the kernel's input arrays, in its argument order, and the floats of
+    scratch it needs (per pair its lengths and where its read, haplotype and rows start)."""
+    m, n = pairs.pair_read_lengths, pairs.pair_hap_lengths
+    scratch_start = np.zeros(pairs.n_pairs, np.int64)
+    np.cumsum(3 * (n[:-1] + 1), out=scratch_start[1:])
+    arrays = [m.astype(np.int32), pairs.read_offsets[pairs.pair_read].astype(np.int64),
+              n.astype(np.int32), pairs.hap_offsets[pairs.pair_hap].astype(np.int64),
+              scratch_start, pairs.read_bases, pairs.probs.stacked(np.float32), pairs.hap_bases]
+    return [np.ascontiguousarray(a) for a in arrays], int(3 * (n + 1).sum())
+
+
 class OnePairPerThread(Backend):
     family = "inter-task"
     precision = "float32"
@@ -83,19 +95,12 @@ class ExampleCuda(OnePairPerThread):
         fn = self._kernel()
         timing = dict.fromkeys(("prep", "h2d", "kernel", "d2h"), 0.0)
         t0 = time.perf_counter()
-        # Host layout: per pair its lengths and where its read, haplotype and scratch rows start.
-        m, n = pairs.pair_read_lengths, pairs.pair_hap_lengths
-        scratch_start = np.zeros(pairs.n_pairs, np.int64)
-        np.cumsum(3 * (n[:-1] + 1), out=scratch_start[1:])
-        host = [m.astype(np.int32), pairs.read_offsets[pairs.pair_read].astype(np.int64),
-                n.astype(np.int32), pairs.hap_offsets[pairs.pair_hap].astype(np.int64),
-                scratch_start, pairs.read_bases, pairs.probs.stacked(np.float32),
-                pairs.hap_bases]
+        host, scratch_floats = kernel_arguments(pairs)
         timing["prep"] = time.perf_counter() - t0
         timer = EventTimer()
         with timer("h2d"):
-            dev = [drv.to_device(np.ascontiguousarray(a)) for a in host]
-        scratch = drv.mem_alloc(max(1, int(3 * (n + 1).sum())) * 4)
+            dev = [drv.to_device(a) for a in host]
+        scratch = drv.mem_alloc(max(1, scratch_floats) * 4)
         sums_dev = drv.mem_alloc(max(1, pairs.n_pairs) * 4)
         with timer("kernel"):
             fn(np.int32(pairs.n_pairs), *dev, scratch, sums_dev, block=(BLOCK, 1, 1),
