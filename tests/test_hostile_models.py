@@ -162,7 +162,7 @@ def test_hmmer_validate_refuses_what_the_lines_pass(tmp_path, monkeypatch):
     at = node_line(text, 2, "transition")
     path = tmp_path / "m.hmm"
     path.write_text(replace_field(text, at, 0, "-0.5"))
-    monkeypatch.setattr(hmmcheck, "check_hmm_file", lambda path, fh: 0)
+    monkeypatch.setattr(hmmcheck, "check_hmm_file", lambda path, fh, sums=True: 0)
     with pytest.raises(InputError, match="HMMER refuses"):
         datasets.read_hmms(str(path))
 

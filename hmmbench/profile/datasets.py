@@ -44,7 +44,8 @@ def read_hmms(path: str) -> list:
     check_input_file(path, "HMM file")
     try:
         with open_input(path) as fh:
-            hmmcheck.check_hmm_file(path, fh)  # looked up on the module: tests switch it off
+            # the numbers only (fast); the sums are HMMER's validate's, below
+            hmmcheck.check_hmm_file(path, fh, sums=False)  # on the module: tests switch it off
         with pyhmmer.plan7.HMMFile(path) as hfile:
             hmms = list(hfile)
     except OSError as exc:
@@ -60,6 +61,8 @@ def read_hmms(path: str) -> list:
         try:
             hmm.validate(tolerance=2 * hmmcheck.SUM_TOLERANCE)
         except ValueError as exc:
+            with open_input(path) as fh:        # the line, where the sums tell it
+                hmmcheck.check_hmm_file(path, fh, sums=True)
             raise InputError(path, None, f"model {k + 1} ({_model_name(hmm)}): HMMER refuses "
                                          f"it: {_exception_text(exc)}") from None
     return hmms
