@@ -226,6 +226,12 @@ class LazyChunkDataset(Dataset):
         return self._plan
 
     @property
+    def plan_drawn(self) -> bool:
+        """Whether the plan exists yet (drawing NA12878's takes seconds: a catalog waits for it
+        only when asked)."""
+        return self._plan is not None
+
+    @property
     def n_cells(self) -> int:
         return self.plan.n_cells
 
