@@ -40,7 +40,7 @@ bench: setup
 results-index: venv
 	$(BIN)/hmmbench report results/*/*.json --html results/index.html --quiet
 
-# results/SUMMARY.md, the tables of every committed result file (tests/test_summary.py checks it)
+# results/SUMMARY.md, the tables of every committed result file (tests/report/test_summary.py checks it)
 results-summary: venv
 	$(BIN)/hmmbench report --summary results/ > results/SUMMARY.md.tmp
 	mv results/SUMMARY.md.tmp results/SUMMARY.md

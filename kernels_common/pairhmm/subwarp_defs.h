@@ -60,7 +60,7 @@
 #undef SW_EXP_SCALE
 #define SW_EXP_SCALE 0
 #endif
-/* The exponent scheme (proven on tests/subwarp_scaling.py, whose Scheme mirrors these): every
+/* The exponent scheme (proven on tests/helpers/subwarp_scaling.py, whose Scheme mirrors these): every
  * SW_EXP_EVERY unrolled iterations (4 steps each) a thread whose largest value lies outside
  * binades [SW_EXP_LOW, SW_EXP_HIGH] brings it to SW_EXP_TARGET. */
 #ifndef SW_EXP_EVERY

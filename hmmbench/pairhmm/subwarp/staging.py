@@ -9,7 +9,7 @@ The layout (``slot_layout``) and the copies are shared by the two call paths, in
 and one slice assignment per array: a small call stages its whole PairSet (``whole_offsets``,
 ``stage_whole``), a multi-chunk call each chunk by task (``chunk_offsets``: every chunk's ends
 from a few numpy calls; ``stage_chunk_part``). Both are tested byte for byte against the general
-staging by array name in ``tests/subwarp_staging_reference.py``.
+staging by array name in ``tests/helpers/subwarp_staging_reference.py``.
 """
 from __future__ import annotations
 

@@ -1,0 +1,53 @@
+"""OpenCL compilers' build logs (pyopencl's CompilerWarning: Intel's "kernel was vectorized")
+are silent unless --verbose; other warnings and real build errors still show."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pyopencl  # noqa: F401 - installed by make test (the opencl extra): never skipped
+
+from helpers.paths import REPO
+WARN_BOTH = ("import warnings\n"
+             "from hmmbench.apis.opencl import cl_module\n"
+             "cl = cl_module()\n"
+             "warnings.warn('a build log remark', cl.CompilerWarning)\n"
+             "warnings.warn('another warning', UserWarning)\n")
+
+
+def run(args, verbose_env=None, **kw):
+    env = {k: v for k, v in os.environ.items() if k != "PYOPENCL_COMPILER_OUTPUT"}
+    env["PYTHONPATH"] = str(REPO)
+    if verbose_env:
+        env["PYOPENCL_COMPILER_OUTPUT"] = verbose_env
+    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
+                          timeout=300, **kw)
+
+
+def test_compiler_warnings_are_filtered_by_category():
+    quiet = run(["-c", WARN_BOTH])
+    assert quiet.returncode == 0, quiet.stderr
+    assert "another warning" in quiet.stderr and "build log remark" not in quiet.stderr
+    loud = run(["-c", WARN_BOTH], verbose_env="1")
+    assert "another warning" in loud.stderr and "build log remark" in loud.stderr
+
+
+def test_a_failed_build_still_raises():
+    from hmmbench.apis import opencl
+    cl = opencl.cl_module()
+    devices = opencl._all_devices()
+    assert devices, "no OpenCL device: make test installs CPU ones (scripts/install_opencl_cpu.sh)"
+    ctx = cl.Context([devices[0][1]])
+    try:
+        cl.Program(ctx, "__kernel void broken(__global float *x) { x[0] = ; }").build()
+    except cl.RuntimeError as exc:
+        assert "broken" in str(exc) or "error" in str(exc).lower()
+    else:
+        raise AssertionError("a kernel that does not compile built")
+
+
+def test_hmmbench_list_prints_no_compiler_chatter(tmp_path):
+    quiet = run(["-m", "hmmbench", "list"], cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr
+    assert "CompilerWarning" not in quiet.stderr and "Warning" not in quiet.stderr

@@ -1,0 +1,172 @@
+"""opencl-subwarp-f64rescue (the OpenCL twin of cuda-subwarp-f64rescue) against the float64 reference on every OpenCL
+device here, on both exchange paths: the device's shuffle (Intel's CPU runtime: one sub-group per
+group) and the local-memory path (PoCL's, forced here on every device)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from cpu_reference.pairhmm import forward_log10
+from hmmbench.apis import opencl as opencl_api
+from hmmbench.pairhmm import datasets
+from hmmbench.pairhmm.model import Batch, Read, pack
+from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL, backends
+from hmmbench.pairhmm.subwarp.layout import Bin, table_bytes
+from helpers.opencl_subwarp import DEVICES, TEST_BINS, needs_device
+from helpers.opencl_subwarp import backend as _backend
+
+TOLERANCE = 1e-4  # max |delta log10| against the float64 reference, as every Pair-HMM backend
+
+
+def _check(backend, pairs, ref=None):
+    ref = forward_log10(pairs, "float64") if ref is None else ref
+    ex = backend.run(pairs)
+    assert ex.log10.shape == (pairs.n_pairs,)
+    with np.errstate(invalid="ignore"):  # equal infinities (float64 underflow) agree
+        d = np.where(ex.log10 == ref, 0.0, np.abs(ex.log10 - ref))
+    delta = float(np.max(d, initial=0.0))
+    assert delta <= TOLERANCE, (backend.device_name(), backend.params["path"], delta)
+    if pairs.n_pairs:
+        assert ex.timing["kernel"] > 0
+    return ex
+
+
+def _read(rng, length: int, q=None) -> Read:
+    bases = rng.choice(list(b"ACGTN"), size=length, p=[.24, .24, .24, .24, .04]).astype(np.uint8)
+
+    def qual(lo, hi):
+        v = rng.integers(lo, hi, size=length) if q is None else np.full(length, q)
+        return bytes(int(x) + 33 for x in v)
+    return Read(bytes(bases), qual(0, 41), qual(10, 60), qual(10, 60), qual(5, 20))
+
+
+def _hap(rng, length: int) -> bytes:
+    return bytes(rng.choice(list(b"ACGTN"), size=length, p=[.24, .24, .24, .24, .04]).astype(np.uint8))
+
+
+def edge_pairs():
+    """Length 1 on either side, every bin's first and last length (TEST_BINS), a multi-tile read
+    of several tiles, batches without reads or haplotypes, a read matching nothing (float32
+    underflow: the float64 rescue; pairs are read-major, so it is the 4th last), haplotypes
+    shorter than the group, a pair beyond even float64 (600 x 7: -inf, as the reference)."""
+    rng = np.random.default_rng(3)
+    lengths = (1, 2, 16, 17, 63, 64, 65, 128, 129, 256, 257, 600)
+    conf = Read(b"A" * 60, *(bytes([40 + 33] * 60),) * 3, bytes([10 + 33] * 60))
+    return pack([
+        Batch([_read(rng, 1)], [_hap(rng, 1)]),
+        Batch([_read(rng, 40)], [_hap(rng, 1), _hap(rng, 3)]),
+        Batch([], [_hap(rng, 20)]),
+        Batch([_read(rng, 5)], []),
+        Batch([_read(rng, n) for n in lengths], [_hap(rng, 7), _hap(rng, 150), _hap(rng, 333)]),
+        Batch([conf, _read(rng, 50)], [b"C" * 80, _hap(rng, 70)]),
+    ])
+
+
+@pytest.fixture(scope="module")
+def edge():
+    pairs = edge_pairs()
+    return pairs, forward_log10(pairs, "float64")
+
+
+@pytest.fixture(scope="module")
+def real():
+    try:
+        sets = {name: datasets.resolve(name).load() for name in ("10s", "1m")}
+    except Exception as exc:  # noqa: BLE001 - a missing real set skips the tests needing it
+        pytest.skip(f"real data sets not found (set HMMBENCH_DATA_PATH): {exc}")
+    return {name: (ps, forward_log10(ps, "float64")) for name, ps in sets.items()}
+
+
+# --- host side (no device) ------------------------------------------------------------------------
+def test_work_groups_shrink_until_the_emission_table_fits_local_memory():
+    b = SubwarpOpenCL("t")
+    nvidia = SimpleNamespace(device=SimpleNamespace(local_mem_size=48 * 1024))
+    assert table_bytes(8, 32, 128 // 8) > 48 * 1024
+    assert b.block(nvidia, Bin(1, 256, 8, 32), "ptx", False) == 64
+    for p, k in ((4, 4), (4, 16), (8, 32), (16, 24), (32, 32)):
+        for double in (False, True):
+            block = b.block(nvidia, Bin(1, p * k, p, k), "ptx", double)
+            assert table_bytes(p, k, block // p, double) <= 48 * 1024
+            assert block == 128 or table_bytes(p, k, 2 * block // p, double) > 48 * 1024
+    assert b.block(nvidia, Bin(1, 32, 4, 8), "local", False) == 4  # one group per work-group
+    cpu = SimpleNamespace(device=SimpleNamespace(local_mem_size=256 * 1024))
+    assert b.block(cpu, Bin(1, 1024, 32, 32), "khr", False) == 128
+
+
+def test_registered_with_the_cuda_twins_bins():
+    from hmmbench.pairhmm.subwarp.variants import backends as cuda_backends
+    ocl_exp, ocl_batched, ocl = backends()
+    cuda = cuda_backends()[0]
+    assert ocl.name == "opencl-subwarp-f64rescue" and ocl.family == cuda.family == "subwarp"
+    assert ocl_exp.name == "opencl-subwarp" and ocl_exp.exp_scale and not ocl.exp_scale
+    assert ocl_batched.name == "opencl-subwarp-batched" and ocl_batched.exp_scale
+    assert ocl_batched.params["batch_calls"] is True
+    for b in (ocl, ocl_exp, ocl_batched):
+        assert b._bins_table == cuda._bins_table and b._small_tiers == cuda._small_tiers
+        assert b._long == cuda._long
+
+
+def test_kernel_sources_share_the_body_with_cuda():
+    src = opencl_api.kernel_source("pairhmm/subwarp.cl")
+    assert "SW_KERNEL(subwarp_forward)" in src      # the shared body, inlined
+    assert "#include" not in src.replace("#include \"", "#include_")  # every include expanded
+
+
+# --- every device, both paths -----------------------------------------------------------------------
+@needs_device
+@pytest.mark.parametrize("exchange", ["auto", "local"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_edge_cases_and_the_float64_rescue(edge, device, exchange):
+    pairs, ref = edge
+    assert ref[-4] < np.log10(1e-28) - np.log10(2.0 ** 120)  # really below the 1e-28 rule
+    b = _backend(device, exchange)
+    ex = _check(b, pairs, ref)
+    assert ex.n_fallback >= 1 and ex.info["fallback_on"]
+    assert any("-mt" in label for label in ex.info["bins"])  # the multi-tile path ran
+    if exchange == "local":
+        assert b.params["path"] == opencl_api.PATH_NAMES["local"]
+
+
+@needs_device
+@pytest.mark.parametrize("dataset", ["10s", "1m"])
+@pytest.mark.parametrize("exchange", ["auto", "local"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_matches_reference_on_real_data(real, device, exchange, dataset):
+    pairs, ref = real[dataset]
+    _check(_backend(device, exchange), pairs, ref)
+
+
+@needs_device
+def test_the_registered_bins_match_the_reference_on_10s(real):
+    """cuda-subwarp's own bins (10s: its smallest size tier, p32 k = 4 and 8), on the first
+    device."""
+    ex = _check(_backend(DEVICES[0], "auto", registered=True), *real["10s"])
+    assert set(ex.info["bins"]) == {"p32k4[1..128]", "p32k8[129..256]"}
+
+
+@needs_device
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_shuffle_path_runs_where_the_device_has_sub_groups(device):
+    b = _backend(device, "auto")
+    kit = b.kit()
+    # Intel's runtime only: PoCL 5 on the GPU machine's Xeon announces cl_intel_subgroups but the
+    # probe finds its sub-groups are not one team wide, so it rightly takes the local path there.
+    if kit.shuffle in ("khr", "intel") and kit.required_sub_group \
+            and "Intel" in kit.platform.name:
+        assert all(b.path(kit, p) == kit.shuffle for p in (4, 8, 16, 32))
+        assert b.params["path"] == opencl_api.PATH_NAMES[kit.shuffle]
+
+
+@needs_device
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_inputs(device):
+    b = _backend(device, "auto")
+    ex = b.run(pack([Batch([], [])]))
+    assert ex.log10.shape == (0,) and ex.n_fallback == 0
+    r = Read(b"ACGT", b"IIII", b"IIII", b"IIII", b"++++")
+    empty = Read(b"", b"", b"", b"", b"")
+    assert "empty" in b.refuse_reason(pack([Batch([r, empty], [b"ACG"])]))
+    with pytest.raises(ValueError, match="empty"):
+        b.run(pack([Batch([r, empty], [b"ACG"])]))

@@ -1,0 +1,157 @@
+"""Profile workload: data model and SIMD-filter reference vs HMMER 3.4 (pyhmmer).
+
+SSV, MSV and Viterbi filters: every shipped protein model x the whole 2,100-protein proteome,
+identical. Generic Viterbi/Forward (float): every model x every 40th protein (a deterministic
+subset: the float64 reference is the slow one), within the bars.
+"""
+
+import numpy as np
+import pytest
+
+pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
+
+from hmmbench.profile import datasets  # noqa: E402
+from hmmbench.profile.model import ProfileModel  # noqa: E402
+from cpu_reference.profile import filters as pf  # noqa: E402
+from helpers.profile_models import HMMS, IDS  # noqa: E402
+
+VF_STRIDE = 1
+
+
+def same(a, b):
+    """Identical float32 scores, nan == nan (ENORESULT) and inf == inf (overflow)."""
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    return (a == b) | (np.isnan(a) & np.isnan(b))
+
+
+
+
+
+
+def pyhmmer_optimized(hmm):
+    abc = hmm.alphabet
+    gm = pyhmmer.plan7.Profile(hmm.M, abc)
+    gm.configure(hmm, pyhmmer.plan7.Background(abc), L=400)
+    return gm.to_optimized()
+
+
+def unstripe_bytes(om, M):
+    rbv = np.asarray(om.rbv)
+    nq = rbv.shape[1] // 16
+    k = np.arange(1, M + 1)
+    q, z = (k - 1) % nq, (k - 1) // nq
+    return rbv[:, q * 16 + z]
+
+
+def test_proteome_loaded(proteome):
+    assert len(proteome) == 2100
+    assert proteome.n_residues == 682583
+    assert proteome.residues.max() <= 28
+    assert (proteome.residues == 27).any()          # '*' codes are present and kept
+
+
+def test_sequence_set_subset_and_padding(proteome):
+    sub = proteome.subset([5, 0, 7])
+    assert sub.names == [proteome.names[5], proteome.names[0], proteome.names[7]]
+    np.testing.assert_array_equal(sub.codes(1), proteome.codes(0))
+    pad = proteome.padded([0, 1], fill=99)
+    assert pad.shape[1] == max(proteome.lengths[:2])
+    short = int(np.argmin(proteome.lengths[:2]))
+    assert (pad[short, proteome.lengths[short]:] == 99).all()
+
+
+@pytest.mark.parametrize("hmm", [h for _, _, h in HMMS], ids=IDS)
+def test_quantized_profile_matches_hmmer(hmm):
+    model = ProfileModel.from_hmm(hmm)
+    om = pyhmmer_optimized(hmm)
+    bp = model.byte
+    assert (bp.bias, bp.base, bp.tbm, bp.tec) == (om.bias_b, om.base_b, om.tbm, om.tec)
+    assert np.float32(om.scale_b) == bp.scale and np.float32(om.scale_w) == model.word.scale
+    np.testing.assert_array_equal(bp.cost, unstripe_bytes(om, hmm.M))
+    assert model.word.ddbound == om.ddbound_w
+    for L in (1, 100, 400, 4560):
+        om.L = L
+        assert int(bp.tjb(np.array([L]))[0]) == om.tjb
+
+
+@pytest.mark.parametrize("entry", HMMS, ids=IDS)
+def test_ssv_msv_identical_full_proteome(entry, proteome, block):
+    _, _, hmm = entry
+    model = ProfileModel.from_hmm(hmm)
+    om = pyhmmer_optimized(hmm)
+    ssv = pf.ssv_filter(model, proteome)
+    msv = pf.msv_filter(model, proteome, ssv)
+    want_ssv = np.empty(len(block), np.float32)
+    want_msv = np.empty(len(block), np.float32)
+    for i, seq in enumerate(block):
+        om.L = len(seq)                             # length model reset per target
+        want_ssv[i] = om.ssv_filter(seq)
+        want_msv[i] = om.msv_filter(seq)
+    bad = np.flatnonzero(~same(ssv, want_ssv))
+    assert bad.size == 0, (bad[:5], ssv[bad[:5]], want_ssv[bad[:5]])
+    bad = np.flatnonzero(~same(msv, want_msv))
+    assert bad.size == 0, (bad[:5], msv[bad[:5]], want_msv[bad[:5]])
+    assert not np.isnan(msv).any()
+
+
+def test_overflow_paths_exercised(proteome):
+    """Some model x protein pairs overflow (inf) or need the full MSV (SSV nan)."""
+    n_inf = n_nan = 0
+    for _, _, hmm in HMMS[:4]:
+        model = ProfileModel.from_hmm(hmm)
+        ssv = pf.ssv_filter(model, proteome)
+        n_nan += int(np.isnan(ssv).sum())
+        n_inf += int(np.isinf(pf.msv_filter(model, proteome, ssv)).sum())
+    assert n_inf > 0 and n_nan > 0
+
+
+
+@pytest.mark.parametrize("entry", HMMS, ids=IDS)
+def test_viterbi_filter_identical(entry, proteome, oracles):
+    fname, j, hmm = entry
+    sub = proteome.subset(range(0, len(proteome), VF_STRIDE))
+    model = ProfileModel.from_hmm(hmm)
+    got = pf.viterbi_filter(model, sub)
+    want = oracles(fname).scores(j, [sub.codes(i) for i in range(len(sub))], kinds=("vf",))["vf"]
+    bad = np.flatnonzero(~same(got, want))
+    assert bad.size == 0, (bad[:5], got[bad[:5]], want[bad[:5]])
+
+
+def test_generator_is_seeded_and_realistic():
+    a = datasets.generate_proteins(200_000, seed=3)
+    b = datasets.generate_proteins(200_000, seed=3)
+    np.testing.assert_array_equal(a.residues, b.residues)
+    assert a.n_residues >= 200_000 and a.residues.max() < 20
+    assert 200 < np.median(a.lengths) < 450
+    freq = np.bincount(a.residues, minlength=20) / a.n_residues
+    np.testing.assert_allclose(freq, datasets.background_frequencies(), atol=0.005)
+
+
+GENERIC_STRIDE = 40
+
+
+@pytest.mark.parametrize("entry", HMMS, ids=IDS)
+def test_generic_viterbi_forward_subset(entry, proteome, oracles):
+    """Generic Viterbi within 1e-3 nats of p7_GViterbi; Forward within 0.01 nats of
+    p7_GForward (whose table log-sum drifts a few 1e-3) and within 1e-4 of HMMER's SIMD
+    p7_ForwardParser (the pipeline's Forward, computed without the table)."""
+    from cpu_reference.profile import generic as pg
+    fname, j, hmm = entry
+    sub = proteome.subset(range(0, len(proteome), GENERIC_STRIDE))
+    model = ProfileModel.from_hmm(hmm)
+    gv = pg.generic_viterbi(model, sub)
+    gf = pg.generic_forward(model, sub)
+    want = oracles(fname).scores(j, [sub.codes(i) for i in range(len(sub))],
+                                 kinds=("gv", "gf", "fp"))
+    assert np.max(np.abs(gv - want["gv"])) < 1e-3
+    assert np.max(np.abs(gf - want["gf"])) < 1e-2
+    assert np.max(np.abs(gf - want["fp"])) < 1e-4
+    assert np.all(gf >= gv - 1e-9)                 # sum over paths >= best path
+
+
+def test_bits_against_null_model():
+    from cpu_reference.profile import generic as pg
+    L = np.array([100, 1000])
+    p1 = L / (L + 1.0)
+    np.testing.assert_allclose(pg.null_score(L), L * np.log(p1) + np.log(1 - p1), rtol=1e-5)
+    np.testing.assert_allclose(pg.bits(pg.null_score(L), L), 0.0, atol=1e-7)

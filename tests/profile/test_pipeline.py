@@ -1,0 +1,41 @@
+"""Profile workload pipeline view: per-stage pass counts identical to pyhmmer's
+Pipeline(bias_filter=False), every shipped protein model x the 2,100-protein proteome."""
+import numpy as np
+import pytest
+
+pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
+
+from hmmbench.profile import datasets, pipeline  # noqa: E402
+from hmmbench.profile.model import ProfileModel  # noqa: E402
+
+
+
+
+HMMS = [h for p in datasets.model_files() for h in datasets.read_hmms(p) if h.alphabet.is_amino()]
+
+
+@pytest.mark.parametrize("hmm", HMMS, ids=[str(h.name) for h in HMMS])
+def test_pass_counts_identical(hmm, proteome, block):
+    model = ProfileModel.from_hmm(hmm)
+    ours, stage = pipeline.pass_counts(model, proteome)
+    theirs = pipeline.pyhmmer_pass_counts(hmm, block)
+    assert ours.as_dict() == theirs.as_dict()
+    assert ours.msv >= ours.vit >= ours.fwd
+    assert (stage >= 1).sum() == ours.msv and (stage == 3).sum() == ours.fwd
+
+
+def test_survival_functions():
+    assert pipeline.gumbel_surv(np.array([1e6]), 0.0, 0.7)[0] == 0.0
+    np.testing.assert_allclose(pipeline.gumbel_surv(np.array([0.0]), 0.0, 1.0), 1 - np.exp(-1))
+    assert pipeline.exp_surv(np.array([-5.0]), 0.0, 0.7)[0] == 1.0
+    np.testing.assert_allclose(pipeline.exp_surv(np.array([2.0]), 1.0, 0.5), np.exp(-0.5))
+
+
+def test_dataset_catalog():
+    by_name = {d.name: d for d in datasets.catalog()}
+    assert {"proteome", "proteins-1m", "proteins-swissprot"} <= set(by_name)
+    prot = by_name["proteome"]
+    assert len(prot.sha256) == 64 and prot.load().n_residues == 682583
+    small = by_name["proteins-1m"].load()
+    assert small.n_residues >= 1_000_000
+    assert by_name["proteins-1m"].sha256 != by_name["proteins-swissprot"].sha256
