@@ -63,7 +63,7 @@ def ratio_markdown(table: dict, cells: list) -> str:
 
 SUMMARY_INTRO = (
     "Generated from the result files by `hmmbench report --summary {root}/` "
-    "(do not edit: `tests/test_summary.py` regenerates it). GCUPS = cells / seconds; "
+    "(do not edit: `tests/report/test_summary.py` regenerates it). GCUPS = cells / seconds; "
     "kernel = the kernels alone (device events), total = the whole call (layout, copies, "
     "kernels). A cell that did not run ok shows its status; whole-pipeline peers are "
     "marked (peer). See `README.md` here for what each study measured and why.\n")

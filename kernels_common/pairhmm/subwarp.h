@@ -73,7 +73,7 @@
  * straight down from the tile's top: binades lost = sum of the gap qualities above x log2(10)/10),
  * threads the wavefront has not reached take the scale of the last live thread above them, and a
  * gap over SW_EXP_MAX_GAP binades to the sender (values one float factor cannot convert) hands
- * the pair to the double recompute. The NumPy emulation tests/subwarp_scaling.py mirrors this step
+ * the pair to the double recompute. The NumPy emulation tests/helpers/subwarp_scaling.py mirrors this step
  * for step (and is what proves it: docs/subwarp-design.md).
  */
 #ifndef PAIRHMM_SUBWARP_H

@@ -16,7 +16,7 @@ Compiled at run time per model length and variant (``-DMODEL_M -DQB -DQW -DGROUP
 the project's CUDA glue (:mod:`hmmbench.apis.cuda`); timed with CUDA events; persistent
 grids of resident blocks.
 
-Status: run on an H100 (tests/test_profile_cuda.py GPU tests, git show 8903acf:scripts/device_profile.py):
+Status: run on an H100 (tests/profile/test_cuda.py GPU tests, git show 8903acf:scripts/device_profile.py):
 identical to the reference; figures in docs/profile-design.md.
 """
 from __future__ import annotations
