@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hmmbench.apis import opencl as opencl_api
-from hmmbench.pairhmm.opencl_subwarp import SubwarpOpenCL
+from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL
 
 
 def _device_labels() -> list:

@@ -16,7 +16,7 @@ from hmmbench.cluster.scaling import of_document
 from hmmbench.report import (Column, CsvPrinter, HtmlPrinter, JsonPrinter, Listing,
                              MarkdownPrinter, Multiplex, TerminalPrinter, make_pivot)
 
-from printer_fixtures import (BACKENDS, BOLD, DATASET, LONG, MARKUP, candidate, cluster_doc,
+from helpers.printer_docs import (BACKENDS, BOLD, DATASET, LONG, MARKUP, candidate, cluster_doc,
                               pairhmm_doc)
 
 WIDTHS = (80, 120)
