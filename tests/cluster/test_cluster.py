@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from helpers.paths import REPO
+from helpers.real_data import real_set
 from hmmbench import cli, results, workload
 from hmmbench.cluster.shards import balance, shard_bounds
-from hmmbench.pairhmm import datasets as pairhmm_datasets
 from hmmbench.registry import select
 
 distributed = pytest.importorskip("distributed", reason="pip install 'hmmbench[dask]'")
@@ -27,10 +27,7 @@ OPENCL_CPU = "Intel"
 
 
 def _dataset(name: str):
-    try:
-        return pairhmm_datasets.resolve(name)
-    except Exception as exc:  # noqa: BLE001 - the real sets need HMMBENCH_DATA_PATH
-        pytest.skip(f"dataset {name}: {exc}")
+    return real_set(name)
 
 
 def _backend(name: str):

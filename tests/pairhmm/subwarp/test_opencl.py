@@ -2,7 +2,6 @@
 device here, on both exchange paths: the device's shuffle (Intel's CPU runtime: one sub-group per
 group) and the local-memory path (PoCL's, forced here on every device)."""
 from __future__ import annotations
-
 from types import SimpleNamespace
 
 import numpy as np
@@ -10,12 +9,12 @@ import pytest
 
 from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import opencl as opencl_api
-from hmmbench.pairhmm import datasets
 from hmmbench.pairhmm.model import Batch, Read, pack
 from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL, backends
 from hmmbench.pairhmm.subwarp.layout import Bin, table_bytes
 from helpers.opencl_subwarp import DEVICES, TEST_BINS, needs_device
 from helpers.opencl_subwarp import backend as _backend
+from helpers.real_data import real_set
 
 TOLERANCE = 1e-4  # max |delta log10| against the float64 reference, as every Pair-HMM backend
 
@@ -72,10 +71,7 @@ def edge():
 
 @pytest.fixture(scope="module")
 def real():
-    try:
-        sets = {name: datasets.resolve(name).load() for name in ("10s", "1m")}
-    except Exception as exc:  # noqa: BLE001 - a missing real set skips the tests needing it
-        pytest.skip(f"real data sets not found (set HMMBENCH_DATA_PATH): {exc}")
+    sets = {name: real_set(name).load() for name in ("10s", "1m")}
     return {name: (ps, forward_log10(ps, "float64")) for name, ps in sets.items()}
 
 
