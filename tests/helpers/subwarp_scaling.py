@@ -22,27 +22,33 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hmmbench.pairhmm.subwarp.cuda import DEFAULT_BINS, DEFAULT_LONG, make_bins  # noqa: E402
-from hmmbench.pairhmm.model import LOG10_C32, PairSet  # noqa: E402
-from hmmbench.pairhmm.subwarp.layout import f32_floors  # noqa: E402
+from helpers.kernel_defines import value
+from hmmbench.pairhmm.model import LOG10_C32, PairSet
+from hmmbench.pairhmm.subwarp.cuda import DEFAULT_BINS, DEFAULT_LONG, make_bins
+from hmmbench.pairhmm.subwarp.layout import RECURRENCES, f32_floors
 
 F32, F64 = np.float32, np.float64
-PAD, N_CODE = 5, 4
+#: The kernel's constants, read from its header (the emulation cannot drift from them).
+DEFS = "pairhmm/subwarp_defs.h"
+PAD, N_CODE = value(DEFS, "SW_PAD_CODE"), value(DEFS, "SW_N_CODE")
 LOG10_2 = float(np.log10(2.0))
 #: Largest exponent gap to the sender a thread may have (the kernel's SW_EXP_MAX_GAP).
-MAX_GAP = 150
+MAX_GAP = value(DEFS, "SW_EXP_MAX_GAP")
 
 
 @dataclass(frozen=True)
 class Scheme:
     """The rescaling policy (the kernel's SW_EXP_* defines)."""
-    every: int = 16         # steps between checks (four unrolled iterations of the kernel)
-    low: int = 10           # binade window of a thread's largest value ...
-    high: int = 30
-    target: int = 20        # ... and where a rescale puts it
+    #: steps between checks (SW_EXP_EVERY unrolled iterations of the kernel, 4 steps each)
+    every: int = 4 * value(DEFS, "SW_EXP_EVERY")
+    low: int = value(DEFS, "SW_EXP_LOW")        # binade window of a thread's largest value ...
+    high: int = value(DEFS, "SW_EXP_HIGH")
+    target: int = value(DEFS, "SW_EXP_TARGET")  # ... and where a rescale puts it
     prior: bool = True      # threads start at the insertion prior (else at their sender's scale)
-    stride: int = 4         # the check reads I of every stride-th row (and the last)
-    shift: int = 24         # a thread's last two rows held 2^shift up (SW_EXP_SHIFT, 5op form)
+    #: the check reads I of every stride-th row (and the last)
+    stride: int = value(DEFS, "SW_EXP_STRIDE")
+    #: a thread's last two rows held 2^shift up (SW_EXP_SHIFT of the 5op form)
+    shift: int = value(DEFS, "SW_EXP_SHIFT", SW_SCALED=RECURRENCES["5op"])
 
 
 def fma(a, b, c):

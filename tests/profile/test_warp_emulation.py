@@ -14,8 +14,9 @@ pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmme
 from hmmbench.profile import datasets  # noqa: E402
 from hmmbench.profile.device import layout  # noqa: E402
 from cpu_reference.profile import filters as pf  # noqa: E402
+from helpers.kernel_defines import value  # noqa: E402
 
-NEG = -32768
+NEG = value("profile/task.h", "NEG16")   # the kernels' int16 minus infinity
 DD_PASSES = {"rows": 0, "extra": 0}      # how often the emulated lazy-F branch ran
 
 
