@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hmmbench import cli, results
+from hmmbench import cli, registry, results
 
 from helpers.paths import REPO
-from helpers.runner_fakes import toy_dataset, toy_log10
+from helpers.runner_fakes import ToyBackend, toy_dataset, toy_log10
 
 
 def test_run_writes_json_and_report(fake_world, tmp_path, capsys):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.paths import SHARED_DATA
+from helpers.paths import REPO, SHARED_DATA
 from hmmbench.pairhmm.intertask import opencl
 from hmmbench.apis import opencl as opencl_api
 from hmmbench.pairhmm.datasets.blockfmt import load_block
@@ -346,6 +346,6 @@ def test_module_imports_and_reports_without_pyopencl():
         "bs = opencl.backends()\n"
         "print(bs[0].unavailable_reason())\n"
         "print(opencl.devices()[0]['reason'])\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                          check=True).stdout.splitlines()
     assert out == ["pyopencl not installed", "pyopencl not installed"]
