@@ -6,7 +6,7 @@ Why: the warp-group kernels pay per database row a cost that does not depend on 
 fetch and shuffle, loop, reductions), so small models run well below the large ones' GCUPS; a
 kernel built with ``MODELS = K`` (kernels_common/profile/warp.h) reads each residue once for K
 models' DP rows. Each model's raw integers are identical to its own launch's
-(tests/test_profile_batch.py), so the scores are too.
+(tests/profile/test_batch.py), so the scores are too.
 """
 from __future__ import annotations
 

@@ -198,7 +198,7 @@ def msv_tables(model: ProfileModel, lengths, F1: float = F1, F2: float = F2) -> 
     it is one least passing score each (:func:`_least_passing`). A row is then its tjb's scores
     against its two thresholds, computed once per distinct (tjb, thresholds, empty) and copied
     to the classes that share them. The same codes as running the reference on every (length,
-    raw value) pair (tests/test_profile_tables.py keeps that definition as the oracle)."""
+    raw value) pair (tests/profile/test_tables.py keeps that definition as the oracle)."""
     lengths = np.asarray(lengths, np.int64)
     tjbs, row = np.unique(model.byte.tjb(lengths), return_inverse=True)
 

@@ -247,7 +247,7 @@ def parse_count(text: str, what: str = "pair count", maximum: int = MAX_PAIRS) -
 #: (int64 source indices, float32 uniforms, qualities; more when every read needs the slow path
 #: because it is longer than its haplotype), and per pair (the per-read and per-haplotype index
 #: arrays). Fitted to the peak resident memory measured on shapes from 1x1 to 4096x4096
-#: (tests/test_hostile_memory.py re-measures it), with a tenth added so that it errs high.
+#: (tests/core/test_hostile_memory.py re-measures it), with a tenth added so that it errs high.
 HAP_PHASE_BYTES, READ_PHASE_HAP_BYTES = 16, 1
 READ_PHASE_BYTES, READ_PHASE_BYTES_LONG = 33, 68
 PAIR_BYTES = (40, 30, 100)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hmmbench.errors import InputError
-from hostile_world import FASTA, PROFILE_RUN, hmm_text, put, refused, world  # noqa: F401
+from helpers.hostile_world import FASTA, PROFILE_RUN, hmm_text, put, refused, world  # noqa: F401
 
 pytest.importorskip("pyhmmer")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hmmbench import cli
-from hostile_world import edited_document, put, world  # noqa: F401 - world is a fixture
+from helpers.hostile_world import edited_document, put, world  # noqa: F401 - world is a fixture
 
 
 def _run_edit(**fields):

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import pytest
 
 from hmmbench import cli
-from hostile_world import FASTA, GOOD_BLOCK, PROFILE_RUN, RUN, hmm_text, put, refused, \
+from helpers.hostile_world import FASTA, GOOD_BLOCK, PROFILE_RUN, RUN, hmm_text, put, refused, \
     world  # noqa: F401 - world is a fixture
 
 #: What sits at the path, and what the message must say.

@@ -13,7 +13,7 @@ import pytest
 
 from hmmbench.pairhmm.datasets import synthetic
 from hmmbench.pairhmm.datasets.synthetic import generate_fixed, synthetic_bytes
-from hostile_world import RUN, refused, world  # noqa: F401 - world is a fixture
+from helpers.hostile_world import RUN, refused, world  # noqa: F401 - world is a fixture
 
 #: (read length, haplotype length, pairs): a few tens of MiB each.
 SHAPES = [(64, 64, 100_000), (1, 1, 200_000), (4096, 4096, 2000), (64, 1, 100_000),

@@ -9,7 +9,7 @@ import pytest
 
 from hmmbench import cli
 from hmmbench.fileio import output_lock
-from hostile_world import (FASTA, GOOD_BLOCK, GOOD_GATK, PROFILE_RUN, RUN, hmm_text, put, refused,
+from helpers.hostile_world import (FASTA, GOOD_BLOCK, GOOD_GATK, PROFILE_RUN, RUN, hmm_text, put, refused,
                            world)  # noqa: F401 - world is a fixture
 
 #: How the output path reaches the input file.

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from hmmbench import cli, results
-from hostile_world import (FASTA, GOOD_BLOCK, PROFILE_RUN, RUN, earlier_document,
+from helpers.hostile_world import (FASTA, GOOD_BLOCK, PROFILE_RUN, RUN, earlier_document,
                            edited_document, hmm_text, put, refused, world)  # noqa: F401
 
 E9 = b"\xe9"
