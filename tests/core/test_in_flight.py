@@ -180,7 +180,7 @@ def test_cli_in_flight(fake_world, tmp_path, capsys):  # noqa: F811
     bad = tmp_path / "bad.json"
     assert cli.main(["run", "-d", "toy", "--in-flight", "0", "--json", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["hmmbench: error: --in-flight must be at least 1"] and not bad.exists()
+    assert err == ["hmmbench: error: --in-flight must be between 1 and 1024"] and not bad.exists()
     # a file of other in-flight figures is not resumed
     assert cli.main(["run", "-d", "toy", "-b", "numpy", "-b", "good", "--repeat", "1",
                      "-q", "--resume", str(out)]) == 2
