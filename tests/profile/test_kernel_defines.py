@@ -6,7 +6,8 @@ import inspect
 
 from cpu_reference.profile import constants, filters
 from helpers.kernel_defines import value
-from hmmbench.profile import layout, model
+from hmmbench.profile import model
+from hmmbench.profile.device import layout
 
 
 def test_transition_indices_match_the_kernels():
