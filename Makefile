@@ -10,6 +10,9 @@ HMMBENCH_DATA_PATH ?= $(abspath ../shared/data/pairhmm)
 export HMMBENCH_DATA_PATH
 # `hmmbench run` arguments for `make bench`, e.g. BENCH_ARGS="--dataset 1m --backend 'cuda-*'".
 BENCH_ARGS ?= --dataset tiny
+# `make test`: two pytest-xdist workers, each test file whole on one (module fixtures and the
+# order inside a file hold); the 25 slowest tests listed at the end.
+PYTEST_ARGS ?= -n 2 --dist loadfile --durations=25
 
 .PHONY: setup test bench venv opencl-cpu clean results-index results-summary
 
@@ -31,7 +34,7 @@ opencl-cpu: venv
 	bash scripts/install_opencl_cpu.sh $(VENV)
 
 test: setup
-	HMMBENCH_VENV=$(VENV) . scripts/opencl_env.sh && $(BIN)/python -m pytest -q
+	HMMBENCH_VENV=$(VENV) . scripts/opencl_env.sh && $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: setup
 	HMMBENCH_VENV=$(VENV) . scripts/opencl_env.sh && $(BIN)/hmmbench run $(BENCH_ARGS)
