@@ -14,6 +14,7 @@ names (``cuda-inter-tile8``, ``cuda-subwarp-p8k16``): aliases of the family with
 """
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import itertools
 from dataclasses import dataclass, field
@@ -22,11 +23,11 @@ from typing import Callable, Optional
 
 from .backend import Backend, Execution
 from .errors import UnknownName, UserError
+from .workload import get
 
 
 def builtin_specs(workload: str) -> list:
     """The workload package's own "module:function" backend lists."""
-    from .workload import get
     return list(get(workload).backend_specs)
 
 
@@ -202,7 +203,6 @@ def select(names: Optional[list], workload: str = "pairhmm",
            axes: Optional[dict] = None) -> list[Backend]:
     """Backends by name (or glob pattern such as ``cuda-*``, or a family's name: its default
     variant); all of them when names is empty; then swept over ``axes`` (see :func:`sweep`)."""
-    import fnmatch
     every = discover(workload)
     fams = families(workload) if (axes or names) else {}
     by_name = {b.name: b for b in every}

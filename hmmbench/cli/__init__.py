@@ -27,6 +27,7 @@ import sys
 from typing import Optional
 
 from .. import __version__
+from .. import workload, workload as workloads
 from ..errors import UserError
 from . import (compare_cmd, datasets_cmd, history_cmd, list_cmd, report_cmd, run_cmd,
                score_cmd, suite_cmd)
@@ -49,7 +50,6 @@ VERBOSE_HELP = "show the OpenCL compilers' build logs (warnings and remarks)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import workload
     workloads = workload.every()
     p = OneLineParser(prog="hmmbench", description=(
         "Benchmark GPU/CPU strategies for the HMM dynamic programs of genomics (GATK Pair-HMM "
@@ -105,7 +105,6 @@ def one_line(text: str) -> str:
 
 
 def _dispatch(args) -> int:
-    from .. import workload as workloads
     workload = None
     if getattr(args, "workload", None) is not None or args.command in ("list", "run",
                                                                       "score", "datasets"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..cluster.connect import check_address
 from ..cluster.options import DEFAULT_TIMEOUT, FLEET_ORDERS, GATHERS, RESTARTS, \
     ClusterOptions, parse_counts
 from ..errors import UserError
@@ -59,7 +60,6 @@ def cluster_options(args) -> Optional[ClusterOptions]:
         for dest in SHARD_ONLY:
             if dest in given:
                 raise UserError(f"{FLAGS[dest]} applies to shard mode, not --fleet")
-    from ..cluster.connect import check_address
     check_address(args.cluster)
     return ClusterOptions(
         address=args.cluster, fleet=args.fleet,

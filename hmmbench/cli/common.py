@@ -4,7 +4,10 @@ from __future__ import annotations
 import os
 import sys
 
+from ..apis import opencl
+from ..cluster.scaling import of_document
 from ..errors import UserError
+from ..report import TerminalPrinter, format_names, get_printer, make_console
 
 
 def given_files(*values) -> list:
@@ -21,18 +24,15 @@ def given_files(*values) -> list:
 def console(stderr: bool = False):
     """A rich console on stdout (or stderr): a terminal's width, else $COLUMNS, else wide
     enough for a log."""
-    from ..report import make_console
     return make_console(sys.stderr if stderr else sys.stdout)
 
 
 def terminal(stderr: bool = False):
     """The terminal printer on stdout (or stderr)."""
-    from ..report import TerminalPrinter
     return TerminalPrinter(console(stderr))
 
 
 def add_format_option(parser, default="table", help_extra: str = "") -> None:
-    from ..report import format_names
     parser.add_argument("--format", choices=format_names(), default=default,
                         help="the printer: table (rich, fitted to the terminal), markdown, csv, "
                              "json or html" + help_extra)
@@ -40,13 +40,11 @@ def add_format_option(parser, default="table", help_extra: str = "") -> None:
 
 def printer(name: str):
     """The printer ``--format name`` picks, on stdout (table: the terminal printer)."""
-    from ..report import get_printer
     return terminal() if name == "table" else get_printer(name, sys.stdout)
 
 
 def scaling_of(doc: dict):
     """A cluster document's scaling rows for the printers (None for other documents)."""
-    from ..cluster.scaling import of_document
     return of_document(doc)
 
 
@@ -59,7 +57,6 @@ def add_workload_options(parser) -> None:
 
 def select_opencl_device(spec: str) -> None:
     """Point the opencl-* backends at a device; an unknown name is a usage error (exit 2)."""
-    from ..apis import opencl
     os.environ[opencl.ENV_DEVICE] = spec
     try:
         opencl.choose_device(spec)

@@ -1,6 +1,7 @@
 """``hmmbench compare``: the regression gate, candidate against baseline."""
 from __future__ import annotations
 
+from .. import compare, results
 from ..errors import UserError
 from .common import add_format_option, printer
 
@@ -21,7 +22,6 @@ def add_parser(sub) -> None:
 
 
 def run(args, workload) -> int:
-    from .. import compare, results
     for flag, value in (("--max-slowdown", args.max_slowdown),
                         ("--noise-floor", args.noise_floor)):
         if not 0 <= value <= 1e6:

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import sys
 
+from .. import history
 from ..errors import UserError
+from ..fileio import check_output_path
 from .common import add_format_option, printer
 
 
@@ -22,8 +24,6 @@ def add_parser(sub) -> None:
 
 
 def run(args, workload) -> int:
-    from .. import history
-    from ..fileio import check_output_path
     if args.min_files < 1:
         raise UserError("--min-files must be at least 1")
     if args.plot:

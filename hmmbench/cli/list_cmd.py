@@ -1,6 +1,9 @@
 """``hmmbench list``: backends (available or why not), devices and datasets of a workload."""
 from __future__ import annotations
 
+from ..hostinfo import module_devices
+from ..registry import discover, families, probe
+from ..report import Column, Listing, Styled
 from .common import add_workload_options, terminal
 
 
@@ -11,9 +14,6 @@ def add_parser(sub) -> None:
 
 
 def run(args, workload) -> int:
-    from ..hostinfo import module_devices
-    from ..registry import discover, families, probe
-    from ..report import Column, Listing, Styled
     out = terminal()
     t = Listing(f"backends ({workload.name})",
                 [Column("name", key=True), Column("api", priority=1),

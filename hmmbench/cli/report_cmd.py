@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import sys
 
+from .. import results
 from ..errors import UserError
+from ..fileio import check_output_path, same_path
+from ..plots import plot_paths
+from ..report import HtmlPrinter, Multiplex, make_pivot
+from ..report.plot_printer import PlotPrinter
+from ..report.versus import versus_listing
+from ..summary import build_summary
 from .common import add_format_option, printer, scaling_of
 
 def add_parser(sub) -> None:
@@ -38,20 +45,15 @@ def add_parser(sub) -> None:
 
 
 def run(args, workload) -> int:
-    from .. import results
-    from ..report import Multiplex, make_pivot
     if args.summary:
-        from ..summary import build_summary
         with printer(args.format or "markdown") as out:
             out.print_summary(build_summary(args.summary))
         return 0
     if not args.results:
         raise UserError("report needs result files (or --summary DIR)")
-    from ..fileio import check_output_path, same_path
     if args.html:
         check_output_path(args.html, "--html", args.results)
     if args.plot:
-        from ..plots import plot_paths
         check_output_path(args.plot, "--plot", args.results)   # a folder: before its charts
         for path in plot_paths(args.plot):                    # and the charts beside it
             check_output_path(path, "--plot", args.results)
@@ -61,13 +63,10 @@ def run(args, workload) -> int:
     shown = [] if args.quiet else [printer(args.format or "table")]
     files = []
     if args.html:
-        from ..report import HtmlPrinter
         files.append(HtmlPrinter(args.html))
     if args.plot:
-        from ..report.plot_printer import PlotPrinter
         files.append(PlotPrinter(args.plot))
     if args.against:
-        from ..report.versus import versus_listing
         listings = [versus_listing(doc["runs"], args.against) for doc in docs]
         for p in shown:
             for path, listing in zip(args.results, listings):

@@ -2,12 +2,19 @@
 from __future__ import annotations
 
 import copy
+import json
 import sys
 from pathlib import Path
 
+from .. import results
+from .. import hostinfo
 from ..errors import UserError
-from . import cluster_args
+from ..fileio import check_output_path, output_lock
+from ..options import run_options
+from ..registry import probe, select
+from ..runner import RunConfig, kept_records, plan_cells, run_benchmark
 from ..runner.stopping import CRITERIA
+from . import cluster_args
 from .common import add_workload_options, given_files, scaling_of, terminal
 
 
@@ -89,7 +96,6 @@ def parse_axes(specs: list) -> dict:
 def runnable(backends: list) -> tuple:
     """``hmmbench run`` without ``--backend``: (the backends that can run here, None or the one
     line that says how many others cannot and why; ``hmmbench list`` names each)."""
-    from ..registry import probe
     ok, missing = [], []
     for b in backends:
         reason = probe(b).reason
@@ -119,11 +125,6 @@ def unavailable_summary(missing: list) -> str:
 
 
 def run(args, workload) -> int:
-    from .. import results
-    from ..fileio import check_output_path, output_lock
-    from ..options import run_options
-    from ..registry import select
-    from ..runner import RunConfig
     cluster = cluster_args.cluster_options(args)
     opts = run_options(vars(args), workload)
     cfg = RunConfig.from_options(opts, workload.run_defaults(), workload.sample_items)
@@ -154,9 +155,6 @@ def _run(args, workload, matrix: tuple, out_path, unavailable_line, cluster) -> 
     """The benchmark of ``matrix`` (options, config, backends, datasets, plan), its result
     file (``out_path``; None: stdout) and report; ``unavailable_line``: the backends left out;
     ``cluster``: the ClusterOptions of a --cluster run, else None."""
-    from .. import results
-    from ..hostinfo import enrich_devices
-    from ..runner import run_benchmark
     opts, cfg, backends, datasets, plan = matrix
     to_stdout = out_path is None
     header = results.document_header(["hmmbench"] + list(opts.argv))
@@ -171,7 +169,7 @@ def _run(args, workload, matrix: tuple, out_path, unavailable_line, cluster) -> 
     progress = terminal(stderr=True).progress()
     try:
         if cluster:
-            from ..cluster.command import run_cluster
+            from ..cluster.command import run_cluster  # the Dask layer only with --cluster
             bench = run_cluster(cluster, workload, cfg, backends, datasets, plan, progress)
         else:
             bench = run_benchmark(datasets, backends, cfg, progress=progress, kept=kept,
@@ -185,11 +183,10 @@ def _run(args, workload, matrix: tuple, out_path, unavailable_line, cluster) -> 
     finally:  # device memory back now, not at exit: `suite run` runs many of these in one process
         for b in backends:
             b.close()
-    enrich_devices(bench.devices, workload.name)
+    hostinfo.enrich_devices(bench.devices, workload.name)  # on the module: tests stub it
     doc = results.make_document(bench, header=header)
     shown = results.restore_floats(copy.deepcopy(doc))   # the report wants floats, not "NaN"
     if to_stdout:
-        import json
         results.validate(doc, "<stdout>")
         sys.stdout.write(json.dumps(doc, indent=1, allow_nan=False) + "\n")
         terminal(stderr=True).print_run(shown, scaling=scaling_of(shown))
@@ -206,8 +203,6 @@ def _run(args, workload, matrix: tuple, out_path, unavailable_line, cluster) -> 
 
 def _kept(opts, datasets, backends, cfg, plan, header) -> dict:
     """The finished cells of the --resume file, if it is an unfinished run of this matrix."""
-    from .. import results
-    from ..runner import kept_records, plan_cells
     doc = results.load(opts.resume)
     cells = plan_cells(datasets, backends, cfg, plan.get("backends_for"))
     return kept_records(doc, cells, cfg, header["source_sha256"], opts.resume)

@@ -4,6 +4,9 @@ from __future__ import annotations
 import sys
 
 from ..errors import UserError
+from ..fileio import check_output_path
+from ..options import score_options
+from ..registry import probe, select
 from .common import add_workload_options, given_files
 
 
@@ -21,9 +24,6 @@ def add_parser(sub, workloads) -> None:
 
 
 def run(args, workload) -> int:
-    from ..fileio import check_output_path
-    from ..options import score_options
-    from ..registry import probe, select
     opts = score_options(vars(args), workload)
     check_output_path(opts.output, "--output", given_files(
         opts.dataset, getattr(opts.workload_options, "models", None)))

@@ -13,7 +13,10 @@ import time
 import traceback
 from typing import Callable
 
+from .. import suites
 from ..errors import UserError
+from ..fileio import check_output_path
+from ..report import Column, Listing
 from .common import terminal
 
 
@@ -35,7 +38,6 @@ def add_parser(sub, build_parser: Callable, main: Callable) -> None:
 
 
 def run(args, workload, *, build_parser: Callable, main: Callable) -> int:
-    from .. import suites
     if args.suite_cmd == "list":
         return _list(suites.every())
     chosen = [suites.get(n) for n in args.names]   # every name checked before anything runs
@@ -46,14 +48,12 @@ def run(args, workload, *, build_parser: Callable, main: Callable) -> int:
         for _, step, out_dir in plan:
             print(shlex.join(["hmmbench"] + step.argv(out_dir)))
         return 0
-    from ..fileio import check_output_path
     for _, step, out_dir in plan:        # a folder no result file can go to: before any step
         check_output_path(out_dir / f"{step.name}.json", "--out")
     return _run_steps(plan, main)
 
 
 def _list(every: list) -> int:
-    from ..report import Column, Listing
     t = Listing("suites (hmmbench suite run NAME [--dry-run])",
                 [Column("name", key=True), Column("steps (result files)", wrap=True, priority=1),
                  Column("what it measures", wrap=True, priority=0)])

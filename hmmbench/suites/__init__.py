@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import UnknownName, UserError
 from ..workload import DEFAULT as DEFAULT_WORKLOAD
+from .catalog import SUITES
 
 #: where ``suite run`` writes when no --out is given: results/runs/<suite>/
 DEFAULT_ROOT = Path("results") / "runs"
@@ -60,13 +61,11 @@ def _suite(name: str, spec: dict) -> Suite:
 
 
 def names() -> tuple:
-    from .catalog import SUITES
     return tuple(SUITES)
 
 
 def get(name: str) -> Suite:
     """The suite called ``name``; an unknown name is a usage error (exit 2)."""
-    from .catalog import SUITES
     if name not in SUITES:
         raise UnknownName("suite", name, SUITES, hint="; `hmmbench suite list` shows them")
     return _suite(name, SUITES[name])
