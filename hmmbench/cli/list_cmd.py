@@ -1,8 +1,8 @@
 """``hmmbench list``: backends (available or why not), devices and datasets of a workload."""
 from __future__ import annotations
 
+from .. import registry  # used through the module: tests stub its discover
 from ..hostinfo import module_devices
-from ..registry import discover, families, probe
 from ..report import Column, Listing, Styled
 from .common import add_workload_options, terminal
 
@@ -19,14 +19,14 @@ def run(args, workload) -> int:
                 [Column("name", key=True), Column("api", priority=1),
                  Column("family", priority=2), Column("precision", priority=2),
                  Column("available", wrap=True, priority=0), Column("limits", priority=3)])
-    for b in discover(workload.name):
-        reason = probe(b).reason
+    for b in registry.discover(workload.name):
+        reason = registry.probe(b).reason
         limits = ", ".join(f"{k}={v}" for k, v in vars(b.limits).items() if v is not None)
         t.add(b.name, b.api, b.family, b.precision,
               Styled("yes", "green") if reason is None else Styled(f"no: {reason}", "yellow"),
               limits or "-")
     out.print_listing(t)
-    fams = families(workload.name)
+    fams = registry.families(workload.name)
     if fams:
         ft = Listing("backend families: parameter axes (hmmbench run -b FAMILY --axis "
                      "NAME=V1,V2)", [Column("family", key=True),
