@@ -190,38 +190,3 @@ def trend_rows(hist: History, min_points: int = 1) -> list:
                      "total_last": points[-1].gcups_total, "spark_kernel": sparkline(kern),
                      "spark_total": sparkline([p.gcups_total for p in points]), "marks": marks})
     return rows
-
-
-def plot(hist: History, path, min_points: int = 2, max_cells: int = 12) -> int:
-    """Kernel (solid) and total (dashed) GCUPS per cell over the ordered files, vertical lines
-    where the sources (grey) or a device (red) changed; the cells with most points first.
-    Returns how many cells were drawn."""
-    from .plots import pyplot
-    plt = pyplot()
-    rows = sorted(trend_rows(hist, min_points), key=lambda r: -len(r["points"]))[:max_cells]
-    if not rows:
-        raise UserError(f"nothing to plot: no cell appears in {min_points} or more result files")
-    fig, ax = plt.subplots(figsize=(11, 6))
-    for i, r in enumerate(rows):
-        xs = [p.snapshot + 1 for p in r["points"]]
-        colour = f"C{i % 10}"
-        label = " / ".join(str(k) for k in r["key"] if k)
-        ax.plot(xs, [p.gcups_kernel or float("nan") for p in r["points"]], "o-", color=colour,
-                label=label)
-        ax.plot(xs, [p.gcups_total or float("nan") for p in r["points"]], "s--", color=colour,
-                alpha=0.6)
-        for p in r["points"]:
-            if "S" in p.marks:
-                ax.axvline(p.snapshot + 0.5, color="grey", ls=":", lw=0.8)
-            if "D" in p.marks:
-                ax.axvline(p.snapshot + 0.5, color="red", ls=":", lw=0.8)
-    ax.set_yscale("log")
-    ax.set_xlabel("result file (oldest first, numbers as in the table)")
-    ax.set_ylabel("GCUPS (solid: kernel, dashed: end-to-end)")
-    ax.set_title("history: GCUPS per cell; dotted lines: sources (grey) or device (red) changed")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="x-small", ncol=2)
-    fig.tight_layout()
-    from .plots import save
-    save(fig, path)
-    return len(rows)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from .. import history
+from ..report.plots import plot_history
 from ..errors import UserError
 from ..fileio import check_output_path
 from .common import add_format_option, printer
@@ -34,6 +35,6 @@ def run(args, workload) -> int:
     with printer(args.format) as out:
         out.print_history(hist, min_points=args.min_files)
     if args.plot:
-        n = history.plot(hist, args.plot, min_points=args.min_files)
+        n = plot_history(hist, args.plot, min_points=args.min_files)
         print(f"plot: {args.plot} ({n} cells)", file=sys.stderr)
     return 0

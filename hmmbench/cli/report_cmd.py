@@ -7,7 +7,7 @@ import sys
 from .. import results
 from ..errors import UserError
 from ..fileio import check_output_path, same_path
-from ..plots import plot_paths
+from ..report.plots import plot_paths
 from ..report import HtmlPrinter, Multiplex, make_pivot
 from ..report.plot_printer import PlotPrinter
 from ..report.versus import versus_listing

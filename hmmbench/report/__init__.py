@@ -17,7 +17,8 @@ from .json_printer import JsonPrinter
 from .listing import Column, Listing, Styled
 from .markdown_printer import MarkdownPrinter, markdown, pivot_markdown
 from .pivot import PIVOT_METRICS, Pivot, axis_value, make_pivot, pivot, pivot_layout
-from .printer import PRINTERS, Multiplex, Printer, format_names, get_printer, register
+from .printer import Multiplex, Printer
+from .registry import PRINTERS, format_names, get_printer, register
 from .progress import PlainProgress, RichProgress, make_progress
 from .rows import (COLUMNS, by_dataset, cell_label, group_key, header_line, notes, row_cells,
                    table_title)

@@ -1,5 +1,5 @@
 """The HTML printer: the result documents printed to it as one self-contained page
-(:mod:`hmmbench.html_report`), written when the printer closes."""
+(:mod:`.html_page`), written when the printer closes."""
 from __future__ import annotations
 
 import os
@@ -31,7 +31,7 @@ class HtmlPrinter(Printer):
             self.docs.append((str(path or f"document {len(self.docs) + 1}"), doc))
 
     def close(self) -> None:
-        from ..html_report import html_page, write_html
+        from .html_page import html_page, write_html
         if not self.docs:
             return
         if self.path is not None:

@@ -1,5 +1,5 @@
 """The plot printer: the runs of the documents printed to it as PNG charts (matplotlib,
-:func:`hmmbench.plots.plot_all`), drawn when the printer closes."""
+:func:`.plots.plot_all`), drawn when the printer closes."""
 from __future__ import annotations
 
 from .printer import Printer
@@ -28,7 +28,7 @@ class PlotPrinter(Printer):
         self.runs += runs_and_doc(doc)[0]
 
     def close(self) -> None:
-        from ..plots import plot_all
+        from .plots import plot_all
         if self.runs:
             self.written = plot_all(self.runs, self.path)
             self.runs = []

@@ -12,15 +12,13 @@ prints those, so a new output format needs :meth:`~Printer.print_listing` and
 report, CSV's raw numbers, JSON's documents).
 
 :class:`Multiplex` forwards every call to several printers (the terminal and an ``--html`` page
-at once). :data:`PRINTERS` is the registry ``--format NAME`` picks from; :func:`register` adds
-one (a plugin's own format).
+at once). The registry ``--format NAME`` picks from is :mod:`.registry`.
 """
 from __future__ import annotations
 
 import sys
-from typing import Callable, Optional
+from typing import Optional
 
-from ..errors import UserError
 from . import tables
 from .rows import header_line, runs_and_doc
 
@@ -153,36 +151,3 @@ class Multiplex(Printer):
 
     def close(self) -> None:
         self._each("close")
-
-
-#: --format name -> a factory taking the output stream (or a path, for file outputs)
-PRINTERS: dict = {}
-
-
-def register(name: str, factory: Callable) -> None:
-    PRINTERS[name] = factory
-
-
-def get_printer(name: str, stream=None) -> Printer:
-    """The printer ``--format name`` names, writing to ``stream`` (default stdout)."""
-    if not PRINTERS:
-        _register_builtin()
-    if name not in PRINTERS:
-        raise UserError(f"unknown format '{name}' (valid: {', '.join(PRINTERS)})")
-    return PRINTERS[name](stream)
-
-
-def format_names() -> list:
-    if not PRINTERS:
-        _register_builtin()
-    return list(PRINTERS)
-
-
-def _register_builtin() -> None:
-    from .csv_printer import CsvPrinter
-    from .html_printer import HtmlPrinter
-    from .json_printer import JsonPrinter
-    from .markdown_printer import MarkdownPrinter
-    from .terminal_printer import TerminalPrinter
-    for cls in (TerminalPrinter, MarkdownPrinter, CsvPrinter, JsonPrinter, HtmlPrinter):
-        PRINTERS.setdefault(cls.name, cls)

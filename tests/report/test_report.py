@@ -174,7 +174,7 @@ def _curve_runs():
 
 
 def test_peak_curve_and_stage_data():
-    from hmmbench import figures
+    from hmmbench.report import figures
     curves = figures.peak_curves(_curve_runs())
     assert list(curves) == ["equal@1e4 [merged]"]
     line = curves["equal@1e4 [merged]"]["cuda-a"]
@@ -190,7 +190,7 @@ def test_peak_curve_and_stage_data():
 def test_plot_writes_bars_peak_and_stages(tmp_path):
     import pytest
     pytest.importorskip("matplotlib")
-    from hmmbench import plots
+    from hmmbench.report import plots
     written = plots.plot_all(_curve_runs(), tmp_path / "g.png")
     assert [p.name for p in written] == ["g.png", "g-peak.png", "g-stages.png"]
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in written)

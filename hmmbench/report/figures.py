@@ -1,5 +1,5 @@
 """What the plots show, as plain data: the same numbers feed the PNG plots (:mod:`.plots`) and
-the HTML report's inline SVG (:mod:`.html_report`).
+the HTML report's inline SVG (:mod:`.html_page`).
 
 Every function takes run dicts as stored in result files.
 """
@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Optional
 
-from .backend import STAGES
-from .results import CELL_AXES, CELL_SIZE, DATA_AXES
+from ..backend import STAGES
+from .rows import cell_label
+from ..results import CELL_AXES, CELL_SIZE, DATA_AXES
 
 #: Statuses whose figures are drawn: cross-checked, unchecked (no reference here) and peers.
 DRAWN = ("ok", "unchecked", "peer")
@@ -18,7 +19,7 @@ DRAWN = ("ok", "unchecked", "peer")
 def _length_point(r: dict, cache: dict) -> Optional[tuple]:
     key = (r.get("workload"), r["dataset"])
     if key not in cache:
-        from .workload import get
+        from ..workload import get
         try:
             cache[key] = get(r.get("workload")).length_point(r["dataset"])
         except Exception:  # noqa: BLE001 - a workload this install lacks: no curve
@@ -81,7 +82,6 @@ def model_size_curves(runs: list) -> "OrderedDict[str, dict]":
 def stage_groups(runs: list) -> "OrderedDict[str, list]":
     """{cell label: [(line, {stage: seconds}), ...]} of the runs that were timed: the stage
     breakdown (prep / h2d / kernel / d2h; the rest of the total is host overhead)."""
-    from .report import cell_label
     names = line_names(runs)
     out: "OrderedDict[str, list]" = OrderedDict()
     for r in runs:
@@ -97,7 +97,6 @@ def stage_groups(runs: list) -> "OrderedDict[str, list]":
 def api_ratios(runs: list) -> list:
     """Twins of two APIs (``cuda-X`` and ``opencl-X``) on the same cell: rows of (cell, twin,
     {api: GCUPS kernel}, {api: GCUPS total}) with both APIs' figures."""
-    from .report import cell_label
     twins: "OrderedDict[tuple, dict]" = OrderedDict()
     for r in runs:
         api, name = r.get("api") or "", r["backend"]

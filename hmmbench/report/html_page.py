@@ -1,7 +1,7 @@
 """``hmmbench report FILES --html PAGE``: one self-contained HTML page of result files.
 
-No scripts and nothing from the network: the charts are inline SVG drawn by :mod:`hmmbench.svg`
-from the numbers of :mod:`hmmbench.figures`. The page holds, per result file: its provenance,
+No scripts and nothing from the network: the charts are inline SVG drawn by :mod:`.svg`
+from the numbers of :mod:`.figures`. The page holds, per result file: its provenance,
 a summary table and charts per cell (GCUPS per backend, stage breakdown as stacked bars), the
 peak curves over L of equal-length sets, CUDA-vs-OpenCL twin ratios and model-size curves; then
 the cross-check status of every row of every file.
@@ -14,8 +14,10 @@ from pathlib import Path
 
 from . import svg
 from .figures import api_ratios, model_size_curves, peak_curves, stage_groups
-from .report import COLUMNS, by_dataset, fmt_error, header_line, notes, row_cells, table_title
-from .results import CELL_SIZE
+from .formats import fmt_error
+from .rows import (COLUMNS, by_dataset, cell_label, header_line, notes, row_cells,
+                          table_title)
+from ..results import CELL_SIZE
 
 STAGE_COLOURS = {"prep": "#8c8c8c", "h2d": "#4c72b0", "kernel": "#55a868", "d2h": "#c44e52",
                  "other": "#dddddd"}
@@ -147,7 +149,6 @@ def file_section(i: int, path: str, doc: dict, open_: bool) -> str:
 
 def status_section(docs: list) -> str:
     """Rows that are not ok first (always shown), then every row (folded when long)."""
-    from .report import cell_label
     rows, flagged = [], []
     for path, doc in docs:
         for r in doc["runs"]:
@@ -194,7 +195,7 @@ def html_page(docs: list, title: str = "hmmbench results") -> str:
 
 def write_html(docs: list, path, title: str = "hmmbench results") -> Path:
     import os
-    from .results import atomic_write_text
+    from ..results import atomic_write_text
     atomic_write_text(path, html_page(docs, title))
     umask = os.umask(0)
     os.umask(umask)

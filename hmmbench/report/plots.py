@@ -1,16 +1,17 @@
 """The PNG plots of ``hmmbench report --plot`` (matplotlib): GCUPS bars, the peak curve over
 the set length, the stage breakdown, the model-size curve. The numbers come from
-:mod:`hmmbench.figures`, shared with the HTML report."""
+:mod:`.figures`, shared with the HTML page."""
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
 from pathlib import Path
 
-from .errors import UserError
-from .fileio import atomic_open
+from ..errors import UserError
+from ..fileio import atomic_open
+from ..history import trend_rows
 from .figures import model_size_curves, peak_curves, stage_groups
-from .report import cell_label
+from .rows import cell_label
 
 STAGE_COLOURS = {"prep": "#8c8c8c", "h2d": "#4c72b0", "kernel": "#55a868", "d2h": "#c44e52",
                  "other": "#dddddd"}
@@ -164,3 +165,36 @@ def plot_all(runs: list, path) -> list:
         if fn(runs, extra):
             written.append(extra)
     return written
+
+
+def plot_history(hist, path, min_points: int = 2, max_cells: int = 12) -> int:
+    """Kernel (solid) and total (dashed) GCUPS per cell over the ordered files, vertical lines
+    where the sources (grey) or a device (red) changed; the cells with most points first.
+    Returns how many cells were drawn."""
+    plt = pyplot()
+    rows = sorted(trend_rows(hist, min_points), key=lambda r: -len(r["points"]))[:max_cells]
+    if not rows:
+        raise UserError(f"nothing to plot: no cell appears in {min_points} or more result files")
+    fig, ax = plt.subplots(figsize=(11, 6))
+    for i, r in enumerate(rows):
+        xs = [p.snapshot + 1 for p in r["points"]]
+        colour = f"C{i % 10}"
+        label = " / ".join(str(k) for k in r["key"] if k)
+        ax.plot(xs, [p.gcups_kernel or float("nan") for p in r["points"]], "o-", color=colour,
+                label=label)
+        ax.plot(xs, [p.gcups_total or float("nan") for p in r["points"]], "s--", color=colour,
+                alpha=0.6)
+        for p in r["points"]:
+            if "S" in p.marks:
+                ax.axvline(p.snapshot + 0.5, color="grey", ls=":", lw=0.8)
+            if "D" in p.marks:
+                ax.axvline(p.snapshot + 0.5, color="red", ls=":", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_xlabel("result file (oldest first, numbers as in the table)")
+    ax.set_ylabel("GCUPS (solid: kernel, dashed: end-to-end)")
+    ax.set_title("history: GCUPS per cell; dotted lines: sources (grey) or device (red) changed")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="x-small", ncol=2)
+    fig.tight_layout()
+    save(fig, path)
+    return len(rows)
