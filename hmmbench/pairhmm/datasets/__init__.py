@@ -21,8 +21,6 @@ from functools import partial
 from pathlib import Path
 from typing import Optional
 
-import pooch
-
 from ...cachedir import user_cache_dir
 from ...dataset import Dataset
 from ...errors import InputError, UnknownName, UserError
@@ -233,6 +231,7 @@ def default_run_set() -> list[Dataset]:
 # --- fetching -----------------------------------------------------------------------------------
 def _downloader():
     """How fetch downloads (tests replace it to serve a local copy): pooch's HTTP downloader."""
+    import pooch  # optional dependency (the fetch extra), imported on first use
     return pooch.HTTPDownloader(timeout=60, progressbar=False)
 
 
