@@ -293,7 +293,8 @@ SUITES = {
     "twins": {
         "about": "the peak kernels' CUDA and OpenCL twins on one GPU: the sub-warp twins "
                  "(-f64rescue: NVIDIA's OpenCL has no sub-group shuffles for the exponents) on "
-                 "equal-length sets 64..1024 and 1m merged, profile-opencl-warp "
+                 "equal-length sets 64..1024 and 1m merged, end to end on equal-512 and 1m "
+                 "merged, profile-opencl-warp "
                  "vs profile-cuda-warp on proteins-2e8 (M = 400, 1200); `hmmbench report "
                  "--summary` prints the ratio table",
         "steps": [
@@ -303,6 +304,12 @@ SUITES = {
             {"name": "twins-1m", "datasets": ["1m"],
              "backends": ["cuda-subwarp-f64rescue", "opencl-subwarp-f64rescue"],
              "options": {"chunking": "merged", "opencl-device": "NVIDIA", "max-time": 2}},
+            # end to end (prep, h2d, kernel, d2h) of the two twins in one run, the ratio the
+            # API comparison quotes: their host work is the same (subwarp/opencl_call.py)
+            {"name": "twins-e2e", "datasets": ["equal-512@262144", "1m"],
+             "backends": ["cuda-subwarp-f64rescue", "opencl-subwarp-f64rescue"],
+             "options": {"chunking": "merged", "opencl-device": "NVIDIA", "repeat": 5,
+                         "sample-pairs": 200}},
             {"name": "twins-profile", "workload": "profile", "datasets": ["proteins-2e8"],
              "backends": ["profile-cuda-warp", "profile-opencl-warp"],
              "options": {"model": ["random-M400", "random-M1200"], "kind": "ssv,msv,vf",

@@ -4,8 +4,8 @@
 Kernel: ``kernels_opencl/pairhmm/subwarp.cl``, OpenCL's spelling of the body it shares with the
 CUDA twin (``kernels_common/pairhmm/subwarp.h``): a group of ``p`` work-items aligns one read to
 every haplotype of its batch, ``k`` read rows per work-item in registers, the emission table in
-local memory. Bins, their (p, k) and the work items come from the same host layout step as the
-CUDA twin (``layout.py``: ``choose_bins``, ``host_layout``); each bin runs the kernel
+local memory. Bins and their (p, k) come from the same choice as the CUDA twin's
+(``layout.py``: ``choose_bins``); each bin runs the kernel
 specialized for it with defines (PyOpenCL's program cache through ``DeviceKit``).
 
 How a group hands its last row on (``params["path"]``), per device:
@@ -17,15 +17,18 @@ How a group hands its last row on (``params["path"]``), per device:
 Work-groups shrink (halving) where the emission table would not fit the device's local memory
 (NVIDIA's OpenCL has 48 KiB where CUDA opts in to more).
 
-Differences from the CUDA host, all outside the kernel: the layout runs on the host (prep),
-the whole input goes in one upload (no chunk pipeline), and the float64 rescue follows the other
-OpenCL backends: the host applies ``cpu_reference.pairhmm.finish_float32``'s 1e-28 rule to the
-raw float sums and recomputes the pairs below it with a double build of the same kernel (the
-configurations of ``rescue.recompute_queues``), or on the CPU where the device has no fp64.
+A call (``opencl_call.py``) does the host and device work of the CUDA twin's small call: the
+raw arrays staged into one page-locked buffer (prep), one upload, the work items laid out on the
+device (``subwarp_layout.cl``, the twin of ``subwarp_layout.cu``), the bins, one copy back; the
+staging and device buffers are kept across calls. What still differs: the float64 rescue follows
+the other OpenCL backends: the host applies ``cpu_reference.pairhmm.finish_float32``'s 1e-28 rule
+to the raw float sums and recomputes the pairs below it in a second pass with the double build of
+the same kernel (the configurations of ``rescue.recompute_queues``, each a bin of that pass), or
+on the CPU where the device has no fp64; CUDA queues them on the device. Large inputs go in one
+pass (no chunk pipeline).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
@@ -34,12 +37,13 @@ from cpu_reference.pairhmm import forward_log10
 
 from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
 from ...backend import Backend
-from ..intertask.opencl import Layout, OpenCLBackend
+from ..intertask.opencl import OpenCLBackend
 from ..model import LOG10_C32, LOG10_C64, PairSet
 from .batched import CallBatches
 from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
-                             THREADS_PER_BLOCK, Bin, choose_bins, host_layout, sw_scaled,
-                             table_bytes, tiers_param, tiers_table)
+                     THREADS_PER_BLOCK, Bin, choose_bins, sw_scaled, table_bytes, tiers_param,
+                     tiers_table)
+from .opencl_call import DeviceBuffers, device_pass
 from .rescue import recompute_queues
 
 SOURCE = "pairhmm/subwarp.cl"
@@ -49,11 +53,6 @@ KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", 
 #: Multi-tile launches: at most this many work-groups per compute unit (grid-stride), as CUDA's
 #: 16 blocks per SM; bounds the boundary-row scratch.
 MT_GROUPS_PER_CU = 16
-
-
-@dataclass
-class BinnedLayout(Layout):
-    ranges: list = field(default_factory=list)   # [(Bin, first item, stop)], non-empty bins
 
 
 class SubwarpOpenCL(OpenCLBackend):
@@ -79,6 +78,7 @@ class SubwarpOpenCL(OpenCLBackend):
         self._exchange = exchange   # "auto": the device's shuffle where it works, or "local"
         self.per_pair_below = per_pair_below
         self._paths: dict = {}
+        self._buffers: Optional[DeviceBuffers] = None
 
     def submit(self, pairs: PairSet):
         if self._batches is not None:
@@ -140,62 +140,49 @@ class SubwarpOpenCL(OpenCLBackend):
     def bins_for(self, pairs: PairSet) -> list[Bin]:
         return choose_bins(pairs, self._bins_table, self._long, self._small_tiers)
 
-    # --- OpenCLBackend hooks ------------------------------------------------------------------
-    def layout(self, pairs: PairSet) -> Layout:
-        """The raw PairSet arrays and the float bins' work items (``host_layout``); each bin's
-        item range [first, count] as its own small array (a kernel argument)."""
+    # --- one pass on the device (opencl_call.py) ---------------------------------------------
+    def _sums(self, pairs: PairSet, real_dtype, timing: dict) -> np.ndarray:
+        """Raw forward sums in ``real_dtype`` (dataset order): the float32 bins, or for the
+        float64 rescue the double configurations their reads feed (``recompute_queues``: each
+        a bin of its own in the device's layout); adds to ``timing``."""
+        kit = self.kit()
+        if self._buffers is None or self._buffers.kit is not kit:
+            self._buffers = DeviceBuffers(kit)
         bins = self.bins_for(pairs)
-        lay = host_layout(pairs, bins, per_pair=pairs.n_pairs <= self.per_pair_below)
-        arrays = {name: getattr(pairs, name)
-                  for name in ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual",
-                               "hap_bases")}
-        arrays.update(read_off=pairs.read_offsets, hap_off=pairs.hap_offsets, items=lay.items)
-        for i, (_, lo, hi) in enumerate(lay.bin_ranges):
-            arrays[f"range{i}"] = np.array([lo, hi - lo], np.int32)
-        return BinnedLayout(arrays=arrays, n_slots=pairs.n_pairs,
-                            loop_n_max=int(pairs.hap_lengths.max(initial=1)),
-                            meta={"bins": {b.label: hi - lo for b, lo, hi in lay.bin_ranges}},
-                            ranges=lay.bin_ranges)
-
-    def launch(self, kit, lay, dev, sums, real_dtype, events):
         double = np.dtype(real_dtype) == np.float64
-        ranges = [(b, lo, hi, dev[f"range{i}"]) for i, (b, lo, hi) in enumerate(lay.ranges)]
         if double:
-            ranges = self._queue_ranges(kit, ranges)
-        for b, lo, hi, rng in ranges:
-            self._launch_bin(kit, b, double, dev, rng, hi - lo, lay.loop_n_max, sums, events)
+            bins = recompute_queues(bins)[0]
+        sums, per_bin = device_pass(self, kit, self._buffers, pairs, bins, double, timing)
+        if not double:
+            self.last_layout_meta = {"bins": per_bin}
+        return sums
 
-    def _queue_ranges(self, kit, ranges: list) -> list:
-        """The float64 rescue: bins feeding one double configuration are contiguous in the
-        layout, so each queue covers one merged item range."""
-        queue_bins, queue_of = recompute_queues([b for b, _, _, _ in ranges])
-        merged: dict = {}
-        for (b, lo, hi, _), q in zip(ranges, queue_of):
-            a, z = merged.get(q, (lo, hi))
-            merged[q] = (min(a, lo), max(z, hi))
-        cl = cl_module()
-        out = []
-        for q, (lo, hi) in merged.items():
-            rng = cl.Buffer(kit.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
-                            hostbuf=np.array([lo, hi - lo], np.int32))
-            out.append((queue_bins[q], lo, hi, rng))
-        return out
-
-    def _launch_bin(self, kit, b: Bin, double: bool, dev: dict, rng, n_items: int,
-                    max_hap: int, sums, events) -> None:
+    def bin_kernel(self, kit, b: Bin, double: bool) -> tuple:
+        """(kernel, work-group size) of bin b, built on first use (``device_pass`` asks for
+        every bin's before its first enqueue: no build falls between two timed events)."""
         path = self.path(kit, b.p)
         block = self.block(kit, b, path, double)
+        return kit.kernel(SOURCE, "subwarp_forward", self._defines(b, path, block, double)), block
+
+    def _launch_bin(self, kit, b: Bin, double: bool, dev: dict, rng, n_items: int,
+                    max_hap: int, sums, events: list) -> None:
+        """Bin b's kernel over the items ``rng`` (on the device: [first, count]) holds, at most
+        ``n_items``; its event appended to ``events``."""
+        kernel, block = self.bin_kernel(kit, b, double)
         groups = block // b.p
-        kernel = kit.kernel(SOURCE, "subwarp_forward", self._defines(b, path, block, double))
         blocks = -(-n_items // groups)
         stride, quad = 0, 32 if double else 16
         if b.multi_tile:  # a bounded grid-stride grid: one boundary-row scratch per group
             blocks = min(blocks, kit.device.max_compute_units * MT_GROUPS_PER_CU)
             stride = max_hap + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
         scratch = kit.scratch(f"subwarp_scratch{quad}", max(blocks * groups * stride * quad, 16))
-        events.add("kernel", kernel(
+        events.append(kernel(
             kit.queue, (blocks * block,), (block,), dev["items"], rng, np.int32(n_items),
             *(dev[name] for name in KERNEL_ARRAYS), sums, scratch, np.int32(stride)))
+
+    def close(self) -> None:
+        self._buffers = None
+        super().close()
 
 
 class SubwarpOpenCLExp(SubwarpOpenCL):

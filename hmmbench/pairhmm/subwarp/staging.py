@@ -40,21 +40,22 @@ STAGED = (("read_bases", np.uint8), ("base_qual", np.uint8), ("ins_qual", np.uin
           ("hap_bases", np.uint8), ("hap_off", np.int64), ("batch_reads", np.int64),
           ("batch_haps", np.int64), ("batch_pairs", np.int64), ("meta", np.int32))
 def slot_layout(seq: int, reads: int, hap_bytes: int, haps: int, batches: int,
-                n_meta: int) -> tuple:
+                n_meta: int, align: int = 256) -> tuple:
     """(byte offsets in STAGED order, slot bytes) of a slot that holds a chunk of ``seq`` read
     bytes, ``reads`` reads, ``hap_bytes`` haplotype bytes, ``haps`` haplotypes, ``batches``
     batches and ``n_meta`` meta values (or less): each array's bytes (at least 1) rounded up to
-    256."""
-    seq = -(-max(seq, 1) // 256) * 256  # each of the five read arrays
-    batch = -(-(batches + 1) * 8 // 256) * 256  # each of batch_reads, batch_haps, batch_pairs
+    ``align`` (a multiple of 256: OpenCL's sub-buffers start at the device's base alignment)."""
+    a = align
+    seq = -(-max(seq, 1) // a) * a  # each of the five read arrays
+    batch = -(-(batches + 1) * 8 // a) * a  # each of batch_reads, batch_haps, batch_pairs
     read_off = 5 * seq
-    hap_bases = read_off + -(-(reads + 1) * 8 // 256) * 256
-    hap_off = hap_bases + -(-max(hap_bytes, 1) // 256) * 256
-    batch_reads = hap_off + -(-(haps + 1) * 8 // 256) * 256
+    hap_bases = read_off + -(-(reads + 1) * 8 // a) * a
+    hap_off = hap_bases + -(-max(hap_bytes, 1) // a) * a
+    batch_reads = hap_off + -(-(haps + 1) * 8 // a) * a
     meta = batch_reads + 3 * batch
     offs = [0, seq, 2 * seq, 3 * seq, 4 * seq, read_off, hap_bases, hap_off, batch_reads,
             batch_reads + batch, batch_reads + 2 * batch, meta]
-    return offs, meta + -(-max(n_meta * 4, 1) // 256) * 256
+    return offs, meta + -(-max(n_meta * 4, 1) // a) * a
 
 
 def whole_sizes(pairs: PairSet) -> tuple:
@@ -68,11 +69,11 @@ def whole_sizes(pairs: PairSet) -> tuple:
     return (r0, r1, h0, h1, a0, a1, c0, c1), (a1 - a0, r1 - r0, c1 - c0, h1 - h0, len(br) - 1)
 
 
-def whole_offsets(pairs: PairSet, n_meta: int) -> tuple:
+def whole_offsets(pairs: PairSet, n_meta: int, align: int = 256) -> tuple:
     """A small call's staging layout: (byte offsets in STAGED order, slot bytes, its ends as
     ``whole_sizes`` gives them) -- in plain integers, no dict, no loop."""
     ends, sizes = whole_sizes(pairs)
-    offs, size = slot_layout(*sizes, n_meta)
+    offs, size = slot_layout(*sizes, n_meta, align)
     return offs, size, ends
 
 

@@ -166,3 +166,74 @@ def test_empty_inputs(device):
     assert "empty" in b.refuse_reason(pack([Batch([r, empty], [b"ACG"])]))
     with pytest.raises(ValueError, match="empty"):
         b.run(pack([Batch([r, empty], [b"ACG"])]))
+
+
+# --- the device's work: layout, stages, buffers (as the CUDA twin's small call) ----------------------
+def _device_layout(b: SubwarpOpenCL, pairs, bins):
+    """One float32 pass of ``device_pass``; its items per bin as the device laid them out."""
+    from hmmbench.apis.opencl import cl_module
+    from hmmbench.pairhmm.subwarp.opencl_call import DeviceBuffers, device_pass
+    kit = b.kit()
+    bufs = DeviceBuffers(kit)
+    timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
+    device_pass(b, kit, bufs, pairs, bins, False, timing)
+    per_pair = pairs.n_pairs <= b.per_pair_below
+    units = pairs.n_pairs if per_pair else int(pairs.batch_reads[-1] - pairs.batch_reads[0])
+    items = np.empty((units, 4), np.int32)
+    ranges = np.empty(len(bins) * bufs.align // 4, np.int32)
+    cl = cl_module()
+    cl.enqueue_copy(kit.queue, items, kit._scratch["subwarp_items"], is_blocking=True)
+    cl.enqueue_copy(kit.queue, ranges, kit._scratch["subwarp_bin_range"], is_blocking=True)
+    stride = bufs.align // 4
+    return {bins[i]: items[ranges[i * stride]:ranges[i * stride] + ranges[i * stride + 1]]
+            for i in range(len(bins))}, timing
+
+
+@needs_device
+@pytest.mark.parametrize("per_pair", [True, False])
+def test_the_device_layout_puts_every_item_in_its_bin_as_the_host_layout(edge, per_pair):
+    """subwarp_layout.cl against layout.host_layout: each bin the same items (the order inside a
+    work level is free), ordered by descending work level."""
+    from hmmbench.pairhmm.subwarp.layout import host_layout
+    pairs, _ = edge
+    b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
+                      small_tiers=None, per_pair_below=1 << 30 if per_pair else 0)
+    bins = b.bins_for(pairs)
+    got, timing = _device_layout(b, pairs, bins)
+    want = host_layout(pairs, bins, per_pair=per_pair)
+    assert sum(len(v) for v in got.values()) == len(want.items) > 0
+    for bin_, lo, hi in want.bin_ranges:
+        assert sorted(map(tuple, got[bin_].tolist())) == sorted(map(tuple, want.items[lo:hi].tolist()))
+    for bin_ in bins:
+        if bin_ not in {x for x, _, _ in want.bin_ranges}:
+            assert len(got[bin_]) == 0
+    assert timing["h2d"] > 0 and timing["kernel"] > 0 and timing["d2h"] > 0
+
+
+@needs_device
+@pytest.mark.parametrize("device", DEVICES)
+def test_equal_length_sets_short_and_multi_tile(device):
+    """Equal-length sets: every item on one key (the layout's hottest atomics), one of them past
+    the last bin (the multi-tile kernel)."""
+    for name in ("equal-100@400", "equal-300@40"):
+        pairs = datasets.resolve(name).load()
+        _check(_backend(device, "auto"), pairs)
+
+
+@needs_device
+def test_buffers_are_reused_across_calls_and_results_repeat(edge, real):
+    """A smaller call after a larger one reuses the staging and device buffers (grow-only, as
+    the CUDA twin's lane); the same input gives the same bits on every call."""
+    b = _backend(DEVICES[0], "auto")
+    big, _ = real["1m"]
+    first = b.run(big)
+    kit = b.kit()
+    held = dict(kit._scratch), b._buffers._host[0]
+    small, ref = edge
+    one = b.run(small)
+    assert b._buffers._host[0] is held[1]
+    for name in ("subwarp_slot", "subwarp_items", "subwarp_raw", "subwarp_key_rank"):
+        assert kit._scratch[name] is held[0][name]
+    assert np.array_equal(b.run(small).log10, one.log10)
+    assert np.array_equal(b.run(big).log10, first.log10)
+    assert first.timing["prep"] > 0 and first.timing["h2d"] > 0 and first.timing["d2h"] > 0
