@@ -4,8 +4,8 @@ Shared by ``cuda-subwarp`` (``cuda.py``) and ``opencl-subwarp`` (``opencl.py``):
 a group of ``p`` work-items aligns one read to every haplotype of its batch, each keeping ``k``
 read rows in registers, so one group covers reads up to ``p*k``. Work items are partitioned by
 read length into bins (each runs the (p, k) kernel specialized for it) and ordered inside a bin by
-descending work. ``host_layout`` builds that order on the host (the OpenCL backend's layout; the
-CUDA backend builds it on the GPU and tests compare the two); ``chunk_bounds`` cuts large inputs
+descending work. ``host_layout`` builds that order on the host (the reference: both backends
+build it on the device and tests compare the two); ``chunk_bounds`` cuts large inputs
 into chunks of whole batches.
 """
 from __future__ import annotations

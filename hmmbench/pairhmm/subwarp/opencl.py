@@ -45,6 +45,7 @@ from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TI
                      tiers_table)
 from .opencl_call import DeviceBuffers, device_pass
 from .rescue import recompute_queues
+from .staging import PAGEABLE_FROM_BYTES
 
 SOURCE = "pairhmm/subwarp.cl"
 #: The kernel's global arrays after (items, range, n_max), as the layout names them.
@@ -79,6 +80,8 @@ class SubwarpOpenCL(OpenCLBackend):
         self.per_pair_below = per_pair_below
         self._paths: dict = {}
         self._buffers: Optional[DeviceBuffers] = None
+        # from this many bytes of sequences they go up from the PairSet's arrays (as CUDA's)
+        self.pageable_from_bytes = PAGEABLE_FROM_BYTES
 
     def submit(self, pairs: PairSet):
         if self._batches is not None:

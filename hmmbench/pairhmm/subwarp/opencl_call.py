@@ -1,10 +1,11 @@
 """One ``opencl-subwarp`` pass on the device, organised as the CUDA twin's small call
 (``small.SmallCall``): the host stages the PairSet's raw arrays into one page-locked buffer
-(``staging.stage_whole``, the timed ``prep``), one upload, the work items laid out on the device
-(``kernels_opencl/pairhmm/subwarp_layout.cl``, the twin of ``subwarp_layout.cu``), each bin's
-kernel over the item range the layout wrote, one copy back. Stages from OpenCL profiling events
-as CUDA's from its events: h2d = the upload, kernel = the layout's start .. the last bin's end,
-d2h = the copy back.
+(``staging.stage_whole``, the timed ``prep``; from ``PAGEABLE_FROM_BYTES`` of sequences only
+the integers, the sequences going up from the PairSet's own arrays), the upload, the work items
+laid out on the device (``kernels_opencl/pairhmm/subwarp_layout.cl``, the twin of
+``subwarp_layout.cu``), each bin's kernel over the item range the layout wrote, one copy back.
+Stages from OpenCL profiling events as CUDA's from its events: h2d = the uploads, kernel = the
+layout's start .. the last bin's end, d2h = the copy back.
 
 :class:`DeviceBuffers` keeps what a backend reuses across calls on one device: the staging
 buffer (grow-only, mapped once) and the device buffers (``DeviceKit.scratch``, grow-only).
@@ -83,7 +84,9 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     meta = np.array([nb, *(min(b.hi, 2**31 - 1) for b in bins), *([0] * nb)], np.int32)
     offs, slot_bytes, ends = whole_offsets(pairs, len(meta), align)
     views = bufs.staging(slot_bytes)
-    used = stage_whole(pairs, meta, offs, ends, views)
+    a0, a1, c0, c1 = ends[4:]
+    pageable = 5 * (a1 - a0) + c1 - c0 >= backend.pageable_from_bytes
+    used = stage_whole(pairs, meta, offs, ends, views, not pageable)
     per_pair = pairs.n_pairs <= backend.per_pair_below
     units = pairs.n_pairs if per_pair else ends[1] - ends[0]
     ro = pairs.read_offsets
@@ -114,7 +117,18 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     for b, n in zip(bins, counts.tolist()):
         if n:
             backend.bin_kernel(kit, b, double)
-    up = cl.enqueue_copy(q, slot, views[0][:used], is_blocking=False)
+    if pageable:  # as the CUDA twin's small call: the sequences from the PairSet's arrays
+        ups = [cl.enqueue_copy(q, slot, a[lo:hi], dst_offset=offs[i], is_blocking=False)
+               for i, a, lo, hi in ((0, pairs.read_bases, a0, a1), (1, pairs.base_qual, a0, a1),
+                                    (2, pairs.ins_qual, a0, a1), (3, pairs.del_qual, a0, a1),
+                                    (4, pairs.gcp_qual, a0, a1), (6, pairs.hap_bases, c0, c1))
+               if hi > lo]
+        ups.append(cl.enqueue_copy(q, slot, views[0][offs[5]:offs[6]], dst_offset=offs[5],
+                                   is_blocking=False))
+        ups.append(cl.enqueue_copy(q, slot, views[0][offs[7]:used], dst_offset=offs[7],
+                                   is_blocking=False))
+    else:
+        ups = [cl.enqueue_copy(q, slot, views[0][:used], is_blocking=False)]
     grid = -(-units // LAYOUT_THREADS) * LAYOUT_THREADS
     kernels = [lk["sw_layout_clear"](q, (-(-nb * SW_LEVELS // 64) * 64,), None, hist, bin_pairs,
                                      dev["meta"])]
@@ -135,7 +149,7 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     kernels += events
     out = np.empty(pairs.n_pairs, real)
     down = cl.enqueue_copy(q, out, sums, is_blocking=True)
-    timing["h2d"] += (up.profile.end - up.profile.start) * 1e-9
+    timing["h2d"] += (ups[-1].profile.end - ups[0].profile.start) * 1e-9
     timing["kernel"] += (kernels[-1].profile.end - kernels[0].profile.start) * 1e-9
     timing["d2h"] += (down.profile.end - down.profile.start) * 1e-9
     return out, {b.label: int(n) for b, n in zip(bins, counts.tolist()) if n}

@@ -39,8 +39,8 @@ from .call import launch_layout
 from .device import sized_lane
 from .layout import SW_LEVELS, THREADS_PER_BLOCK, items_per_bin
 from .rescue import DOUBLE, EXP, exp_config
-from .staging import (class_offsets, headroom, int_views, size_class, stage_whole,
-                               whole_offsets)
+from .staging import (PAGEABLE_FROM_BYTES, class_offsets, headroom, int_views, size_class,
+                      stage_whole, whole_offsets)
 
 _BLOCK = (THREADS_PER_BLOCK, 1, 1)
 #: From this many pairs a small call runs its bins side by side (a stream per bin after the
@@ -56,13 +56,6 @@ SMALL_CALL_PAIRS = 1 << 16
 #: all (on the one block 1m's layout took 88 us longer, H100,
 #: 8903acf:docs/evidence/subwarp-ab-small-below-h100.json).
 MANY_ITEMS = 8192
-#: From this many bytes of read and haplotype sequences (1m merged: 2.19 MB; 10s: 0.13 MB) a small
-#: call uploads them from the PairSet's own (pageable) arrays, one copy each, and stages only the
-#: integers: the driver's staging and DMA of 2.2 MB took 174 us against 267 us for one thread's
-#: copy into page-locked memory plus a 59 us upload (H100 host,
-#: 8903acf:docs/evidence/host-copy-probe-2mb-h100.json); 1m merged 750 against 788 us, 10s 297 against
-#: 267 (its eight copies' overhead: 8903acf:docs/evidence/subwarp-ab-pageable-h100.json).
-PAGEABLE_FROM_BYTES = 1 << 20
 #: From this many pairs (10s: 3,550; 1m merged: 29,307) a small call replays its launches from a
 #: CUDA graph (``SubwarpBackend.graph_from``; 0 or no driver graph calls: never): the host issues
 #: ~12 launches and ~10 event records a call, ~0.1 ms the GPU waits for (H100 / H200:

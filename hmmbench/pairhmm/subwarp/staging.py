@@ -30,6 +30,13 @@ PREP_THREADS = min(8, os.cpu_count() or 1)  # H100: 8 threads 1.44, 16 threads 1
 #: sets at 384..1,024 on the H100, docs/subwarp-design.md).
 POOL_FROM_PAIRS = 1 << 16
 
+#: From this many bytes of read and haplotype sequences (1m merged: 2.19 MB; 10s: 0.13 MB) a small
+#: call (both APIs) uploads them from the PairSet's own (pageable) arrays, one copy each, and stages only the
+#: integers: the driver's staging and DMA of 2.2 MB took 174 us against 267 us for one thread's
+#: copy into page-locked memory plus a 59 us upload (H100 host,
+#: 8903acf:docs/evidence/host-copy-probe-2mb-h100.json); 1m merged 750 against 788 us, 10s 297 against
+#: 267 (its eight copies' overhead: 8903acf:docs/evidence/subwarp-ab-pageable-h100.json).
+PAGEABLE_FROM_BYTES = 1 << 20
 
 #: A chunk's raw arrays as the device gets them (one packed block, one H2D copy per chunk, each
 #: array at a 256-byte aligned offset): the PairSet's own byte slices, offsets made chunk-relative;

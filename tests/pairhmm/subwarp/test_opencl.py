@@ -193,17 +193,19 @@ def _device_layout(b: SubwarpOpenCL, pairs, bins):
 @pytest.mark.parametrize("per_pair", [True, False])
 def test_the_device_layout_puts_every_item_in_its_bin_as_the_host_layout(edge, per_pair):
     """subwarp_layout.cl against layout.host_layout: each bin the same items (the order inside a
-    work level is free), ordered by descending work level."""
+    work level is free); per read, the sequences uploaded from the PairSet's own arrays."""
     from hmmbench.pairhmm.subwarp.layout import host_layout
     pairs, _ = edge
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
                       small_tiers=None, per_pair_below=1 << 30 if per_pair else 0)
+    b.pageable_from_bytes = 1 << 40 if per_pair else 0
     bins = b.bins_for(pairs)
     got, timing = _device_layout(b, pairs, bins)
     want = host_layout(pairs, bins, per_pair=per_pair)
     assert sum(len(v) for v in got.values()) == len(want.items) > 0
     for bin_, lo, hi in want.bin_ranges:
-        assert sorted(map(tuple, got[bin_].tolist())) == sorted(map(tuple, want.items[lo:hi].tolist()))
+        assert sorted(map(tuple, got[bin_].tolist())) == \
+            sorted(map(tuple, want.items[lo:hi].tolist()))
     for bin_ in bins:
         if bin_ not in {x for x, _, _ in want.bin_ranges}:
             assert len(got[bin_]) == 0
