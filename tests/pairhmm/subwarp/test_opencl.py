@@ -9,10 +9,11 @@ import pytest
 
 from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import opencl as opencl_api
+from hmmbench.pairhmm import datasets
 from hmmbench.pairhmm.model import Batch, Read, pack
 from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL, backends
 from hmmbench.pairhmm.subwarp.layout import Bin, table_bytes
-from helpers.opencl_subwarp import DEVICES, TEST_BINS, needs_device
+from helpers.opencl_subwarp import DEVICES, TEST_BINS, TEST_LONG, needs_device
 from helpers.opencl_subwarp import backend as _backend
 from helpers.real_data import real_set
 
