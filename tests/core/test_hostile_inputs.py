@@ -6,78 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from hmmbench import cli, results
-from hmmbench.runner import Benchmark, RunRecord
 
-READ = "ACGT IIII IIII IIII ++++"
-GOOD_BLOCK = f"1 1\n{READ}\nACGTACGT\n"
-GOOD_GATK = "ACGTACGT ACGT IIII IIII IIII ++++ -3.0\n"
-FASTA = ">p1\nMKVLAAGIVGA\n>p2\nMSTNPKPQRKT\n"
+from helpers.hostile_world import (FASTA, GOOD_BLOCK, GOOD_GATK, READ, earlier_document, put,
+                                   refused, world)
 
-
-def earlier_document() -> str:
-    """The text of a valid result file, as an earlier run would have left it."""
-    rec = RunRecord(dataset="toy", dataset_sha256="0" * 64, pairs=1, cells=32, backend="numpy",
-                    api="numpy", family="reference", precision="float64", status="ok",
-                    repeats=1, timing_s={"total": 1.0}, timing_min_s={"total": 1.0},
-                    timing_max_s={"total": 1.0}, max_abs_err=0.0, n_checked=1)
-    doc = results.make_document(Benchmark([rec], [], "original", {}), ["hmmbench", "run"])
-    return json.dumps(doc, indent=1) + "\n"
-
-
-_EARLIER: list = []
-
-
-@pytest.fixture
-def world(tmp_path, monkeypatch):
-    """A work folder holding an earlier result file; private cache; only the shipped real sets."""
-    work = tmp_path / "work"
-    work.mkdir()
-    if not _EARLIER:
-        _EARLIER.append(earlier_document())
-    (work / "earlier.json").write_text(_EARLIER[0])
-    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("HMMBENCH_DATA_PATH", str(tmp_path / "nodata"))
-    monkeypatch.chdir(work)
-    return work
-
-
-def snapshot(folder: Path) -> dict:
-    return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
-def refused(world: Path, capsys, argv: list, *needles: str, after_work: bool = False) -> str:
-    """Run ``hmmbench argv``; assert the promise of a refused input; return the error line.
-    ``after_work``: the failure comes after cells ran, whose progress lines come first."""
-    before = snapshot(world)
-    capsys.readouterr()
-    try:
-        code = cli.main(argv)
-    except SystemExit as exc:            # argparse's own errors
-        code = exc.code
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    if after_work:
-        lines = [line for line in lines if not line.startswith("[")]
-    assert code == 2, err
-    assert len(lines) == 1, err
-    assert lines[0].startswith("hmmbench: error: ") and "Traceback" not in err
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    assert snapshot(world) == before     # nothing written, the earlier result file intact
-    return lines[0]
-
-
-def put(world: Path, name: str, data) -> str:
-    path = world / name
-    path.write_bytes(data.encode("latin-1") if isinstance(data, str) else data)
-    return str(path)
-
+__all__ = ["world"]   # the fixture, used by name
 
 RUN = ["run", "-b", "numpy", "--repeat", "1", "-q", "--json", "out.json"]
 
@@ -262,8 +199,7 @@ def test_output_device_and_full_disk(world, capsys, monkeypatch):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(fileio.os, "replace", full)
     refused(world, capsys, ["run", "-b", "numpy", "-d", "ren16-t1.1@16", "--repeat", "1", "-q",
-                            "--json", "earlier.json"], "earlier.json", "No space left",
-            after_work=True)
+                            "--json", "earlier.json"], "earlier.json", "No space left")
     assert not list(world.glob(".earlier.json.*"))    # no temp file left either
 
 
@@ -303,7 +239,7 @@ def test_score_profile_needs_one_kind(world, capsys):
 
 # --- result files for report / compare -------------------------------------------------------
 def _doc() -> dict:
-    return json.loads(_EARLIER[0])
+    return json.loads(earlier_document())
 
 
 def _edit(edit) -> str:
@@ -313,7 +249,7 @@ def _edit(edit) -> str:
 
 
 RESULT_CASES = {
-    "truncated": (lambda: _EARLIER[0][: len(_EARLIER[0]) // 2], "invalid JSON"),
+    "truncated": (lambda: earlier_document()[: len(earlier_document()) // 2], "invalid JSON"),
     "empty": (lambda: "", ":1:"),
     "not-object": (lambda: "[1, 2]", "top level"),
     "wrong-schema": (lambda: json.dumps({"runs": []}), "missing"),
@@ -325,9 +261,9 @@ RESULT_CASES = {
                       "timing_s.total"),
     "timing-nan-string": (lambda: _edit(lambda d: d["runs"][0]["timing_s"].update(total="NaN")),
                           "timing_s.total"),
-    "bare-nan": (lambda: _EARLIER[0].replace('"max_abs_err": 0.0', '"max_abs_err": NaN'),
+    "bare-nan": (lambda: earlier_document().replace('"max_abs_err": 0.0', '"max_abs_err": NaN'),
                  "NaN"),
-    "bare-infinity": (lambda: _EARLIER[0].replace('"max_abs_err": 0.0',
+    "bare-infinity": (lambda: earlier_document().replace('"max_abs_err": 0.0',
                                                   '"max_abs_err": -Infinity'), "Infinity"),
     "not-utf8": (lambda: b"\xff\xfe{}", "UTF-8"),
 }
@@ -374,8 +310,7 @@ def test_report_plot_unknown_type(world, capsys):
     path = put(world, "g.json", json.dumps(doc))
     refused(world, capsys, ["report", path, "--plot", "chart.xyz"], "--plot", ".xyz")
     again = put(world, "g2.json", json.dumps(doc))
-    refused(world, capsys, ["history", path, again, "--plot", "chart.xyz"], ".xyz",
-            after_work=True)
+    refused(world, capsys, ["history", path, again, "--plot", "chart.xyz"], ".xyz")
     refused(world, capsys, ["history", path, "--plot", "."], "--plot", "directory")
 
 
