@@ -11,8 +11,8 @@ import pytest
 
 from hmmbench import cli, results
 
-from helpers.hostile_world import (FASTA, GOOD_BLOCK, GOOD_GATK, READ, earlier_document, put,
-                                   refused, world)
+from helpers.hostile_world import (FASTA, GOOD_BLOCK, GOOD_GATK, READ, damaged,
+                                   earlier_document, put, refused, world)
 
 __all__ = ["world"]   # the fixture, used by name
 
@@ -368,24 +368,14 @@ SOUND = {"block": (GOOD_BLOCK + "2 1\n" + READ + "\n" + READ + "\nACGTTGCA\n").e
 def test_damaged_files_load_or_name_a_line(tmp_path, fmt, data):
     """Bytes changed, cut or inserted anywhere: the loader either reads the file or raises an
     InputError at a line that exists -- never any other exception."""
-    raw = bytearray(SOUND[fmt])
-    for _ in range(data.draw(st.integers(1, 3))):
-        at = data.draw(st.integers(0, len(raw)))
-        action = data.draw(st.sampled_from(["set", "cut", "insert"]))
-        byte = data.draw(st.integers(0, 255))
-        if action == "set" and at < len(raw):
-            raw[at] = byte
-        elif action == "cut":
-            del raw[at:at + data.draw(st.integers(1, 12))]
-        else:
-            raw[at:at] = bytes([byte])
+    raw = damaged(SOUND[fmt], data, st.integers(0, 255))
     path = tmp_path / "damaged.in"
-    path.write_bytes(bytes(raw))
+    path.write_bytes(raw)
     loader = load_gatk if detect_format(path) == "gatk" else load_block
     try:
         pairs = loader(path)
     except InputError as exc:
-        n_lines = max(1, len(bytes(raw).splitlines()))
+        n_lines = max(1, len(raw.splitlines()))
         assert exc.path == str(path) and exc.line is not None and 1 <= exc.line <= n_lines
         assert "\n" not in exc.message
     else:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from hmmbench.errors import InputError
-from helpers.hostile_world import FASTA, PROFILE_RUN, hmm_text, put, refused, world  # noqa: F401
+from helpers.hostile_world import (FASTA, PROFILE_RUN, damaged, hmm_text, put, refused,  # noqa: F401
+                                   world)
 
 pytest.importorskip("pyhmmer")
 
@@ -189,25 +190,16 @@ def test_damaged_model_files_load_or_name_the_file(tmp_path, data):
     an InputError naming the file (and a line that exists) -- never any other exception, and
     never a model with a probability outside [0, 1]."""
     from hmmbench.profile.datasets import read_hmms
-    raw = bytearray(hmm_text(4).encode())
-    for _ in range(data.draw(st.integers(1, 3))):
-        at = data.draw(st.integers(0, len(raw)))
-        action = data.draw(st.sampled_from(["set", "cut", "insert"]))
-        byte = data.draw(st.sampled_from(list(b"0123456789.-+eE*x \n\t") + [0xe9, 0]))
-        if action == "set" and at < len(raw):
-            raw[at] = byte
-        elif action == "cut":
-            del raw[at:at + data.draw(st.integers(1, 12))]
-        else:
-            raw[at:at] = bytes([byte])
+    raw = damaged(hmm_text(4).encode(), data,
+                  st.sampled_from(list(b"0123456789.-+eE*x \n\t") + [0xe9, 0]))
     path = tmp_path / "damaged.hmm"
-    path.write_bytes(bytes(raw))
+    path.write_bytes(raw)
     try:
         hmms = read_hmms(str(path))
     except InputError as exc:
         assert exc.path == str(path) and "\n" not in exc.message
         if exc.line is not None:
-            assert 1 <= exc.line <= max(1, len(bytes(raw).splitlines()))
+            assert 1 <= exc.line <= max(1, len(raw.splitlines()))
     else:
         import numpy as np
         for hmm in hmms:

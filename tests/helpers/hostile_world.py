@@ -99,3 +99,21 @@ def hmm_text(M: int = 6, alphabet: str = "amino", seed: int = 1) -> str:
     buf = io.BytesIO()
     hmm.write(buf)
     return buf.getvalue().decode()
+
+
+def damaged(raw: bytes, data, bytes_drawn) -> bytes:
+    """``raw`` with one to three bytes set, runs cut or bytes inserted at places hypothesis
+    draws (``data``: ``st.data()``); the bytes written come from the strategy ``bytes_drawn``."""
+    from hypothesis import strategies as st
+    out = bytearray(raw)
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(out)))
+        action = data.draw(st.sampled_from(["set", "cut", "insert"]))
+        byte = data.draw(bytes_drawn)
+        if action == "set" and at < len(out):
+            out[at] = byte
+        elif action == "cut":
+            del out[at:at + data.draw(st.integers(1, 12))]
+        else:
+            out[at:at] = bytes([byte])
+    return bytes(out)
