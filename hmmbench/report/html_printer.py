@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from .printer import Printer
+from .printer import RunsOnly
 
 
-class HtmlPrinter(Printer):
+class HtmlPrinter(RunsOnly):
     """``stream``: a file path (``report --html PAGE``: written in place, atomically, readable
     as the umask allows) or a text stream (``--format html``). Only result documents make the
     page; tables and log lines of other reports are left out."""
@@ -19,12 +19,6 @@ class HtmlPrinter(Printer):
         super().__init__(None if self.path is not None else stream)
         self.title = title
         self.docs: list = []
-
-    def print_log(self, text: str, style: str = "") -> None:
-        pass
-
-    def print_listing(self, listing) -> None:
-        pass
 
     def print_run(self, doc, path=None, scaling=None) -> None:
         if isinstance(doc, dict):

@@ -2,10 +2,10 @@
 :func:`.plots.plot_all`), drawn when the printer closes."""
 from __future__ import annotations
 
-from .printer import Printer
+from .printer import RunsOnly
 
 
-class PlotPrinter(Printer):
+class PlotPrinter(RunsOnly):
     """``path``: the GCUPS chart; the peak, stage and model-size charts go beside it.
     :attr:`written` lists the files drawn."""
 
@@ -16,12 +16,6 @@ class PlotPrinter(Printer):
         self.path = path
         self.runs: list = []
         self.written: list = []
-
-    def print_log(self, text: str, style: str = "") -> None:
-        pass
-
-    def print_listing(self, listing) -> None:
-        pass
 
     def print_run(self, doc, path=None, scaling=None) -> None:
         from .rows import runs_and_doc

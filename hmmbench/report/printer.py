@@ -112,6 +112,17 @@ class Printer:
             self.close()
 
 
+class RunsOnly(Printer):
+    """A printer of result documents alone, rendered when it closes (a page, charts): the log
+    lines and tables of other reports are left out."""
+
+    def print_log(self, text: str, style: str = "") -> None:
+        pass
+
+    def print_listing(self, listing) -> None:
+        pass
+
+
 class Multiplex(Printer):
     """Forwards every call to each of its printers, in order."""
 
