@@ -235,8 +235,9 @@ def test_killed_scheduler_is_one_error_line_and_no_file(tmp_path):
         with _client(ps.address, 1):
             pass
         proc = subprocess.Popen(
+            # a fixed count no run reaches in the test's time: the kill always lands mid-run
             [sys.executable, "-m", "hmmbench", "run", "-d", "equal-64@400", "-b", "numpy-f32",
-             "--max-time", "60", "--cluster", ps.address, "--cluster-timeout", "5",
+             "--repeat", "1000000", "--cluster", ps.address, "--cluster-timeout", "5",
              "--json", str(out)], cwd=REPO, env={**os.environ, **WORKER_ENV,
                                                  "PYTHONUNBUFFERED": "1"},
             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -249,7 +250,7 @@ def test_killed_scheduler_is_one_error_line_and_no_file(tmp_path):
             while not lines.get(timeout=max(0.1, deadline - time.time())).startswith(
                     "cluster: sharding over"):         # then the shards are being computed
                 pass
-            time.sleep(1.0)
+            time.sleep(0.5)
             ps.kill("scheduler")
             proc.wait(timeout=60)
             reader.join(timeout=10)

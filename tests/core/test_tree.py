@@ -99,3 +99,50 @@ def test_shell_tools_parse():
         for i, block in enumerate(re.findall(r"<<'PY'[^\n]*\n(.*?)\nPY\n", path.read_text(),
                                              re.S)):
             compile(block, f"{path.name}:python-{i}", "exec")
+
+
+#: a path in the tree quoted in prose: `scripts/x.sh`, docs/usage.md, examples/ci/ ... (not one
+#: cited from history as `<commit>:scripts/x.sh`, nor part of a longer path or a URL)
+QUOTED_PATH = re.compile(r"(?<![\w/:.-])(?:\./)?((?:scripts|docs|examples)/[\w./{},*-]*)")
+
+
+def quoted_paths(text: str) -> list:
+    """The tree paths ``text`` names, ``{a,b}`` alternatives expanded, trailing punctuation off."""
+    found = []
+    for m in QUOTED_PATH.finditer(text):
+        path = m.group(1).rstrip(".,")
+        brace = re.search(r"\{([^{}]*)\}", path)
+        alternatives = brace[1].split(",") if brace else [""]
+        found += [path[:brace.start()] + a + path[brace.end():] if brace else path
+                  for a in alternatives]
+    return found
+
+
+def missing_from(tree: set, paths: list) -> list:
+    """The ``paths`` that name no tracked file, folder (``x/``) or glob match in ``tree``."""
+    folders = {str(Path(p).parent) for p in tree} | {
+        str(q) for p in tree for q in Path(p).parents}
+    return [p for p in paths
+            if not (p in tree or p.rstrip("/") in folders
+                    or ("*" in p and any(Path(t).match(p) for t in tree)))]
+
+
+@pytest.mark.parametrize("text, missing", [
+    ("run `bash scripts/device_suite.sh SUITE` there", []),
+    ("see scripts/no_such_tool.sh and docs/usage.md.", ["scripts/no_such_tool.sh"]),
+    ("(`8903acf:scripts/gone.py`, https://x.org/docs/gone.md, kernels/docs/gone)", []),
+    ("docs/{usage,nowhere}.md and examples/ and examples/ci/", ["docs/nowhere.md"]),
+])
+def test_the_quoted_path_check_catches_what_it_claims(text, missing):
+    tree = {str(p.relative_to(ROOT)) for p in tracked("scripts", "docs", "examples")}
+    assert missing_from(tree, quoted_paths(text)) == missing
+
+
+def test_every_path_the_readmes_and_docs_quote_is_in_the_tree():
+    """A tool, note or example the prose names exists in a clone (a path from history is cited
+    with its commit, ``8903acf:scripts/x.py``)."""
+    tree = {str(p.relative_to(ROOT)) for p in tracked("scripts", "docs", "examples")}
+    for path in [ROOT / "README.md", ROOT / "results" / "README.md",
+                 *sorted((ROOT / "docs").glob("*.md"))]:
+        missing = missing_from(tree, quoted_paths(path.read_text()))
+        assert not missing, f"{path.relative_to(ROOT)} names {missing}, not in the tree"
