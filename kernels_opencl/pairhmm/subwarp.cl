@@ -9,8 +9,11 @@
  *                         (the host checks the compiled sub-group size: SW_P lanes)
  *   EXCHANGE_LOCAL        local memory, one work-group barrier per step; one group per work-group
  *                         (SW_BLOCK = SW_P), so every barrier is reached by the whole work-group
- * Results: the raw float sum (with C) of each pair; the host applies the 1e-28 rule and runs the
- * float64 recompute (a SW_DOUBLE=1 build of this file) on the pairs below it. With SW_EXP_SCALE
+ * Results, SW_DEVICE_RESCUE=1 (devices with fp64), as the CUDA twin: log10 of each pair's
+ * likelihood in double, the float32 sums under the 1e-28 rule queued on the device (fb_queue:
+ * {first slot, count} of the recompute queue this bin feeds, fb_items its items) for the float64
+ * recompute, a SW_DOUBLE=1 build over that queue. SW_DEVICE_RESCUE=0: the raw float sum (with C)
+ * of each pair, the host applies the rule and recomputes the pairs below it; with SW_EXP_SCALE
  * (sub-group paths only): log10 of the sum without C, NaN for the pairs the host recomputes.
  */
 #define EXCHANGE_LOCAL 0
@@ -19,7 +22,10 @@
 #define EXCHANGE_PTX 3
 #define EXCHANGE_KHR_INDEXED 4
 
-#if SW_DOUBLE
+#ifndef SW_DEVICE_RESCUE
+#define SW_DEVICE_RESCUE 0
+#endif
+#if SW_DOUBLE || SW_DEVICE_RESCUE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
@@ -44,8 +50,31 @@
 #endif
 #define SW_EXP10F(x) exp10(x)
 #define SW_EXP10D(x) exp10(x)
+#if SW_DEVICE_RESCUE
+#define SW_RESULT_PARAMS \
+    __global double* restrict out, __global int* restrict fb_queue, __global SwItem* restrict fb_items
+#if SW_DOUBLE
+#define SW_STORE(o, sum) (out[(o)] = log10(sum) - SW_LOG10_C)
+#else
+/* Below the floor (SW_KEEPS): queued for the recompute, the queue sized by the layout for every
+ * pair of the bins feeding it. */
+#define SW_STORE(o, sum)                                                          \
+    do {                                                                          \
+        const int o_ = (o);                                                       \
+        if (SW_KEEPS(sum)) {                                                      \
+            out[o_] = log10((double)(sum)) - SW_LOG10_C;                          \
+        } else {                                                                  \
+            const int slot_ = atomic_inc(fb_queue + 1);                           \
+            SwItem f_;                                                            \
+            f_.read = item.read; f_.hap = item.hap + h; f_.n_hap = 1; f_.out = o_; \
+            fb_items[fb_queue[0] + slot_] = f_;                                   \
+        }                                                                         \
+    } while (0)
+#endif
+#else
 #define SW_RESULT_PARAMS SW_OUT(real_t) out
 #define SW_STORE(o, sum) (out[(o)] = (sum))
+#endif
 
 #if EXCHANGE == EXCHANGE_PTX
 /* __shfl_up_sync(mask, x, 1, SW_P): c = (32 - width) << 8 keeps the shuffle inside the group */

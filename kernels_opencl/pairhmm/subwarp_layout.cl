@@ -3,13 +3,14 @@
  *   sw_layout_clear    the key histogram and the pairs per bin set to 0
  *   sw_layout_count    one work-item per unit (a read, or a pair for small inputs): its item, bin
  *                      and sort key (bin, descending work level); a rank within its key
- *   sw_layout_scan     one work-group: key histogram -> key starts; per bin {first item, count}
+ *   sw_layout_scan     one work-group: key histogram -> key starts; per bin {first item, count};
+ *                      per recompute queue {first slot, 0}, sized by the pairs of the bins feeding it
  *   sw_layout_scatter  items to their sorted place (order inside a key is arbitrary: harmless)
  * Where CUDA aggregates a warp's atomics on one key (cooperative groups), a work-group here counts
  * its units in local memory first and adds one global atomic per key it saw (OpenCL 1.2 has no
  * portable warp-level partition). Bin ranges are written SW_RANGE_STRIDE ints apart, so that each
- * is a sub-buffer at the device's base address alignment (the bin kernels read range[0..1]).
- * No recompute queues: the OpenCL float64 rescue is decided on the host (subwarp/opencl.py).
+ * is a sub-buffer at the device's base address alignment (the bin kernels read range[0..1]); so
+ * are the queue heads (the float32 kernels count into them, the float64 kernels read them).
  * Arrays: batch_reads/batch_haps count from the call's first read/haplotype, batch_pairs are
  * positions in the output. meta = [n_bins, hi[n_bins], queue[n_bins]] (hi = a bin's longest read).
  */
@@ -132,10 +133,12 @@ void sw_layout_count(int n_units, int per_pair, int n_batches,
     }
 }
 
-/* Exclusive scan of hist (n_bins * SW_LEVELS keys) in place, and each bin's {first, count}. */
+/* Exclusive scan of hist (n_bins * SW_LEVELS keys) in place, each bin's {first, count} and each
+ * recompute queue's {first slot, 0} (meta's queue of each bin). */
 __kernel __attribute__((reqd_work_group_size(SW_SCAN_THREADS, 1, 1)))
 void sw_layout_scan(__global const int* restrict meta, __global int* restrict hist,
-                    __global int* restrict bin_range)
+                    __global const int* restrict bin_pairs, __global int* restrict bin_range,
+                    __global int* restrict queues)
 {
     __local int sums[SW_SCAN_THREADS];
     const int t = (int)get_local_id(0);
@@ -161,11 +164,20 @@ void sw_layout_scan(__global const int* restrict meta, __global int* restrict hi
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
     if (t == 0) {
+        int queue_size[SW_MAX_BINS];
+        for (int q = 0; q < n_bins; ++q) queue_size[q] = 0;
         for (int b = 0; b < n_bins; ++b) {
             const int first = hist[b * SW_LEVELS];
             const int end = b + 1 < n_bins ? hist[(b + 1) * SW_LEVELS] : sums[SW_SCAN_THREADS - 1];
             bin_range[SW_RANGE_STRIDE * b] = first;
             bin_range[SW_RANGE_STRIDE * b + 1] = end - first;
+            queue_size[meta[1 + n_bins + b]] += bin_pairs[b];
+        }
+        int slot = 0;
+        for (int q = 0; q < n_bins; ++q) {
+            queues[SW_RANGE_STRIDE * q] = slot;
+            queues[SW_RANGE_STRIDE * q + 1] = 0;
+            slot += queue_size[q];
         }
     }
 }

@@ -17,15 +17,17 @@ How a group hands its last row on (``params["path"]``), per device:
 Work-groups shrink (halving) where the emission table would not fit the device's local memory
 (NVIDIA's OpenCL has 48 KiB where CUDA opts in to more).
 
-A call (``opencl_call.py``) does the host and device work of the CUDA twin's small call: the
-raw arrays staged into one page-locked buffer (prep), one upload, the work items laid out on the
-device (``subwarp_layout.cl``, the twin of ``subwarp_layout.cu``), the bins, one copy back; the
-staging and device buffers are kept across calls. What still differs: the float64 rescue follows
-the other OpenCL backends: the host applies ``cpu_reference.pairhmm.finish_float32``'s 1e-28 rule
-to the raw float sums and recomputes the pairs below it in a second pass with the double build of
-the same kernel (the configurations of ``rescue.recompute_queues``, each a bin of that pass), or
-on the CPU where the device has no fp64; CUDA queues them on the device. Large inputs go in one
-pass (no chunk pipeline).
+A call (``opencl_call.py``) does the host and device work of the CUDA twin's call: the raw
+arrays staged into one page-locked buffer (prep; by the staging threads and uploaded part by part
+from ``POOL_FROM_PAIRS`` pairs), the work items laid out on the device (``subwarp_layout.cl``, the
+twin of ``subwarp_layout.cu``), the bins side by side on in-order queues, the float64 rescue on
+the device as CUDA's (the float32 kernels queue their pairs under the 1e-28 rule, each queue's
+double kernel of ``rescue.recompute_queues`` follows), one copy back; the staging, result and
+device buffers are kept across calls. On devices without fp64 (and for the exponent twins,
+``SubwarpOpenCLExp``) the host applies ``cpu_reference.pairhmm.finish_float32``'s rule to the raw
+float sums and recomputes the pairs below it in a second pass (or on the CPU without fp64).
+What still differs from CUDA: a call is one pass (CUDA's calls past ``chunk_pairs`` pipeline
+several chunks), no CUDA graphs for small calls.
 """
 from __future__ import annotations
 
@@ -43,9 +45,10 @@ from .batched import CallBatches
 from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
                      THREADS_PER_BLOCK, Bin, choose_bins, sw_scaled, table_bytes, tiers_param,
                      tiers_table)
-from .opencl_call import DeviceBuffers, device_pass
+from ...backend import Execution
+from .opencl_call import DOUBLE_GROUPS_PER_CU, DeviceBuffers, device_pass
 from .rescue import recompute_queues
-from .staging import PAGEABLE_FROM_BYTES
+from .staging import PAGEABLE_FROM_BYTES, POOL_FROM_PAIRS
 
 SOURCE = "pairhmm/subwarp.cl"
 #: The kernel's global arrays after (items, range, n_max), as the layout names them.
@@ -82,6 +85,10 @@ class SubwarpOpenCL(OpenCLBackend):
         self._buffers: Optional[DeviceBuffers] = None
         # from this many bytes of sequences they go up from the PairSet's arrays (as CUDA's)
         self.pageable_from_bytes = PAGEABLE_FROM_BYTES
+        # from this many pairs the staging threads stage a call, uploaded part by part
+        self.pool_from_pairs = POOL_FROM_PAIRS
+        self.side_queues = True   # bins after the first on queues of their own
+        self.rescue_on_device = True  # the float64 rescue queued on the device (needs fp64)
 
     def submit(self, pairs: PairSet):
         if self._batches is not None:
@@ -125,8 +132,8 @@ class SubwarpOpenCL(OpenCLBackend):
     #: Power-of-two exponents per thread (SW_EXP_SCALE; SubwarpOpenCLExp)
     exp_scale = False
 
-    def _defines(self, b: Bin, path: str, block: int, double: bool) -> dict:
-        return {"SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double), "SW_EMIS_TABLE": 1,
+    def _defines(self, b: Bin, path: str, block: int, double: bool, rescue: bool = False) -> dict:
+        return {"SW_DEVICE_RESCUE": int(rescue), "SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double), "SW_EMIS_TABLE": 1,
                 "SW_SCALED": sw_scaled("5op", double), "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
                 "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30, "SW_BLOCK": block,
                 "EXCHANGE": EXCHANGE[path], "SW_EXP_SCALE": int(self.exp_scale and not double)}
@@ -143,47 +150,87 @@ class SubwarpOpenCL(OpenCLBackend):
     def bins_for(self, pairs: PairSet) -> list[Bin]:
         return choose_bins(pairs, self._bins_table, self._long, self._small_tiers)
 
-    # --- one pass on the device (opencl_call.py) ---------------------------------------------
+    # --- one call on the device (opencl_call.py) ---------------------------------------------
+    def device_rescue(self, kit: DeviceKit) -> bool:
+        """Whether the float64 rescue runs on the device, queued by the float32 kernels (as the
+        CUDA twin's): with fp64, without exponents."""
+        return self.rescue_on_device and kit.fp64 and not self.exp_scale
+
+    def _buffers_of(self, kit: DeviceKit) -> DeviceBuffers:
+        if self._buffers is None or self._buffers.kit is not kit:
+            if self._buffers is not None:
+                self._buffers.close()
+            self._buffers = DeviceBuffers(kit)
+        return self._buffers
+
+    def run(self, pairs: PairSet) -> Execution:
+        kit = self.kit()
+        if not self.device_rescue(kit):
+            return super().run(pairs)
+        self.check_accepts(pairs)
+        timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
+        info = {"device": kit.label, "path": self.params["path"]}
+        if pairs.n_pairs == 0:
+            return Execution(np.zeros(0), timing, 0, info)
+        bins = self.bins_for(pairs)
+        log10, per_bin, stats = device_pass(self, kit, self._buffers_of(kit), pairs, bins,
+                                            False, timing, rescue=recompute_queues(bins))
+        n_redo = stats.pop("recomputed")
+        info.update(bins=per_bin, fallback_on="device (float64)", **stats)
+        return Execution(log10, timing, n_redo, info)
+
     def _sums(self, pairs: PairSet, real_dtype, timing: dict) -> np.ndarray:
         """Raw forward sums in ``real_dtype`` (dataset order): the float32 bins, or for the
         float64 rescue the double configurations their reads feed (``recompute_queues``: each
         a bin of its own in the device's layout); adds to ``timing``."""
         kit = self.kit()
-        if self._buffers is None or self._buffers.kit is not kit:
-            self._buffers = DeviceBuffers(kit)
         bins = self.bins_for(pairs)
         double = np.dtype(real_dtype) == np.float64
         if double:
             bins = recompute_queues(bins)[0]
-        sums, per_bin = device_pass(self, kit, self._buffers, pairs, bins, double, timing)
+        sums, per_bin, _ = device_pass(self, kit, self._buffers_of(kit), pairs, bins, double,
+                                       timing)
         if not double:
             self.last_layout_meta = {"bins": per_bin}
         return sums
 
-    def bin_kernel(self, kit, b: Bin, double: bool) -> tuple:
+    def bin_kernel(self, kit, b: Bin, double: bool, rescue: bool = False) -> tuple:
         """(kernel, work-group size) of bin b, built on first use (``device_pass`` asks for
         every bin's before its first enqueue: no build falls between two timed events)."""
         path = self.path(kit, b.p)
         block = self.block(kit, b, path, double)
-        return kit.kernel(SOURCE, "subwarp_forward", self._defines(b, path, block, double)), block
+        return kit.kernel(SOURCE, "subwarp_forward",
+                          self._defines(b, path, block, double, rescue)), block
 
-    def _launch_bin(self, kit, b: Bin, double: bool, dev: dict, rng, n_items: int,
-                    max_hap: int, sums, events: list) -> None:
-        """Bin b's kernel over the items ``rng`` (on the device: [first, count]) holds, at most
-        ``n_items``; its event appended to ``events``."""
-        kernel, block = self.bin_kernel(kit, b, double)
+    def _launch_bin(self, kit, queue, b: Bin, double: bool, dev: dict, rng, n_items: int,
+                    max_hap: int, results: tuple, rescue: bool, wait_for=None,
+                    recompute: bool = False):
+        """Bin b's kernel on ``queue`` over the items ``rng`` (on the device: [first, count])
+        holds, at most ``n_items``; ``results``: the kernel's result arguments (the sums, or
+        with the rescue the results, this bin's queue head and the queued items). A recompute
+        queue's grid is capped as CUDA's (the queue's count is known on the device only).
+        Returns its event."""
+        kernel, block = self.bin_kernel(kit, b, double, rescue)
         groups = block // b.p
         blocks = -(-n_items // groups)
+        if recompute:
+            blocks = min(blocks, kit.device.max_compute_units * DOUBLE_GROUPS_PER_CU)
         stride, quad = 0, 32 if double else 16
         if b.multi_tile:  # a bounded grid-stride grid: one boundary-row scratch per group
             blocks = min(blocks, kit.device.max_compute_units * MT_GROUPS_PER_CU)
             stride = max_hap + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
-        scratch = kit.scratch(f"subwarp_scratch{quad}", max(blocks * groups * stride * quad, 16))
-        events.append(kernel(
-            kit.queue, (blocks * block,), (block,), dev["items"], rng, np.int32(n_items),
-            *(dev[name] for name in KERNEL_ARRAYS), sums, scratch, np.int32(stride)))
+        # one scratch per configuration: launches on other queues may run at the same time
+        scratch = kit.scratch(f"subwarp_scratch{quad}_{b.label}" if stride else "subwarp_none",
+                              max(blocks * groups * stride * quad, 16))
+        if not rescue:
+            results = (results[0],)
+        return kernel(queue, (max(blocks, 1) * block,), (block,), dev["items"], rng,
+                      np.int32(n_items), *(dev[name] for name in KERNEL_ARRAYS), *results,
+                      scratch, np.int32(stride), wait_for=wait_for)
 
     def close(self) -> None:
+        if self._buffers is not None:
+            self._buffers.close()
         self._buffers = None
         super().close()
 

@@ -1,26 +1,41 @@
-"""One ``opencl-subwarp`` pass on the device, organised as the CUDA twin's small call
-(``small.SmallCall``): the host stages the PairSet's raw arrays into one page-locked buffer
-(``staging.stage_whole``, the timed ``prep``; from ``PAGEABLE_FROM_BYTES`` of sequences only
-the integers, the sequences going up from the PairSet's own arrays), the upload, the work items
-laid out on the device (``kernels_opencl/pairhmm/subwarp_layout.cl``, the twin of
-``subwarp_layout.cu``), each bin's kernel over the item range the layout wrote, one copy back.
-Stages from OpenCL profiling events as CUDA's from its events: h2d = the uploads, kernel = the
-layout's start .. the last bin's end, d2h = the copy back.
+"""One ``opencl-subwarp`` call on the device, organised as the CUDA twin's call (``small.SmallCall``
+and the first chunk of ``call.SubwarpCall``):
 
-:class:`DeviceBuffers` keeps what a backend reuses across calls on one device: the staging
-buffer (grow-only, mapped once) and the device buffers (``DeviceKit.scratch``, grow-only).
+- prep: the PairSet's raw arrays staged into one page-locked buffer (an ``ALLOC_HOST_PTR`` buffer
+  mapped once, ``staging.stage_whole``); from ``POOL_FROM_PAIRS`` pairs by the staging threads,
+  each array's pieces uploaded as soon as they are in (``staging.STREAM_ORDER``, as CUDA's
+  streamed first chunk), below it by the calling thread, and from ``PAGEABLE_FROM_BYTES`` of
+  sequences only the integers, the sequences going up from the PairSet's own arrays;
+- the work items laid out on the device (``kernels_opencl/pairhmm/subwarp_layout.cl``, the twin
+  of ``subwarp_layout.cu``): bin ranges and the recompute queues' heads;
+- each bin's kernel over the item range the layout wrote, the bins after the first on side queues
+  (in-order queues of their own, as CUDA's side streams) once the layout is done; with the rescue
+  on the device (``rescue``: devices with fp64) the float32 kernels write log10 and queue their
+  underflows, and each recompute queue's float64 kernel follows the bin that feeds it on that
+  bin's queue (or, where a queue has several bins, runs after all of them);
+- one copy back (the results and, with the rescue, the queue heads: the recomputed pairs).
+
+Stages from OpenCL profiling events as CUDA's from its events: h2d = the uploads, kernel = the
+union of the kernels' spans (layout, bins, recompute: overlapping launches count once), d2h = the
+copies back. ``info["host_s"]`` splits the host's wall time of the call.
+
+:class:`DeviceBuffers` keeps what a backend reuses across calls on one device: the staging and
+result buffers (page-locked, grow-only, mapped once), the device buffers (``DeviceKit.scratch``,
+grow-only), their sub-buffers, the side queues and the staging threads.
 """
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional, Sequence
 
 import numpy as np
 
 from ...apis.opencl import DeviceKit, cl_module
 from ..model import PairSet
 from .layout import SW_LEVELS, Bin, items_per_bin
-from .staging import STAGED, headroom, int_views, stage_whole, whole_offsets
+from .staging import (CHUNK_PARTS, POOL_FROM_PAIRS, PREP_THREADS, STAGED, STREAM_ORDER, headroom,
+                      int_views, part_ranges, stage_chunk_part, stage_whole, whole_offsets)
 
 LAYOUT_SOURCE = "pairhmm/subwarp_layout.cl"
 #: Work-items per work-group of the counting and scan steps (the counting step keeps a
@@ -28,6 +43,11 @@ LAYOUT_SOURCE = "pairhmm/subwarp_layout.cl"
 LAYOUT_THREADS = 256
 #: Bytes of one SwItem (read, first hap, n haps, first pair).
 ITEM_BYTES = 16
+#: Recompute grids: at most this many work-groups per compute unit (grid-stride), as CUDA's
+#: 4 blocks per SM for the double kernels.
+DOUBLE_GROUPS_PER_CU = 4
+#: Sub-buffers kept per backend (a region call's offsets differ call to call).
+MAX_REGIONS = 4096
 
 
 def alignment(kit: DeviceKit) -> int:
@@ -35,31 +55,89 @@ def alignment(kit: DeviceKit) -> int:
     return max(256, int(kit.device.mem_base_addr_align) // 8)
 
 
+def busy_seconds(spans) -> float:
+    """Seconds covered by the union of (start, end) nanosecond spans, in any order."""
+    total, prev_end = 0, 0
+    for t0, t1 in sorted(spans):
+        total += max(0, t1 - max(t0, prev_end))
+        prev_end = max(prev_end, t1)
+    return total * 1e-9
+
+
+def _span(ev) -> tuple:
+    return ev.profile.start, ev.profile.end
+
+
 class DeviceBuffers:
-    """A backend's staging buffer on one device: page-locked where the runtime maps an
-    ALLOC_HOST_PTR buffer so (NVIDIA's), reallocated only when too small."""
+    """A backend's reusable host and device state on one device: page-locked staging and result
+    buffers where the runtime maps an ALLOC_HOST_PTR buffer so (NVIDIA's), reallocated only when
+    too small; sub-buffers by (buffer, offset, size); side queues; the staging threads."""
 
     def __init__(self, kit: DeviceKit):
         self.kit = kit
         self.align = alignment(kit)
         self._host = None  # (cl buffer, mapped array, int views)
+        self._out = None   # (cl buffer, mapped array)
+        self._regions: dict = {}
+        self._side: list = []
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self.threads = PREP_THREADS
+
+    def _mapped(self, held, nbytes: int) -> tuple:
+        cl = cl_module()
+        if held is not None:
+            held[1].base.release(self.kit.queue)  # unmapped before it is dropped
+        size = headroom(nbytes)
+        buf = cl.Buffer(self.kit.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
+                        size)
+        arr, _ = cl.enqueue_map_buffer(self.kit.queue, buf, cl.map_flags.WRITE
+                                       | cl.map_flags.READ, 0, (size,), np.uint8,
+                                       is_blocking=True)
+        return buf, arr
 
     def staging(self, nbytes: int) -> tuple:
         if self._host is None or self._host[1].nbytes < nbytes:
-            cl = cl_module()
-            if self._host is not None:
-                self._host[1].base.release(self.kit.queue)  # unmapped before it is dropped
-            size = headroom(nbytes)
-            buf = cl.Buffer(self.kit.context, cl.mem_flags.READ_WRITE
-                            | cl.mem_flags.ALLOC_HOST_PTR, size)
-            arr, _ = cl.enqueue_map_buffer(self.kit.queue, buf, cl.map_flags.WRITE
-                                           | cl.map_flags.READ, 0, (size,), np.uint8,
-                                           is_blocking=True)
+            buf, arr = self._mapped(self._host, nbytes)
             self._host = (buf, arr, int_views(arr))
         return self._host[2]
 
+    def results(self, nbytes: int) -> np.ndarray:
+        """The page-locked buffer the results come back into."""
+        if self._out is None or self._out[1].nbytes < nbytes:
+            self._out = self._mapped(self._out, nbytes)
+        return self._out[1]
+
     def device(self, name: str, nbytes: int):
         return self.kit.scratch(f"subwarp_{name}", headroom(nbytes))
+
+    def region(self, buf, lo: int, size: int):
+        key = (buf.int_ptr, lo, size)
+        sub = self._regions.get(key)
+        if sub is None:
+            if len(self._regions) >= MAX_REGIONS:
+                self._regions.clear()
+            sub = self._regions[key] = buf.get_sub_region(lo, size)
+        return sub
+
+    def queues(self, n: int) -> list:
+        """The kit's queue, then n - 1 side queues (profiled, in order)."""
+        cl = cl_module()
+        while len(self._side) < n - 1:
+            self._side.append(cl.CommandQueue(
+                self.kit.context, self.kit.device,
+                properties=cl.command_queue_properties.PROFILING_ENABLE))
+        return [self.kit.queue, *self._side[:n - 1]]
+
+    def pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.threads,
+                                            thread_name_prefix="opencl-subwarp-staging")
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
 
 def bin_lut(bins: Sequence[Bin], max_read: int) -> np.ndarray:
@@ -68,36 +146,61 @@ def bin_lut(bins: Sequence[Bin], max_read: int) -> np.ndarray:
                       len(bins) - 1)
 
 
+def _stage_part(pairs, meta, offs, ends, views, n_batches, part, piece, pieces) -> tuple:
+    """Worker: one staging task (``stage_chunk_part`` of the whole set); (end written, seconds)."""
+    t0 = time.perf_counter()
+    used = stage_chunk_part(pairs, meta, offs, ends, views, 0, n_batches, part, piece, pieces)
+    return used, time.perf_counter() - t0
+
+
 def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
-                bins: Sequence[Bin], double: bool, timing: dict) -> tuple:
-    """The raw sums of ``pairs`` (dataset order) from ``bins``' kernels; adds its stages to
-    ``timing``; returns (sums, items per bin)."""
+                bins: Sequence[Bin], double: bool, timing: dict,
+                rescue: Optional[tuple] = None) -> tuple:
+    """``bins``' kernels over ``pairs``; adds its stages to ``timing``. Without ``rescue``: the
+    raw sums in dataset order (float32, or float64 for ``double``). With ``rescue`` =
+    (queue bins, queue of each bin), ``recompute_queues``' plan: log10 of every pair (float64),
+    the underflows recomputed on the device. Returns (results, items per bin, stats: pairs
+    recomputed, queues used, host seconds by step)."""
     cl = cl_module()
+    t_call = time.perf_counter()
     q, align = kit.queue, bufs.align
     nb = len(bins)
     if nb * SW_LEVELS * 4 > kit.device.local_mem_size or nb > 64:
         raise ValueError(f"{nb} bins: the layout's histogram exceeds the device's local memory")
-    real = np.float64 if double else np.float32
+    real = np.float64 if double or rescue else np.float32
 
-    # prep: the raw arrays staged (as CUDA's small call) and the items per bin for the grids
+    # prep: the raw arrays staged (as CUDA's calls) and the items per bin for the grids
     t0 = time.perf_counter()
-    meta = np.array([nb, *(min(b.hi, 2**31 - 1) for b in bins), *([0] * nb)], np.int32)
+    queue_of = list(rescue[1]) if rescue else [0] * nb
+    meta = np.array([nb, *(min(b.hi, 2**31 - 1) for b in bins), *queue_of], np.int32)
     offs, slot_bytes, ends = whole_offsets(pairs, len(meta), align)
     views = bufs.staging(slot_bytes)
     a0, a1, c0, c1 = ends[4:]
-    pageable = 5 * (a1 - a0) + c1 - c0 >= backend.pageable_from_bytes
-    used = stage_whole(pairs, meta, offs, ends, views, not pageable)
+    threaded = pairs.n_pairs >= backend.pool_from_pairs and bufs.threads > 1
+    pageable = not threaded and 5 * (a1 - a0) + c1 - c0 >= backend.pageable_from_bytes
+    prep_work, parts = 0.0, None
+    if threaded:  # every thread a piece of each sequence array, the integers first
+        pool, n, nbat = bufs.pool(), bufs.threads, pairs.n_batches
+        parts = [(part, [pool.submit(_stage_part, pairs, meta, offs, ends, views, nbat, part,
+                                     k, 1 if part == CHUNK_PARTS - 1 else n)
+                         for k in range(1 if part == CHUNK_PARTS - 1 else n)])
+                 for part in STREAM_ORDER]
+        used = 0
+    else:
+        used = stage_whole(pairs, meta, offs, ends, views, not pageable)
     per_pair = pairs.n_pairs <= backend.per_pair_below
     units = pairs.n_pairs if per_pair else ends[1] - ends[0]
     ro = pairs.read_offsets
     counts = items_per_bin(bin_lut(bins, int(pairs.max_read_length)), nb, ro[1:] - ro[:-1],
                            pairs.batch_reads, pairs.batch_haps, per_pair).astype(np.int64)
-    timing["prep"] += time.perf_counter() - t0
+    counts = counts.tolist()
+    t_prep = time.perf_counter() - t0
 
-    # device buffers (grow-only) and the staged arrays' sub-buffers
+    # device buffers (grow-only), the staged arrays' sub-buffers, kernels (built before the
+    # first enqueue: no build falls between two timed events)
     slot = bufs.device("slot", slot_bytes)
-    bounds = list(offs) + [used]
-    dev = {name: slot.get_sub_region(bounds[i], max(bounds[i + 1] - bounds[i], 1))
+    bounds = list(offs) + [offs[-1] + len(meta) * 4]
+    dev = {name: bufs.region(slot, bounds[i], max(bounds[i + 1] - bounds[i], 1))
            for i, (name, _) in enumerate(STAGED)}
     raw = bufs.device("raw", units * ITEM_BYTES)
     items = bufs.device("items", units * ITEM_BYTES)
@@ -105,19 +208,54 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     hist = bufs.device("hist", nb * SW_LEVELS * 4)
     bin_pairs = bufs.device("bin_pairs", 64 * 4)
     bin_range = bufs.device("bin_range", nb * align)
+    heads = bufs.device("queues", nb * align)
     sums = kit.scratch(f"sums{np.dtype(real).itemsize}", pairs.n_pairs * np.dtype(real).itemsize)
+    fb_items = bufs.device("fb_items", pairs.n_pairs * ITEM_BYTES) if rescue else None
     stride = align // 4
-    ranges = [bin_range.get_sub_region(i * align, 8) for i in range(nb)]
+    ranges = [bufs.region(bin_range, i * align, 8) for i in range(nb)]
+    queue_heads = [bufs.region(heads, i * align, 8) for i in range(nb)]
     lk = {name: kit.kernel(LAYOUT_SOURCE, name, {"SW_RANGE_STRIDE": stride,
                                                  "SW_COUNT_THREADS": LAYOUT_THREADS,
                                                  "SW_SCAN_THREADS": LAYOUT_THREADS})
           for name in ("sw_layout_clear", "sw_layout_count", "sw_layout_scan",
                        "sw_layout_scatter")}
+    launched = [i for i in range(nb) if counts[i]]
+    for i in launched:
+        backend.bin_kernel(kit, bins[i], double, bool(rescue))
+    fed: dict = {}  # recompute queue -> the launched bins feeding it
+    if rescue:
+        for i in launched:
+            fed.setdefault(queue_of[i], []).append(i)
+        for j in fed:
+            backend.bin_kernel(kit, rescue[0][j], True, True)
+    # side queues: one per launched bin (CUDA's side streams); a queue fed by one bin follows it
+    cqs = bufs.queues(len(launched) if backend.side_queues else 1)
+    chained = all(len(v) == 1 for v in fed.values())
+    max_hap = int(pairs.hap_lengths.max(initial=1))
+    if rescue:
+        host_out = bufs.results(pairs.n_pairs * 8 + nb * align)
+        out = host_out[:pairs.n_pairs * 8].view(np.float64)
+        head_view = host_out[pairs.n_pairs * 8:pairs.n_pairs * 8 + nb * align].view(np.int32)
+    else:
+        out = np.empty(pairs.n_pairs, real)
+    t_plan = time.perf_counter() - t0 - t_prep
 
-    for b, n in zip(bins, counts.tolist()):
-        if n:
-            backend.bin_kernel(kit, b, double)
-    if pageable:  # as the CUDA twin's small call: the sequences from the PairSet's arrays
+    # the uploads: streamed part by part as the threads stage them, or in one or eight copies
+    t0 = time.perf_counter()
+    wait = 0.0
+    if threaded:
+        ups = []
+        for part, tasks in parts:
+            tw = time.perf_counter()
+            got = [f.result() for f in tasks]
+            wait += time.perf_counter() - tw
+            prep_work += sum(w for _, w in got)
+            used = max(used, *(u for u, _ in got))
+            for lo, hi in part_ranges(offs, ends, used, part):
+                if hi > lo:
+                    ups.append(cl.enqueue_copy(q, slot, views[0][lo:hi], dst_offset=lo,
+                                               is_blocking=False))
+    elif pageable:  # as the CUDA twin's small call: the sequences from the PairSet's arrays
         ups = [cl.enqueue_copy(q, slot, a[lo:hi], dst_offset=offs[i], is_blocking=False)
                for i, a, lo, hi in ((0, pairs.read_bases, a0, a1), (1, pairs.base_qual, a0, a1),
                                     (2, pairs.ins_qual, a0, a1), (3, pairs.del_qual, a0, a1),
@@ -137,19 +275,58 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
         np.int32(pairs.n_batches), dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"],
         dev["read_off"], dev["hap_off"], dev["meta"], raw, key_rank, hist, bin_pairs))
     kernels.append(lk["sw_layout_scan"](q, (LAYOUT_THREADS,), (LAYOUT_THREADS,), dev["meta"],
-                                        hist, bin_range))
+                                        hist, bin_pairs, bin_range, heads))
     kernels.append(lk["sw_layout_scatter"](q, (grid,), None, np.int32(units), raw, key_rank,
                                            hist, items))
+    laid_out = kernels[-1]
     dev["items"] = items
-    max_hap = int(pairs.hap_lengths.max(initial=1))
-    events: list = []
-    for b, n, rng in zip(bins, counts.tolist(), ranges):
-        if n:
-            backend._launch_bin(kit, b, double, dev, rng, int(n), max_hap, sums, events)
-    kernels += events
-    out = np.empty(pairs.n_pairs, real)
-    down = cl.enqueue_copy(q, out, sums, is_blocking=True)
-    timing["h2d"] += (ups[-1].profile.end - ups[0].profile.start) * 1e-9
-    timing["kernel"] += (kernels[-1].profile.end - kernels[0].profile.start) * 1e-9
-    timing["d2h"] += (down.profile.end - down.profile.start) * 1e-9
-    return out, {b.label: int(n) for b, n in zip(bins, counts.tolist()) if n}
+    last = {}  # queue index -> its last event
+    for n_q, i in enumerate(launched):
+        cq = cqs[n_q % len(cqs)]
+        wait_for = [laid_out] if cq is not q else None
+        if rescue:
+            res = (sums, queue_heads[queue_of[i]], fb_items)
+        else:
+            res = (sums,)
+        ev = backend._launch_bin(kit, cq, bins[i], double, dev, ranges[i], counts[i], max_hap,
+                                 res, bool(rescue), wait_for)
+        kernels.append(ev)
+        if rescue and chained:
+            j = queue_of[i]
+            rng = queue_heads[j]
+            ev = backend._launch_bin(kit, cq, rescue[0][j], True, dict(dev, items=fb_items),
+                                     rng, pairs.n_pairs, max_hap, (sums, rng, fb_items), True,
+                                     None, recompute=True)
+            kernels.append(ev)
+        last[n_q % len(cqs)] = ev
+    joins = [ev for k, ev in last.items() if cqs[k] is not q]
+    if rescue and not chained:
+        for j in fed:
+            rng = queue_heads[j]
+            kernels.append(backend._launch_bin(
+                kit, q, rescue[0][j], True, dict(dev, items=fb_items), rng, pairs.n_pairs,
+                max_hap, (sums, rng, fb_items), True, joins or None, recompute=True))
+        joins = []
+    downs = [cl.enqueue_copy(q, out, sums, wait_for=joins or None, is_blocking=False)]
+    if rescue:
+        downs.append(cl.enqueue_copy(q, head_view, heads, is_blocking=False))
+    t_enqueue = time.perf_counter() - t0 - wait
+    t0 = time.perf_counter()
+    downs[-1].wait()
+    t_wait = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    timing["prep"] += t_prep + prep_work
+    timing["h2d"] += busy_seconds([_span(e) for e in ups])
+    timing["kernel"] += busy_seconds([_span(e) for e in kernels])
+    timing["d2h"] += busy_seconds([_span(e) for e in downs])
+    gpu_span = (downs[-1].profile.end - ups[0].profile.start) * 1e-9
+    n_redo = 0
+    if rescue:
+        n_redo = int(sum(int(head_view[j * stride + 1]) for j in fed))
+        out = out.copy()
+    stats = {"recomputed": n_redo, "queues": len(cqs), "gpu_span_s": gpu_span,
+             "host_s": {"prep": t_prep, "plan": t_plan, "prep_wait": wait, "enqueue": t_enqueue,
+                        "device_wait": t_wait, "finish": time.perf_counter() - t0,
+                        "call": time.perf_counter() - t_call}}
+    return out, {bins[i].label: int(counts[i]) for i in launched}, stats
