@@ -38,14 +38,13 @@ import numpy as np
 from cpu_reference.pairhmm import forward_log10
 
 from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
-from ...backend import Backend
+from ...backend import Backend, Execution
 from ..intertask.opencl import OpenCLBackend
 from ..model import LOG10_C32, LOG10_C64, PairSet
 from .batched import CallBatches
 from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
                      THREADS_PER_BLOCK, Bin, choose_bins, sw_scaled, table_bytes, tiers_param,
                      tiers_table)
-from ...backend import Execution
 from .opencl_call import DOUBLE_GROUPS_PER_CU, DeviceBuffers, device_pass
 from .rescue import recompute_queues
 from .staging import PAGEABLE_FROM_BYTES, POOL_FROM_PAIRS
@@ -82,6 +81,7 @@ class SubwarpOpenCL(OpenCLBackend):
         self._exchange = exchange   # "auto": the device's shuffle where it works, or "local"
         self.per_pair_below = per_pair_below
         self._paths: dict = {}
+        self._bin_kernels: dict = {}  # (kit, bin, double, rescue) -> (kernel, work-group size)
         self._buffers: Optional[DeviceBuffers] = None
         # from this many bytes of sequences they go up from the PairSet's arrays (as CUDA's)
         self.pageable_from_bytes = PAGEABLE_FROM_BYTES
@@ -197,10 +197,14 @@ class SubwarpOpenCL(OpenCLBackend):
     def bin_kernel(self, kit, b: Bin, double: bool, rescue: bool = False) -> tuple:
         """(kernel, work-group size) of bin b, built on first use (``device_pass`` asks for
         every bin's before its first enqueue: no build falls between two timed events)."""
-        path = self.path(kit, b.p)
-        block = self.block(kit, b, path, double)
-        return kit.kernel(SOURCE, "subwarp_forward",
-                          self._defines(b, path, block, double, rescue)), block
+        key = (kit, b, double, rescue)
+        got = self._bin_kernels.get(key)
+        if got is None:
+            path = self.path(kit, b.p)
+            block = self.block(kit, b, path, double)
+            got = self._bin_kernels[key] = (kit.kernel(
+                SOURCE, "subwarp_forward", self._defines(b, path, block, double, rescue)), block)
+        return got
 
     def _launch_bin(self, kit, queue, b: Bin, double: bool, dev: dict, rng, n_items: int,
                     max_hap: int, results: tuple, rescue: bool, wait_for=None,
@@ -232,6 +236,7 @@ class SubwarpOpenCL(OpenCLBackend):
         if self._buffers is not None:
             self._buffers.close()
         self._buffers = None
+        self._bin_kernels.clear()
         super().close()
 
 

@@ -240,3 +240,55 @@ def test_buffers_are_reused_across_calls_and_results_repeat(edge, real):
     assert np.array_equal(b.run(small).log10, one.log10)
     assert np.array_equal(b.run(big).log10, first.log10)
     assert first.timing["prep"] > 0 and first.timing["h2d"] > 0 and first.timing["d2h"] > 0
+
+
+# --- the call's host work as the CUDA twin's: rescue on the device, staging, side queues ---------
+@needs_device
+@pytest.mark.parametrize("staging", ["threads", "pageable", "one copy"])
+def test_the_device_rescue_recomputes_the_pairs_the_host_rule_picks(edge, real, staging):
+    """The float32 kernels queue their pairs under 1e-28 on the device and the float64 kernels
+    recompute them (as CUDA's -f64rescue): the same pairs as the host's finish_float32 rule picks
+    from the raw sums, results within tolerance, whether the call is staged by the threads and
+    uploaded part by part, uploaded from the PairSet's arrays or in one copy, with the bins on
+    side queues or all on one."""
+    b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
+                      small_tiers=None)
+    b.pool_from_pairs = 0 if staging == "threads" else 1 << 40
+    b.pageable_from_bytes = 0 if staging == "pageable" else 1 << 40
+    for pairs, ref in (edge, real["1m"]):
+        for side in (True, False):
+            b.side_queues, b.rescue_on_device = side, True
+            ex = _check(b, pairs, ref)
+            assert ex.info["fallback_on"] == "device (float64)"
+            assert ex.info["queues"] == (len(ex.info["bins"]) if side else 1)
+            assert set(ex.info["host_s"]) >= {"prep", "enqueue", "device_wait", "call"}
+            b.rescue_on_device = False
+            host = _check(b, pairs, ref)
+            assert host.info["fallback_on"] == "device (float64)" and "queues" not in host.info
+            assert ex.n_fallback == host.n_fallback >= 1
+            assert ex.info["bins"] == host.info["bins"]
+            assert np.allclose(ex.log10, host.log10, rtol=0, atol=1e-9, equal_nan=True)
+
+
+@needs_device
+def test_the_layout_sizes_each_recompute_queue_by_the_pairs_of_its_bins(edge):
+    """Queue heads as CUDA's scan writes them: each queue's first slot is the pairs of the
+    queues before it (each bin's pairs go to its queue, rescue.recompute_queues), its count the
+    pairs the float32 kernels queued."""
+    from hmmbench.apis.opencl import cl_module
+    from hmmbench.pairhmm.subwarp.rescue import recompute_queues
+    pairs, _ = edge
+    b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
+                      small_tiers=None, per_pair_below=0)
+    ex = b.run(pairs)
+    bins = b.bins_for(pairs)
+    _, queue_of = recompute_queues(bins)
+    kit, stride = b.kit(), b._buffers.align // 4
+    heads = np.empty(len(bins) * stride, np.int32)
+    cl_module().enqueue_copy(kit.queue, heads, kit._scratch["subwarp_queues"], is_blocking=True)
+    lengths = pairs.pair_read_lengths
+    pairs_of = [int(np.sum((lengths >= x.lo) & (lengths <= x.hi))) for x in bins]
+    size = [sum(n for n, q in zip(pairs_of, queue_of) if q == j) for j in range(len(bins))]
+    assert [int(heads[j * stride]) for j in range(len(bins))] == \
+        [sum(size[:j]) for j in range(len(bins))]
+    assert sum(int(heads[j * stride + 1]) for j in range(len(bins))) == ex.n_fallback >= 1
