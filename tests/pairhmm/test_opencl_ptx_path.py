@@ -23,7 +23,11 @@ pytestmark = pytest.mark.skipif(CLANG is None or PTXAS is None or LIBCLC is None
 
 SUBWARP = [{"SW_P": 8, "SW_K": 16, "SW_BIN_MAX": 128},
            {"SW_P": 32, "SW_K": 16, "SW_MULTI_TILE": 1, "SW_BIN_MAX": 1 << 30},
-           {"SW_P": 4, "SW_K": 8, "SW_DOUBLE": 1, "SW_BIN_MAX": 32}]
+           {"SW_P": 4, "SW_K": 8, "SW_DOUBLE": 1, "SW_BIN_MAX": 32},
+           # the rescue on the device: float32 bins queueing their underflows, the float64 kernels
+           {"SW_P": 16, "SW_K": 32, "SW_BIN_MAX": 512, "SW_DEVICE_RESCUE": 1},
+           {"SW_P": 32, "SW_K": 8, "SW_DOUBLE": 1, "SW_MULTI_TILE": 1, "SW_BIN_MAX": 1 << 30,
+            "SW_DEVICE_RESCUE": 1}]
 PROFILE = [{"GROUP": 16, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "VF_DPX": 1},
            {"GROUP": 32, "SIMD16": 0, "PREFETCH": 0, "LAZY_XE": 0, "VF_DPX": 0}]
 

@@ -11,8 +11,9 @@ per-thread exponents (kind ``"exp"``) and only the pairs those cannot hold in do
 reads in one tile (reads up to 256); longer reads up to ``EXP_TILE`` bases (bins of 257..512
 without exponents) take one p32 x ``EXP_K`` tile (``exp_config``), their float64 level stays the
 queue's multi-tile configuration. ``cuda-subwarp`` queues the pairs on the device (one queue per
-configuration and kind of feeding bin, a second level per cascaded queue);
-``opencl-subwarp-f64rescue`` collects them on the host (``cpu_reference.pairhmm.finish_float32``'s
+configuration and kind of feeding bin, a second level per cascaded queue), and so does
+``opencl-subwarp-f64rescue`` on devices with fp64 (no cascade); without fp64, and for the
+exponent twin ``opencl-subwarp``, the host collects them (``cpu_reference.pairhmm.finish_float32``'s
 rule) and runs the same double configurations.
 """
 from __future__ import annotations
