@@ -60,6 +60,16 @@ subwarp = [p for p in patterns if p.startswith("cuda-subwarp")]
 if subwarp:
     from hmmbench.pairhmm.subwarp.build import precompile
     print("precompiled", precompile(registry.select(subwarp)), "kernels")
+profile = [s for name in sys.argv[1:] for s in suites.get(name).steps
+           if s.workload == "profile" and "profile-cuda-warp" in s.backends]
+if profile:
+    from hmmbench.profile import datasets as pds
+    from hmmbench.profile.device import build
+    names = [n for s in profile for n in ([s.options["model"]] if isinstance(
+        s.options.get("model"), str) else s.options.get("model") or pds.DEFAULT_MODELS)]
+    models = [spec.load()[0] for n in names for spec in pds.resolve_models(n)]
+    print("precompiled", build.precompile(build.kernel_specs(models)), "profile kernels",
+          f"({time.time() - t:.0f} s)")
 if peer:
     peer.join()
 print(f"set-up {time.time() - t:.0f} s")

@@ -257,8 +257,12 @@ def vf_thresholds(model: ProfileModel, lengths, F2: float = F2) -> np.ndarray:
 def pyhmmer_pass_counts(hmm, block) -> PassCounts:
     """The same counts from pyhmmer's Pipeline(bias_filter=False) (peer/oracle)."""
     import pyhmmer  # optional dependency, imported on first use
-    pli = pyhmmer.plan7.Pipeline(hmm.alphabet, bias_filter=False)
-    hits = pli.search_hmm(hmm, block)
+    return hits_pass_counts(pyhmmer.plan7.Pipeline(hmm.alphabet, bias_filter=False)
+                            .search_hmm(hmm, block))
+
+
+def hits_pass_counts(hits) -> PassCounts:
+    """The pass counts of a pyhmmer search's TopHits (its pipeline's statistics)."""
     st = hits.__getstate__()["pipeline"]
     return PassCounts(searched=hits.searched_sequences, msv=st["n_past_msv"],
                       bias=st["n_past_bias"], vit=st["n_past_vit"], fwd=st["n_past_fwd"])

@@ -108,6 +108,21 @@ _PROFILE_E2E = {
          "backends": ["profile-hmmsearch"],
          "options": {"model": "RREFam", "kind": "pipeline", "repeat": 1}}]}
 
+#: a many-model search in one command: a seeded file of 100 calibrated family models (M = 50..2000)
+#: against the resident proteins-2e8, HMMER's pipeline per model on the GPU beside hmmsearch on
+#: every host core (one hmmsearch per model, each reading the database as hmmsearch does for
+#: every model of a file); one timed pass per cell: the first search is what a many-model run
+#: pays (its reference check on a sample of 200 sequences per model)
+_PROFILE_MANY = {
+    "about": "a many-model search: models-mixed100 (100 calibrated models, M = 50..2000) x "
+             "proteins-2e8, the pipeline on profile-cuda-warp beside hmmsearch, per model and "
+             "summed (scripts/profile_e2e_table.py)",
+    "steps": [{"name": "profile-many", "workload": "profile", "datasets": ["proteins-2e8"],
+               "backends": ["profile-cuda-warp", "profile-hmmsearch"],
+               "options": {"model": "models-mixed100", "kind": "pipeline", "repeat": 1,
+                           "warmup-time": 0.1, "sample-pairs": 200}}]}
+
+
 def _equal(*sets: str) -> list:
     """equal-<L>@<pairs> for each "L@pairs"."""
     return [f"equal-{x}" for x in sets]
@@ -383,6 +398,7 @@ SUITES = {
         "about": "HMMER3 filters, every part in order: " + ", ".join(_PROFILE),
         "steps": [step for part in _PROFILE.values() for step in part["steps"]]},
     "profile-e2e": _PROFILE_E2E,
+    "profile-many": _PROFILE_MANY,
     "profile-batch": _PROFILE_BATCH,
     "subwarp-tuning": _SUBWARP_TUNING,
     "subwarp-calls": _SUBWARP_CALLS,

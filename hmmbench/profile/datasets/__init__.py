@@ -3,8 +3,9 @@
 ``resolve_database(name)`` accepts ``proteome`` (pyhmmer's shipped proteome), a seeded synthetic
 set (``proteins-1m``, ``proteins-swissprot``, ``proteins-<residues>[:seed]``; :mod:`.synthetic`)
 or a protein FASTA path (:mod:`.files`). ``resolve_models(name)`` accepts a shipped model or file
-(``PF02826``, ``RREFam``), a generated model (``random-M400``, ``query-M400``; :mod:`.synthetic`)
-or an HMM file path (:mod:`.models`).
+(``PF02826``, ``RREFam``), a generated model (``random-M400``, ``query-M400``; :mod:`.synthetic`),
+an HMM file path (:mod:`.models`) or a seeded many-model file (``models-mixed100``;
+:mod:`.modelsets`).
 """
 from __future__ import annotations
 
@@ -18,16 +19,17 @@ from .files import (PROTEOME, _names_a_file, _sha256_file, load_fasta, load_mode
                     model_files, pyhmmer_data_dir, read_hmms, sha256_of_params)
 from .models import KEEP_PROFILES, MAX_MODEL_M, ModelSpec, file_models, is_calibrated, \
     shipped_models
+from .modelsets import MODEL_SET_PATTERNS, model_set_file, parse_model_set
 from .synthetic import (GENERATE_RESIDUES_PER_S, MODEL_PATTERNS, PROTEINS_PATTERN, SYNTHETIC,
                         _generated_model, background_frequencies, generate_proteins)
 
 __all__ = [
     "DATABASE_PATTERNS", "DEFAULT_DATABASES", "DEFAULT_MODELS", "GENERATE_RESIDUES_PER_S",
-    "KEEP_PROFILES", "MAX_MODEL_M", "MODEL_PATTERN", "MODEL_PATTERNS", "ModelSpec", "PROTEOME",
-    "PROTEINS_PATTERN", "SYNTHETIC", "background_frequencies", "catalog", "file_models",
-    "generate_proteins", "is_calibrated", "load_fasta", "load_models", "load_proteome",
-    "model_files", "pyhmmer_data_dir", "read_hmms", "resolve_database", "resolve_model",
-    "resolve_models", "sha256_of_params", "shipped_models",
+    "KEEP_PROFILES", "MAX_MODEL_M", "MODEL_PATTERN", "MODEL_PATTERNS", "MODEL_SET_PATTERNS",
+    "ModelSpec", "PROTEOME", "PROTEINS_PATTERN", "SYNTHETIC", "background_frequencies",
+    "catalog", "file_models", "generate_proteins", "is_calibrated", "load_fasta", "load_models",
+    "load_proteome", "model_files", "model_set_file", "pyhmmer_data_dir", "read_hmms",
+    "resolve_database", "resolve_model", "resolve_models", "sha256_of_params", "shipped_models",
 ]
 
 #: random-M<size>[:seed]: pyhmmer's HMM.sample; query-M<size>[:seed]: a calibrated
@@ -128,6 +130,8 @@ def resolve_models(name: str) -> list:
     if pyhmmer_data_dir() is None:
         raise UserError(f"model '{name}' needs pyhmmer (pip install pyhmmer); generated "
                         f"models: {', '.join(MODEL_PATTERNS)}")
+    if parse_model_set(name):
+        return file_models(str(model_set_file(name)), "seeded, calibrated family model: ")
     if _names_a_file(name, (".hmm", ".txt")):
         check_input_file(name, "HMM file")
         try:
@@ -145,7 +149,8 @@ def resolve_models(name: str) -> list:
     if in_file:
         return in_file
     files = sorted({s.name.split("/")[0] for s in shipped if "/" in s.name})
-    raise UnknownName("model", name, [s.name for s in shipped] + files + list(MODEL_PATTERNS),
+    raise UnknownName("model", name, [s.name for s in shipped] + files + list(MODEL_PATTERNS)
+                      + list(MODEL_SET_PATTERNS),
                       hint="; an HMM file path runs every model in it")
 
 

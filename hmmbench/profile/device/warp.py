@@ -49,6 +49,17 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
          "SIMD16": variant["simd16"], "PREFETCH": variant["prefetch"], "LAZY_XE": variant["lazy"],
          "VF_DPX": variant["vf_dpx"], "VF_NTSC_ALU": variant.get("vf_ntsc_alu", 0)}
     d["QW" if kind == "vf" else "QB"] = Q
+    return shape_defines(d, kind)
+
+
+def shape_defines(d: dict, kind: str) -> dict:
+    """The defines with what ``kind``'s warp kernel does not read made the same for every model:
+    the kernel reads its own vector count (QB for ssv/msv, QW for vf), never MODEL_M nor the
+    other kind's count, so models of one shape share one build (a many-model file compiles per
+    shape: models-mixed100's 288 kernels are 102 builds). MODEL_M stays defined for CUDA's
+    thread-per-sequence kernels compiled beside in filters.cu, unused by the warp backends."""
+    d["QB" if kind == "vf" else "QW"] = 2
+    d["MODEL_M"] = 64 * d["QW"] if kind == "vf" else 128 * d["QB"]
     return d
 
 

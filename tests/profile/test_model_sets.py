@@ -1,0 +1,116 @@
+"""A many-model search: the seeded ``models-mixed<N>`` file (sizes, calibration, one generation
+per cache) and, model by model, HMMER's pipeline pass counts of the reference identical to
+pyhmmer's Pipeline and to the hmmsearch binary on the same models and sequences."""
+import json
+import os
+
+import pytest
+
+from hmmbench import cli
+from hmmbench.profile import datasets as pds, pipeline as pl
+from hmmbench.profile.datasets.modelsets import mixed_lengths
+from hmmbench.profile.model import SequenceSet
+
+SET = "models-mixed12:3"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """A cache of its own (the set generated once here, whatever the user's cache holds)."""
+    path = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HMMBENCH_CACHE_DIR", str(path))
+        yield path
+
+
+@pytest.fixture(scope="module")
+def specs(cache):
+    return pds.resolve_models(SET)
+
+
+@pytest.fixture(scope="module")
+def homologs(specs, proteome, tmp_path_factory):
+    """30 proteome sequences and one sequence emitted from each model (so that every model has
+    sequences past every stage), as a FASTA file and its SequenceSet."""
+    import pyhmmer
+    block = proteome.subset(range(0, 2100, 70)).to_pyhmmer()
+    seqs = list(block)
+    for i, spec in enumerate(specs):
+        seq = spec.load()[1].emit_sequence(randomness=100 + i)
+        seq.name = f"emitted{i}".encode()
+        seqs.append(seq)
+    path = tmp_path_factory.mktemp("db") / "homologs.faa"
+    with open(path, "wb") as fh:
+        for seq in seqs:
+            seq.textize().write(fh)
+    return str(path), SequenceSet.from_pyhmmer(pyhmmer.easel.DigitalSequenceBlock(
+        seqs[0].alphabet, seqs))
+
+
+def test_mixed_sizes_span_the_range_and_are_calibrated(specs, cache):
+    Ms = [s.M for s in specs]
+    assert len(specs) == 12 and Ms[:2] == [50, 2000] and all(50 <= M <= 2000 for M in Ms)
+    assert len(set(Ms)) > 6                                     # mixed, not one size
+    assert all(s.calibrated for s in specs)
+    assert specs[0].name == "models-mixed12:3/mixed01-M50"
+    path = pds.model_set_file(SET)
+    assert path.is_relative_to(cache)
+    stamp = os.stat(path).st_mtime_ns
+    again = pds.resolve_models(SET)                             # read back, not generated again
+    assert os.stat(path).st_mtime_ns == stamp
+    assert [s.sha256 for s in again] == [s.sha256 for s in specs]
+    assert list(mixed_lengths(12, 4)) != Ms and list(mixed_lengths(12, 3)) == Ms
+
+
+@pytest.mark.parametrize("name,message", [("models-mixed0", "between 1 and"),
+                                          ("models-mixed5:0", "seed must be")])
+def test_bad_model_set_names_are_usage_errors(name, message):
+    with pytest.raises(Exception, match=message) as err:
+        pds.resolve_models(name)
+    assert type(err.value).__name__ == "UserError"
+
+
+@pytest.fixture(scope="module")
+def reference_counts(specs, homologs):
+    """The reference pipeline's pass counts per model: the pipeline the device pipelines are
+    cross-checked against, stage by stage."""
+    _, seqs = homologs
+    return {s.name: pl.pass_counts(s.load()[0], seqs)[0].as_dict() for s in specs}
+
+
+def test_pass_counts_identical_to_pyhmmers_pipeline_per_model(specs, homologs,
+                                                              reference_counts):
+    _, seqs = homologs
+    block = seqs.to_pyhmmer()
+    for spec in specs:
+        ours = reference_counts[spec.name]
+        assert ours == pl.pyhmmer_pass_counts(spec.load()[1], block).as_dict(), spec.name
+        assert ours["fwd"] >= 1, spec.name                   # its own emitted sequence
+
+
+def test_one_command_searches_every_model_as_hmmsearch_counts(specs, homologs, tmp_path,
+                                                              monkeypatch, reference_counts):
+    """``--model models-mixed12:3``: a cell per model, hmmsearch run once per model (its first
+    pass is its timed one), its pass counts the reference's on every model."""
+    import subprocess
+    from hmmbench.profile import peers
+    calls = []
+    real = subprocess.run
+
+    def counting(cmd, *a, **k):
+        if os.path.basename(str(cmd[0])) == "hmmsearch":
+            calls.append(cmd)
+        return real(cmd, *a, **k)
+    monkeypatch.setattr(peers.subprocess, "run", counting)
+    path, _ = homologs
+    out = tmp_path / "many.json"
+    code = cli.main(["run", "--workload", "profile", "-d", path, "--model", SET, "--kind",
+                     "pipeline", "-b", "profile-hmmsearch", "--repeat", "1", "--quiet",
+                     "--json", str(out)])
+    assert code == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert all(r["status"] == "peer" and r["repeats"] == 1 for r in runs)
+    assert sorted(r["model"] for r in runs) == sorted(s.name for s in specs)
+    assert len(calls) == len(specs)                             # once per model, not twice
+    for r in runs:
+        assert r["info"]["pass_counts"] == reference_counts[r["model"]], r["model"]
