@@ -176,11 +176,11 @@ def test_sharded_generated_set_is_rebuilt_on_workers(cluster, per_worker=3):
 
 
 def _small_pieces(piece_pairs):
-    """Generated chunk sets lazy from 4,000 pairs on, in pieces of ``piece_pairs`` (None: the
+    """Generated chunk sets lazy from 2,000 pairs on, in pieces of ``piece_pairs`` (None: the
     real sizes back); run here and on every worker."""
     from hmmbench.pairhmm.datasets import chunks
     saved = _small_pieces.__dict__.setdefault("saved", (chunks.EAGER_LIMIT, chunks.PIECE_PAIRS))
-    limit, size = (4000, piece_pairs) if piece_pairs else saved
+    limit, size = (2000, piece_pairs) if piece_pairs else saved
     chunks.EAGER_LIMIT, chunks.PIECE_PAIRS = limit, size
     chunks.iter_pieces.__defaults__ = (size,)
 
@@ -189,7 +189,7 @@ def _small_pieces(piece_pairs):
 def small_pieces(cluster):
     _, client = cluster
     for fn in (_small_pieces, lambda size: client.run(_small_pieces, size)):
-        fn(2500)
+        fn(1000)
     yield
     for fn in (_small_pieces, lambda size: client.run(_small_pieces, size)):
         fn(None)
@@ -198,7 +198,7 @@ def small_pieces(cluster):
 def test_lazy_set_runs_and_samples_from_the_shards(cluster, small_pieces):
     from hmmbench.cluster.sharded import sharded_values
     _, client = cluster
-    ds = _dataset("chunks@9000")
+    ds = _dataset("chunks@4000")      # 4 pieces of about 1,000 pairs
     assert ds.lazy
     pieces = list(ds.chunks())
     assert len(pieces) >= 3
@@ -233,7 +233,7 @@ def test_lazy_set_checks_at_every_worker_count(cluster, small_pieces, tmp_path):
     reference (keyed by the piece's place in the set, not its index)."""
     c, _ = cluster
     out = tmp_path / "lazy.json"
-    code = cli.main(["run", "-d", "chunks@9000", "--chunking", "merged", "-b", "numpy-f32",
+    code = cli.main(["run", "-d", "chunks@4000", "--chunking", "merged", "-b", "numpy-f32",
                      "--repeat", "1", "--cluster", c.scheduler_address, "--workers", "1,2",
                      "--json", str(out), "-q"])
     assert code == 0
