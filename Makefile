@@ -11,8 +11,9 @@ export HMMBENCH_DATA_PATH
 # `hmmbench run` arguments for `make bench`, e.g. BENCH_ARGS="--dataset 1m --backend 'cuda-*'".
 BENCH_ARGS ?= --dataset tiny
 # `make test`: two pytest-xdist workers, each test file whole on one (module fixtures and the
-# order inside a file hold); the 25 slowest tests listed at the end.
-PYTEST_ARGS ?= -n 2 --dist loadfile --durations=25
+# order inside a file hold), handed out in collection order (tests/conftest.py puts the slowest
+# files first); the 25 slowest tests listed at the end.
+PYTEST_ARGS ?= -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 .PHONY: setup test bench venv opencl-cpu clean results-index results-summary
 
