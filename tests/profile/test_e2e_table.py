@@ -26,3 +26,22 @@ def test_first_search_takes_the_load_of_its_own_run(tmp_path):
     table = e2e_table.markdown(runs)
     assert "| db | A | 10 | profile-cuda-warp | ok | 0.050 s | 0.020 s | 1.000 s | 20.0 | 50.0 |" \
         in table
+
+
+def test_a_many_model_search_sums_its_models_with_one_load(tmp_path):
+    """The whole search: the file's database load once plus every model's pipeline total,
+    against the peer's sum over the same models; the pass counts compared model by model."""
+    runs = [_run("A", "pipeline", 0.020, load=0.010), _run("B", "pipeline", 0.030),
+            _run("A", "pipeline", 1.0, backend="profile-hmmsearch"),
+            _run("B", "pipeline", 2.0, backend="profile-hmmsearch")]
+    runs[3]["info"]["pass_counts"] = {"msv": 2}             # B's counts differ
+    for r in runs:
+        r["cells"] = 1e9
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"runs": runs}))
+    (sweep,) = e2e_table.sweep_rows(e2e_table.load_runs([str(path)]))
+    assert sweep["models"] == 2 and abs(sweep["first_s"] - 0.060) < 1e-12
+    assert abs(sweep["x_first"] - 50.0) < 1e-9 and abs(sweep["gcups_first"] - 2e9 / 0.06 / 1e9) < 1e-6
+    assert (sweep["same_counts"], sweep["compared"]) == (1, 2)
+    assert "| 2 | 10..10 | 0.010 s | 0.06 s | 3.0 s | 50.0 |" in e2e_table.markdown(
+        e2e_table.load_runs([str(path)]))

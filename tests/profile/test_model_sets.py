@@ -12,6 +12,8 @@ from hmmbench.profile.datasets.modelsets import mixed_lengths
 from hmmbench.profile.model import SequenceSet
 
 SET = "models-mixed12:3"
+#: residues of each model's emitted sequence in the test database
+FRAGMENT = 120
 
 
 @pytest.fixture(scope="module")
@@ -30,15 +32,18 @@ def specs(cache):
 
 @pytest.fixture(scope="module")
 def homologs(specs, proteome, tmp_path_factory):
-    """30 proteome sequences and one sequence emitted from each model (so that every model has
-    sequences past every stage), as a FASTA file and its SequenceSet."""
+    """30 proteome sequences and a piece of a sequence emitted from each model (so that every
+    model has sequences past every stage), as a FASTA file and its SequenceSet."""
     import pyhmmer
     block = proteome.subset(range(0, 2100, 70)).to_pyhmmer()
     seqs = list(block)
     for i, spec in enumerate(specs):
-        seq = spec.load()[1].emit_sequence(randomness=100 + i)
-        seq.name = f"emitted{i}".encode()
-        seqs.append(seq)
+        emitted = spec.load()[1].emit_sequence(randomness=100 + i)
+        # 120 residues of it: a local hit all the same, and short rows for the reference
+        start = max(0, (len(emitted) - FRAGMENT) // 2)
+        seqs.append(pyhmmer.easel.DigitalSequence(
+            emitted.alphabet, name=f"emitted{i}".encode(),
+            sequence=emitted.sequence[start:start + FRAGMENT]))
     path = tmp_path_factory.mktemp("db") / "homologs.faa"
     with open(path, "wb") as fh:
         for seq in seqs:
@@ -114,3 +119,25 @@ def test_one_command_searches_every_model_as_hmmsearch_counts(specs, homologs, t
     assert len(calls) == len(specs)                             # once per model, not twice
     for r in runs:
         assert r["info"]["pass_counts"] == reference_counts[r["model"]], r["model"]
+
+
+def test_models_of_one_shape_share_one_kernel_build(specs):
+    """The warp kernels' defines name the shape (vector counts, group), not the model: two
+    models of different M but the same vectors build once (the OpenCL warp tests run these
+    defines against the reference)."""
+    from hmmbench.profile.device import warp
+    from hmmbench.profile.model import ProfileModel
+    hmm = specs[0].load()[1]                                     # M = 50
+    small, other = ProfileModel.from_hmm(hmm), specs[0].load()[0]
+    assert small.M == other.M
+    import pyhmmer
+    abc = pyhmmer.easel.Alphabet.amino()
+    near = ProfileModel.from_hmm(pyhmmer.plan7.Builder(abc, seed=1).build(
+        pyhmmer.easel.DigitalSequence(abc, name=b"q", sequence=bytes([3] * 60)),
+        pyhmmer.plan7.Background(abc))[0])                      # M = 60: the same vectors
+    for kind in ("ssv", "msv", "vf"):
+        Q, _ = warp.profile(small, kind, warp.TUNED_VARIANT)
+        Q2, _ = warp.profile(near, kind, warp.TUNED_VARIANT)
+        assert Q == Q2
+        assert warp.defines(small, kind, Q, warp.TUNED_VARIANT, 128) == warp.defines(
+            near, kind, Q2, warp.TUNED_VARIANT, 128)
