@@ -173,18 +173,55 @@ def _msv_passes(model: ProfileModel, score, nullsc, F: float) -> np.ndarray:
     return gumbel_surv(seq_bits(score, nullsc), ev["m_mu"], ev["m_lambda"]) <= F
 
 
+def gumbel_threshold(mu, lam, F: float) -> float:
+    """The x at which esl_gumbel_surv(x) = F: where P <= F begins (up to rounding; F = 0 or 1:
+    an infinite estimate, which the search clips)."""
+    with np.errstate(divide="ignore"):
+        return float(mu) - np.log(-np.log1p(-F)) / float(lam)
+
+
+def least_true(pred, lo, hi, est, steps: int = 4) -> np.ndarray:
+    """Per element the least integer x in [lo, hi] with ``pred(x, idx)`` true, for a predicate
+    that only grows with x and holds at ``hi`` (``pred(x, idx)`` decides the elements ``idx`` at
+    the candidates ``x``). Starts at the estimate ``est`` and steps to the answer, which it
+    verifies (x passes, x - 1 fails); the elements still open after ``steps`` (an estimate off
+    by more) are bisected over the whole range. Exact whatever the estimate."""
+    lo = np.broadcast_to(np.asarray(lo, np.int64), np.shape(est))
+    hi = np.broadcast_to(np.asarray(hi, np.int64), np.shape(est))
+    x = np.clip(np.asarray(est, np.int64), lo, hi)
+    todo = np.arange(x.size)
+    for _ in range(steps):
+        if not todo.size:
+            return x
+        xt = x[todo]
+        ok = (xt >= hi[todo]) | pred(xt, todo)
+        below = (xt > lo[todo]) & pred(np.maximum(xt - 1, lo[todo]), todo)
+        x[todo] = xt + (~ok) - (ok & below)
+        todo = todo[~ok | below]
+    # bisection for the rest: (a, b] holds the answer, a failing (or below lo), b passing
+    a, b = lo[todo] - 1, hi[todo].copy()
+    while todo.size and (b - a > 1).any():
+        mid = (a + b) // 2
+        ok = (mid >= hi[todo]) | pred(np.clip(mid, lo[todo], hi[todo]), todo)
+        wide = b - a > 1
+        b = np.where(wide & ok, mid, b)
+        a = np.where(wide & ~ok, mid, a)
+    x[todo] = b
+    return x
+
+
 def _least_passing(model: ProfileModel, scores, nullsc, F: float) -> np.ndarray:
     """Per null score (one per length class) the index of the least of the ascending
     ``scores`` that passes P <= F, ``len(scores)`` where none does. Exact because the decision
-    only grows with the score (a vectorized binary search over the candidates)."""
-    lo = np.full(nullsc.size, -1, np.int64)               # fails (below every candidate)
-    hi = np.full(nullsc.size, scores.size, np.int64)      # passes ("none passes" at the end)
-    while (searching := hi - lo > 1).any():
-        mid = (lo + hi) // 2                                  # a real candidate where searching
-        ok = _msv_passes(model, scores[np.clip(mid, 0, scores.size - 1)], nullsc, F)
-        hi = np.where(searching & ok, mid, hi)
-        lo = np.where(searching & ~ok, mid, lo)
-    return hi
+    only grows with the score: started at the inverse of the Gumbel tail (:func:`least_true`)."""
+    ev = model.evalue
+    n = scores.size
+    x_star = gumbel_threshold(ev["m_mu"], ev["m_lambda"], F)
+    est = np.searchsorted(scores, nullsc.astype(np.float64) + x_star * LOG2)
+
+    def passes(k, idx):
+        return _msv_passes(model, scores[np.minimum(k, n - 1)], nullsc[idx], F) & (k < n) | (k >= n)
+    return least_true(passes, 0, n, est)
 
 
 def msv_tables(model: ProfileModel, lengths, F1: float = F1, F2: float = F2) -> tuple:
@@ -235,23 +272,23 @@ VF_LOW, VF_HIGH = -32768, 32768
 
 def vf_thresholds(model: ProfileModel, lengths, F2: float = F2) -> np.ndarray:
     """Per length class the least raw xC the Viterbi filter passes (P <= F2): its score only
-    grows with xC (an overflow, 32768, always passes), so a threshold decides exactly."""
+    grows with xC (an overflow, 32768, always passes), so a threshold decides exactly; found
+    from the inverse of the Gumbel tail and verified (:func:`least_true`)."""
     ev = model.evalue
+    wp = model.word
     L = np.asarray(lengths, np.int64)
     nullsc = null_score(L)
+    move = wp.move(L).astype(np.int64)
+    x_star = gumbel_threshold(ev["v_mu"], ev["v_lambda"], F2)
+    # score = (xc + move - base) / scale - 3 nats >= nullsc + x* ln 2
+    est = np.ceil((nullsc.astype(np.float64) + x_star * LOG2 + 3.0) * wp.scale - move + wp.base)
+    est = np.nan_to_num(est, nan=VF_HIGH, posinf=VF_HIGH, neginf=VF_LOW).clip(VF_LOW, VF_HIGH)
 
-    def passes(xc):
-        score = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
-        return gumbel_surv(seq_bits(score, nullsc), ev["v_mu"], ev["v_lambda"]) <= F2
+    def passes(xc, idx):
+        score = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L[idx])
+        return gumbel_surv(seq_bits(score, nullsc[idx]), ev["v_mu"], ev["v_lambda"]) <= F2
 
-    lo = np.full(L.size, VF_LOW - 1, np.int64)        # fails (below every raw value)
-    hi = np.full(L.size, VF_HIGH, np.int64)           # passes
-    while (hi - lo > 1).any():
-        mid = (lo + hi) // 2
-        ok = passes(mid)
-        hi = np.where(ok, mid, hi)
-        lo = np.where(ok, lo, mid)
-    return hi.astype(np.int32)
+    return least_true(passes, VF_LOW, VF_HIGH, est.astype(np.int64)).astype(np.int32)
 
 
 def pyhmmer_pass_counts(hmm, block) -> PassCounts:

@@ -150,3 +150,14 @@ def test_resident_length_model_is_the_models_per_sequence():
         for name, want in zip(("loop", "move"), model.specials(L)):
             assert got[name].dtype == np.float32
             assert (got[name].view(np.int32) == want.view(np.int32)).all(), name
+
+
+@pytest.mark.parametrize("off", [0, 1, -1, 3, -40, 70000])
+def test_least_true_is_exact_whatever_the_estimate(off):
+    """The threshold search the tables start from an estimate: any estimate, however far off
+    (bisected past a few steps), gives the least passing value of a monotone predicate."""
+    rng = np.random.default_rng(5)
+    lo, hi = -50, 1000
+    answer = rng.integers(lo, hi + 1, 400)
+    got = pl.least_true(lambda x, idx: x >= answer[idx], lo, hi, answer + off)
+    assert (got == answer).all()
