@@ -63,6 +63,10 @@ class Comparison:
     rows: list = field(default_factory=list)
     max_slowdown: float = 10.0
     noise_floor: float = 0.0
+    #: the timed stage compared (total: the whole call)
+    stage: str = "total"
+    #: interleaved rounds (hmmbench gate): (rounds run, rounds planned); None for two files
+    rounds: Optional[tuple] = None
 
     @property
     def failed(self) -> bool:
@@ -98,8 +102,9 @@ def data_difference(base: dict, cand: dict) -> str:
             f"{base['dataset_sha256'][:12]} in the baseline")
 
 
-def _total(run: dict) -> Optional[float]:
-    t = (run.get("timing_s") or {}).get("total")
+def _total(run: dict, stage: str = "total") -> Optional[float]:
+    """The run's median time of ``stage`` (``total``: the whole timed call)."""
+    t = (run.get("timing_s") or {}).get(stage)
     return float(t) if t else None
 
 
@@ -134,34 +139,34 @@ def clock_difference(base: dict, cand: dict) -> str:
     return ""
 
 
-def _samples(run: dict) -> list:
-    """The timed totals of a run, else its (min, max) range, else [] (one pass: no noise
-    measured)."""
-    got = (run.get(SAMPLES_FIELD) or {}).get("total") or []
+def _samples(run: dict, stage: str = "total") -> list:
+    """The timed passes of a run's ``stage``, else its (min, max) range, else [] (one pass: no
+    noise measured)."""
+    got = (run.get(SAMPLES_FIELD) or {}).get(stage) or []
     if len(got) >= 2:
         return [float(x) for x in got]
-    lo = (run.get("timing_min_s") or {}).get("total")
-    hi = (run.get("timing_max_s") or {}).get("total")
+    lo = (run.get("timing_min_s") or {}).get(stage)
+    hi = (run.get("timing_max_s") or {}).get(stage)
     return [float(lo), float(hi)] if lo and hi and hi > lo else []
 
 
-def file_spread(doc: dict) -> float:
+def file_spread(doc: dict, stage: str = "total") -> float:
     """The median relative spread of a file's runs that have one: how noisy the machine was
     while it ran (0 when no run says)."""
-    spreads = [x for x in (stats.spread(_samples(r)) for r in doc["runs"]
+    spreads = [x for x in (stats.spread(_samples(r, stage)) for r in doc["runs"]
                            if r.get("status") == "ok") if x is not None]
     return stats.median(spreads) if spreads else 0.0
 
 
 def noise_verdict(b: dict, c: dict, max_slowdown: float, noise_floor: float = 0.0,
-                  machine_spread: float = 0.0) -> tuple:
+                  machine_spread: float = 0.0, stage: str = "total") -> tuple:
     """(verdict, note, interval, floor %) of a timing change between two comparable runs;
     ``machine_spread``: the baseline file's (:func:`file_spread`), the floor of a run that
     timed one pass only."""
-    bt, ct = _total(b), _total(c)
+    bt, ct = _total(b, stage), _total(c, stage)
     ratio, limit = ct / bt, 1.0 + max_slowdown / 100.0
-    bs, cs = _samples(b), _samples(c)
-    kept = all(len((r.get(SAMPLES_FIELD) or {}).get("total") or []) >= 2 for r in (b, c))
+    bs, cs = _samples(b, stage), _samples(c, stage)
+    kept = all(len((r.get(SAMPLES_FIELD) or {}).get(stage) or []) >= 2 for r in (b, c))
     interval = stats.ratio_interval(bs, cs) if bs and cs else None
     own = stats.spread(bs)
     spread = machine_spread if own is None else own
@@ -195,22 +200,23 @@ def _partner(c: dict, runs: list, used: set) -> Optional[dict]:
 
 
 def compare(baseline: dict, candidate: dict, max_slowdown: float = 10.0,
-            noise_floor: float = 0.0) -> Comparison:
+            noise_floor: float = 0.0, stage: str = "total") -> Comparison:
     """The verdict of every candidate run against its baseline run (see the module docstring);
-    ``max_slowdown`` and ``noise_floor`` in percent."""
+    ``max_slowdown`` and ``noise_floor`` in percent; ``stage``: the timed stage compared
+    (``total``, or e.g. ``kernel`` for a GPU kernel's own time)."""
     base: dict = {}
     for r in baseline["runs"]:
         base.setdefault(match_key(r), []).append(r)
-    out = Comparison(max_slowdown=max_slowdown, noise_floor=noise_floor)
-    machine = file_spread(baseline)
+    out = Comparison(max_slowdown=max_slowdown, noise_floor=noise_floor, stage=stage)
+    machine = file_spread(baseline, stage)
     used: set = set()
     for c in candidate["runs"]:
         key = match_key(c)
         b = _partner(c, base.get(key, []), used)
         if b is not None:
             used.add(id(b))
-        ct = _total(c)
-        bt = _total(b) if b else None
+        ct = _total(c, stage)
+        bt = _total(b, stage) if b else None
         change = (ct / bt - 1.0) * 100.0 if (ct and bt) else None
         causes = {name: text for name, text in (
             ("data bytes", data_difference(b, c)),
@@ -236,11 +242,11 @@ def compare(baseline: dict, candidate: dict, max_slowdown: float = 10.0,
             out.rows.append(Row(key, bt, ct, None, f"not-compared ({c['status']})", False, note))
         else:
             verdict, note, interval, floor = noise_verdict(b, c, max_slowdown, noise_floor,
-                                                           machine)
+                                                           machine, stage)
             out.rows.append(Row(key, bt, ct, change, verdict, verdict == SLOWER, note,
                                 interval=interval, noise_floor_pct=floor))
     for key, runs in base.items():
         for b in runs:
             if id(b) not in used:
-                out.rows.append(Row(key, _total(b), None, None, "only-baseline", False))
+                out.rows.append(Row(key, _total(b, stage), None, None, "only-baseline", False))
     return out

@@ -1,7 +1,9 @@
 """The statistics of stopping and of the compare gate.
 
 Stopping (:mod:`hmmbench.runner.stopping`): the distribution-free interval of a median
-(:func:`median_interval`, from order statistics) and how wide it is (:func:`median_noise`).
+(:func:`median_interval`, from order statistics) and how wide it is (:func:`median_noise`);
+the interleaved gate (:mod:`hmmbench.rounds`) uses the same order statistics (:func:`order_rank`)
+on its round ratios.
 
 The gate (:mod:`hmmbench.compare`): the relative spread of a run's passes (:func:`spread`) and
 the bootstrap interval of the ratio of two runs' medians (:func:`ratio_interval`).
@@ -26,21 +28,27 @@ def spread(xs: Sequence[float]) -> Optional[float]:
     return (max(xs) - min(xs)) / med if med > 0 else None
 
 
-def median_interval(xs: Sequence[float], level: float = 0.95) -> Optional[tuple]:
-    """A distribution-free interval of the median, (low, high): the order statistics
-    x(j) and x(n+1-j) with j the largest for which Binomial(n, 1/2) puts at most
-    (1 - level) / 2 below j. None when there are too few samples (n < 6 at 95 %)."""
-    n = len(xs)
+def order_rank(n: int, level: float = 0.95) -> int:
+    """j of the distribution-free interval of the median of n samples, (x(j), x(n+1-j)): the
+    largest j for which Binomial(n, 1/2) puts at most (1 - level) / 2 below j (the sign test);
+    0 when no j does (too few samples: n < 6 at 95 %, n < 5 at 90 %)."""
     tail, below, j = (1.0 - level) / 2.0, 0.0, 0
     while j < n:
         below += math.comb(n, j) / 2.0 ** n       # P(fewer than j+1 samples below the median)
         if below > tail + 1e-12:
             break
         j += 1
+    return j
+
+
+def median_interval(xs: Sequence[float], level: float = 0.95) -> Optional[tuple]:
+    """A distribution-free interval of the median, (low, high): the order statistics
+    x(j) and x(n+1-j), j = :func:`order_rank`. None when there are too few samples."""
+    j = order_rank(len(xs), level)
     if j == 0:
         return None
     s = sorted(xs)
-    return s[j - 1], s[n - j]
+    return s[j - 1], s[len(xs) - j]
 
 
 def median_noise(xs: Sequence[float], level: float = 0.95) -> float:

@@ -17,6 +17,9 @@ def add_parser(sub) -> None:
                     help="this machine's run-to-run noise in percent, which one run's passes do "
                          "not show: a change must pass the threshold widened by it (default 0: "
                          "the baseline's own spread only; scripts/gate_rates.py measures it)")
+    sp.add_argument("--stage", default="total", metavar="NAME",
+                    help="the timed stage compared: total (default), or e.g. kernel (a GPU "
+                         "kernel's own time)")
     add_format_option(sp, help_extra=" (the verdicts as a pull-request comment or for a script)")
     sp.set_defaults(func=run, workload=None)
 
@@ -32,7 +35,7 @@ def run(args, workload) -> int:
         raise UserError(f"{args.candidate}: holds {', '.join(sorted(kinds[1]))} runs but the "
                         f"baseline {args.baseline} holds {', '.join(sorted(kinds[0]))} runs: "
                         "nothing to compare")
-    comp = compare.compare(base, cand, args.max_slowdown, args.noise_floor)
+    comp = compare.compare(base, cand, args.max_slowdown, args.noise_floor, args.stage)
     with printer(args.format) as out:
         out.print_compare(comp, str(args.baseline), str(args.candidate))
     return comp.exit_code

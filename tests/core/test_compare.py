@@ -277,3 +277,14 @@ def test_two_same_named_sets_in_one_file_match_by_bytes():
     comp = compare.compare(base, cand)
     assert [r.verdict for r in comp.rows] == ["within noise", "within noise"]
     assert [r.baseline_s for r in comp.rows] == [5.0, 1.0]
+
+
+def test_the_stage_gated(tmp_path, capsys):
+    """--stage kernel gates a GPU kernel's own time: a kernel 20 % slower inside an unchanged
+    total fails there and passes on the total."""
+    cand = copy.deepcopy(BASE)
+    cand["runs"][0]["timing_s"]["kernel"] *= 1.2
+    assert gate(tmp_path, cand) == 0
+    assert gate(tmp_path, cand, "--stage", "kernel") == 1
+    out = capsys.readouterr().out
+    assert "kernel stage" in out and "slower" in out
