@@ -9,7 +9,8 @@ the workload package (:class:`hmmbench.workload.Workload`).
     hmmbench score --dataset D --backend B --output PATH
     hmmbench run ... -b FAMILY --axis NAME=V1,V2 (sweep a parameter axis)
     hmmbench report RESULTS.json... [--plot PNG] [--html PAGE] [--pivot METRIC --by AXIS]
-    hmmbench compare BASELINE.json CANDIDATE.json [--max-slowdown PCT]
+    hmmbench compare BASELINE.json CANDIDATE.json [--max-slowdown PCT] [--stage kernel]
+    hmmbench gate --out DIR [--baseline-cmd CMD] [--candidate-cmd CMD] -- RUN-ARGS  (interleaved)
     hmmbench history [RESULTS...] [--plot PNG]
     hmmbench datasets list [--workload profile] | fetch NAME
     hmmbench suite list | run NAME... [--out DIR] [--dry-run]
@@ -17,7 +18,8 @@ the workload package (:class:`hmmbench.workload.Workload`).
 Every user mistake (bad input file, unknown name, bad option value) ends as one line on stderr,
 ``hmmbench: error: <message>``, exit status 2, and no output file. Anything else that goes wrong
 (a bug, a backend failing under ``score``) ends as one line too, exit status 3, pointing at
-``--debug``, which shows the traceback. (1 is ``compare``'s failed gate; 130 an interrupt.)
+``--debug``, which shows the traceback. (1 is ``compare``'s or ``gate``'s failed gate; 130 an
+interrupt.)
 """
 from __future__ import annotations
 
@@ -29,8 +31,8 @@ from typing import Optional
 from .. import __version__
 from .. import workload, workload as workloads
 from ..errors import UserError
-from . import (compare_cmd, datasets_cmd, history_cmd, list_cmd, report_cmd, run_cmd,
-               score_cmd, suite_cmd)
+from . import (compare_cmd, datasets_cmd, gate_cmd, history_cmd, list_cmd, report_cmd,
+               run_cmd, score_cmd, suite_cmd)
 from .common import select_opencl_device
 
 
@@ -63,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     score_cmd.add_parser(sub, workloads)
     report_cmd.add_parser(sub)
     compare_cmd.add_parser(sub)
+    gate_cmd.add_parser(sub)
     history_cmd.add_parser(sub)
     datasets_cmd.add_parser(sub)
     suite_cmd.add_parser(sub, build_parser, main)

@@ -37,6 +37,7 @@ class JsonPrinter(Printer):
     def print_compare(self, comparison, baseline_name="baseline", candidate_name="candidate"):
         self.items.append({"baseline": baseline_name, "candidate": candidate_name,
                            "max_slowdown": comparison.max_slowdown,
+                           "stage": comparison.stage, "rounds": comparison.rounds,
                            "failed": comparison.failed,
                            "rows": [dataclasses.asdict(r) for r in comparison.rows]})
 

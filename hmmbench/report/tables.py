@@ -87,8 +87,15 @@ def compare_listing(comp, baseline_name: str, candidate_name: str) -> Listing:
         Column("baseline", right=True, priority=1), Column("candidate", right=True, priority=1),
         Column("change", right=True, priority=0), Column("verdict", priority=0),
         Column("note", wrap=True, priority=2)]
-    t = Listing(f"compare: {candidate_name} vs {baseline_name} "
-                f"(max slowdown {comp.max_slowdown:g} %)", cols, name="compare")
+    how = [f"max slowdown {comp.max_slowdown:g} %"]
+    if comp.stage != "total":
+        how.append(f"{comp.stage} stage")
+    if comp.rounds:
+        ran, planned = comp.rounds
+        how.append(f"{ran} interleaved round(s)" + (f" of {planned}, the verdicts settled"
+                                                    if ran < planned else ""))
+    t = Listing(f"compare: {candidate_name} vs {baseline_name} ({', '.join(how)})", cols,
+                name="compare")
     for r in comp.rows:
         style = "bold red" if r.failed else VERDICT_STYLE.get(r.verdict, "dim")
         t.add(*(str(k) for k in r.key[:len(keys)]), fmt_seconds(r.baseline_s),
