@@ -45,12 +45,15 @@
     double* __restrict__ out, int* __restrict__ fb_queue, SwItem* __restrict__ fb_items
 
 // Queues output slot o (its pair: item.read x haplotype item.hap + h) for the double recompute;
-// the queue {first, count} has room for every pair of the bins feeding it.
+// the queue {first, count} has room for every pair of the bins feeding it (a pair aligned again
+// under SW_EXTRA_WORK was queued the first time).
 #define SW_QUEUE_RECOMPUTE(o)                                                     \
-    const int slot = atomicAdd(fb_queue + 1, 1);                                  \
-    SwItem f;                                                                     \
-    f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o;             \
-    fb_items[fb_queue[0] + slot] = f;
+    if (!SW_REDONE) {                                                             \
+        const int slot = atomicAdd(fb_queue + 1, 1);                              \
+        SwItem f;                                                                 \
+        f.read = item.read; f.hap = item.hap + h; f.n_hap = 1; f.out = o;         \
+        fb_items[fb_queue[0] + slot] = f;                                         \
+    }
 
 #if SW_DOUBLE
 #define SW_STORE(o, sum)                        \

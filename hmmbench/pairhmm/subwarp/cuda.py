@@ -54,6 +54,8 @@ import numpy as np
 from ...backend import Backend, Execution, Finished, Limits
 from ...apis import cuda as glue
 from .batched import CallBatches
+from .extra_work import RecordsExtraWork, extra_work_pct
+from .extra_work import defines as extra_work_defines
 from ..model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .layout import (  # noqa: F401
@@ -122,7 +124,7 @@ def sm_clock_cached():
 # ------------------------------------------------------------------------------------------------
 # Backend
 # ------------------------------------------------------------------------------------------------
-class SubwarpBackend(Backend):
+class SubwarpBackend(RecordsExtraWork, Backend):
     api = "cuda"
     family = "subwarp"
     precision = "float32"
@@ -319,6 +321,7 @@ class SubwarpBackend(Backend):
                    and self.exp_bin_settings else {})
             d.update(exp_switches(own, self.exp_every if kind == FLOAT else 16,
                                   self.lane0_by_factor, self.exp_shift, self.code_window))
+        d.update(extra_work_defines())   # HMMBENCH_SUBWARP_EXTRA_WORK: the gate's own check
         return d
 
     def kernel(self, b: Bin, kind: str = FLOAT):
@@ -326,7 +329,8 @@ class SubwarpBackend(Backend):
         kernel kind (``defines``), compiled on first use."""
         # the attributes defines() reads beside the bin (the A/B scripts set them on a backend)
         key = (b, kind, self.recompute_all, self.min_blocks, self.low_floor, self.exp_every,
-               self.lane0_by_factor, self.code_window, self.exp_shift, self.exp_bin_settings)
+               self.lane0_by_factor, self.code_window, self.exp_shift, self.exp_bin_settings,
+               extra_work_pct())
         if key not in self._kernels:
             double = kind == DOUBLE
             mod = glue.compile(SOURCE, self.defines(b, kind))

@@ -42,6 +42,8 @@ from ...backend import Backend, Execution
 from ..intertask.opencl import OpenCLBackend
 from ..model import LOG10_C32, LOG10_C64, PairSet
 from .batched import CallBatches
+from .extra_work import RecordsExtraWork
+from .extra_work import defines as extra_work_defines
 from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
                      THREADS_PER_BLOCK, Bin, choose_bins, sw_scaled, table_bytes, tiers_param,
                      tiers_table)
@@ -58,7 +60,7 @@ KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", 
 MT_GROUPS_PER_CU = 16
 
 
-class SubwarpOpenCL(OpenCLBackend):
+class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
     """Float32 bins, then the float64 rescue of the pairs under 1e-28 (``OpenCLBackend.run``)."""
 
     source = SOURCE
@@ -136,7 +138,8 @@ class SubwarpOpenCL(OpenCLBackend):
         return {"SW_DEVICE_RESCUE": int(rescue), "SW_P": b.p, "SW_K": b.k, "SW_DOUBLE": int(double), "SW_EMIS_TABLE": 1,
                 "SW_SCALED": sw_scaled("5op", double), "SW_MULTI_TILE": int(b.multi_tile), "SW_BIN_MIN": b.lo,
                 "SW_BIN_MAX": b.hi if not b.multi_tile else 1 << 30, "SW_BLOCK": block,
-                "EXCHANGE": EXCHANGE[path], "SW_EXP_SCALE": int(self.exp_scale and not double)}
+                "EXCHANGE": EXCHANGE[path], "SW_EXP_SCALE": int(self.exp_scale and not double),
+                **extra_work_defines()}
 
     # --- input --------------------------------------------------------------------------------
     def refuse_reason(self, pairs: PairSet) -> Optional[str]:

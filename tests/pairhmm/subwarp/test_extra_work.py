@@ -1,0 +1,73 @@
+"""HMMBENCH_SUBWARP_EXTRA_WORK, the gate's own slowdown on a GPU: the define reaches both APIs'
+kernels (and their caches), the records show it, a bad value is a usage error, and the kernel
+body with it runs the same pairs to the same bits (executed on the OpenCL CPU devices here)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hmmbench.apis import cuda as glue
+from hmmbench.errors import UserError
+from hmmbench.pairhmm import datasets
+from hmmbench.pairhmm.subwarp import cuda as sw
+from hmmbench.pairhmm.subwarp import extra_work
+from hmmbench.pairhmm.subwarp.layout import Bin
+from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL
+from helpers.opencl_subwarp import DEVICES, TEST_BINS, TEST_LONG, needs_device
+from helpers.opencl_subwarp import backend as shared_backend
+
+BIN = Bin(1, 64, 8, 8)
+
+
+def test_the_define_reaches_the_cuda_kernels_and_the_records(monkeypatch):
+    b = sw.SubwarpBackend("cuda-subwarp")
+    monkeypatch.delenv(extra_work.ENV, raising=False)
+    plain = b.defines(BIN)
+    assert "SW_EXTRA_WORK" not in plain and extra_work.PARAM not in b.params
+    monkeypatch.setenv(extra_work.ENV, "10")
+    slowed = b.defines(BIN)
+    assert slowed == {**plain, "SW_EXTRA_WORK": 10}
+    assert "-DSW_EXTRA_WORK=10" in glue.define_flags(slowed)
+    assert b.params[extra_work.PARAM] == 10 and b.name == "cuda-subwarp"
+    for kind in (sw.DOUBLE, sw.EXP):       # the recompute kernels do the extra work too
+        assert b.defines(BIN, kind)["SW_EXTRA_WORK"] == 10
+    monkeypatch.delenv(extra_work.ENV)
+    assert extra_work.PARAM not in b.params   # a later run without it records none
+
+
+def test_the_define_reaches_the_opencl_kernels(monkeypatch):
+    b = SubwarpOpenCL("opencl-subwarp", bins=TEST_BINS, long_config=TEST_LONG, small_tiers=None)
+    monkeypatch.setenv(extra_work.ENV, "25")
+    assert b._defines(BIN, "local", 128, False)["SW_EXTRA_WORK"] == 25
+    assert b.params[extra_work.PARAM] == 25
+
+
+@pytest.mark.parametrize("text", ["abc", "-1", "101", "1.5"])
+def test_a_bad_value_is_a_usage_error(monkeypatch, text):
+    monkeypatch.setenv(extra_work.ENV, text)
+    with pytest.raises(UserError, match=extra_work.ENV):
+        extra_work.extra_work_pct()
+
+
+def test_the_kernel_body_reads_the_define():
+    """The shared body declares the default and the CUDA spelling never queues a pair twice."""
+    text = (Path(glue.common_kernel_dir()) / "pairhmm" / "subwarp.h").read_text()
+    assert "#define SW_EXTRA_WORK 0" in text and "n_items * SW_EXTRA_WORK / 100" in text
+    assert "if (!SW_REDONE)" in glue.kernel_source(sw.SOURCE)
+
+
+@needs_device
+def test_extra_work_gives_the_same_bits(monkeypatch):
+    """Every item of a launch aligned a second time (100 %): the same results as without, to
+    the bit (one small single-tile bin: the programs of a new define build slowly on a CPU)."""
+    pairs = datasets.resolve("equal-64@40").load()
+    monkeypatch.delenv(extra_work.ENV, raising=False)
+    plain = shared_backend(DEVICES[0], "auto")       # built once for the OpenCL tests
+    want = plain.run(pairs).log10
+    monkeypatch.setenv(extra_work.ENV, "100")
+    slowed = SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0], exchange="auto",
+                           bins=TEST_BINS, long_config=TEST_LONG, small_tiers=None)
+    assert np.array_equal(slowed.run(pairs).log10, want, equal_nan=True)
+    assert slowed.params[extra_work.PARAM] == 100
