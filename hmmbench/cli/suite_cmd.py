@@ -46,11 +46,18 @@ def run(args, workload, *, build_parser: Callable, main: Callable) -> int:
     _check_steps(plan, build_parser())
     if args.dry_run:
         for _, step, out_dir in plan:
-            print(shlex.join(["hmmbench"] + step.argv(out_dir)))
+            print(_shown(step, out_dir))
         return 0
     for _, step, out_dir in plan:        # a folder no result file can go to: before any step
-        check_output_path(out_dir / f"{step.name}.json", "--out")
+        if step.writes:
+            check_output_path(out_dir / f"{step.name}.json", "--out")
     return _run_steps(plan, main)
+
+
+def _shown(step, out_dir) -> str:
+    """A step as a shell line: its environment, then the hmmbench command."""
+    env = [f"{k}={shlex.quote(str(v))}" for k, v in step.env.items()]
+    return " ".join(env + [shlex.join(["hmmbench"] + step.argv(out_dir))])
 
 
 def _list(every: list) -> int:
@@ -82,10 +89,11 @@ def _run_steps(plan: list, main: Callable) -> int:
     for i, (suite, step, out_dir) in enumerate(plan, 1):
         out_dir.mkdir(parents=True, exist_ok=True)
         argv = step.argv(out_dir)
-        print(f"=== [{i}/{len(plan)}] {suite.name}/{step.name}: {shlex.join(['hmmbench'] + argv)} "
+        print(f"=== [{i}/{len(plan)}] {suite.name}/{step.name}: {_shown(step, out_dir)} "
               f"({time.strftime('%H:%M:%S', time.gmtime())} UTC)", file=sys.stderr, flush=True)
-        environ = dict(os.environ)    # --opencl-device sets a variable: one step's only
+        environ = dict(os.environ)    # --opencl-device and env set variables: one step's only
         try:
+            os.environ.update({k: str(v) for k, v in step.env.items()})
             code = main(argv)
         except Exception:  # noqa: BLE001 - a crashed step must not lose the steps after it
             traceback.print_exc()
@@ -94,12 +102,14 @@ def _run_steps(plan: list, main: Callable) -> int:
             os.environ.clear()
             os.environ.update(environ)
             gc.collect()
-        print(f"=== {suite.name}/{step.name}: exit {code}", file=sys.stderr, flush=True)
+        expected = f" (expected {step.expect})" if step.expect else ""
+        print(f"=== {suite.name}/{step.name}: exit {code}{expected}", file=sys.stderr,
+              flush=True)
         if code == 130:                  # Ctrl-C stops the suite, not only its step
             raise KeyboardInterrupt(f"suite stopped in step {step.name}; the steps before it "
                                     "kept their files")
-        if code:
-            failed.append(f"{step.name} (exit {code})")
+        if code != step.expect:
+            failed.append(f"{step.name} (exit {code}{expected})")
     if failed:
         print(f"hmmbench: suite steps failed: {', '.join(failed)}", file=sys.stderr)
         return 1

@@ -203,6 +203,27 @@ _SUBWARP_CALLS = {
         "backends": ["cuda-subwarp", "cuda-subwarp-batched"],
         "options": {"chunking": "original", "in-flight": n}} for n in (4, 8, 16)]}
 
+#: the regression gate on a GPU: cuda-subwarp twice as it is and once with 10 % more kernel work
+#: under the same name (HMMBENCH_SUBWARP_EXTRA_WORK, hmmbench/pairhmm/subwarp/extra_work.py),
+#: then the kernel stage gated: the second run must pass, the slowed one fail
+#: (docs/regression-gate.md)
+_GATE_GPU_RUN = {"datasets": _equal("512@262144"), "backends": ["cuda-subwarp"],
+                 "options": {"chunking": "merged", "repeat": 10, "sample-pairs": 100}}
+_GATE_GPU_COMPARE = {"stage": "kernel", "max-slowdown": 5}
+_GATE_GPU = {
+    "about": "the compare gate on the GPU: cuda-subwarp on equal-512@262144 twice, then with 10 "
+             "% more kernel work under the same name; kernel stage gated at 5 %: the second "
+             "run must pass, the slowed one fail",
+    "steps": [
+        {"name": "gate-gpu-base", **_GATE_GPU_RUN},
+        {"name": "gate-gpu-base2", **_GATE_GPU_RUN},
+        {"name": "gate-gpu-slow", **_GATE_GPU_RUN,
+         "env": {"HMMBENCH_SUBWARP_EXTRA_WORK": "10"}},
+        {"name": "gate-gpu-same", "compare": ["gate-gpu-base", "gate-gpu-base2"],
+         "options": _GATE_GPU_COMPARE},
+        {"name": "gate-gpu-caught", "compare": ["gate-gpu-base", "gate-gpu-slow"],
+         "options": _GATE_GPU_COMPARE, "expect": 1}]}
+
 #: the parameter axes on a GPU: a family swept over a grid in one run
 _AXES = {
     "about": "cuda-inter over tile x block on 1m merged, cuda-subwarp-fixed over p x k on "
@@ -406,6 +427,7 @@ SUITES = {
     "scaling-1gpu": _SCALING_1GPU,
     "scaling-2gpu": _scaling("1,2", "2gpu"),
     "scaling-4gpu": _scaling("1,2,4", "4gpu", {"sample-pairs": 200}),
+    "gate-gpu": _GATE_GPU,
     "cpu-opencl": {
         "about": "the NumPy references and every OpenCL backend on a CPU: Intel's runtime and "
                  "PoCL, 1m and 10s, both chunkings (results/cpu-2core/)",

@@ -19,6 +19,11 @@ def every_step():
 @pytest.mark.parametrize("suite,step", every_step(), ids=lambda x: getattr(x, "name", x))
 def test_every_step_parses_and_resolves(suite, step, tmp_path):
     args = cli.build_parser().parse_args(step.argv(tmp_path))
+    if step.compare:       # compares two earlier steps' files (checked when the suite loads)
+        assert args.command == "compare" and not step.writes
+        assert [args.baseline, args.candidate] == [str(tmp_path / f"{n}.json")
+                                                   for n in step.compare]
+        return
     assert args.command == "run" and args.json == str(tmp_path / f"{step.name}.json")
     w = workload.get(args.workload)
     every = {b.name for b in registry.discover(w.name)}
@@ -67,6 +72,55 @@ def test_dry_run_prints_the_commands(tmp_path, capsys):
         f"hmmbench run -d chunks-na12878 -b cuda-subwarp --chunking merged --repeat 1 "
         f"--json {tmp_path}/e2e-na12878.json"]
     assert not any(tmp_path.iterdir())    # nothing written
+
+
+def test_the_gpu_gate_suite_slows_the_same_backend_and_expects_the_gate_to_fail(tmp_path,
+                                                                                capsys):
+    """gate-gpu: three runs of cuda-subwarp alike but for the extra-work variable of the third,
+    then the kernel stage gated: the second run against the first must pass, the third fail."""
+    from hmmbench.pairhmm.subwarp.extra_work import ENV
+    steps = {s.name: s for s in suites.get("gate-gpu").steps}
+    runs = [steps[n] for n in ("gate-gpu-base", "gate-gpu-base2", "gate-gpu-slow")]
+    assert len({(s.datasets, s.backends, tuple(s.options.items())) for s in runs}) == 1
+    assert runs[0].backends == ("cuda-subwarp",) and runs[2].env == {ENV: "10"}
+    assert (steps["gate-gpu-same"].expect, steps["gate-gpu-caught"].expect) == (0, 1)
+    assert cli.main(["suite", "run", "gate-gpu", "--dry-run", "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith(f"{ENV}=10 hmmbench run ")
+    assert lines[4] == (f"hmmbench compare {tmp_path}/gate-gpu-base.json "
+                        f"{tmp_path}/gate-gpu-slow.json --stage kernel --max-slowdown 5")
+
+
+def test_a_step_environment_and_expected_exit(tmp_path, monkeypatch, capsys):
+    """A step's env is set for it alone; a step ending with its expected exit status (a
+    compare that must fail) is no failure, one ending otherwise is."""
+    import os
+    from hmmbench.cli import suite_cmd
+    from hmmbench.suites import Step
+    seen = []
+
+    def fake_main(argv):
+        seen.append((argv[0], os.environ.get("HMMBENCH_TEST_STEP")))
+        return 1 if argv[0] == "compare" else 0
+    suite = suites.Suite("t", "", ())
+    plan = [(suite, Step("a", datasets=("tiny",), env={"HMMBENCH_TEST_STEP": "x"}), tmp_path),
+            (suite, Step("b", datasets=("tiny",)), tmp_path),
+            (suite, Step("c", compare=("a", "b"), expect=1), tmp_path)]
+    assert suite_cmd._run_steps(plan, fake_main) == 0
+    assert seen == [("run", "x"), ("run", None), ("compare", None)]
+    plan[2] = (suite, Step("c", compare=("a", "b")), tmp_path)     # expected to pass
+    assert suite_cmd._run_steps(plan, fake_main) == 1
+    assert "steps failed: c (exit 1)" in capsys.readouterr().err
+
+
+def test_a_compare_step_needs_two_earlier_steps(monkeypatch):
+    from hmmbench.suites import catalog
+    bad = {"about": "x", "steps": [{"name": "a", "datasets": ["tiny"]},
+                                   {"name": "c", "compare": ["a", "later"]},
+                                   {"name": "later", "datasets": ["tiny"]}]}
+    monkeypatch.setitem(catalog.SUITES, "bad", bad)
+    with pytest.raises(ValueError, match="step 'c'"):
+        suites.get("bad")
 
 
 def test_unknown_suite_and_bad_out_exit_2(tmp_path, capsys):
