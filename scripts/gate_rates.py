@@ -1,25 +1,31 @@
-"""How often the regression gate (``hmmbench compare``) is right on this machine.
+"""How often the regression gate (``hmmbench gate``, interleaved rounds) is right on this machine.
 
-Runs pairs of the same benchmark with the same code, baseline then candidate, and gates each
-pair with ``hmmbench compare``:
+Runs ``--pairs`` gates of each kind, the two kinds alternating, with the same code on both sides:
 
-- ``same`` pairs: nothing else changes; every failure is a false alarm;
-- ``hog`` pairs: busy loops pinned to the candidate's CPUs, each busy for ``--hog-duty`` of
-  every 30 ms, slow the candidate down (duty 2/3 on every CPU of the set: about 1.5x); every
-  pass is a missed slowdown.
+- ``same``: nothing else differs; every failed gate is a false alarm;
+- ``slow``: while each candidate run lasts, one busy loop per CPU of ``--cpus`` is pinned beside
+  it (``taskset``), busy ``--hog-duty`` of every 30 ms (2/3: about 1.5x slower); every passed
+  gate is a missed slowdown.
 
-The two kinds alternate, so that whatever else loads the machine meanwhile falls on both.
-Both runs of a pair are pinned to the same CPUs (``--cpus``, with ``taskset``). The result
-files stay in ``--out`` (``--evaluate`` gates them again, e.g. with other ``--compare-args``).
+Both sides run pinned to ``--cpus``. Beside it all, for the whole measurement, the script keeps
+ONE other job running (``--background``): ``cpu``, a CPU-bound Python busy loop at normal
+priority, not pinned (the "another job beside it" of a shared CI machine), or ``none``.
 
-    python scripts/gate_rates.py --pairs 20 --out /tmp/gate -- -d 10s -b numpy-f32 \\
+It writes a JSON summary (``--summary``): the rates, each gate's verdicts, median ratios and
+rounds, the load average before and after every gate, the host, the commands. The round files
+of every gate stay under ``--out`` (``hmmbench gate --judge --out DIR`` judges one again).
+
+    python scripts/gate_rates.py --pairs 20 --out /tmp/gate-rates \\
+        --summary results/cpu-2core/gate-rates/summary.json -- -d 10s -b numpy-f32 \\
         -b opencl-inter-tile8
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
+import platform
 import shlex
 import statistics
 import subprocess
@@ -28,23 +34,27 @@ import time
 from pathlib import Path
 
 HOG_PERIOD_S = 0.03
-#: A hog ends on its own after this long, whatever happens to this script.
-HOG_LIMIT_S = 900
+#: A hog or the background job ends on its own after this long, whatever happens to this script.
+HOG_LIMIT_S = 6 * 3600
 
 HOG = """
-import os, sys, time
+import sys, time
 duty, period, end = float(sys.argv[1]), float(sys.argv[2]), time.monotonic() + float(sys.argv[3])
 while time.monotonic() < end:
     t = time.monotonic()
     while time.monotonic() - t < duty * period:
         pass
-    time.sleep((1 - duty) * period)
+    if duty < 1:
+        time.sleep((1 - duty) * period)
 """
+BACKGROUND = {"cpu": "one CPU-bound Python busy loop at normal priority, not pinned",
+              "none": "nothing started (whatever else runs on the machine)"}
 
 
-def start_hogs(cpus: list, duty: float) -> list:
-    return [subprocess.Popen(["taskset", "-c", str(c), sys.executable, "-c", HOG, str(duty),
-                              str(HOG_PERIOD_S), str(HOG_LIMIT_S)]) for c in cpus]
+def start_hog(duty: float, cpu=None) -> subprocess.Popen:
+    pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
+    return subprocess.Popen([*pin, sys.executable, "-c", HOG, str(duty), str(HOG_PERIOD_S),
+                             str(HOG_LIMIT_S)])
 
 
 def stop(procs: list) -> None:
@@ -53,106 +63,136 @@ def stop(procs: list) -> None:
         p.wait()
 
 
-def run_once(run_args: list, cpus: list, out: Path, env: dict) -> float:
-    cmd = ["taskset", "-c", ",".join(map(str, cpus)), sys.executable, "-m", "hmmbench", "run",
-           *run_args, "--json", str(out), "--quiet"]
+def hogged(argv: list) -> int:
+    """``hogged CPUS DUTY -- CMD...``: CMD with a busy loop pinned to each CPU, for as long as
+    CMD runs (the slow side's --candidate-cmd; ``hmmbench gate`` appends the run's arguments)."""
+    cpus, duty, cmd = argv[0].split(","), float(argv[1]), argv[3:]
+    hogs = [start_hog(duty, c) for c in cpus]
+    try:
+        return subprocess.call(cmd)
+    finally:
+        stop(hogs)
+
+
+def gate(args, kind: str, i: int, run_args: list) -> dict:
+    """One ``hmmbench gate`` of ``kind``; its verdicts from the gate's JSON output."""
+    out = args.out / f"{kind}-{i:03d}"
+    pinned = shlex.join(["taskset", "-c", args.cpus, sys.executable, "-m", "hmmbench"])
+    cand = pinned if kind == "same" else shlex.join(
+        [sys.executable, os.path.abspath(__file__), "hogged", args.cpus,
+         f"{args.hog_duty:.4f}", "--"]) + " " + pinned
+    cmd = [sys.executable, "-m", "hmmbench", "gate", "--out", str(out), "--format", "json",
+           "--baseline-cmd", pinned, "--candidate-cmd", cand, *shlex.split(args.gate_args)]
+    cmd += ["--judge"] if (out / "round-01.candidate.json").exists() else ["--", *run_args]
+    load_before = os.getloadavg()
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
-    if done.returncode != 0:
+    done = subprocess.run(cmd, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    if done.returncode not in (0, 1):
         sys.exit(f"{shlex.join(cmd)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return time.perf_counter() - t0
+    verdict = json.loads(done.stdout)
+    return {"gate": f"{kind}-{i:03d}", "kind": kind, "failed": done.returncode == 1,
+            "rounds": verdict["rounds"], "seconds": round(time.perf_counter() - t0, 1),
+            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
+            "rows": [{"backend": r["key"][1], "dataset": r["key"][0], "verdict": r["verdict"],
+                      "ratio": None if r["change_pct"] is None
+                      else round(1 + r["change_pct"] / 100, 4), "note": r["note"]}
+                     for r in verdict["rows"]]}
 
 
-def collect(args, run_args: list) -> None:
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "run_args.json").write_text(json.dumps(run_args))
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    for i in range(args.pairs):
-        for kind in ("same", "hog"):
-            stem = args.out / f"{kind}-{i:03d}"
-            if (stem.with_suffix(".candidate.json")).exists():
-                continue            # kept from an earlier, interrupted collection
-            tb = run_once(run_args, args.cpus, stem.with_suffix(".baseline.json"), env)
-            hogs = start_hogs(args.cpus, args.hog_duty) if kind == "hog" else []
-            try:
-                tc = run_once(run_args, args.cpus, stem.with_suffix(".candidate.json"), env)
-            finally:
-                stop(hogs)
-            print(f"{kind} pair {i + 1}/{args.pairs}: {tb:.0f} s + {tc:.0f} s", flush=True)
+def summary(args, run_args: list, gates: list, started: str, wall: float) -> dict:
+    out = {"what": "hmmbench gate's error rates on this machine (scripts/gate_rates.py)",
+           "command": ["python", "scripts/gate_rates.py", *sys.argv[1:]],
+           "created": started, "wall_s": round(wall), "run_args": run_args,
+           "gate_args": args.gate_args or "(defaults)",
+           "background": f"{args.background}: {BACKGROUND[args.background]}",
+           "slowdown": f"one busy loop per CPU of {args.cpus} pinned beside each candidate run, "
+                       f"busy {args.hog_duty:.3g} of every {HOG_PERIOD_S * 1000:.0f} ms",
+           "cpus": args.cpus,
+           "host": {"node": platform.node(), "cpu": _cpu_model(),
+                    "logical_cpus": os.cpu_count(), "python": platform.python_version()}}
+    for kind, want in (("same", "passed"), ("slow", "failed")):
+        got = [g for g in gates if g["kind"] == kind]
+        right = sum((not g["failed"]) if want == "passed" else g["failed"] for g in got)
+        backends = sorted({r["backend"] for g in got for r in g["rows"]})
+        out[kind] = {want: right, "of": len(got),
+                     "median_ratio": {b: statistics.median(
+                         [r["ratio"] for g in got for r in g["rows"]
+                          if r["backend"] == b and r["ratio"]] or [0.0]) for b in backends},
+                     "rounds_run": sum(g["rounds"][0] for g in got)}
+    loads = [g["load_average_before"][0] for g in gates] + \
+        [g["load_average_after"][0] for g in gates]
+    out["load_average_1min"] = {"min": min(loads, default=None),
+                                "max": max(loads, default=None)}
+    out["gates"] = gates
+    return out
 
 
-def totals(path: Path) -> dict:
-    doc = json.loads(path.read_text())
-    return {(r["dataset"], r["backend"], r.get("chunking", "")): r["timing_s"].get("total")
-            for r in doc["runs"] if r["status"] == "ok"}
-
-
-def evaluate(args) -> int:
-    rows = {"same": [], "hog": []}
-    for base in sorted(args.out.glob("*.baseline.json")):
-        kind = base.name.split("-")[0]
-        cand = base.with_name(base.name.replace(".baseline.", ".candidate."))
-        if kind not in rows or not cand.exists():
-            continue
-        cmd = [sys.executable, "-m", "hmmbench", "compare", str(base), str(cand),
-               *shlex.split(args.compare_args)]
-        done = subprocess.run(cmd, capture_output=True, text=True,
-                              env=dict(os.environ, COLUMNS="200"))
-        if done.returncode not in (0, 1):
-            sys.exit(f"{shlex.join(cmd)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-        b, c = totals(base), totals(cand)
-        ratios = {k[1]: c[k] / b[k] for k in b if k in c and b[k] and c[k]}
-        rows[kind].append((base.name.split(".")[0], done.returncode == 1, ratios))
-    print(f"gate: hmmbench compare BASELINE CANDIDATE {args.compare_args}".rstrip())
-    for kind, want in (("same", "pass"), ("hog", "fail")):
-        got = rows[kind]
-        if not got:
-            continue
-        n_fail = sum(f for _, f, _ in got)
-        right = len(got) - n_fail if want == "pass" else n_fail
-        backends = sorted({b for _, _, r in got for b in r})
-        med = ", ".join(f"{b} {statistics.median(r[b] for _, _, r in got if b in r):.2f}x"
-                        for b in backends)
-        print(f"{kind}: {right}/{len(got)} {'passed' if want == 'pass' else 'failed'} "
-              f"(should {want}); candidate/baseline median time: {med}")
-        if kind == "same":
-            drift = sorted(abs(x - 1.0) for _, _, r in got for x in r.values())
-            print(f"  the machine's run-to-run noise: 95 % of the same-code ratios within "
-                  f"{drift[min(len(drift) - 1, int(0.95 * len(drift)))] * 100:.0f} % of 1 "
-                  "(a --noise-floor for hmmbench compare)")
-        if args.verbose:
-            for name, failed, ratios in got:
-                print(f"  {name}: {'FAIL' if failed else 'pass'} " +
-                      " ".join(f"{b} {x:.2f}x" for b, x in sorted(ratios.items())))
-    return 0
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="Arguments after -- go to `hmmbench run`.")
-    p.add_argument("--pairs", type=int, default=20, help="pairs of each kind (default 20)")
-    p.add_argument("--out", type=Path, required=True, help="folder of the result files")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hogged"]:
+        return hogged(argv[1:])
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Arguments after -- go to `hmmbench run` (each gate's runs). Background job "
+               "(--background cpu, the default): " + BACKGROUND["cpu"] + ". Slowdown: one busy "
+               "loop per CPU pinned beside each slow candidate run.")
+    p.add_argument("--pairs", type=int, default=20, help="gates of each kind (default 20)")
+    p.add_argument("--out", type=Path, required=True,
+                   help="folder of every gate's round files (a gate already there is judged "
+                        "again, not rerun)")
+    p.add_argument("--summary", type=Path, required=True, help="the JSON summary to write")
     p.add_argument("--cpus", default=",".join(map(str, sorted(os.sched_getaffinity(0)))),
-                   help="CPUs both runs of a pair are pinned to, and the hogs (default: all)")
+                   help="CPUs both sides are pinned to, and the slow side's hogs (default: all)")
     p.add_argument("--hog-duty", type=float, default=2 / 3,
                    help="busy fraction of each hog (default 2/3: about 1.5x slower)")
-    p.add_argument("--compare-args", default="", help="extra options of hmmbench compare")
-    p.add_argument("--evaluate", action="store_true",
-                   help="only gate the pairs already in --out")
-    p.add_argument("--verbose", "-v", action="store_true", help="one line per pair")
-    argv = list(sys.argv[1:] if argv is None else argv)
+    p.add_argument("--background", choices=sorted(BACKGROUND), default="cpu",
+                   help="the one other job kept running beside the gates (default cpu: "
+                        + BACKGROUND["cpu"] + ")")
+    p.add_argument("--gate-args", default="", help="extra options of hmmbench gate")
     run_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = p.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    args.cpus = [int(c) for c in str(args.cpus).split(",") if c.strip()]
-    if not 0 < args.hog_duty <= 1 or args.pairs < 1 or not args.cpus:
+    if not 0 < args.hog_duty <= 1 or args.pairs < 1 or not args.cpus.strip():
         p.error("--hog-duty must be in (0, 1], --pairs at least 1, --cpus not empty")
-    if not args.evaluate:
-        if not run_args:
-            p.error("give the `hmmbench run` arguments after --")
-        collect(args, run_args)
-    return evaluate(args)
+    if not run_args:
+        p.error("give the `hmmbench run` arguments after --")
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    background = [start_hog(1.0)] if args.background == "cpu" else []
+    gates = []
+    try:
+        for i in range(args.pairs):
+            for kind in ("same", "slow"):
+                g = gate(args, kind, i, run_args)
+                gates.append(g)
+                print(f"{g['gate']}: {'FAIL' if g['failed'] else 'pass'} after "
+                      f"{g['rounds'][0]} round(s), {g['seconds']:.0f} s; " + ", ".join(
+                          f"{r['backend']} {r['ratio']}x {r['verdict']}" for r in g["rows"]),
+                      flush=True)
+    finally:
+        stop(background)
+    doc = summary(args, run_args, gates, started, time.perf_counter() - t0)
+    args.summary.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.summary.with_name(args.summary.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(args.summary)
+    for kind, want in (("same", "passed"), ("slow", "failed")):
+        print(f"{kind}: {doc[kind][want]}/{doc[kind]['of']} {want} (median candidate/baseline "
+              f"ratio {doc[kind]['median_ratio']}; {doc[kind]['rounds_run']} rounds run)")
+    print(f"load average (1 min) {doc['load_average_1min']}; summary: {args.summary}")
+    return 0
 
 
 if __name__ == "__main__":

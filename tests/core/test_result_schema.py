@@ -15,7 +15,9 @@ from hmmbench.runner import ReferenceStore, RunConfig, run_benchmark
 from helpers.paths import REPO
 from helpers.runner_fakes import ToyBackend, launches_by_batch, toy_dataset, toy_reference
 
-COMMITTED = sorted((REPO / "results").rglob("*.json"))
+#: hmmbench run's result files (results/cpu-2core/gate-rates/ holds the gate's measured error
+#: rates, scripts/gate_rates.py's summary, not a run)
+COMMITTED = sorted(p for p in (REPO / "results").rglob("*.json") if p.parent.name != "gate-rates")
 
 
 @pytest.fixture(scope="module")
