@@ -17,7 +17,8 @@ from helpers.runner_fakes import ToyBackend, launches_by_batch, toy_dataset, toy
 
 #: hmmbench run's result files (results/cpu-2core/gate-rates/ holds the gate's measured error
 #: rates, scripts/gate_rates.py's summary, not a run)
-COMMITTED = sorted(p for p in (REPO / "results").rglob("*.json") if p.parent.name != "gate-rates")
+COMMITTED = sorted(p for p in (REPO / "results").rglob("*.json")
+                   if p.parent.name != results.GATE_RATES_DIR)
 
 
 @pytest.fixture(scope="module")
