@@ -3,6 +3,7 @@ kernels (and their caches), the records show it, a bad value is a usage error, a
 body with it runs the same pairs to the same bits (executed on the OpenCL CPU devices here)."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from hmmbench.apis import cuda as glue
 from hmmbench.errors import UserError
 from hmmbench.pairhmm import datasets
 from hmmbench.pairhmm.subwarp import cuda as sw
+from hmmbench.pairhmm.subwarp import variants as swv
 from hmmbench.pairhmm.subwarp import extra_work
 from hmmbench.pairhmm.subwarp.layout import Bin
 from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL
@@ -56,6 +58,21 @@ def test_the_kernel_body_reads_the_define():
     text = (Path(glue.common_kernel_dir()) / "pairhmm" / "subwarp.h").read_text()
     assert "#define SW_EXTRA_WORK 0" in text and "n_items * SW_EXTRA_WORK / 100" in text
     assert "if (!SW_REDONE)" in glue.kernel_source(sw.SOURCE)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_the_cuda_kernel_builds_with_it_under_the_same_register_budget(monkeypatch, tmp_path):
+    """cuda-subwarp's equal-512 bin (the gate-gpu suite's) with 10 % extra work: nvcc builds it
+    (the queue macro's guard included) and it keeps the bin's 240-register cap, so the suite
+    times more work, not another register budget."""
+    b = swv.backends()[0]
+    (x,) = [x for x in sw.make_bins(sw.DEFAULT_BINS, sw.DEFAULT_LONG, 512) if x.hi == 512]
+    used = {}
+    for pct in ("", "10"):
+        monkeypatch.setenv(extra_work.ENV, pct)
+        log = glue.nvcc_cubin(sw.SOURCE, b.defines(x), tmp_path / f"k{pct}.cubin")
+        used[pct] = glue.ptxas_resources(log, "subwarp_forward")["registers"]
+    assert used[""] == used["10"] == x.max_regs == 240
 
 
 @needs_device
