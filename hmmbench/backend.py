@@ -15,11 +15,18 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .memory import MemoryNeed
+
 #: A workload's unit of work (PairSet, ProfileSearch): the core never looks inside it.
 Unit = Any
 
 #: Stage names, in pipeline order. ``total`` is measured by the runner around the whole call.
 STAGES = ("prep", "h2d", "kernel", "d2h")
+
+#: A backend without an estimate of its own is taken to need this many times its unit's bytes,
+#: on the host and (GPU APIs) on the device: a layout copy, staging buffers and results, with
+#: room to spare. Families with a measured model override :meth:`Backend.memory_need`.
+DEFAULT_MEMORY_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,18 @@ class Backend(abc.ABC):
     def refuse_chunking(self, mode: str) -> Optional[str]:
         """None when the backend can be timed with chunking ``mode``, else why not (a peer
         program that takes a whole file per process refuses one process per launch)."""
+        return None
+
+    def memory_need(self, shape) -> MemoryNeed:
+        """The peak memory of one call on a unit of ``shape`` (the workload's
+        :meth:`~hmmbench.workload.Workload.unit_shape`), beyond the unit itself. This default
+        is conservative (DEFAULT_MEMORY_FACTOR x the unit's bytes); a family overrides it."""
+        size = DEFAULT_MEMORY_FACTOR * int(getattr(shape, "nbytes", 0))
+        return MemoryNeed(host=size, device=size if self.api in ("cuda", "opencl") else 0)
+
+    def device_memory_free(self) -> Optional[int]:
+        """Bytes free on this backend's GPU now (None: no GPU of its own, or unknown); the
+        runner checks :meth:`memory_need`'s ``device`` against it."""
         return None
 
     @abc.abstractmethod

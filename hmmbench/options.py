@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from .errors import UserError
+from .memory import parse_size
 
 #: ``hmmbench run``'s default seconds of timed passes per cell, and of untimed warm-up passes.
 DEFAULT_MAX_TIME = 10.0
@@ -53,6 +54,7 @@ class RunOptions:
     resume: Optional[str] = None
     quiet: bool = False
     opencl_device: Optional[str] = None
+    memory_limit: Optional[int] = None    # bytes a run may take; None: the memory available now
     argv: tuple = ()                      # the command line, for the result file's header
     workload_options: Any = None          # Workload.parse_options's object
     # the cluster's options are hmmbench.cluster.options.ClusterOptions, built beside these
@@ -108,6 +110,8 @@ def run_options(values: Mapping, workload) -> RunOptions:
         tolerance=v.get("tolerance"), sample_pairs=v.get("sample_pairs"),
         use_cache=not v.get("no_cache", False), json=v.get("json"), resume=v.get("resume"),
         quiet=bool(v.get("quiet", False)), opencl_device=v.get("opencl_device"),
+        memory_limit=(None if v.get("memory_limit") is None
+                      else parse_size(v["memory_limit"])),
         argv=_tuple(v.get("argv")),
         workload_options=workload.parse_options(v))
 

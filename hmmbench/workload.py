@@ -101,6 +101,11 @@ class Workload:
         order, are the unit's results."""
         raise UserError(f"the {self.name} workload cannot be sharded over a cluster")
 
+    def unit_shape(self, dataset):
+        """What a backend's memory estimate reads (:meth:`Backend.memory_need`), from the
+        dataset's name where that says it, else from the loaded unit; None: unknown."""
+        return None
+
     def run_defaults(self) -> dict:
         """RunConfig fields this workload sets (its reference, its name)."""
         return {"reference": self.reference, "workload": self.name}

@@ -275,14 +275,32 @@ def finish_float32(pairs: Pairs, sums_f32: np.ndarray, recompute=None):
     redo = np.flatnonzero(~np.isfinite(sums) | (sums < np.float32(F32_MIN_ACCEPTED)))
     with np.errstate(divide="ignore", invalid="ignore"):
         log10 = np.log10(sums.astype(np.float64)) - LOG10_C32
-    if len(redo):
-        subset = pairs.subset_pairs(redo)
+    # In pieces: each recomputed pair gets its own copy of its read, so a whole subset can
+    # take several times the memory of the call that found it.
+    for part in redo_pieces(pairs, redo) if len(redo) else ():
+        subset = pairs.subset_pairs(part)
         if recompute is None:
-            log10[redo] = forward_log10(subset, "float64")
+            log10[part] = forward_log10(subset, "float64")
         else:
             with np.errstate(divide="ignore"):
-                log10[redo] = np.log10(np.asarray(recompute(subset), np.float64)) - LOG10_C64
+                log10[part] = np.log10(np.asarray(recompute(subset), np.float64)) - LOG10_C64
     return log10, redo
+
+
+#: Fewest read positions and pairs a float64 recompute piece of :func:`finish_float32` may
+#: hold; pieces are otherwise a quarter of the call's read positions and pairs (each piece's
+#: float64 layout then takes about what the call's float32 layout took).
+MIN_REDO_POSITIONS, MIN_REDO_PAIRS = 1 << 14, 64
+
+
+def redo_pieces(pairs: Pairs, redo: np.ndarray) -> list:
+    """``redo`` (pair indexes) cut, in order, into pieces of at most about a quarter of the
+    call's read positions, counted as the subset holds them (once per pair), and pairs."""
+    most_positions = max(MIN_REDO_POSITIONS, int(pairs.read_offsets[-1]) // 4)
+    most_pairs = max(MIN_REDO_PAIRS, pairs.n_pairs // 4)
+    lengths = pairs.pair_read_lengths[redo]
+    piece = np.cumsum(lengths) // most_positions + np.arange(len(redo)) // most_pairs
+    return np.split(redo, np.flatnonzero(np.diff(piece)) + 1)
 
 
 @dataclass

@@ -212,6 +212,11 @@ def gpu_name() -> str:
     return device().name()
 
 
+def free_memory() -> int:
+    """Bytes free on this process's GPU now (cuMemGetInfo)."""
+    return int(driver().mem_get_info()[0])
+
+
 @functools.lru_cache(maxsize=1)
 def device_attributes() -> dict:
     """The few device properties the launch code needs."""

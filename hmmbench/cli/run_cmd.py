@@ -10,9 +10,11 @@ from .. import results
 from .. import hostinfo
 from ..errors import UserError
 from ..fileio import check_output_path, output_lock
+from ..memory import MemoryLimit
 from ..options import run_options
 from ..registry import probe, select
 from ..runner import RunConfig, kept_records, plan_cells, run_benchmark
+from ..runner.memory import check_memory
 from ..runner.stopping import CRITERIA
 from . import cluster_args
 from .common import add_workload_options, given_files, scaling_of, terminal
@@ -73,6 +75,10 @@ def add_parser(sub, workloads) -> None:
                     help="run only the cells an interrupted run left out of its result FILE "
                          "(the same options, sources and datasets are needed); the result goes "
                          "to FILE unless --json says otherwise")
+    sp.add_argument("--memory-limit", metavar="SIZE",
+                    help="most memory the run may take, such as 8G or 512M (default: the "
+                         "memory available now); a backend whose estimated need is more is "
+                         "refused before anything is allocated (docs/reliability.md)")
     sp.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
     add_workload_options(sp)
     cluster_args.add_arguments(sp)
@@ -144,6 +150,9 @@ def run(args, workload) -> int:
         raise UserError("--resume continues runs of one process, not --cluster runs")
     if opts.in_flight > 1 and cluster:
         raise UserError("--in-flight is for runs of one process, not --cluster runs")
+    if not cluster:                  # a cluster's workers check their own memory
+        check_memory(plan_cells(datasets, backends, cfg, plan.get("backends_for")), cfg,
+                     MemoryLimit.of(opts.memory_limit))
     matrix = (opts, cfg, backends, datasets, plan)
     if out_path is None:
         return _run(args, workload, matrix, None, unavailable_line, cluster)

@@ -14,6 +14,7 @@ from . import datasets
 from .datasets.chunking import launches, parse_mode
 from .datasets.synthetic import TABLES, shape_of, split_name
 from .model import LOG10_RANGE_FLOOR
+from .shape import PairShape
 
 
 def _dataset_status(ds) -> str:
@@ -93,6 +94,28 @@ class PairHMM(Workload):
 
     def shard(self, unit, start: int, stop: int):
         return unit.select_batches(start, stop)
+
+    def unit_shape(self, dataset):
+        """A generated set's shape from its parameters (nothing generated); a file set's from
+        the loaded set (kept only if it was loaded already); None for sets generated piece by
+        piece."""
+        p = dataset.params
+        if dataset.kind == "synthetic" and {"read_length", "hap_length", "pairs"} <= p.keys():
+            rpb, hpb = p["reads_per_batch"], p["haps_per_batch"]
+            full, rem = divmod(p["pairs"], rpb * hpb)
+            return PairShape.fixed(p["read_length"], p["hap_length"],
+                                   n_reads=rpb * full + (1 if rem else 0),
+                                   n_haps=hpb * full + rem, n_pairs=p["pairs"],
+                                   batches=full + (1 if rem else 0),
+                                   batch_reads=rpb if full else 1,
+                                   batch_haps=hpb if full else rem)
+        if dataset.lazy:
+            return None
+        loaded = dataset._cache is not None
+        shape = PairShape.of(dataset.load())
+        if not loaded:
+            dataset._cache = None                      # read again at its turn, not held meanwhile
+        return shape
 
     def fetch(self, name: str):
         return datasets.fetch(name)

@@ -226,6 +226,9 @@ class _CellRunner:
                                                                 tally.n_checked < rec.pairs)):
             rec.sampled = True
             notes.append(f"checked a sample of {tally.n_checked} {what}")
+        if rec.info.get("memory_pieces"):
+            notes.append(f"each call run in {rec.info['memory_pieces']} pieces, to bound its "
+                         "memory")
         if tally.n_past_range:
             notes.append(f"{what} past the number range (below {tally.range_floor:.4g}, -inf) "
                          f"as in the reference: {tally.n_past_range}")

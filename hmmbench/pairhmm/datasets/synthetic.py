@@ -44,6 +44,7 @@ from typing import Optional
 import numpy as np
 
 from ...errors import UserError
+from ...memory import available_memory
 from ..model import PHRED_ERROR, PairSet, ranges
 from ...dataset import Dataset
 
@@ -279,14 +280,7 @@ def memory_limit() -> tuple:
 
 
 def _available_memory() -> Optional[int]:
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return available_memory()
 
 
 def format_count(n: int) -> str:

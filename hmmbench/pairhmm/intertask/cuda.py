@@ -23,11 +23,14 @@ import numpy as np
 from cpu_reference.pairhmm import finish_float32
 
 from ...apis.cuda import (DeviceBuffers, EventTimer, compile, device_attributes, driver,
-                         function_resources, gpu_name, sm_clock_mhz, unavailable_reason)
+                         free_memory, function_resources, gpu_name, sm_clock_mhz,
+                         unavailable_reason)
 from ...apis.cuda import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
 from ...backend import Backend, Execution
+from ...memory import MemoryNeed
 from ...registry import BackendFamily
 from ..model import PairSet, exclusive_cumsum
+from .footprint import device_need
 from .layout import SortedGroups, in_pair_order, scratch_blocks
 from .variants import inter_task_alias
 
@@ -66,6 +69,17 @@ class CudaBackend(Backend):
 
     def device_name(self) -> str:
         return gpu_name()
+
+    # --- memory ------------------------------------------------------------------------------
+    def memory_need(self, shape) -> MemoryNeed:
+        """Host layout and device buffers (:mod:`.footprint`, the CUDA rows)."""
+        return device_need(shape, cpu_device=False, cuda_rows=True, **self.footprint_kind())
+
+    def footprint_kind(self) -> dict:
+        return {"sorted_rows": False, "scratch": False}
+
+    def device_memory_free(self) -> Optional[int]:
+        return free_memory()
 
     def refuse_reason(self, pairs: PairSet) -> Optional[str]:
         if pairs.n_pairs:
@@ -281,6 +295,10 @@ class InterTask(CudaBackend):
         grid = _grid(lay.n_slots, block)
         fn(*args, block=(block, 1, 1), grid=grid)
         return {"grid": grid[0], "block": block, **function_resources(fn)}
+
+
+    def footprint_kind(self) -> dict:
+        return {"sorted_rows": self.sorted_layout, "scratch": True, "vec": self.vec}
 
 
 class Wavefront(CudaBackend):

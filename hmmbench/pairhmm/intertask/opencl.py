@@ -34,8 +34,10 @@ from cpu_reference.pairhmm import finish_float32
 from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module, device_kit
 from ...apis.opencl import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
 from ...backend import Backend, Execution
+from ...memory import MemoryNeed
 from ...registry import BackendFamily
 from ..model import PairSet
+from .footprint import device_need
 from .layout import SortedGroups, in_pair_order, scratch_blocks
 from .variants import inter_task_alias
 
@@ -165,6 +167,26 @@ class OpenCLBackend(Backend):
                 return "too many positions for 32-bit indexing in one launch; use smaller chunks"
         return super().refuse_reason(pairs)
 
+    # --- memory ------------------------------------------------------------------------------
+    def memory_need(self, shape) -> MemoryNeed:
+        """Layout, buffers (host memory on a CPU device) and the float64 recompute
+        (:mod:`.footprint`); the device is opened to tell a CPU from a GPU."""
+        try:
+            kit = self.kit()
+        except Exception:  # noqa: BLE001 - no device: the default, and the cell says why
+            return super().memory_need(shape)
+        return device_need(shape, cpu_device=not kit.is_gpu, **self.footprint_kind(kit))
+
+    def footprint_kind(self, kit: DeviceKit) -> dict:
+        """How :func:`.footprint.footprint` sees this family's layout."""
+        return {"sorted_rows": False, "scratch": False}
+
+    def device_memory_free(self) -> Optional[int]:
+        """A GPU's global memory (OpenCL has no portable query of the free part); None on a
+        CPU device, whose buffers are host memory."""
+        kit = self.kit()
+        return int(kit.device.global_mem_size) if kit.is_gpu else None
+
     # --- what a family supplies ---------------------------------------------------------------
     def layout(self, pairs: PairSet) -> Layout:
         raise NotImplementedError
@@ -267,6 +289,9 @@ class InterTask(OpenCLBackend):
             return 16  # AVX-512 width: Intel's runtime maps 16 work-items onto one vector
         big = n_pairs >= 2 * INTER_GROUP_GPU * kit.device.max_compute_units
         return INTER_GROUP_GPU if big else INTER_GROUP_SMALL
+
+    def footprint_kind(self, kit: DeviceKit) -> dict:
+        return {"sorted_rows": self.interleaved, "scratch": True, "vec": self.vec(kit)}
 
     def lanes(self, kit: DeviceKit, local: int) -> int:
         """Slots per layout group: a warp on GPUs (as the CUDA twins), the work-group on CPUs."""

@@ -53,6 +53,8 @@ import numpy as np
 
 from ...backend import Backend, Execution, Finished, Limits
 from ...apis import cuda as glue
+from ...memory import MemoryNeed
+from ..intertask.footprint import device_need
 from .batched import CallBatches
 from .extra_work import RecordsExtraWork, extra_work_pct
 from .extra_work import defines as extra_work_defines
@@ -275,6 +277,15 @@ class SubwarpBackend(RecordsExtraWork, Backend):
 
     def device_name(self) -> str:
         return glue.gpu_name()
+
+    def memory_need(self, shape) -> MemoryNeed:
+        # its staged bins have no model of their own yet: budgeted as the dataset-order CUDA
+        # rows with a row-vector scratch per pair, which is more than the bins hold
+        return device_need(shape, cpu_device=False, sorted_rows=False, scratch=True,
+                           cuda_rows=True)
+
+    def device_memory_free(self) -> Optional[int]:
+        return glue.free_memory()
 
     def refuse_reason(self, pairs: PairSet) -> Optional[str]:
         # Per read / haplotype first (cheap); per pair only when some sequence is empty.

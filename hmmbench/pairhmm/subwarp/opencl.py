@@ -65,6 +65,11 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
 
     source = SOURCE
 
+    def footprint_kind(self, kit: DeviceKit) -> dict:
+        # its staged bins have no model of their own yet: budgeted as the dataset-order layout
+        # with a row-vector scratch per pair, which is more than the bins hold
+        return {"sorted_rows": False, "scratch": True}
+
     def __init__(self, name: str, *, bins: Sequence[tuple] = DEFAULT_BINS,
                  long_config: Optional[tuple] = DEFAULT_LONG,
                  small_tiers: Optional[Sequence[tuple]] = SMALL_TIERS, exchange: str = "auto",

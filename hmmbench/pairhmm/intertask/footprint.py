@@ -1,0 +1,88 @@
+"""The memory one call of an OpenCL Pair-HMM backend takes, from the set's shape: its host
+layout (and the temporaries that build it), the device buffers (the same arrays again, the
+inter-task row-vector scratch, the sums) and the float64 recompute of underflowing pairs.
+
+On a CPU device the buffers live in host memory, so host = layout + buffers; on a GPU the
+buffers are device memory, checked against the device's free memory. Which pairs underflow in
+float32 is known only after the float32 pass, so the recompute is assumed to take its largest
+piece (``cpu_reference.pairhmm.forward.redo_pieces``: a quarter of the call's pairs).
+Constants measured on the Intel CPU runtime by tests/core/test_hostile_working_memory.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cpu_reference.pairhmm.forward import MIN_REDO_PAIRS, MIN_REDO_POSITIONS
+
+from ...memory import MiB, MemoryNeed
+from ..shape import PairShape
+
+#: Host bytes per read position while the packed read codes are built (five widened fields,
+#: their shifts and the result), and per pair while the per-pair arrays are gathered.
+BUILD_POSITION_BYTES, BUILD_PAIR_BYTES = 16, 40
+#: Host bytes of the OpenCL runtime started and the kernels built during a call (the first call
+#: of a backend builds its variant, a float64 one for the recompute): about 210 MiB measured on
+#: Intel's CPU runtime whatever the set (a GPU driver compiles on the host too).
+RUNTIME_BYTES = 240 * MiB
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Bytes of one call's arrays: the host layout and what goes to the device."""
+    layout: int
+    build: int
+    buffers: int
+
+
+#: Bytes per read position of the CUDA families' rows (a base and 7 probabilities, per float
+#: size) and of building them on the host (the PairSet's float64 probabilities and the rows by
+#: field, before they are transposed into the layout).
+CUDA_ROW_BYTES = {4: 1 + 7 * 4, 8: 1 + 7 * 8}
+CUDA_BUILD_POSITION_BYTES = 56 + 7 * 4
+
+
+def footprint(shape: PairShape, itemsize: int, *, sorted_rows: bool, scratch: bool,
+              vec: int = 1, cuda_rows: bool = False) -> Footprint:
+    """One float32 (4) or float64 (8) pass: read rows (OpenCL: a packed code; CUDA: a base and
+    its probabilities; dataset order: one per position; sorted: one per lane and row, a read's
+    rows once per pair), haplotypes, four int32 per pair; inter-task kernels add three row
+    vectors of the longest haplotype per pair."""
+    row = CUDA_ROW_BYTES[itemsize] if cuda_rows else 4
+    if sorted_rows:
+        arrays = row * shape.pairs * shape.max_read + shape.pairs * (shape.max_hap + 3)
+    else:
+        arrays = row * shape.read_bases + shape.hap_bases
+    arrays += 16 * shape.pairs
+    per_position = CUDA_BUILD_POSITION_BYTES if cuda_rows else BUILD_POSITION_BYTES
+    build = per_position * shape.read_bases + BUILD_PAIR_BYTES * shape.pairs
+    buffers = arrays + itemsize * shape.pairs
+    if scratch:
+        buffers += 3 * itemsize * shape.pairs * (shape.max_hap + vec)
+    return Footprint(layout=arrays, build=build, buffers=buffers)
+
+
+def recompute_share(shape: PairShape) -> PairShape:
+    """The largest piece of the float64 recompute: a quarter of the call's pairs, each alone."""
+    alone = shape.each_pair_alone()
+    share = min(max(MIN_REDO_POSITIONS, shape.read_bases // 4) / max(alone.read_bases, 1),
+                max(MIN_REDO_PAIRS, shape.pairs // 4) / max(alone.pairs, 1))
+    return alone.part(int(share * alone.read_bases))
+
+
+def device_need(shape: PairShape, *, cpu_device: bool, sorted_rows: bool, scratch: bool,
+                vec: int = 1, cuda_rows: bool = False) -> MemoryNeed:
+    """One call of an OpenCL (``cuda_rows``: CUDA) Pair-HMM backend: its float32 pass, or the
+    float64 recompute's largest piece while the float32 scratch is kept, whichever is more."""
+    kind = {"sorted_rows": sorted_rows, "scratch": scratch, "vec": vec, "cuda_rows": cuda_rows}
+    main = footprint(shape, 4, **kind)
+    redo_shape = recompute_share(shape)
+    redo = footprint(redo_shape, 8, **kind)
+    # the float32 scratch stays allocated while the float64 pass runs (the device kit keeps it)
+    held = 3 * 4 * shape.pairs * (shape.max_hap + vec) if scratch else 0
+    on_host = int(cpu_device)
+    main_phase = main.layout + main.build + on_host * main.buffers
+    redo_phase = (redo_shape.nbytes + redo.layout + redo.build
+                  + on_host * (held + redo.buffers))
+    host = max(main_phase, redo_phase) + 24 * shape.pairs + RUNTIME_BYTES
+    device = 0 if cpu_device else max(main.buffers, held + redo.buffers)
+    return MemoryNeed(host=host, device=device)

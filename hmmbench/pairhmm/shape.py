@@ -1,0 +1,112 @@
+"""The shape of a pair set: the counts and lengths its memory depends on, known before it is
+generated (a synthetic set's name says it) or read off a loaded :class:`PairSet`.
+
+Backends estimate their working memory from it (:meth:`hmmbench.backend.Backend.memory_need`);
+the runner compares the estimates with the memory limit before anything is allocated.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from cpu_reference.pairhmm.forward import group_pairs
+
+from .model import PairSet
+
+
+@dataclass(frozen=True)
+class PairShape:
+    pairs: int
+    reads: int
+    haps: int
+    read_bases: int               # sum of read lengths
+    hap_bases: int
+    min_read: int
+    max_read: int
+    max_hap: int
+    batches: int
+    max_batch_pairs: int          # the largest batch (a launch of chunking 'original')
+    max_batch_read_bases: int
+    #: The NumPy reference's largest wavefront group (cpu_reference.pairhmm.forward
+    #: .group_pairs): most (rows x pairs), (skewed columns x pairs) and (columns x pairs)
+    #: elements of a group; None: bounded from the lengths alone.
+    groups: Optional[tuple] = None
+
+    @classmethod
+    def of(cls, pairs: PairSet) -> "PairShape":
+        rl = pairs.read_lengths
+        br = pairs.read_offsets[pairs.batch_reads]
+        return cls(pairs=pairs.n_pairs, reads=len(rl), haps=len(pairs.hap_lengths),
+                   read_bases=int(pairs.read_offsets[-1]), hap_bases=int(pairs.hap_offsets[-1]),
+                   min_read=int(rl.min()) if len(rl) else 0,
+                   max_read=pairs.max_read_length, max_hap=pairs.max_hap_length,
+                   batches=pairs.n_batches,
+                   max_batch_pairs=int(np.diff(pairs.batch_pairs).max(initial=0)),
+                   max_batch_read_bases=int(np.diff(br).max(initial=0)),
+                   groups=_largest_groups(pairs) if len(np.unique(rl)) > 1 else None)
+
+    @classmethod
+    def fixed(cls, read_length: int, hap_length: int, n_reads: int, n_haps: int, n_pairs: int,
+              batches: int, batch_reads: int, batch_haps: int) -> "PairShape":
+        """Every read of one length, every haplotype of another (the generated sets)."""
+        return cls(pairs=n_pairs, reads=n_reads, haps=n_haps,
+                   read_bases=n_reads * read_length, hap_bases=n_haps * hap_length,
+                   min_read=read_length, max_read=read_length, max_hap=hap_length,
+                   batches=batches, max_batch_pairs=batch_reads * batch_haps,
+                   max_batch_read_bases=batch_reads * read_length)
+
+    @property
+    def nbytes(self) -> int:
+        """What the PairSet itself holds: bases and four qualities per read position, a base
+        per haplotype position, offsets, and the pair and batch index arrays."""
+        return (5 * self.read_bases + self.hap_bases + 8 * (self.reads + self.haps)
+                + 16 * self.pairs + 32 * self.batches)
+
+    def part(self, read_bases: int) -> "PairShape":
+        """The share of the set that holds about ``read_bases`` read positions (whole batches,
+        at least the largest one): a launch of ``merged:N`` or a piece a backend cuts."""
+        if read_bases >= self.read_bases or self.read_bases == 0:
+            return self
+        take = max(read_bases, self.max_batch_read_bases)
+        f = take / self.read_bases
+
+        def share(n: int) -> int:
+            return min(n, max(1, int(np.ceil(n * f))))
+        return replace(self, pairs=share(self.pairs), reads=share(self.reads),
+                       haps=share(self.haps), read_bases=min(self.read_bases, take),
+                       hap_bases=share(self.hap_bases), batches=share(self.batches))
+
+    def launch(self, mode: str) -> "PairShape":
+        """The largest launch of a chunking mode (``original``: one batch; ``merged:N``: about
+        N pairs; ``merged``: everything)."""
+        from .datasets.chunking import parse_mode
+        kind, size = parse_mode(mode)
+        if kind == "original":
+            return self.part(self.max_batch_read_bases)
+        if size and self.pairs and size < self.pairs:
+            return self.part(int(np.ceil(self.read_bases * size / self.pairs)))
+        return self
+
+    def each_pair_alone(self) -> "PairShape":
+        """Every pair as a batch of its own, its read copied (``PairSet.subset_pairs``: the
+        float32 backends' float64 recompute)."""
+        per_pair = self.read_bases / max(self.reads, 1) * max(self.pairs / max(self.reads, 1), 1)
+        bases = int(np.ceil(per_pair * self.reads))
+        return replace(self, reads=self.pairs, haps=self.pairs, read_bases=bases,
+                       hap_bases=int(np.ceil(self.hap_bases * self.pairs / max(self.haps, 1))),
+                       batches=self.pairs, max_batch_pairs=1,
+                       max_batch_read_bases=self.max_read)
+
+
+def _largest_groups(pairs: PairSet) -> tuple:
+    """The NumPy reference's groups of a set of mixed lengths (a Python walk over the pairs,
+    about a second per million): their largest element counts (see PairShape.groups)."""
+    m, n = pairs.pair_read_lengths, pairs.pair_hap_lengths
+    most = [0, 0, 0]
+    for idx in group_pairs(m, n):
+        rows, cols, size = int(m[idx].max()), int(n[idx].max()), len(idx)
+        most = [max(most[0], size * (rows + 1)), max(most[1], size * (rows + cols)),
+                max(most[2], size * cols)]
+    return tuple(most)
