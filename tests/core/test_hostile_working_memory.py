@@ -107,12 +107,14 @@ print(json.dumps([hwm() - before, need.host, need.device]))
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's /proc")
 @pytest.mark.parametrize("backend,dataset", [
     ("opencl-inter-tile8", "shape-16x1024@8000"),       # row-vector scratch: 100 MB
-    ("opencl-inter-tile8-sorted", "equal-64@20000"),     # reads copied per lane
     ("opencl-intra-naive", "tiny"),                     # mixed lengths, no scratch
 ])
 def test_opencl_cpu_estimate_within_one_and_a_half_of_the_resident_peak(backend, dataset):
     env = dict(os.environ)
     env.setdefault("HMMBENCH_OPENCL_DEVICE", "Intel")   # the device the constants were fit on
+    # kernels built afresh, as on a new machine: the runtime budget is for that (with PyOpenCL's
+    # binary cache hit, the build takes ~130 MiB less and the estimate errs high by as much)
+    env["PYOPENCL_NO_CACHE"] = "1"
     out = subprocess.run([sys.executable, "-c", PROBE, backend, dataset], capture_output=True,
                          text=True, timeout=300, env=env)
     result = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
