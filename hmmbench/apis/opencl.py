@@ -42,12 +42,22 @@ def _default_icd_vendors() -> None:
 VERBOSE_ENV = "PYOPENCL_COMPILER_OUTPUT"
 
 
+_CL: list = []  # pyopencl, imported on first use
+_QUIET = ("ignore", None)  # warnings.filters' entry of filterwarnings("ignore", category=...)
+
+
 def cl_module():
-    _default_icd_vendors()
-    import pyopencl as cl  # noqa: PLC0415 - optional dependency, imported on first use
-    if os.environ.get(VERBOSE_ENV, "0") in ("", "0"):
-        # A build that succeeds with a log ("kernel was vectorized") is no news; a failed build
-        # still raises. Only pyopencl's CompilerWarning category is silenced.
+    if not _CL:
+        _default_icd_vendors()
+        import pyopencl  # noqa: PLC0415 - optional dependency, imported on first use
+        _CL.append(pyopencl)
+    cl = _CL[0]
+    # A build that succeeds with a log ("kernel was vectorized") is no news; a failed build still
+    # raises. Only pyopencl's CompilerWarning category is silenced; when that filter is already
+    # the first, nothing more is looked up (a call's launches ask for the module often).
+    if (warnings.filters[0] if warnings.filters else None) != _QUIET + (cl.CompilerWarning,
+                                                                         None, 0) \
+            and os.environ.get(VERBOSE_ENV, "0") in ("", "0"):
         warnings.filterwarnings("ignore", category=cl.CompilerWarning)
     return cl
 

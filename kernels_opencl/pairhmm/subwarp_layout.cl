@@ -1,10 +1,13 @@
 /* Sub-warp backend's work items built on the device from the raw PairSet arrays, OpenCL's twin of
  * kernels_cuda/pairhmm/subwarp_layout.cu (same items, keys and order; the host only copies bytes):
- *   sw_layout_clear    the key histogram and the pairs per bin set to 0
+ *   sw_layout_clear    the key histogram and the pairs per bin set to 0, only after a call that
+ *                      stopped between count and scan (the scan leaves them 0 for the next
+ *                      call: one launch less than CUDA's memset)
  *   sw_layout_count    one work-item per unit (a read, or a pair for small inputs): its item, bin
  *                      and sort key (bin, descending work level); a rank within its key
- *   sw_layout_scan     one work-group: key histogram -> key starts; per bin {first item, count};
- *                      per recompute queue {first slot, 0}, sized by the pairs of the bins feeding it
+ *   sw_layout_scan     one work-group: key histogram -> key starts (key_start; the histogram and
+ *                      the pairs per bin back to 0); per bin {first item, count}; per recompute
+ *                      queue {first slot, 0}, sized by the pairs of the bins feeding it
  *   sw_layout_scatter  items to their sorted place (order inside a key is arbitrary: harmless)
  * Where CUDA aggregates a warp's atomics on one key (cooperative groups), a work-group here counts
  * its units in local memory first and adds one global atomic per key it saw (OpenCL 1.2 has no
@@ -39,13 +42,12 @@ static inline int batch_of(__global const long* restrict a, int n, long x)
     return lo;
 }
 
-__kernel void sw_layout_clear(__global int* restrict hist, __global int* restrict bin_pairs,
-                              __global const int* restrict meta)
+/* Every key and bin (a stopped call may have counted into more bins than the next one has). */
+__kernel void sw_layout_clear(__global int* restrict hist, __global int* restrict bin_pairs)
 {
-    const int n_bins = meta[0];
     const int i = (int)get_global_id(0);
-    if (i < n_bins * SW_LEVELS) hist[i] = 0;
-    if (i < n_bins) bin_pairs[i] = 0;
+    if (i < SW_MAX_KEYS) hist[i] = 0;
+    if (i < SW_MAX_BINS) bin_pairs[i] = 0;
 }
 
 /* Unit u's item and sort key (-1: a batch without haplotypes, no item); its pairs in *haps. */
@@ -133,12 +135,13 @@ void sw_layout_count(int n_units, int per_pair, int n_batches,
     }
 }
 
-/* Exclusive scan of hist (n_bins * SW_LEVELS keys) in place, each bin's {first, count} and each
- * recompute queue's {first slot, 0} (meta's queue of each bin). */
+/* Exclusive scan of hist (n_bins * SW_LEVELS keys) into key_start, each bin's {first, count} and
+ * each recompute queue's {first slot, 0} (meta's queue of each bin); hist and bin_pairs are left
+ * 0 for the next call's count. */
 __kernel __attribute__((reqd_work_group_size(SW_SCAN_THREADS, 1, 1)))
 void sw_layout_scan(__global const int* restrict meta, __global int* restrict hist,
-                    __global const int* restrict bin_pairs, __global int* restrict bin_range,
-                    __global int* restrict queues)
+                    __global int* restrict bin_pairs, __global int* restrict key_start,
+                    __global int* restrict bin_range, __global int* restrict queues)
 {
     __local int sums[SW_SCAN_THREADS];
     const int t = (int)get_local_id(0);
@@ -159,7 +162,8 @@ void sw_layout_scan(__global const int* restrict meta, __global int* restrict hi
     int run = sums[t] - s;
     for (int i = lo; i < hi; ++i) {
         const int c = hist[i];
-        hist[i] = run;
+        key_start[i] = run;
+        hist[i] = 0;
         run += c;
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
@@ -167,11 +171,13 @@ void sw_layout_scan(__global const int* restrict meta, __global int* restrict hi
         int queue_size[SW_MAX_BINS];
         for (int q = 0; q < n_bins; ++q) queue_size[q] = 0;
         for (int b = 0; b < n_bins; ++b) {
-            const int first = hist[b * SW_LEVELS];
-            const int end = b + 1 < n_bins ? hist[(b + 1) * SW_LEVELS] : sums[SW_SCAN_THREADS - 1];
+            const int first = key_start[b * SW_LEVELS];
+            const int end = b + 1 < n_bins ? key_start[(b + 1) * SW_LEVELS]
+                                           : sums[SW_SCAN_THREADS - 1];
             bin_range[SW_RANGE_STRIDE * b] = first;
             bin_range[SW_RANGE_STRIDE * b + 1] = end - first;
             queue_size[meta[1 + n_bins + b]] += bin_pairs[b];
+            bin_pairs[b] = 0;
         }
         int slot = 0;
         for (int q = 0; q < n_bins; ++q) {

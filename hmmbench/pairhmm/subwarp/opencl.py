@@ -45,9 +45,9 @@ from .batched import CallBatches
 from .extra_work import RecordsExtraWork
 from .extra_work import defines as extra_work_defines
 from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
-                     THREADS_PER_BLOCK, Bin, choose_bins, sw_scaled, table_bytes, tiers_param,
-                     tiers_table)
-from .opencl_call import DOUBLE_GROUPS_PER_CU, DeviceBuffers, device_pass
+                     THREADS_PER_BLOCK, Bin, choose_bins, size_tier, sw_scaled, table_bytes,
+                     tiers_param, tiers_table)
+from .opencl_call import DOUBLE_GROUPS_PER_CU, DeviceBuffers, Launch, device_pass
 from .rescue import recompute_queues
 from .staging import PAGEABLE_FROM_BYTES, POOL_FROM_PAIRS
 
@@ -58,6 +58,8 @@ KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", 
 #: Multi-tile launches: at most this many work-groups per compute unit (grid-stride), as CUDA's
 #: 16 blocks per SM; bounds the boundary-row scratch.
 MT_GROUPS_PER_CU = 16
+#: Plans (bins and recompute queues) kept per backend, by (size tier, longest read).
+MAX_PLANS = 256
 
 
 class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
@@ -89,9 +91,13 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         self.per_pair_below = per_pair_below
         self._paths: dict = {}
         self._bin_kernels: dict = {}  # (kit, bin, double, rescue) -> (kernel, work-group size)
+        self._plans: dict = {}  # (size tier, longest read) -> (bins, recompute queues)
         self._buffers: Optional[DeviceBuffers] = None
-        # from this many bytes of sequences they go up from the PairSet's arrays (as CUDA's)
-        self.pageable_from_bytes = PAGEABLE_FROM_BYTES
+        # from this many bytes of sequences the staging threads stage a small call (one upload)
+        self.pooled_from_bytes = PAGEABLE_FROM_BYTES
+        # from this many bytes of sequences they go up from the PairSet's arrays, as CUDA's
+        # small call's (None: never; NVIDIA's OpenCL copies them inside the enqueue call)
+        self.pageable_from_bytes: Optional[int] = None
         # from this many pairs the staging threads stage a call, uploaded part by part
         self.pool_from_pairs = POOL_FROM_PAIRS
         self.side_queues = True   # bins after the first on queues of their own
@@ -171,18 +177,42 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
             self._buffers = DeviceBuffers(kit)
         return self._buffers
 
+    def _accept(self, pairs: PairSet) -> tuple:
+        """(longest read, longest haplotype, read lengths) after check_accepts' checks, as the
+        CUDA twin's: from the read and haplotype lengths alone (no array per pair) unless one
+        is empty or over a limit, where check_accepts gives its reason (or passes: an empty
+        sequence no pair uses)."""
+        ro, ho = pairs.read_offsets, pairs.hap_offsets
+        rl, hl = ro[1:] - ro[:-1], ho[1:] - ho[:-1]
+        max_read, min_read = int(rl.max(initial=0)), int(rl.min(initial=1))
+        max_hap, min_hap = int(hl.max(initial=0)), int(hl.min(initial=1))
+        lim = self.limits
+        if (min_read < 1 or min_hap < 1 or pairs.n_pairs >= 2**31 - 1
+                or len(pairs.read_bases) * 8 >= 2**31 or len(pairs.hap_bases) * 8 >= 2**31
+                or (self._long is None and max_read > self._bins_table[-1][0])
+                or (lim.max_read_length is not None and max_read > lim.max_read_length)
+                or (lim.max_hap_length is not None and max_hap > lim.max_hap_length)):
+            self.check_accepts(pairs)
+        return max_read, max(max_hap, 1), rl
+
     def run(self, pairs: PairSet) -> Execution:
         kit = self.kit()
         if not self.device_rescue(kit):
             return super().run(pairs)
-        self.check_accepts(pairs)
+        lengths = self._accept(pairs)
         timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
         info = {"device": kit.label, "path": self.params["path"]}
         if pairs.n_pairs == 0:
             return Execution(np.zeros(0), timing, 0, info)
-        bins = self.bins_for(pairs)
-        log10, per_bin, stats = device_pass(self, kit, self._buffers_of(kit), pairs, bins,
-                                            False, timing, rescue=recompute_queues(bins))
+        key = (size_tier(pairs, self._small_tiers), lengths[0])
+        plan = self._plans.get(key)
+        if plan is None:  # bins_for's choice: it depends on these two alone
+            if len(self._plans) >= MAX_PLANS:
+                self._plans.clear()
+            bins = self.bins_for(pairs)
+            plan = self._plans[key] = (bins, recompute_queues(bins))
+        log10, per_bin, stats = device_pass(self, kit, self._buffers_of(kit), pairs, plan[0],
+                                            False, timing, rescue=plan[1], lengths=lengths)
         n_redo = stats.pop("recomputed")
         info.update(bins=per_bin, fallback_on="device (float64)", **stats)
         return Execution(log10, timing, n_redo, info)
@@ -203,15 +233,17 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         return sums
 
     def bin_kernel(self, kit, b: Bin, double: bool, rescue: bool = False) -> tuple:
-        """(kernel, work-group size) of bin b, built on first use (``device_pass`` asks for
-        every bin's before its first enqueue: no build falls between two timed events)."""
+        """(:class:`Launch`, work-group size) of bin b, built on first use (``device_pass`` asks
+        for every bin's before its first enqueue: no build falls between two timed events); the
+        kernel object is this backend's own (its arguments stay set between calls)."""
         key = (kit, b, double, rescue)
         got = self._bin_kernels.get(key)
         if got is None:
             path = self.path(kit, b.p)
             block = self.block(kit, b, path, double)
-            got = self._bin_kernels[key] = (kit.kernel(
-                SOURCE, "subwarp_forward", self._defines(b, path, block, double, rescue)), block)
+            prg = kit.program(SOURCE, self._defines(b, path, block, double, rescue))
+            got = self._bin_kernels[key] = (
+                Launch(cl_module().Kernel(prg, "subwarp_forward")), block)
         return got
 
     def _launch_bin(self, kit, queue, b: Bin, double: bool, dev: dict, rng, n_items: int,
@@ -236,15 +268,16 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
                               max(blocks * groups * stride * quad, 16))
         if not rescue:
             results = (results[0],)
-        return kernel(queue, (max(blocks, 1) * block,), (block,), dev["items"], rng,
-                      np.int32(n_items), *(dev[name] for name in KERNEL_ARRAYS), *results,
-                      scratch, np.int32(stride), wait_for=wait_for)
+        return kernel(queue, (max(blocks, 1) * block,), (block,),
+                      (dev["items"], rng, np.int32(n_items), *(dev[name] for name in KERNEL_ARRAYS),
+                       *results, scratch, np.int32(stride)), wait_for=wait_for)
 
     def close(self) -> None:
         if self._buffers is not None:
             self._buffers.close()
         self._buffers = None
         self._bin_kernels.clear()
+        self._plans.clear()
         super().close()
 
 

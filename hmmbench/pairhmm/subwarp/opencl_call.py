@@ -4,16 +4,22 @@ and the first chunk of ``call.SubwarpCall``):
 - prep: the PairSet's raw arrays staged into one page-locked buffer (an ``ALLOC_HOST_PTR`` buffer
   mapped once, ``staging.stage_whole``); from ``POOL_FROM_PAIRS`` pairs by the staging threads,
   each array's pieces uploaded as soon as they are in (``staging.STREAM_ORDER``, as CUDA's
-  streamed first chunk), below it by the calling thread, and from ``PAGEABLE_FROM_BYTES`` of
-  sequences only the integers, the sequences going up from the PairSet's own arrays;
+  streamed first chunk); below it in one upload, staged by the threads too from
+  ``PAGEABLE_FROM_BYTES`` of sequences (each a piece of every sequence array: NVIDIA's OpenCL
+  copies an upload from pageable memory inside the enqueue call, so the sequences do not go up
+  from the PairSet's own arrays as CUDA's small call's do; ``pageable_from_bytes`` still can);
 - the work items laid out on the device (``kernels_opencl/pairhmm/subwarp_layout.cl``, the twin
-  of ``subwarp_layout.cu``): bin ranges and the recompute queues' heads;
+  of ``subwarp_layout.cu``): bin ranges and the recompute queues' heads; the key histogram is
+  left cleared by the scan for the next call (no clearing launch but on a first use);
 - each bin's kernel over the item range the layout wrote, the bins after the first on side queues
   (in-order queues of their own, as CUDA's side streams) once the layout is done; with the rescue
   on the device (``rescue``: devices with fp64) the float32 kernels write log10 and queue their
   underflows, and each recompute queue's float64 kernel follows the bin that feeds it on that
   bin's queue (or, where a queue has several bins, runs after all of them);
-- one copy back (the results and, with the rescue, the queue heads: the recomputed pairs).
+- one copy back (with the rescue, the queue heads in front of the results, as CUDA's).
+
+Every kernel object is the call's own (:class:`Launch`): its arguments stay set between calls and
+a call sets only those that changed, then enqueues (a repeated call of one shape enqueues only).
 
 Stages from OpenCL profiling events as CUDA's from its events: h2d = the uploads, kernel = the
 union of the kernels' spans (layout, bins, recompute: overlapping launches count once), d2h = the
@@ -21,7 +27,8 @@ copies back. ``info["host_s"]`` splits the host's wall time of the call.
 
 :class:`DeviceBuffers` keeps what a backend reuses across calls on one device: the staging and
 result buffers (page-locked, grow-only, mapped once), the device buffers (``DeviceKit.scratch``,
-grow-only), their sub-buffers, the side queues and the staging threads.
+grow-only), their sub-buffers, the layout's counters and kernels, the side queues and the
+staging threads.
 """
 from __future__ import annotations
 
@@ -35,7 +42,8 @@ from ...apis.opencl import DeviceKit, cl_module
 from ..model import PairSet
 from .layout import SW_LEVELS, Bin, items_per_bin
 from .staging import (CHUNK_PARTS, POOL_FROM_PAIRS, PREP_THREADS, STAGED, STREAM_ORDER, headroom,
-                      int_views, part_ranges, stage_chunk_part, stage_whole, whole_offsets)
+                      int_views, part_ranges, stage_chunk_part, stage_ints, stage_whole,
+                      whole_offsets)
 
 LAYOUT_SOURCE = "pairhmm/subwarp_layout.cl"
 #: Work-items per work-group of the counting and scan steps (the counting step keeps a
@@ -48,6 +56,9 @@ ITEM_BYTES = 16
 DOUBLE_GROUPS_PER_CU = 4
 #: Sub-buffers kept per backend (a region call's offsets differ call to call).
 MAX_REGIONS = 4096
+#: Bins a call may have (the layout's histogram: SW_MAX_BINS in subwarp_layout.cl).
+MAX_BINS = 64
+LAYOUT_KERNELS = ("sw_layout_clear", "sw_layout_count", "sw_layout_scan", "sw_layout_scatter")
 
 
 def alignment(kit: DeviceKit) -> int:
@@ -65,7 +76,33 @@ def busy_seconds(spans) -> float:
 
 
 def _span(ev) -> tuple:
-    return ev.profile.start, ev.profile.end
+    """An event's (start, end) ns (``ev.profile`` costs ~60 times as much a value)."""
+    info = cl_module().profiling_info
+    return ev.get_profiling_info(info.START), ev.get_profiling_info(info.END)
+
+
+class Launch:
+    """A kernel object of the caller's own with the arguments last set on it: a launch sets only
+    the arguments that differ from the last launch's (buffers by identity, scalars by value),
+    then enqueues; OpenCL takes the arguments' values at the enqueue."""
+
+    __slots__ = ("kernel", "args")
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.args: list = []
+
+    def __call__(self, queue, global_size, local_size, args, wait_for=None):
+        old, kernel = self.args, self.kernel
+        if len(old) != len(args):
+            old = self.args = [None] * len(args)
+        for i, a in enumerate(args):
+            o = old[i]
+            if a is not o and not (isinstance(a, np.generic) and type(a) is type(o) and a == o):
+                kernel.set_arg(i, a)
+                old[i] = a
+        return cl_module().enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
+                                                   wait_for=wait_for)
 
 
 class DeviceBuffers:
@@ -82,6 +119,42 @@ class DeviceBuffers:
         self._side: list = []
         self._pool: Optional[ThreadPoolExecutor] = None
         self.threads = PREP_THREADS
+        self._layout: Optional[dict] = None
+        self._luts: dict = {}  # (bins, longest read) -> bin_lut
+        self._counters = None  # (key histogram, pairs per bin): 0 between calls
+        self.counters_clear = False
+
+    def layout(self) -> dict:
+        """The layout's kernels (:class:`Launch`, built once)."""
+        if self._layout is None:
+            kit, cl = self.kit, cl_module()
+            prg = kit.program(LAYOUT_SOURCE, {"SW_RANGE_STRIDE": self.align // 4,
+                                              "SW_COUNT_THREADS": LAYOUT_THREADS,
+                                              "SW_SCAN_THREADS": LAYOUT_THREADS})
+            self._layout = {name: Launch(cl.Kernel(prg, name)) for name in LAYOUT_KERNELS}
+        return self._layout
+
+    def lut(self, bins: Sequence[Bin], max_read: int) -> np.ndarray:
+        """``bin_lut`` of a plan, kept."""
+        key = (tuple(bins), max_read)
+        got = self._luts.get(key)
+        if got is None:
+            if len(self._luts) >= MAX_REGIONS:
+                self._luts.clear()
+            got = self._luts[key] = bin_lut(bins, max_read)
+        return got
+
+    def counters(self) -> tuple:
+        """The layout's key histogram and pairs per bin (buffers of this backend alone, sized
+        for ``MAX_BINS``): each call's scan leaves them 0 for the next one's count."""
+        if self._counters is None:
+            cl = cl_module()
+            flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+            self._counters = tuple(
+                cl.Buffer(self.kit.context, flags, hostbuf=np.zeros(n, np.int32))
+                for n in (MAX_BINS * SW_LEVELS, MAX_BINS))
+            self.counters_clear = True
+        return self._counters
 
     def _mapped(self, held, nbytes: int) -> tuple:
         cl = cl_module()
@@ -153,21 +226,33 @@ def _stage_part(pairs, meta, offs, ends, views, n_batches, part, piece, pieces) 
     return used, time.perf_counter() - t0
 
 
+def _stage_pieces(pairs, offs, ends, views, piece, pieces) -> None:
+    """Worker: piece ``piece`` of ``pieces`` of every sequence array (``stage_chunk_part``)."""
+    for part in range(CHUNK_PARTS - 1):
+        stage_chunk_part(pairs, None, offs, ends, views, 0, 0, part, piece, pieces)
+
+
 def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                 bins: Sequence[Bin], double: bool, timing: dict,
-                rescue: Optional[tuple] = None) -> tuple:
+                rescue: Optional[tuple] = None, lengths: Optional[tuple] = None) -> tuple:
     """``bins``' kernels over ``pairs``; adds its stages to ``timing``. Without ``rescue``: the
     raw sums in dataset order (float32, or float64 for ``double``). With ``rescue`` =
     (queue bins, queue of each bin), ``recompute_queues``' plan: log10 of every pair (float64),
-    the underflows recomputed on the device. Returns (results, items per bin, stats: pairs
+    the underflows recomputed on the device. ``lengths``: (longest read, longest haplotype,
+    read lengths) where the caller has them. Returns (results, items per bin, stats: pairs
     recomputed, queues used, host seconds by step)."""
     cl = cl_module()
     t_call = time.perf_counter()
     q, align = kit.queue, bufs.align
     nb = len(bins)
-    if nb * SW_LEVELS * 4 > kit.device.local_mem_size or nb > 64:
+    if nb * SW_LEVELS * 4 > kit.device.local_mem_size or nb > MAX_BINS:
         raise ValueError(f"{nb} bins: the layout's histogram exceeds the device's local memory")
     real = np.float64 if double or rescue else np.float32
+    if lengths is None:
+        ro, ho = pairs.read_offsets, pairs.hap_offsets
+        rl = ro[1:] - ro[:-1]
+        lengths = (int(rl.max(initial=0)), int((ho[1:] - ho[:-1]).max(initial=1)), rl)
+    max_read, max_hap, read_lengths = lengths
 
     # prep: the raw arrays staged (as CUDA's calls) and the items per bin for the grids
     t0 = time.perf_counter()
@@ -176,8 +261,12 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     offs, slot_bytes, ends = whole_offsets(pairs, len(meta), align)
     views = bufs.staging(slot_bytes)
     a0, a1, c0, c1 = ends[4:]
+    seq_bytes = 5 * (a1 - a0) + c1 - c0
     threaded = pairs.n_pairs >= backend.pool_from_pairs and bufs.threads > 1
-    pageable = not threaded and 5 * (a1 - a0) + c1 - c0 >= backend.pageable_from_bytes
+    pageable = (not threaded and backend.pageable_from_bytes is not None
+                and seq_bytes >= backend.pageable_from_bytes)
+    pooled = (not threaded and not pageable and bufs.threads > 1
+              and seq_bytes >= backend.pooled_from_bytes)
     prep_work, parts = 0.0, None
     if threaded:  # every thread a piece of each sequence array, the integers first
         pool, n, nbat = bufs.pool(), bufs.threads, pairs.n_batches
@@ -186,14 +275,20 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                          for k in range(1 if part == CHUNK_PARTS - 1 else n)])
                  for part in STREAM_ORDER]
         used = 0
+    elif pooled:  # the threads a piece of every sequence array each, this thread the first
+        pool, n = bufs.pool(), bufs.threads
+        tasks = [pool.submit(_stage_pieces, pairs, offs, ends, views, k, n) for k in range(1, n)]
+        _stage_pieces(pairs, offs, ends, views, 0, n)
+        used = stage_ints(pairs, meta, offs, ends, views,
+                          (pairs.batch_reads, pairs.batch_haps, pairs.batch_pairs))
+        for f in tasks:
+            f.result()
     else:
         used = stage_whole(pairs, meta, offs, ends, views, not pageable)
     per_pair = pairs.n_pairs <= backend.per_pair_below
     units = pairs.n_pairs if per_pair else ends[1] - ends[0]
-    ro = pairs.read_offsets
-    counts = items_per_bin(bin_lut(bins, int(pairs.max_read_length)), nb, ro[1:] - ro[:-1],
-                           pairs.batch_reads, pairs.batch_haps, per_pair).astype(np.int64)
-    counts = counts.tolist()
+    counts = items_per_bin(bufs.lut(bins, max_read), nb, read_lengths, pairs.batch_reads,
+                           pairs.batch_haps, per_pair).astype(np.int64).tolist()
     t_prep = time.perf_counter() - t0
 
     # device buffers (grow-only), the staged arrays' sub-buffers, kernels (built before the
@@ -205,20 +300,23 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     raw = bufs.device("raw", units * ITEM_BYTES)
     items = bufs.device("items", units * ITEM_BYTES)
     key_rank = bufs.device("key_rank", units * 8)
-    hist = bufs.device("hist", nb * SW_LEVELS * 4)
-    bin_pairs = bufs.device("bin_pairs", 64 * 4)
+    key_start = bufs.device("key_start", nb * SW_LEVELS * 4)
+    hist, bin_pairs = bufs.counters()
     bin_range = bufs.device("bin_range", nb * align)
-    heads = bufs.device("queues", nb * align)
-    sums = kit.scratch(f"sums{np.dtype(real).itemsize}", pairs.n_pairs * np.dtype(real).itemsize)
+    heads_bytes = nb * align
+    if rescue:  # the queue heads in front of the results: one copy back
+        both = bufs.device("out", heads_bytes + pairs.n_pairs * 8)
+        heads = bufs.region(both, 0, heads_bytes)
+        sums = bufs.region(both, heads_bytes, pairs.n_pairs * 8)
+    else:
+        heads = bufs.device("queues", heads_bytes)
+        sums = kit.scratch(f"sums{np.dtype(real).itemsize}",
+                           pairs.n_pairs * np.dtype(real).itemsize)
     fb_items = bufs.device("fb_items", pairs.n_pairs * ITEM_BYTES) if rescue else None
     stride = align // 4
     ranges = [bufs.region(bin_range, i * align, 8) for i in range(nb)]
-    queue_heads = [bufs.region(heads, i * align, 8) for i in range(nb)]
-    lk = {name: kit.kernel(LAYOUT_SOURCE, name, {"SW_RANGE_STRIDE": stride,
-                                                 "SW_COUNT_THREADS": LAYOUT_THREADS,
-                                                 "SW_SCAN_THREADS": LAYOUT_THREADS})
-          for name in ("sw_layout_clear", "sw_layout_count", "sw_layout_scan",
-                       "sw_layout_scatter")}
+    queue_heads = [bufs.region(both if rescue else heads, i * align, 8) for i in range(nb)]
+    lk = bufs.layout()
     launched = [i for i in range(nb) if counts[i]]
     for i in launched:
         backend.bin_kernel(kit, bins[i], double, bool(rescue))
@@ -231,16 +329,15 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     # side queues: one per launched bin (CUDA's side streams); a queue fed by one bin follows it
     cqs = bufs.queues(len(launched) if backend.side_queues else 1)
     chained = all(len(v) == 1 for v in fed.values())
-    max_hap = int(pairs.hap_lengths.max(initial=1))
     if rescue:
-        host_out = bufs.results(pairs.n_pairs * 8 + nb * align)
-        out = host_out[:pairs.n_pairs * 8].view(np.float64)
-        head_view = host_out[pairs.n_pairs * 8:pairs.n_pairs * 8 + nb * align].view(np.int32)
+        host_out = bufs.results(heads_bytes + pairs.n_pairs * 8)[:heads_bytes + pairs.n_pairs * 8]
+        head_view = host_out[:heads_bytes].view(np.int32)
+        out = host_out[heads_bytes:].view(np.float64)
     else:
         out = np.empty(pairs.n_pairs, real)
     t_plan = time.perf_counter() - t0 - t_prep
 
-    # the uploads: streamed part by part as the threads stage them, or in one or eight copies
+    # the uploads: streamed part by part as the threads stage them, or in one (or eight) copies
     t0 = time.perf_counter()
     wait = 0.0
     if threaded:
@@ -267,17 +364,23 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                                    is_blocking=False))
     else:
         ups = [cl.enqueue_copy(q, slot, views[0][:used], is_blocking=False)]
-    grid = -(-units // LAYOUT_THREADS) * LAYOUT_THREADS
-    kernels = [lk["sw_layout_clear"](q, (-(-nb * SW_LEVELS // 64) * 64,), None, hist, bin_pairs,
-                                     dev["meta"])]
+    grid = (-(-units // LAYOUT_THREADS) * LAYOUT_THREADS,)
+    kernels = []
+    if not bufs.counters_clear:  # a first use, or a call that stopped before its scan
+        kernels.append(lk["sw_layout_clear"](q, (MAX_BINS * SW_LEVELS,), None,
+                                              (hist, bin_pairs)))
+    bufs.counters_clear = False
     kernels.append(lk["sw_layout_count"](
-        q, (grid,), (LAYOUT_THREADS,), np.int32(units), np.int32(per_pair),
-        np.int32(pairs.n_batches), dev["batch_reads"], dev["batch_haps"], dev["batch_pairs"],
-        dev["read_off"], dev["hap_off"], dev["meta"], raw, key_rank, hist, bin_pairs))
-    kernels.append(lk["sw_layout_scan"](q, (LAYOUT_THREADS,), (LAYOUT_THREADS,), dev["meta"],
-                                        hist, bin_pairs, bin_range, heads))
-    kernels.append(lk["sw_layout_scatter"](q, (grid,), None, np.int32(units), raw, key_rank,
-                                           hist, items))
+        q, grid, (LAYOUT_THREADS,),
+        (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches), dev["batch_reads"],
+         dev["batch_haps"], dev["batch_pairs"], dev["read_off"], dev["hap_off"], dev["meta"],
+         raw, key_rank, hist, bin_pairs)))
+    kernels.append(lk["sw_layout_scan"](q, (LAYOUT_THREADS,), (LAYOUT_THREADS,),
+                                        (dev["meta"], hist, bin_pairs, key_start, bin_range,
+                                         heads)))
+    bufs.counters_clear = True
+    kernels.append(lk["sw_layout_scatter"](q, grid, None, (np.int32(units), raw, key_rank,
+                                                           key_start, items)))
     laid_out = kernels[-1]
     dev["items"] = items
     last = {}  # queue index -> its last event
@@ -307,9 +410,8 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                 kit, q, rescue[0][j], True, dict(dev, items=fb_items), rng, pairs.n_pairs,
                 max_hap, (sums, rng, fb_items), True, joins or None, recompute=True))
         joins = []
-    downs = [cl.enqueue_copy(q, out, sums, wait_for=joins or None, is_blocking=False)]
-    if rescue:
-        downs.append(cl.enqueue_copy(q, head_view, heads, is_blocking=False))
+    downs = [cl.enqueue_copy(q, host_out if rescue else out, both if rescue else sums,
+                             wait_for=joins or None, is_blocking=False)]
     t_enqueue = time.perf_counter() - t0 - wait
     t0 = time.perf_counter()
     downs[-1].wait()
@@ -317,10 +419,11 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
 
     t0 = time.perf_counter()
     timing["prep"] += t_prep + prep_work
-    timing["h2d"] += busy_seconds([_span(e) for e in ups])
+    up_spans, down_spans = [_span(e) for e in ups], [_span(e) for e in downs]
+    timing["h2d"] += busy_seconds(up_spans)
     timing["kernel"] += busy_seconds([_span(e) for e in kernels])
-    timing["d2h"] += busy_seconds([_span(e) for e in downs])
-    gpu_span = (downs[-1].profile.end - ups[0].profile.start) * 1e-9
+    timing["d2h"] += busy_seconds(down_spans)
+    gpu_span = (down_spans[-1][1] - up_spans[0][0]) * 1e-9
     n_redo = 0
     if rescue:
         n_redo = int(sum(int(head_view[j * stride + 1]) for j in fed))

@@ -244,17 +244,20 @@ def test_buffers_are_reused_across_calls_and_results_repeat(edge, real):
 
 # --- the call's host work as the CUDA twin's: rescue on the device, staging, side queues ---------
 @needs_device
-@pytest.mark.parametrize("staging", ["threads", "pageable", "one copy"])
+@pytest.mark.parametrize("staging", ["threads", "pooled", "pageable", "one copy"])
 def test_the_device_rescue_recomputes_the_pairs_the_host_rule_picks(edge, real, staging):
     """The float32 kernels queue their pairs under 1e-28 on the device and the float64 kernels
     recompute them (as CUDA's -f64rescue): the same pairs as the host's finish_float32 rule picks
     from the raw sums, results within tolerance, whether the call is staged by the threads and
-    uploaded part by part, uploaded from the PairSet's arrays or in one copy, with the bins on
-    side queues or all on one."""
+    uploaded part by part, staged by the threads in pieces and uploaded in one copy, uploaded
+    from the PairSet's arrays or staged by the calling thread in one copy, with the bins on side
+    queues or all on one."""
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
                       small_tiers=None)
     b.pool_from_pairs = 0 if staging == "threads" else 1 << 40
-    b.pageable_from_bytes = 0 if staging == "pageable" else 1 << 40
+    b.pageable_from_bytes = 0 if staging == "pageable" else None
+    b.pooled_from_bytes = 0 if staging == "pooled" else 1 << 40
+    b._buffers_of(b.kit()).threads = 2  # pieces on a machine of any size
     for pairs, ref in (edge, real["1m"]):
         for side in (True, False):
             b.side_queues, b.rescue_on_device = side, True
@@ -285,10 +288,58 @@ def test_the_layout_sizes_each_recompute_queue_by_the_pairs_of_its_bins(edge):
     _, queue_of = recompute_queues(bins)
     kit, stride = b.kit(), b._buffers.align // 4
     heads = np.empty(len(bins) * stride, np.int32)
-    cl_module().enqueue_copy(kit.queue, heads, kit._scratch["subwarp_queues"], is_blocking=True)
+    cl_module().enqueue_copy(kit.queue, heads, kit._scratch["subwarp_out"], is_blocking=True)
     lengths = pairs.pair_read_lengths
     pairs_of = [int(np.sum((lengths >= x.lo) & (lengths <= x.hi))) for x in bins]
     size = [sum(n for n, q in zip(pairs_of, queue_of) if q == j) for j in range(len(bins))]
     assert [int(heads[j * stride]) for j in range(len(bins))] == \
         [sum(size[:j]) for j in range(len(bins))]
     assert sum(int(heads[j * stride + 1]) for j in range(len(bins))) == ex.n_fallback >= 1
+
+
+@needs_device
+def test_the_scan_leaves_the_layout_counters_clear_and_a_stopped_call_is_repaired(edge):
+    """The layout's key histogram and pairs per bin are 0 after every call (the scan clears them
+    for the next count, no clearing launch); counters a call left mid-layout (marked not clear)
+    are cleared before the next count: the same items per bin and results as before."""
+    from hmmbench.apis.opencl import cl_module
+    cl = cl_module()
+    pairs, ref = edge
+    b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
+                      small_tiers=None)
+    first = _check(b, pairs, ref)
+    bufs, q = b._buffers, b.kit().queue
+    hist, bin_pairs = bufs.counters()
+    for buf in (hist, bin_pairs):
+        got = np.empty(buf.size // 4, np.int32)
+        cl.enqueue_copy(q, got, buf, is_blocking=True)
+        assert not got.any()
+    assert bufs.counters_clear
+    for buf in (hist, bin_pairs):  # a count without its scan
+        cl.enqueue_copy(q, buf, np.full(buf.size // 4, 7, np.int32), is_blocking=True)
+    bufs.counters_clear = False
+    again = _check(b, pairs, ref)
+    assert again.info["bins"] == first.info["bins"]
+    assert np.array_equal(again.log10, first.log10)
+
+
+@needs_device
+def test_a_launch_sets_the_arguments_that_changed():
+    """``Launch`` keeps its kernel's arguments between launches: a scalar or a buffer that
+    changes is set again, an equal scalar (another object) or the same buffer is kept."""
+    from hmmbench.apis.opencl import cl_module, device_kit
+    from hmmbench.pairhmm.subwarp.opencl_call import Launch
+    cl = cl_module()
+    kit = device_kit(DEVICES[0])
+    prg = cl.Program(kit.context, "__kernel void put(__global int* x, int v) "
+                                  "{ x[get_global_id(0)] = v; }").build()
+    launch = Launch(cl.Kernel(prg, "put"))
+    bufs = [cl.Buffer(kit.context, cl.mem_flags.READ_WRITE, 64) for _ in range(2)]
+    for buf, v, want in ((0, 5, (5, None)), (0, 7, (7, None)), (1, 7, (7, 7)),
+                         (1, 9, (7, 9)), (1, 9, (7, 9))):
+        launch(kit.queue, (16,), None, (bufs[buf], np.int32(v))).wait()
+        for w, b_ in zip(want, bufs):
+            if w is not None:
+                got = np.empty(16, np.int32)
+                cl.enqueue_copy(kit.queue, got, b_, is_blocking=True)
+                assert (got == w).all(), (buf, v, got)
