@@ -23,6 +23,13 @@
  *              wrap) and clamp-then-add for emissions, on 16x2 min/max/add instead of a
  *              saturating add; VF_NTSC_ALU: -32768 - tsc computed as ~tsc + 0x8001 per half
  *              (2 ALU instructions) instead of loaded
+ *   ROW_INPLACE : each DP row updated in place, vectors in descending order (vector q's new
+ *              value overwrites q, whose old value vector q+1 has already read), so no register
+ *              copies rotate the row between database rows (ascending order costs one move per
+ *              vector and state per row in SASS); the VF then folds its row maxima three at a time
+ *   VF_NTSC_MASK (VF_DPX, without VF_NTSC_ALU): bit j set = transition j's -32768 - t computed
+ *              by ALU instead of loaded (j: BM MM IM DM MD MI II DD), trading L1 loads for
+ *              ALU instructions per transition
  *   MODELS   : SSV/MSV of MODELS models in one pass over the rows (default 1): each group keeps
  *              the DP rows of every model in registers and reads a residue once for all of
  *              them, so the per-row cost that does not depend on M (residue fetch and shuffle,
@@ -72,6 +79,12 @@
 #endif
 #ifndef VF_NTSC_ALU
 #define VF_NTSC_ALU 0
+#endif
+#ifndef ROW_INPLACE
+#define ROW_INPLACE 0
+#endif
+#ifndef VF_NTSC_MASK
+#define VF_NTSC_MASK 0
 #endif
 #ifndef KP
 #define KP 29
@@ -191,8 +204,20 @@ W_FN int msv_xbrow(int xB, int bias) { return xB; }
  * dp[0..QB-1]; returns the elementwise row maximum (pairs folded with a 3-way max). */
 W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 biasv, u32 xbrow)
 {
-    u32 mpv = vb_shift(W_SCRATCH_ARG dp[QB - 1], lig);
     u32 rowmax = 0, held = 0;
+#if ROW_INPLACE
+    const u32 first = vb_shift(W_SCRATCH_ARG dp[QB - 1], lig);
+#pragma unroll
+    for (int q = QB - 1; q >= 0; q--) {
+        const u32 pc = PLOAD(c + q * GROUP);
+        const u32 mpv = q > 0 ? dp[q > 0 ? q - 1 : 0] : first;
+        const u32 sv = msv ? msv_cell(mpv, pc, biasv, xbrow) : ssv_cell(mpv, pc, biasv);
+        dp[q] = sv;
+        if ((QB - 1 - q) & 1) rowmax = vb_max3(rowmax, held, sv);
+        else held = sv;
+    }
+#else
+    u32 mpv = vb_shift(W_SCRATCH_ARG dp[QB - 1], lig);
 #pragma unroll
     for (int q = 0; q < QB; q++) {
         const u32 pc = PLOAD(c + q * GROUP);
@@ -202,6 +227,7 @@ W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 bi
         if (q & 1) rowmax = vb_max3(rowmax, held, sv);
         else held = sv;
     }
+#endif
     if (QB & 1) rowmax = vb_max(rowmax, held);
     return rowmax;
 }
@@ -376,6 +402,59 @@ W_FN int lane_max_s16x2(u32 v)
 #define VF_EMIT(sv, q) vs2_addss((sv), PLOAD(rsc + (q) * 32))
 #endif
 
+/* One row of the Viterbi filter's M/I/D recursion over the vectors: in: mpv, dpv, ipv = the
+ * shifted last vectors of the previous row; out: M_, I_, D_ (D_ with the M->D row only, D_[0]
+ * the -infinity that the lazy-F pass starts from), dcv = the M->D flow out of the last vector,
+ * xEv / Dmaxv the elementwise maxima of M and of the M->D values. */
+#if ROW_INPLACE
+/* descending q: vector q reads vector q-1's old values (not yet overwritten) and writes its own;
+ * I_[q] reads the old M_[q], I_[q] before M_[q] is overwritten; D_[q+1] gets the M->D flow of
+ * vector q. Row maxima folded three at a time (a held value every other vector). */
+#define VF_ROW(mpv0, dpv0, ipv0)                                                            \
+    {                                                                                       \
+        u32 heldE = neg, heldD = neg;                                                       \
+        _Pragma("unroll")                                                                   \
+        for (int q = QW - 1; q >= 0; q--) {                                                 \
+            const int qm = q > 0 ? q - 1 : 0;                                               \
+            u32 sv = TADD(xBv, 0, q);                                                       \
+            sv = TADDMAX(q > 0 ? M_[qm] : (mpv0), 1, q, sv);                                \
+            sv = TADDMAX(q > 0 ? I_[qm] : (ipv0), 2, q, sv);                                \
+            sv = TADDMAX(q > 0 ? D_[qm] : (dpv0), 3, q, sv);                                \
+            sv = VF_EMIT(sv, q);                                                            \
+            I_[q] = TADDMAX(I_[q], 6, q, TADD(M_[q], 5, q));                                \
+            M_[q] = sv;                                                                     \
+            const u32 dc = TADD(sv, 4, q);                                                  \
+            if (q == QW - 1) dcv = dc;                                                      \
+            else D_[q < QW - 1 ? q + 1 : 0] = dc;                                           \
+            if ((QW - 1 - q) & 1) {                                                         \
+                xEv = vs2_max3(xEv, heldE, sv);                                             \
+                Dmaxv = vs2_max3(Dmaxv, heldD, dc);                                         \
+            } else {                                                                        \
+                heldE = sv; heldD = dc;                                                     \
+            }                                                                               \
+        }                                                                                   \
+        if (QW & 1) { xEv = vs2_max(xEv, heldE); Dmaxv = vs2_max(Dmaxv, heldD); }           \
+        D_[0] = neg;                                                                        \
+    }
+#else
+#define VF_ROW(mpv0, dpv0, ipv0)                                                            \
+    _Pragma("unroll")                                                                       \
+    for (int q = 0; q < QW; q++) {                                                          \
+        u32 sv = TADD(xBv, 0, q);                                                           \
+        sv = TADDMAX(mpv0, 1, q, sv);                                                       \
+        sv = TADDMAX(ipv0, 2, q, sv);                                                       \
+        sv = TADDMAX(dpv0, 3, q, sv);                                                       \
+        sv = VF_EMIT(sv, q);                                                                \
+        xEv = vs2_max(xEv, sv);                                                             \
+        mpv0 = M_[q]; dpv0 = D_[q]; ipv0 = I_[q];                                           \
+        M_[q] = sv;                                                                         \
+        D_[q] = dcv;                                                                        \
+        dcv = TADD(sv, 4, q);                                                               \
+        Dmaxv = vs2_max(Dmaxv, dcv);                                                        \
+        I_[q] = TADDMAX(ipv0, 6, q, TADD(mpv0, 5, q));                                      \
+    }
+#endif
+
 W_KERNEL(vf_xc_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
                      W_IN(int) order, int nseq, int base, int e_loop, int e_move, int ddbound,
                      W_IN(i16) move, W_OUT(int) out_xc)
@@ -390,7 +469,8 @@ W_KERNEL(vf_xc_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
 #define TADD(a, j, q) vf_tadd((a), TV(j, q))
 #define TADDMAX(a, j, q, acc) vf_taddmax((a), TV(j, q), (acc))
 #elif VF_DPX
-#define TN(j, q) PLOAD(tsc + ((8 + (j)) * QW + (q)) * 32)
+#define TN(j, q) (((VF_NTSC_MASK >> (j)) & 1) ? neg_floor(TV(j, q))                    \
+                                              : PLOAD(tsc + ((8 + (j)) * QW + (q)) * 32))
     /* a + tsc saturated at -32768: tsc <= 0, so max(a, -32768 - tsc) + tsc is exact and in range */
 #define TADD(a, j, q) vs2_add(vs2_max((a), TN(j, q)), TV(j, q))
 #define TADDMAX(a, j, q, acc) vs2_addmax(vs2_max((a), TN(j, q)), TV(j, q), (acc))
@@ -414,21 +494,7 @@ W_KERNEL(vf_xc_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
             u32 dpv = shift_words(W_SCRATCH_ARG D_[QW - 1], lane);
             u32 ipv = shift_words(W_SCRATCH_ARG I_[QW - 1], lane);
             u32 dcv = neg, xEv = neg, Dmaxv = neg;
-_Pragma("unroll")
-            for (int q = 0; q < QW; q++) {
-                u32 sv = TADD(xBv, 0, q);
-                sv = TADDMAX(mpv, 1, q, sv);
-                sv = TADDMAX(ipv, 2, q, sv);
-                sv = TADDMAX(dpv, 3, q, sv);
-                sv = VF_EMIT(sv, q);
-                xEv = vs2_max(xEv, sv);
-                mpv = M_[q]; dpv = D_[q]; ipv = I_[q];
-                M_[q] = sv;
-                D_[q] = dcv;
-                dcv = TADD(sv, 4, q);
-                Dmaxv = vs2_max(Dmaxv, dcv);
-                I_[q] = TADDMAX(ipv, 6, q, TADD(mpv, 5, q));
-            }
+            VF_ROW(mpv, dpv, ipv)
             const int xE = W_REDUCE_MAX(lane_max_s16x2(xEv));
             if (xE >= 32767) { over = true; continue; }
             xC = max(xC, xE + e_move);

@@ -91,6 +91,23 @@ def test_raw_integers_equal_the_task_kernels_on_the_proteome_and_edges(device, e
 
 
 @needs_device
+@pytest.mark.parametrize("over", [{"row_inplace": 1, "vf_ntsc_mask": 0x07},
+                                  {"vf_ntsc_mask": 0x70}], ids=["inplace-mask07", "mask70"])
+def test_row_and_floor_variants_equal_the_task_kernels(over, model, proteome):
+    """ROW_INPLACE (descending in-place rows, three-way VF maxima) and VF_NTSC_MASK (some VF
+    transition floors by ALU) through the kernel source itself, on the first device: raw
+    integers identical to the task kernels' on every 10th protein and the edge lengths."""
+    device = DEVICES[0]
+    runner = ProfileWarpOpenCL(device, "auto")
+    runner._clock = StageClock()
+    runner.variant = {**warp.TUNED_VARIANT, **over}
+    for seqs in (proteome.subset(range(0, len(proteome), 10)), edge_set(proteome)):
+        want, got = _raw(_runner(device, ""), model, seqs), _raw(runner, model, seqs)
+        for kind in ("ssv", "msv", "vf"):
+            assert np.array_equal(got[kind], want[kind]), (kind, over)
+
+
+@needs_device
 @pytest.mark.parametrize("device", DEVICES)
 def test_the_sub_group_path_runs_where_the_device_has_sub_groups(device):
     r = _runner(device, "auto")

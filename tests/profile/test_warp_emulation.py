@@ -70,10 +70,17 @@ def msv_xj_warp(cost, codes, bias, base, tec, jbm):
     return xJ
 
 
-def sat_add_dpx(a, b):
-    """VF_DPX's a + b for b <= 0: max(a, -32768 - b) + b (no wrap, no saturation needed)."""
+def neg_floor_alu(t):
+    """VF_NTSC_ALU / VF_NTSC_MASK's -32768 - t per int16 half: ~t + 0x8001, wrapping."""
+    alu = ((~np.asarray(t).astype(np.int64).astype(np.uint16)).astype(np.int64) + 0x8001) % 65536
+    return np.where(alu >= 32768, alu - 65536, alu)
+
+
+def sat_add_dpx(a, b, alu=False):
+    """VF_DPX's a + b for b <= 0: max(a, -32768 - b) + b (no wrap, no saturation needed); with
+    ``alu`` the floor -32768 - b computed as the kernel's ALU form instead of the table."""
     assert (b <= 0).all()
-    out = np.maximum(a, -32768 - b) + b
+    out = np.maximum(a, neg_floor_alu(b) if alu else -32768 - b) + b
     assert (out >= NEG).all() and (out <= 32767).all()
     return out
 
@@ -84,31 +91,75 @@ def emit_dpx(sv, e):
     return np.minimum(np.maximum(sv, lo), hi) + e
 
 
-def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv, dpx=False):
+def vf_row_ascending(M_, I_, D_, mpv, dpv, ipv, xB, tsc, e, add, emit):
+    """The kernel's VF_ROW, vectors in ascending order (ROW_INPLACE=0): (dcv, xEv, Dmaxv)."""
+    Q, W = M_.shape
+    dcv = np.full(W, NEG, np.int64)
+    xEv, Dmaxv = dcv.copy(), dcv.copy()
+    for q in range(Q):
+        sv = add(np.full(W, xB), tsc[0, q], 0)
+        sv = np.maximum(sv, add(mpv, tsc[1, q], 1))
+        sv = np.maximum(sv, add(ipv, tsc[2, q], 2))
+        sv = np.maximum(sv, add(dpv, tsc[3, q], 3))
+        sv = emit(sv, e[q])
+        xEv = np.maximum(xEv, sv)
+        mpv, dpv, ipv = M_[q].copy(), D_[q].copy(), I_[q].copy()
+        M_[q] = sv
+        D_[q] = dcv
+        dcv = add(sv, tsc[4, q], 4)
+        Dmaxv = np.maximum(Dmaxv, dcv)
+        I_[q] = np.maximum(add(mpv, tsc[5, q], 5), add(ipv, tsc[6, q], 6))
+    return dcv, xEv, Dmaxv
+
+
+def vf_row_inplace(M_, I_, D_, mpv, dpv, ipv, xB, tsc, e, add, emit):
+    """VF_ROW with ROW_INPLACE=1: descending vectors, each state updated in place (vector q reads
+    q-1's old values), D_[q+1] = vector q's M->D flow, D_[0] = -inf; row maxima folded over
+    (held, current) pairs as the kernel's three-way maxima."""
+    Q, W = M_.shape
+    neg = np.full(W, NEG, np.int64)
+    xEv, Dmaxv, heldE, heldD, dcv = neg.copy(), neg.copy(), neg.copy(), neg.copy(), None
+    for q in range(Q - 1, -1, -1):
+        mp, ip, dp = (M_[q - 1], I_[q - 1], D_[q - 1]) if q > 0 else (mpv, ipv, dpv)
+        sv = add(np.full(W, xB), tsc[0, q], 0)
+        sv = np.maximum(sv, add(mp, tsc[1, q], 1))
+        sv = np.maximum(sv, add(ip, tsc[2, q], 2))
+        sv = np.maximum(sv, add(dp, tsc[3, q], 3))
+        sv = emit(sv, e[q])
+        I_[q] = np.maximum(add(I_[q], tsc[6, q], 6), add(M_[q], tsc[5, q], 5))
+        M_[q] = sv
+        dc = add(sv, tsc[4, q], 4)
+        if q == Q - 1:
+            dcv = dc
+        else:
+            D_[q + 1] = dc
+        if (Q - 1 - q) & 1:
+            xEv, Dmaxv = np.maximum.reduce([xEv, heldE, sv]), np.maximum.reduce([Dmaxv, heldD, dc])
+        else:
+            heldE, heldD = sv, dc
+    if Q & 1:
+        xEv, Dmaxv = np.maximum(xEv, heldE), np.maximum(Dmaxv, heldD)
+    D_[0] = neg
+    return dcv, xEv, Dmaxv
+
+
+def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv, dpx=False, inplace=False,
+               ntsc_mask=0):
+    """``ntsc_mask``: VF_NTSC_MASK, the transitions j whose floor the kernel computes by ALU."""
     Q, W = match.shape[1], match.shape[2]
     M_ = np.full((Q, W), NEG, np.int64)
     I_, D_ = M_.copy(), M_.copy()
     xN = base
     xB, xJ, xC = xN + mv, NEG, NEG
+    if dpx:
+        add = lambda a, b, j: sat_add_dpx(a, b, bool((ntsc_mask >> j) & 1))   # noqa: E731
+    else:
+        add = lambda a, b, j: sat_s16(a + b)                                   # noqa: E731
+    emit = emit_dpx if dpx else (lambda a, b: sat_s16(a + b))
+    row = vf_row_inplace if inplace else vf_row_ascending
     for x in codes:
         mpv, dpv, ipv = shift(M_[Q - 1], NEG), shift(D_[Q - 1], NEG), shift(I_[Q - 1], NEG)
-        dcv = np.full(W, NEG, np.int64)
-        xEv, Dmaxv = dcv.copy(), dcv.copy()
-        add = sat_add_dpx if dpx else (lambda a, b: sat_s16(a + b))
-        emit = emit_dpx if dpx else (lambda a, b: sat_s16(a + b))
-        for q in range(Q):
-            sv = add(np.full(W, xB), tsc[0, q])
-            sv = np.maximum(sv, add(mpv, tsc[1, q]))
-            sv = np.maximum(sv, add(ipv, tsc[2, q]))
-            sv = np.maximum(sv, add(dpv, tsc[3, q]))
-            sv = emit(sv, match[x, q])
-            xEv = np.maximum(xEv, sv)
-            mpv, dpv, ipv = M_[q].copy(), D_[q].copy(), I_[q].copy()
-            M_[q] = sv
-            D_[q] = dcv
-            dcv = add(sv, tsc[4, q])
-            Dmaxv = np.maximum(Dmaxv, dcv)
-            I_[q] = np.maximum(add(mpv, tsc[5, q]), add(ipv, tsc[6, q]))
+        dcv, xEv, Dmaxv = row(M_, I_, D_, mpv, dpv, ipv, xB, tsc, match[x], add, emit)
         xE = int(xEv.max())
         if xE >= 32767:
             return 32768
@@ -121,7 +172,7 @@ def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv, dpx=False):
             DD_PASSES["rows"] += 1
             for q in range(Q):
                 D_[q] = np.maximum(dcv, D_[q])
-                dcv = add(D_[q], tsc[7, q])
+                dcv = add(D_[q], tsc[7, q], 7)
             again = True
             while again:
                 dcv = shift(dcv, NEG)
@@ -130,7 +181,7 @@ def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv, dpx=False):
                     if not (dcv > D_[q]).any():
                         break
                     D_[q] = np.maximum(dcv, D_[q])
-                    dcv = add(D_[q], tsc[7, q])
+                    dcv = add(D_[q], tsc[7, q], 7)
                     q += 1
                 again = q == Q
                 DD_PASSES["extra"] += int(again)
@@ -144,11 +195,18 @@ def wrap16(x):
     return ((np.asarray(x) + 32768) % 65536) - 32768
 
 
-def byte_row(dp, prof_row, cell):
-    """One row of the group kernels' byte_row: shift, cell per vector, elementwise row max."""
+def byte_row(dp, prof_row, cell, inplace=False):
+    """One row of the group kernels' byte_row: shift, cell per vector, elementwise row max;
+    ``inplace`` (ROW_INPLACE): descending vectors, vector q reading q-1's old value in place."""
     Q = dp.shape[0]
-    mpv = shift(dp[Q - 1], 0)
+    first = shift(dp[Q - 1], 0)
     rowmax = np.zeros(dp.shape[1], np.int64)
+    if inplace:
+        for q in range(Q - 1, -1, -1):
+            dp[q] = cell(dp[q - 1] if q > 0 else first, prof_row[q])
+            rowmax = np.maximum(rowmax, dp[q])
+        return rowmax
+    mpv = first
     for q in range(Q):
         sv = cell(mpv, prof_row[q])
         mpv = dp[q].copy()
@@ -170,16 +228,16 @@ def cells(simd16, bias):
     return ssv, msv, xbrow
 
 
-def ssv_xe_group(prof, codes, bias, simd16):
+def ssv_xe_group(prof, codes, bias, simd16, inplace=False):
     ssv, _, _ = cells(simd16, bias)
     dp = np.zeros(prof.shape[1:], np.int64)
     xEv = np.zeros(prof.shape[2], np.int64)
     for x in codes:
-        xEv = np.maximum(xEv, byte_row(dp, prof[x], ssv))
+        xEv = np.maximum(xEv, byte_row(dp, prof[x], ssv, inplace))
     return 128 + int(xEv.max())
 
 
-def msv_xj_group(prof, codes, bias, base, tec, jbm, simd16, lazy):
+def msv_xj_group(prof, codes, bias, base, tec, jbm, simd16, lazy, inplace=False):
     """msv_xj_warp with LAZY_XE on or off: the exact xE only on rows a lane flags."""
     _, msv, xbrow = cells(simd16, bias)
     dp = np.zeros(prof.shape[1:], np.int64)
@@ -188,7 +246,7 @@ def msv_xj_group(prof, codes, bias, base, tec, jbm, simd16, lazy):
     xEall = np.zeros(prof.shape[2], np.int64)
     thr = min(255 - bias, jtop + tec + 1)
     for x in codes:
-        rowmax = byte_row(dp, prof[x], msv(xbrow(xB)))
+        rowmax = byte_row(dp, prof[x], msv(xbrow(xB)), inplace)
         xEall = np.maximum(xEall, rowmax)
         if lazy and not (rowmax >= thr).any():
             continue
@@ -233,28 +291,34 @@ def test_warp_byte_kernels_match_reference(model, sample):
 
 
 @pytest.mark.parametrize("model", PICK, ids=[m.name for m in PICK])
-@pytest.mark.parametrize("dpx", [False, True], ids=["vaddss2", "dpx"])
-def test_warp_vf_kernel_matches_reference(model, sample, dpx):
+@pytest.mark.parametrize("dpx,inplace,ntsc_mask", [(False, False, 0), (True, False, 0),
+                                                   (True, True, 0x07)],
+                         ids=["vaddss2", "dpx", "dpx-inplace-mask07"])
+def test_warp_vf_kernel_matches_reference(model, sample, dpx, inplace, ntsc_mask):
     """The warp Viterbi filter, with HMMER's saturating adds or (VF_DPX) as
-    max(a, -32768 - b) + b with clamp-then-add emissions."""
+    max(a, -32768 - b) + b with clamp-then-add emissions; ROW_INPLACE's descending in-place row;
+    VF_NTSC_MASK's ALU floors."""
     wp = model.word
     match, tsc = (a.astype(np.int64) for a in layout.striped_words(model, 64))
     L = sample.lengths
     mv = wp.move(L).astype(np.int64)
     rows_before = DD_PASSES["rows"]
     xc = np.array([vf_xc_warp(match, tsc, sample.codes(i), wp.base, wp.e_loop, wp.e_move,
-                              wp.ddbound, int(mv[i]), dpx=dpx) for i in range(len(sample))])
+                              wp.ddbound, int(mv[i]), dpx=dpx, inplace=inplace,
+                              ntsc_mask=ntsc_mask) for i in range(len(sample))])
     got = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
     np.testing.assert_array_equal(got, pf.viterbi_filter(model, sample))
     assert DD_PASSES["rows"] > rows_before   # the D->D branch was exercised
 
 
 @pytest.mark.parametrize("model", PICK, ids=[m.name for m in PICK])
-@pytest.mark.parametrize("group,simd16,lazy", [(32, 1, 1), (16, 1, 1), (8, 1, 0), (8, 0, 1),
-                                               (16, 0, 0)])
-def test_group_byte_kernels_match_reference(model, sample, group, simd16, lazy):
-    """The warp-group SSV/MSV variants (GROUP lanes per sequence, SIMD16 int16 cells, LAZY_XE),
-    each sequence followed by pad-residue rows up to a longer neighbour's length, as in a warp."""
+@pytest.mark.parametrize("group,simd16,lazy,inplace", [(32, 1, 1, 0), (16, 1, 1, 0),
+                                                       (8, 1, 0, 0), (8, 0, 1, 0), (16, 0, 0, 0),
+                                                       (32, 1, 1, 1), (8, 0, 0, 1)])
+def test_group_byte_kernels_match_reference(model, sample, group, simd16, lazy, inplace):
+    """The warp-group SSV/MSV variants (GROUP lanes per sequence, SIMD16 int16 cells, LAZY_XE,
+    ROW_INPLACE), each sequence followed by pad-residue rows up to a longer neighbour's length,
+    as in a warp."""
     bp = model.byte
     L = sample.lengths
     lmax = int(L.max())
@@ -270,11 +334,12 @@ def test_group_byte_kernels_match_reference(model, sample, group, simd16, lazy):
     Q, _ = layout.warp_byte_profile(model, "ssv", group, simd16)
     ssv_prof, msv_prof = striped("ssv"), striped("msv")
     assert ssv_prof.shape[1] == Q
-    xe = np.array([ssv_xe_group(ssv_prof, rows(i), bp.bias, simd16) for i in range(len(sample))])
+    xe = np.array([ssv_xe_group(ssv_prof, rows(i), bp.bias, simd16, inplace)
+                   for i in range(len(sample))])
     np.testing.assert_array_equal(pf.ssv_from_xe(model, xe, L)[0], pf.ssv_filter(model, sample))
     jbm = (bp.tjb(L) + bp.tbm) & 0xFF
     xj = np.array([msv_xj_group(msv_prof, rows(i), bp.bias, bp.base, bp.tec, int(jbm[i]),
-                                simd16, lazy) for i in range(len(sample))])
+                                simd16, lazy, inplace) for i in range(len(sample))])
     got = pf.msv_from_xj(model, np.maximum(xj, 0), xj < 0, L)
     want = np.concatenate([pf.msv_full(model, sample, [i]) for i in range(len(sample))])
     np.testing.assert_array_equal(got, want)
@@ -283,6 +348,4 @@ def test_group_byte_kernels_match_reference(model, sample, group, simd16, lazy):
 def test_vf_negative_floor_by_alu_is_the_table():
     """VF_NTSC_ALU: -32768 - t per int16 half computed as ~t + 0x8001 (wrapping), t <= 0."""
     t = np.arange(-32768, 1, dtype=np.int64)
-    alu = ((~t.astype(np.uint16)).astype(np.int64) + 0x8001) % 65536
-    alu = np.where(alu >= 32768, alu - 65536, alu)
-    np.testing.assert_array_equal(alu, -32768 - t)
+    np.testing.assert_array_equal(neg_floor_alu(t), -32768 - t)

@@ -12,9 +12,9 @@ from . import layout
 #: VF_NTSC_ALU stays off in the tuned set: with it a VF refactor compiled to wrong scores on the
 #: H100 (docs/profile-design.md), so the exactness of that define rests on one code shape
 CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0,
-                   "vf_ntsc_alu": 0}
+                   "vf_ntsc_alu": 0, "row_inplace": 0, "vf_ntsc_mask": 0}
 TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1,
-                 "vf_ntsc_alu": 0}
+                 "vf_ntsc_alu": 0, "row_inplace": 0, "vf_ntsc_mask": 0}
 
 
 def auto_group(M: int, kind: str = "ssv") -> int:
@@ -47,7 +47,9 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
     d = {"MODEL_M": M, "BLOCK": block, "KP": model.Kp, "QB": layout.n_vectors(M, 128),
          "QW": layout.n_vectors(M, 64), "GROUP": group(variant, M, kind),
          "SIMD16": variant["simd16"], "PREFETCH": variant["prefetch"], "LAZY_XE": variant["lazy"],
-         "VF_DPX": variant["vf_dpx"], "VF_NTSC_ALU": variant.get("vf_ntsc_alu", 0)}
+         "VF_DPX": variant["vf_dpx"], "VF_NTSC_ALU": variant.get("vf_ntsc_alu", 0),
+         "ROW_INPLACE": variant.get("row_inplace", 0),
+         "VF_NTSC_MASK": variant.get("vf_ntsc_mask", 0)}
     d["QW" if kind == "vf" else "QB"] = Q
     return shape_defines(d, kind)
 
