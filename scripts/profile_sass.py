@@ -61,7 +61,7 @@ def row_loop(lines: list) -> list:
         body = [x for x in lines if int(m.group(1), 16) <= x[0] <= addr]
         loops.append((sum(x[1].startswith("LDG") for x in body), len(body), body))
     most = max(n for n, _, _ in loops)
-    body = min((b for b in loops if b[0] >= 0.8 * most), key=lambda b: b[1])[2]
+    body = min((b for b in loops if b[0] >= 0.5 * most), key=lambda b: b[1])[2]
     marks = [i for i, x in enumerate(body) if x[1].startswith(("REDUX", "VOTE"))]
     if marks:
         for j in range(marks[0], len(body)):

@@ -8,13 +8,22 @@ import numpy as np
 
 from . import layout
 
-#: defines of the warp kernels; "group" None = by model size (``auto_group``).
-#: VF_NTSC_ALU stays off in the tuned set: with it a VF refactor compiled to wrong scores on the
-#: H100 (docs/profile-design.md), so the exactness of that define rests on one code shape
+#: defines of the warp kernels; "group" None = by model size (``auto_group``), "row_inplace"
+#: None = by kind and size (``auto_inplace``). VF_NTSC_ALU (every VF transition floor by ALU)
+#: stays off in the tuned set: with it a VF refactor compiled to wrong scores on the H100
+#: (docs/profile-design.md), so the exactness of that define rests on one code shape; the tuned
+#: set computes the floors of BM, MM and IM by ALU (VF_NTSC_MASK 0x07) and loads the others,
+#: which balances the VF's L1 loads against its ALU work (docs/profile-kernels.md)
 CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0,
                    "vf_ntsc_alu": 0, "row_inplace": 0, "vf_ntsc_mask": 0}
 TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1,
-                 "vf_ntsc_alu": 0, "row_inplace": 0, "vf_ntsc_mask": 0}
+                 "vf_ntsc_alu": 0, "row_inplace": None, "vf_ntsc_mask": 0x07}
+
+
+def auto_inplace(M: int, kind: str) -> bool:
+    """ROW_INPLACE where it won on the H200 (docs/profile-kernels.md): the full MSV and the
+    Viterbi filter at every size, SSV on whole-warp groups (M > 512) only."""
+    return kind != "ssv" or M > 512
 
 
 def auto_group(M: int, kind: str = "ssv") -> int:
@@ -48,7 +57,8 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
          "QW": layout.n_vectors(M, 64), "GROUP": group(variant, M, kind),
          "SIMD16": variant["simd16"], "PREFETCH": variant["prefetch"], "LAZY_XE": variant["lazy"],
          "VF_DPX": variant["vf_dpx"], "VF_NTSC_ALU": variant.get("vf_ntsc_alu", 0),
-         "ROW_INPLACE": variant.get("row_inplace", 0),
+         "ROW_INPLACE": int(auto_inplace(M, kind) if variant.get("row_inplace", 0) is None
+                            else variant.get("row_inplace", 0)),
          "VF_NTSC_MASK": variant.get("vf_ntsc_mask", 0)}
     d["QW" if kind == "vf" else "QB"] = Q
     return shape_defines(d, kind)
