@@ -6,8 +6,9 @@ For each M and kind: the warp kernel as profile-cuda-warp compiles it (``warp.de
 tuned variant, with ``--set KEY=VALUE`` overrides of the variant), nvcc -cubin for sm_90,
 cuobjdump -sass, and the opcode counts of one database row: the innermost loop holding the
 profile loads, from its head to the branch that skips the rare part of a row (the Viterbi
-filter's lazy-F D->D passes, MSV's vote-gated reduction) or to its back branch. Per cell = per
-lane and row over the M / GROUP model positions a lane owns. Needs nvcc and cuobjdump (PyPI's
+filter's lazy-F D->D passes, MSV's vote-gated reduction) or to its back branch, divided by the
+rows the compiler unrolled into it (one residue broadcast each). Per cell = per lane and row over
+the M / GROUP model positions a lane owns. Needs nvcc and cuobjdump (PyPI's
 nvidia-cuda-cuobjdump gives one: CUOBJDUMP=path).
 
     python scripts/profile_sass.py [--sizes 100,400,1200] [--kinds ssv,msv,vf] [--set row_inplace=1]
@@ -104,14 +105,17 @@ def count(M: int, kind: str, variant: dict, cuobjdump: str) -> dict:
     pipes = Counter()
     for op, n in ops.items():
         pipes[classify(op)] += n
-    cells = M / g                                # model positions per lane and row
+    # the compiler may unroll the row loop: one residue broadcast (PREFETCH's SHFL.IDX) per row
+    rows = max(1, ops.get("SHFL.IDX", 0)) if variant["prefetch"] else 1
+    cells = rows * M / g                         # model positions per lane in the counted rows
     per = {k: v / cells for k, v in pipes.items()}
     total = sum(pipes.values()) / cells
     bound = {"alu": SM_CLOCKS * ALU_LANES / max(per.get("alu", 0), 1e-9) / 1e12,
              "lsu": SM_CLOCKS * LSU_LANES / max(per.get("lsu", 0), 1e-9) / 1e12,
              "issue": SM_CLOCKS * ISSUE_LANES / total / 1e12}
     return {"M": M, "kind": kind, "group": g, "Q": Q, "registers": used["registers"],
-            "spill_bytes": used["spill_store_bytes"], "row_instructions": len(body),
+            "spill_bytes": used["spill_store_bytes"], "rows_counted": rows,
+            "row_instructions": len(body) / rows,
             "opcodes": dict(ops.most_common()), "per_cell": per, "instr_per_cell": total,
             "bound_tcups": bound}
 
@@ -137,7 +141,7 @@ def main(argv=None) -> int:
     for r in rows:
         p, b = r["per_cell"], r["bound_tcups"]
         print(f"| {r['kind']} | {r['M']} | {r['group']} | {r['registers']}"
-              f"{' (spills)' if r['spill_bytes'] else ''} | {r['row_instructions']} "
+              f"{' (spills)' if r['spill_bytes'] else ''} | {r['row_instructions']:.0f} "
               f"| {r['instr_per_cell']:.2f} | {p.get('alu', 0):.2f} | {p.get('lsu', 0):.2f} "
               f"| {p.get('fma', 0) + p.get('mov', 0):.2f} "
               f"| {b['alu']:.1f} / {b['lsu']:.1f} / {b['issue']:.1f} |")
