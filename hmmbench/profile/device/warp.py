@@ -9,7 +9,7 @@ import numpy as np
 from . import layout
 
 #: defines of the warp kernels; "group" None = by model size (``auto_group``), "row_inplace"
-#: None = by kind and size (``auto_inplace``). VF_NTSC_ALU (every VF transition floor by ALU)
+#: None = by kind and group size (``auto_inplace``). VF_NTSC_ALU (every VF transition floor by ALU)
 #: stays off in the tuned set: with it a VF refactor compiled to wrong scores on the H100
 #: (docs/profile-design.md), so the exactness of that define rests on one code shape; the tuned
 #: set computes the floors of BM, MM and IM by ALU (VF_NTSC_MASK 0x07) and loads the others,
@@ -20,10 +20,12 @@ TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1
                  "vf_ntsc_alu": 0, "row_inplace": None, "vf_ntsc_mask": 0x07}
 
 
-def auto_inplace(M: int, kind: str) -> bool:
+def auto_inplace(group: int, kind: str) -> bool:
     """ROW_INPLACE where it won on the H200 (docs/profile-kernels.md): the full MSV and the
-    Viterbi filter at every size, SSV on whole-warp groups (M > 512) only."""
-    return kind != "ssv" or M > 512
+    Viterbi filter at every size, SSV on whole-warp groups only (``auto_group``: M > 512; it
+    lost 1-2 % with 8 and 16 lanes). A function of the kernel's shape, not of M, so models of
+    one shape still share one build."""
+    return kind != "ssv" or group == 32
 
 
 def auto_group(M: int, kind: str = "ssv") -> int:
@@ -57,7 +59,8 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
          "QW": layout.n_vectors(M, 64), "GROUP": group(variant, M, kind),
          "SIMD16": variant["simd16"], "PREFETCH": variant["prefetch"], "LAZY_XE": variant["lazy"],
          "VF_DPX": variant["vf_dpx"], "VF_NTSC_ALU": variant.get("vf_ntsc_alu", 0),
-         "ROW_INPLACE": int(auto_inplace(M, kind) if variant.get("row_inplace", 0) is None
+         "ROW_INPLACE": int(auto_inplace(group(variant, M, kind), kind)
+                            if variant.get("row_inplace", 0) is None
                             else variant.get("row_inplace", 0)),
          "VF_NTSC_MASK": variant.get("vf_ntsc_mask", 0)}
     d["QW" if kind == "vf" else "QB"] = Q
