@@ -93,11 +93,11 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         self._bin_kernels: dict = {}  # (kit, bin, double, rescue) -> (kernel, work-group size)
         self._plans: dict = {}  # (size tier, longest read) -> (bins, recompute queues)
         self._buffers: Optional[DeviceBuffers] = None
-        # from this many bytes of sequences the staging threads stage a small call (one upload)
-        self.pooled_from_bytes = PAGEABLE_FROM_BYTES
-        # from this many bytes of sequences they go up from the PairSet's arrays, as CUDA's
-        # small call's (None: never; NVIDIA's OpenCL copies them inside the enqueue call)
-        self.pageable_from_bytes: Optional[int] = None
+        # from this many bytes of sequences they go up from the PairSet's arrays (as CUDA's)
+        self.pageable_from_bytes: Optional[int] = PAGEABLE_FROM_BYTES
+        # from this many bytes the staging threads stage a small call in pieces, one upload
+        # (None: never; on the H200's host 0.9 ms for 1m merged, docs/subwarp-host-path.md)
+        self.pooled_from_bytes: Optional[int] = None
         # from this many pairs the staging threads stage a call, uploaded part by part
         self.pool_from_pairs = POOL_FROM_PAIRS
         self.side_queues = True   # bins after the first on queues of their own
@@ -269,8 +269,9 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         if not rescue:
             results = (results[0],)
         return kernel(queue, (max(blocks, 1) * block,), (block,),
-                      (dev["items"], rng, np.int32(n_items), *(dev[name] for name in KERNEL_ARRAYS),
-                       *results, scratch, np.int32(stride)), wait_for=wait_for)
+                      (dev["items"], rng, np.int32(n_items),
+                       *(dev[name] for name in KERNEL_ARRAYS), *results, scratch,
+                       np.int32(stride)), wait_for=wait_for)
 
     def close(self) -> None:
         if self._buffers is not None:

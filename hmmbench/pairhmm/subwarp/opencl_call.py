@@ -4,10 +4,11 @@ and the first chunk of ``call.SubwarpCall``):
 - prep: the PairSet's raw arrays staged into one page-locked buffer (an ``ALLOC_HOST_PTR`` buffer
   mapped once, ``staging.stage_whole``); from ``POOL_FROM_PAIRS`` pairs by the staging threads,
   each array's pieces uploaded as soon as they are in (``staging.STREAM_ORDER``, as CUDA's
-  streamed first chunk); below it in one upload, staged by the threads too from
-  ``PAGEABLE_FROM_BYTES`` of sequences (each a piece of every sequence array: NVIDIA's OpenCL
-  copies an upload from pageable memory inside the enqueue call, so the sequences do not go up
-  from the PairSet's own arrays as CUDA's small call's do; ``pageable_from_bytes`` still can);
+  streamed first chunk), below it by the calling thread in one upload, and from
+  ``PAGEABLE_FROM_BYTES`` of sequences only the integers, the sequences going up from the
+  PairSet's own arrays (as CUDA's small call's; NVIDIA's OpenCL copies them inside the enqueue
+  call). ``pooled_from_bytes``: the threads stage a small call instead, each a piece of every
+  sequence array, one upload (slower on the H200's host: off);
 - the work items laid out on the device (``kernels_opencl/pairhmm/subwarp_layout.cl``, the twin
   of ``subwarp_layout.cu``): bin ranges and the recompute queues' heads; the key histogram is
   left cleared by the scan for the next call (no clearing launch but on a first use);
@@ -263,10 +264,10 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     a0, a1, c0, c1 = ends[4:]
     seq_bytes = 5 * (a1 - a0) + c1 - c0
     threaded = pairs.n_pairs >= backend.pool_from_pairs and bufs.threads > 1
-    pageable = (not threaded and backend.pageable_from_bytes is not None
-                and seq_bytes >= backend.pageable_from_bytes)
-    pooled = (not threaded and not pageable and bufs.threads > 1
+    pooled = (not threaded and bufs.threads > 1 and backend.pooled_from_bytes is not None
               and seq_bytes >= backend.pooled_from_bytes)
+    pageable = (not threaded and not pooled and backend.pageable_from_bytes is not None
+                and seq_bytes >= backend.pageable_from_bytes)
     prep_work, parts = 0.0, None
     if threaded:  # every thread a piece of each sequence array, the integers first
         pool, n, nbat = bufs.pool(), bufs.threads, pairs.n_batches

@@ -256,7 +256,7 @@ def test_the_device_rescue_recomputes_the_pairs_the_host_rule_picks(edge, real, 
                       small_tiers=None)
     b.pool_from_pairs = 0 if staging == "threads" else 1 << 40
     b.pageable_from_bytes = 0 if staging == "pageable" else None
-    b.pooled_from_bytes = 0 if staging == "pooled" else 1 << 40
+    b.pooled_from_bytes = 0 if staging == "pooled" else None
     b._buffers_of(b.kit()).threads = 2  # pieces on a machine of any size
     for pairs, ref in (edge, real["1m"]):
         for side in (True, False):
