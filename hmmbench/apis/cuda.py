@@ -26,6 +26,7 @@ import os
 import re
 import subprocess
 import threading
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -311,12 +312,28 @@ def ptxas_resources(ptxas_log: str, fn: str) -> dict:
             "spill_store_bytes": int(spill.group(1)) if spill else None}
 
 
+#: the start of the UserWarning PyCUDA gives when nvcc succeeded with remarks on stderr
+COMPILER_REMARKS = "The CUDA compiler succeeded, but said the following"
+#: set (to "1", as ``hmmbench --verbose`` does): the compilers' remarks show
+VERBOSE_ENV = "PYOPENCL_COMPILER_OUTPUT"
+
+
+def quiet_compiler_remarks() -> None:
+    """Silence nvcc's remarks on a build that succeeded (one process-wide filter, as the OpenCL
+    side does: a per-call ``catch_warnings`` is not thread-safe and builds run in threads); a
+    failed build still raises, other warnings still show, ``--verbose`` shows the remarks."""
+    if os.environ.get(VERBOSE_ENV, "0") in ("", "0"):
+        warnings.filterwarnings("ignore", message=re.escape(COMPILER_REMARKS),
+                                category=UserWarning)
+
+
 def compile(source_name: str, defines: Optional[dict] = None, options=()):  # noqa: A001
     """Build ``kernels_cuda/<source_name>`` for the current device; returns a pycuda module."""
     defines = dict(defines or {})
     key = (source_name, tuple(sorted(defines.items())), tuple(options))
     if key not in _MODULES:
         driver()
+        quiet_compiler_remarks()
         from pycuda.compiler import SourceModule
         opts = list(BASE_OPTIONS) + define_flags(defines) + list(options)
         _MODULES[key] = SourceModule(kernel_source(source_name), options=opts,

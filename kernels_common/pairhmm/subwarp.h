@@ -445,6 +445,7 @@ SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
 #pragma unroll
                     for (int u = 0; u < 4; ++u) {
                         const int step = 4 * w + u;
+                        (void)step;     // unread in some specializations (nvcc's remark 177)
 #if SW_CODE_WINDOW
                         const int code_here = SW_SHFL_FROM(win, 4 * (w % SW_EXP_EVERY) + u);
 #else

@@ -51,3 +51,19 @@ def test_hmmbench_list_prints_no_compiler_chatter(tmp_path):
     quiet = run(["-m", "hmmbench", "list"], cwd=tmp_path)
     assert quiet.returncode == 0, quiet.stderr
     assert "CompilerWarning" not in quiet.stderr and "Warning" not in quiet.stderr
+
+
+WARN_CUDA = ("import warnings\n"
+             "from hmmbench.apis.cuda import COMPILER_REMARKS, quiet_compiler_remarks\n"
+             "quiet_compiler_remarks()\n"
+             "warnings.warn(COMPILER_REMARKS + ':\\nkernel.cu(1): warning #177-D', UserWarning)\n"
+             "warnings.warn('another warning', UserWarning)\n")
+
+
+def test_nvcc_remarks_are_filtered_unless_verbose():
+    """PyCUDA turns nvcc's stderr on a successful build into a UserWarning of this text."""
+    quiet = run(["-c", WARN_CUDA])
+    assert quiet.returncode == 0, quiet.stderr
+    assert "another warning" in quiet.stderr and "#177-D" not in quiet.stderr
+    loud = run(["-c", WARN_CUDA], verbose_env="1")
+    assert "another warning" in loud.stderr and "#177-D" in loud.stderr
