@@ -66,7 +66,8 @@ class Profile(Workload):
         if command == "run":
             parser.add_argument("--model", action="append", default=[],
                                 help="profile workload: a model (repeatable): a shipped one "
-                                     "(PF02826, LuxC, ...) or random-M<size>[:seed] (default: "
+                                     "(PF02826, LuxC, ...), random-M<size>[:seed], an HMM "
+                                     "file or models-mixed<N> (every model in it; default: "
                                      "PF02826 and LuxC)")
             parser.add_argument("--kind", action="append", default=[],
                                 help="profile workload: score kinds, comma-separated or repeated, "
@@ -167,6 +168,9 @@ class Profile(Workload):
                    "calibration (the pipeline peers refuse it)")
         models.add("query-M<size>[:seed]", "size", "a calibrated single-sequence model "
                    "(pyhmmer Builder on a seeded background sequence, as phmmer)")
+        models.add("models-mixed<N>[:seed]", "50..2000", "a file of N calibrated family models "
+                   "of mixed sizes (pyhmmer: sampled HMM -> emitted alignment -> Builder), "
+                   "generated once into the cache, e.g. models-mixed100: a many-model search")
         return [dbs, models]
 
     def score(self, options, backend) -> int:
