@@ -7,6 +7,7 @@ one line (:func:`hmmbench.memory.refusal`) -- better than a kernel's out-of-memo
 ends the process with no message and loses the run."""
 from __future__ import annotations
 
+from ..errors import UserError
 from ..memory import MemoryLimit, fmt_bytes, refusal
 from ..registry import select
 from .config import RunConfig
@@ -24,7 +25,13 @@ def check_memory(cells: list, cfg: RunConfig, limit: MemoryLimit) -> None:
     for c in cells:
         ds = c.dataset
         if id(ds) not in shapes:
-            shapes[id(ds)] = shape = workload.unit_shape(ds)
+            try:
+                shape = workload.unit_shape(ds)
+            except UserError:
+                raise                                   # bad input: refused before any cell
+            except Exception:  # noqa: BLE001 - a set that fails to load fails at its own turn,
+                shape = None   # after the cells before it are run and kept, as without this check
+            shapes[id(ds)] = shape
             if shape is not None and reference is not None:
                 _check(ds.name, reference, shape, shape.nbytes, 1, limit)
         shape = shapes[id(ds)]
