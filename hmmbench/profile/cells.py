@@ -44,6 +44,9 @@ def _make_cell_class():
         check_cells: Optional[int] = None
         nonfinite_equal: bool = True
         note: Optional[Callable] = field(default=None, repr=False)
+        #: the sequence database and the number of models: the memory estimate's shape
+        database: Optional[Dataset] = field(default=None, repr=False)
+        n_models: int = 1
 
         def loading_note(self) -> Optional[str]:
             return self.note() if self.note else None
@@ -112,7 +115,8 @@ def _cell(cell_class, db, specs: list, name: str, kind: str, last: _LastDatabase
         n_pairs=db.n_pairs and db.n_pairs * len(specs), params={"database": db.name, "model": name,
                                                  "kind": kind},
         default_chunking="whole", axes=axes, tolerance=TOLERANCE.get(kind),
-        check_cells=REFERENCE_CHECK_CELLS.get(kind), note=note)
+        check_cells=REFERENCE_CHECK_CELLS.get(kind), note=note, database=db,
+        n_models=len(specs))
 
 
 def launches(job, mode: str) -> list:

@@ -16,9 +16,22 @@ from cpu_reference.profile import filters as pf
 from cpu_reference.profile import generic as pg
 
 from ..backend import Execution, StageClock
+from ..memory import MemoryNeed
 from . import pipeline as pl
 from .batch import run_parts
 from .job import ProfileBackend, ProfileBatch, pipeline_refusal
+
+#: sequences of about this many DP cells (sequences x model positions) form one batch of the
+#: references: the int filters' and the float64 generic ones' (cpu_reference.profile)
+FILTER_BATCH_CELLS, GENERIC_BATCH_CELLS = pf.BATCH_CELLS, 1 << 19
+#: bytes per padded residue of a batch while its code matrix is built (an int64 source index,
+#: the mask and the codes; SequenceSet.padded) -- measured, scripts/memory_ratio.py
+PADDED_BYTES = 13
+#: bytes per DP cell of a batch (its rows and their temporaries), by kind -- measured
+DP_BYTES = {"ssv": 10, "msv": 10, "vf": 56, "gmsv": 28, "viterbi": 104, "forward": 104,
+            "pipeline": 104}
+#: per sequence (results, order, lengths) and once per call (model tables, Python)
+PER_SEQUENCE, FIXED = 64, 1 << 16
 
 
 class NumpyProfile(ProfileBackend):
@@ -34,6 +47,18 @@ class NumpyProfile(ProfileBackend):
 
     def refuse_reason(self, job) -> Optional[str]:
         return super().refuse_reason(job) or pipeline_refusal(job)
+
+    def memory_need(self, shape) -> MemoryNeed:
+        """The larger of a batch's two phases -- its padded code matrix being built, its DP
+        rows being filled -- for the batch of the longest sequences, plus the per-sequence
+        results; a batched cell runs its models one after another."""
+        generic = shape.kind in ("viterbi", "forward", "gmsv", "pipeline")
+        per_batch = (GENERIC_BATCH_CELLS if generic else FILTER_BATCH_CELLS) // max(1, shape.M)
+        n = min(shape.sequences, max(1, per_batch))
+        padded = n * shape.max_length
+        dp = padded + n * shape.M * DP_BYTES.get(shape.kind, max(DP_BYTES.values()))
+        host = max(PADDED_BYTES * padded, dp) + PER_SEQUENCE * shape.sequences + FIXED
+        return MemoryNeed(host=host)
 
     def run(self, job) -> Execution:
         if isinstance(job, ProfileBatch):

@@ -15,6 +15,7 @@ from . import datasets as pds
 from .batch import check_batch_kinds, parse_batch_models
 from .cells import launches, profile_cells
 from .job import JOB_KINDS, PIPELINE, ProfileBatch, ProfileSearch
+from .shape import ProfileShape
 
 #: most sequences a cross-check covers when the database is too big for the reference
 SAMPLE_SEQUENCES = 5000
@@ -119,6 +120,21 @@ class Profile(Workload):
                     out.append(b)      # computes none of the kinds asked for: one row says why
             return out
         return cells, {"backends_for": backends_for, "launches_fn": launches}
+
+    def unit_shape(self, cell):
+        """A cell's shape before its database is generated or its model loaded: a generated
+        database's from its size, a file database's from its lengths (read, then let go)."""
+        db = getattr(cell, "database", None)
+        if db is None:
+            return None
+        M, kind, models = cell.axes["model_length"], cell.axes["kind"], cell.n_models
+        if db.kind == "synthetic" and db.n_cells:
+            return ProfileShape.generated(int(db.n_cells), M, kind, models)
+        loaded = db._cache is not None
+        shape = ProfileShape.of(db.load(), M, kind, models)
+        if not loaded:
+            db._cache = None                 # read again at its turn, not held meanwhile
+        return shape
 
     def launches(self, unit, mode: str) -> list:
         return launches(unit, mode)

@@ -1,0 +1,49 @@
+"""What a profile cell's memory estimate reads (:meth:`hmmbench.backend.Backend.memory_need`):
+the database's sequences, residues and longest sequence, the model length and the kind --
+known from a generated database's name (nothing generated) or a file database's lengths, and
+from the cell's model (nothing loaded)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+#: generate_proteins' defaults: lognormal lengths of this mean and sigma, clipped to these
+MEAN_LENGTH, SIGMA, MIN_LENGTH, MAX_LENGTH = 360.0, 0.6, 30, 35000
+#: a sequence's bytes besides its residues: its offset and its name (a short Python string)
+SEQUENCE_BYTES = 8 + 80
+
+
+@dataclass(frozen=True)
+class ProfileShape:
+    """One profile cell's unit: ``models`` models of at most ``M`` positions, scored (``kind``)
+    against a database of ``sequences`` sequences, ``residues`` residues in all, the longest
+    ``max_length``."""
+    residues: int
+    sequences: int
+    max_length: int
+    M: int
+    kind: str
+    models: int = 1
+
+    @property
+    def nbytes(self) -> int:
+        """The database as it is held (codes, offsets, names)."""
+        return self.residues + SEQUENCE_BYTES * self.sequences
+
+    @classmethod
+    def generated(cls, residues: int, M: int, kind: str, models: int = 1) -> "ProfileShape":
+        """A generated database's shape from its size alone: the expected number of sequences
+        and, as its longest, the length only one sequence in twice their number passes."""
+        n = max(1, math.ceil(residues / MEAN_LENGTH))
+        mu = math.log(MEAN_LENGTH) - SIGMA ** 2 / 2
+        z = NormalDist().inv_cdf(1 - 1 / (2 * n)) if n > 1 else 0.0
+        longest = min(MAX_LENGTH, max(MIN_LENGTH, math.ceil(math.exp(mu + SIGMA * z))))
+        return cls(residues, n, min(longest, max(MIN_LENGTH, residues)), M, kind, models)
+
+    @classmethod
+    def of(cls, seqs, M: int, kind: str, models: int = 1) -> "ProfileShape":
+        """A loaded database's shape."""
+        lengths = seqs.lengths
+        return cls(int(seqs.n_residues), len(seqs), int(lengths.max()) if len(seqs) else 0,
+                   M, kind, models)

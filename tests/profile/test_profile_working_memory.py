@@ -1,0 +1,65 @@
+"""The profile workload's working memory: the NumPy reference's estimate
+(``NumpyProfile.memory_need``) against the peak tracemalloc sees on generated databases of
+several shapes -- from the loaded database and from the database's name alone, as the run's
+check reads it before anything is generated -- and a cell past ``--memory-limit`` refused with
+one line before its database is generated or its model loaded."""
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+
+from hmmbench.profile import datasets as pds
+from hmmbench.profile.job import ProfileSearch
+from hmmbench.profile.reference import NumpyProfile
+from hmmbench.profile.shape import ProfileShape
+from helpers.hostile_world import PROFILE_RUN, refused, world  # noqa: F401 - world is a fixture
+
+pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
+
+#: (residues, model length, kind): few long-padded sequences, a wide int filter batch, a
+#: float64 DP whose rows outweigh the padded codes
+SHAPES = [(200_000, 50, "ssv"), (20_000, 400, "vf"), (20_000, 1500, "viterbi")]
+
+
+def traced_peak(backend, job) -> int:
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        backend.run(job)
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("residues,M,kind", SHAPES)
+def test_reference_estimate_within_one_and_a_half_of_the_peak(residues, M, kind):
+    seqs = pds.resolve_database(f"proteins-{residues}").load()
+    model, hmm = pds.resolve_model(f"random-M{M}").load()
+    backend = NumpyProfile()
+    peak = traced_peak(backend, ProfileSearch(model, seqs, kind, hmm))
+    for shape in (ProfileShape.of(seqs, M, kind), ProfileShape.generated(residues, M, kind)):
+        estimate = backend.memory_need(shape).host
+        assert peak <= estimate <= 1.5 * peak, (shape, peak, estimate)
+
+
+def test_generated_shape_follows_the_generator():
+    """The name's shape: sequences and residues as generated; the longest sequence near the
+    generated one (the estimate's padded width)."""
+    seqs = pds.resolve_database("proteins-200000").load()
+    shape = ProfileShape.generated(200_000, 100, "ssv")
+    assert abs(shape.sequences - len(seqs)) <= 0.1 * len(seqs)
+    assert shape.residues == 200_000
+    assert 0.8 * seqs.lengths.max() <= shape.max_length <= 1.5 * seqs.lengths.max()
+
+
+def test_profile_cell_refused_before_its_database_is_generated(world, capsys, monkeypatch):
+    """Past --memory-limit: one line naming the estimate, the limit, the backend and the
+    database; exit 2, no file -- and the database never generated, the model never loaded."""
+    called = []
+    monkeypatch.setattr(pds, "generate_proteins", lambda *a, **k: called.append(a))
+    line = refused(world, capsys, PROFILE_RUN + ["-d", "proteins-2e7", "--model", "random-M400",
+                                                 "--memory-limit", "16M", "--json", "out.json"],
+                   "proteins-2e7", "'profile-numpy'", "(estimate)", "--memory-limit 16.0 MiB")
+    assert "MiB of memory" in line or "GiB of memory" in line
+    assert not called and not (world / "out.json").exists()
