@@ -1,10 +1,15 @@
 """The profile workload's working memory: the NumPy reference's estimate
 (``NumpyProfile.memory_need``) against the peak tracemalloc sees on generated databases of
 several shapes -- from the loaded database and from the database's name alone, as the run's
-check reads it before anything is generated -- and a cell past ``--memory-limit`` refused with
+check reads it before anything is generated --, an OpenCL backend's on a CPU device against
+its resident peak, and a cell past ``--memory-limit`` refused with
 one line before its database is generated or its model loaded."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import tracemalloc
 
 import pytest
@@ -63,3 +68,41 @@ def test_profile_cell_refused_before_its_database_is_generated(world, capsys, mo
                    "proteins-2e7", "'profile-numpy'", "(estimate)", "--memory-limit 16.0 MiB")
     assert "MiB of memory" in line or "GiB of memory" in line
     assert not called and not (world / "out.json").exists()
+
+
+#: One call of an OpenCL profile backend in a process of its own: the growth of the peak
+#: resident size (VmHWM) from before the backend exists to the end of its first call (the
+#: runtime, its kernel builds, the layout and buffers), and the estimate.
+PROBE = """
+import json, sys
+from hmmbench.profile import datasets as pds
+from hmmbench.profile.job import ProfileSearch
+from hmmbench.profile.shape import ProfileShape
+from hmmbench.registry import probe, select
+def hwm():
+    with open("/proc/self/status") as fh:
+        return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
+seqs = pds.resolve_database("proteins-200000").load()
+model, hmm = pds.resolve_model("random-M400").load()
+before = hwm()
+backend = select([sys.argv[1]], "profile")[0]
+if not probe(backend).available or backend.runner().kit.is_gpu:
+    print(json.dumps(None)); sys.exit()
+need = backend.memory_need(ProfileShape.generated(200000, model.M, "ssv"))
+backend.run(ProfileSearch(model, seqs, "ssv", hmm))
+print(json.dumps([hwm() - before, need.host]))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's /proc")
+def test_opencl_cpu_estimate_within_one_and_a_half_of_the_resident_peak():
+    env = dict(os.environ)
+    env.setdefault("HMMBENCH_OPENCL_DEVICE", "Intel")   # the device the constant was fit on
+    env["PYOPENCL_NO_CACHE"] = "1"                      # kernels built afresh, as on a new machine
+    out = subprocess.run([sys.executable, "-c", PROBE, "profile-opencl-task"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    result = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
+    if result is None:
+        pytest.skip(f"no OpenCL CPU device: {out.stderr.strip()[-200:]}")
+    grew, host = result
+    assert grew <= host <= 1.5 * grew, (grew, host)

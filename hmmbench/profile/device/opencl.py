@@ -24,6 +24,7 @@ import numpy as np
 from ...apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
 from ...apis.opencl import devices as opencl_devices
 from ...backend import Backend, Execution, StageClock
+from ...memory import MemoryNeed
 from ..batch import batch_info
 from ..job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
 from ..model import ProfileModel, SequenceSet
@@ -408,6 +409,12 @@ class ProfileWarpOpenCL(ProfileFiltersOpenCL):
                                  on_device, seqs, idx)
 
 
+#: the OpenCL runtime and its kernel builds in host memory (310-400 MiB measured on the CPU
+#: runtimes with PyOpenCL's cache missing: scripts/memory_ratio.py); the data part, per database
+#: byte: the sequences' device layout (padded codes, offsets), its host staging and the scores
+OPENCL_RUNTIME_BYTES, DATA_FACTOR = 410 << 20, 4
+
+
 class OpenCLProfile(Backend):
     """Registry backend: the task-parallel OpenCL filters (``warp``: the warp-group ones)."""
     workload = "profile"
@@ -424,6 +431,12 @@ class OpenCLProfile(Backend):
         self._warp, self._exchange = warp_kernels, exchange
         if warp_kernels:
             self.name, self.family = "profile-opencl-warp", "warp-group"
+
+    def memory_need(self, shape) -> MemoryNeed:
+        """The runtime plus the data's layout and staging, on the host (a CPU device's
+        buffers are host memory); the data part on the device."""
+        data = DATA_FACTOR * shape.nbytes
+        return MemoryNeed(host=OPENCL_RUNTIME_BYTES + data, device=data)
 
     def unavailable_reason(self) -> Optional[str]:
         try:
