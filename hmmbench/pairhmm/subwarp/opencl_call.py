@@ -209,9 +209,20 @@ class DeviceBuffers:
         return self._pool
 
     def close(self) -> None:
+        """Unmap the page-locked buffers and let every command end before anything is dropped:
+        a mapped buffer freed with its map, or a queue freed before its maps, in whatever order
+        the collector picks, crashed NVIDIA's runtime at exit."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+        for held in (self._host, self._out):
+            if held is not None:
+                held[1].base.release(self.kit.queue)
+        for queue in (self.kit.queue, *self._side):
+            queue.finish()
+        self._host = self._out = self._layout = self._counters = None
+        self._regions.clear()
+        self._side.clear()
 
 
 def bin_lut(bins: Sequence[Bin], max_read: int) -> np.ndarray:
