@@ -274,11 +274,11 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
                        np.int32(stride)), wait_for=wait_for)
 
     def close(self) -> None:
+        self._bin_kernels.clear()       # their launches hold sub-buffers: released first
+        self._plans.clear()
         if self._buffers is not None:
             self._buffers.close()
         self._buffers = None
-        self._bin_kernels.clear()
-        self._plans.clear()
         super().close()
 
 

@@ -160,6 +160,7 @@ class DeviceBuffers:
     def _mapped(self, held, nbytes: int) -> tuple:
         cl = cl_module()
         if held is not None:
+            self._regions.clear()                 # sub-buffers go before their parent
             held[1].base.release(self.kit.queue)  # unmapped before it is dropped
         size = headroom(nbytes)
         buf = cl.Buffer(self.kit.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
@@ -186,12 +187,14 @@ class DeviceBuffers:
 
     def region(self, buf, lo: int, size: int):
         key = (buf.int_ptr, lo, size)
-        sub = self._regions.get(key)
-        if sub is None:
+        got = self._regions.get(key)
+        if got is None:
             if len(self._regions) >= MAX_REGIONS:
                 self._regions.clear()
-            sub = self._regions[key] = buf.get_sub_region(lo, size)
-        return sub
+            # (parent, sub): the entry keeps its parent alive, and a tuple lets go of its items
+            # last first, so the sub-buffer is released before its parent
+            got = self._regions[key] = (buf, buf.get_sub_region(lo, size))
+        return got[1]
 
     def queues(self, n: int) -> list:
         """The kit's queue, then n - 1 side queues (profiled, in order)."""
@@ -209,19 +212,20 @@ class DeviceBuffers:
         return self._pool
 
     def close(self) -> None:
-        """Unmap the page-locked buffers and let every command end before anything is dropped:
-        a mapped buffer freed with its map, or a queue freed before its maps, in whatever order
-        the collector picks, crashed NVIDIA's runtime at exit."""
+        """Let every command end, drop the sub-buffers, unmap the page-locked buffers, then drop
+        the rest: NVIDIA's runtime crashes (status 139) on a sub-buffer released after its
+        parent, an order the collector may pick."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+        for queue in (self.kit.queue, *self._side):
+            queue.finish()
+        self._layout = None                               # its launches hold sub-buffers
+        self._regions.clear()
         for held in (self._host, self._out):
             if held is not None:
                 held[1].base.release(self.kit.queue)
-        for queue in (self.kit.queue, *self._side):
-            queue.finish()
-        self._host = self._out = self._layout = self._counters = None
-        self._regions.clear()
+        self._host = self._out = self._counters = None
         self._side.clear()
 
 
