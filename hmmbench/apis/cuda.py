@@ -27,6 +27,7 @@ import re
 import subprocess
 import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import numpy as np
@@ -340,6 +341,25 @@ def compile(source_name: str, defines: Optional[dict] = None, options=()):  # no
                                      no_extern_c=True, arch=device_attributes()["arch"],
                                      include_dirs=include_dirs(source_name))
     return _MODULES[key]
+
+
+def build_into_cache(specs, threads: int = 16) -> int:
+    """Build ``specs`` ((source, defines) pairs) into PyCUDA's disk cache, ``threads`` nvcc at
+    once -- the call :func:`compile`'s SourceModule makes, so its later loads hit the cache (a
+    fresh GPU machine's cache is empty). Returns how many."""
+    from pycuda.compiler import compile as nvcc_compile  # noqa: PLC0415 - optional dependency
+    quiet_compiler_remarks()
+    arch = device_attributes()["arch"]
+
+    def build(spec):
+        source, defines = spec
+        nvcc_compile(kernel_source(source), options=list(BASE_OPTIONS) + define_flags(defines),
+                     no_extern_c=True, arch=arch, include_dirs=include_dirs(source))
+
+    specs = list(specs)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        list(pool.map(build, specs))
+    return len(specs)
 
 
 def resident_blocks(attrs: dict, registers: int, threads: int, shared_bytes: int) -> int:

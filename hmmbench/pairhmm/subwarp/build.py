@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
 from ...apis import cuda as glue
@@ -84,16 +83,4 @@ def kernel_specs(backends: Sequence, max_read_length: int = 1 << 20) -> list:
 def precompile(backends: Sequence, threads: int = 16) -> int:
     """Fill PyCUDA's disk cache with every kernel of ``backends``, nvcc runs in parallel (the call
     SourceModule makes in glue.compile, so the later loads hit the cache). Returns the count."""
-    from pycuda.compiler import compile as nvcc_compile  # optional dependency, imported on first use
-    arch = glue.device_attributes()["arch"]
-
-    def build(spec):
-        source, defines = spec
-        nvcc_compile(glue.kernel_source(source),
-                     options=list(glue.BASE_OPTIONS) + glue.define_flags(defines),
-                     no_extern_c=True, arch=arch, include_dirs=glue.include_dirs(source))
-
-    specs = kernel_specs(backends)
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        list(pool.map(build, specs))
-    return len(specs)
+    return glue.build_into_cache(kernel_specs(backends), threads)

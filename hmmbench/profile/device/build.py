@@ -9,7 +9,6 @@ sub-warp family's precompile does; ``scripts/device_suite.sh`` runs it before a 
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from ...apis import cuda as glue
@@ -39,15 +38,4 @@ def kernel_specs(models: Sequence, block: int = BLOCK, variant: dict = warp.TUNE
 def precompile(specs: Sequence, threads: int = 16) -> int:
     """Build ``specs`` ((source, defines) pairs) into PyCUDA's disk cache, ``threads`` nvcc at
     once; returns how many."""
-    from pycuda.compiler import compile as nvcc_compile  # optional dependency, imported on first use
-    arch = glue.device_attributes()["arch"]
-
-    def build(spec):
-        source, defines = spec
-        nvcc_compile(glue.kernel_source(source),
-                     options=list(glue.BASE_OPTIONS) + glue.define_flags(defines),
-                     no_extern_c=True, arch=arch, include_dirs=glue.include_dirs(source))
-
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        list(pool.map(build, specs))
-    return len(specs)
+    return glue.build_into_cache(specs, threads)
