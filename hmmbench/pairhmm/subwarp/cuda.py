@@ -46,8 +46,7 @@ Variants and families (what ``hmmbench run`` can select): ``variants.py``.
 from __future__ import annotations
 
 import operator
-import time
-from typing import NamedTuple, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -61,6 +60,7 @@ from .extra_work import defines as extra_work_defines
 from ..model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
 from .layout import (  # noqa: F401
+    Plan,
     DEFAULT_BINS, DEFAULT_LONG, EXP_BIN_SETTINGS, F32_LOW_FLOOR, F32_LOW_FLOOR_ABOVE,
     F32_LOW_FLOOR_IQ, GATKFORM_BINS, MAX_P, N_CODES, NOTABLE_BINS, PAD_CODE, RECURRENCES,
     SMALL_TIERS, SUPPORTED_K, SUPPORTED_P, SW_LEVELS, THREADS_PER_BLOCK, Bin, HostLayout,
@@ -89,19 +89,6 @@ LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPP
                      "sw_gate": "Pi"}
 
 
-class Plan(NamedTuple):
-    """What calls of one size class and longest read share (``SubwarpBackend._plan``)."""
-    bins: list            # the length bins
-    queue_bins: list      # the recompute queues' (double) configurations
-    queue_of: list        # recompute queue of each bin
-    meta: np.ndarray      # staged: [n_bins, longest read of each bin, queue of each bin]
-    bin_lut: np.ndarray   # bin of each read length up to the longest
-    key: tuple            # its key in the backend's plans
-    labels: tuple         # each bin's label (info["bins"])
-    queue_labels: tuple   # each queue's label (info["recompute_queues"])
-    cascade: tuple        # per queue: float32 with exponents first, then float64 (a cascade)
-
-
 #: Chunks of short pairs hold more of them (``call_chunk_pairs``): up to this many times
 #: ``chunk_pairs`` ...
 SHORT_CHUNK_GROWTH = 4
@@ -112,17 +99,6 @@ SHORT_CHUNK_GROWTH = 4
 SHORT_PAIR_CELLS = 128 * 128
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
-_CLOCK = {"t": -1e9, "mhz": None}
-
-
-def sm_clock_cached():
-    """SM clock (NVML), sampled at most once a second: the query costs ~0.1 ms of wall time."""
-    now = time.monotonic()
-    if now - _CLOCK["t"] > 1.0:
-        _CLOCK.update(t=now, mhz=glue.sm_clock_mhz())
-    return _CLOCK["mhz"]
-
-
 # ------------------------------------------------------------------------------------------------
 # Backend
 # ------------------------------------------------------------------------------------------------
@@ -259,7 +235,7 @@ class SubwarpBackend(RecordsExtraWork, Backend):
 
     @staticmethod
     def sm_clock():
-        return sm_clock_cached()
+        return glue.sm_clock_cached()
 
     @property
     def prep_threads(self) -> int:

@@ -11,7 +11,7 @@ into chunks of whole batches.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -355,3 +355,16 @@ def chunk_bounds(pairs: PairSet, chunk_pairs: int, ramp: int = 0,
     cuts = cuts[(cuts > 0) & (cuts < pairs.n_batches)]
     edges = [0, *cuts.tolist(), pairs.n_batches]
     return list(zip(edges[:-1], edges[1:]))
+
+
+class Plan(NamedTuple):
+    """What calls of one size class and longest read share (``SubwarpBackend._plan`` in ``cuda.py``)."""
+    bins: list            # the length bins
+    queue_bins: list      # the recompute queues' (double) configurations
+    queue_of: list        # recompute queue of each bin
+    meta: np.ndarray      # staged: [n_bins, longest read of each bin, queue of each bin]
+    bin_lut: np.ndarray   # bin of each read length up to the longest
+    key: tuple            # its key in the backend's plans
+    labels: tuple         # each bin's label (info["bins"])
+    queue_labels: tuple   # each queue's label (info["recompute_queues"])
+    cascade: tuple        # per queue: float32 with exponents first, then float64 (a cascade)
