@@ -62,8 +62,7 @@ def result_files(paths: list) -> list:
     out = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(sorted(f for f in p.rglob("*.json")
-                              if results.GATE_RATES_DIR not in f.relative_to(p).parts[:-1]))
+            out.extend(sorted(p.rglob("*.json")))
         else:
             problem = input_problem(p)
             if problem:

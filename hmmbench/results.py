@@ -27,9 +27,6 @@ from .fileio import atomic_open
 #: The result schema version; the JSON Schema file's ``$id`` ends with it.
 SCHEMA_VERSION = 2
 DEFAULT_DIR = Path("results") / "runs"
-#: a results folder's measured gate error rates (scripts/gate_rates.py's summary): not runs,
-#: left out where folders are searched for result files
-GATE_RATES_DIR = "gate-rates"
 
 #: Top-level keys and their types.
 TOP_LEVEL = {"hmmbench_version": str, "created": str, "command": list, "host": dict,

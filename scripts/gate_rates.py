@@ -11,19 +11,24 @@ Both sides run pinned to ``--cpus``. Beside it all, for the whole measurement, t
 ONE other job running (``--background``): ``cpu``, a CPU-bound Python busy loop at normal
 priority, not pinned (the "another job beside it" of a shared CI machine), or ``none``.
 
-It writes a JSON summary (``--summary``): the rates, each gate's verdicts, median ratios and
-rounds, the load average before and after every gate, the host, the commands. The round files
-of every gate stay under ``--out`` (``hmmbench gate --judge --out DIR`` judges one again).
+It writes a JSON summary (``--summary``, default docs/regression-gate-rates.json, which
+docs/regression-gate.md cites): the rates, each gate's verdicts, median ratios and rounds, the
+load average before and after every gate, what else ran (``--beside``), the host, the commit,
+the commands, and the machine's own same-code spread: every same-code round ratio per backend,
+the share beyond the threshold either way (q) and the false-alarm rate per cell that the
+gate's rule gives at that q. The round files of every gate stay under ``--out`` (``hmmbench
+gate --judge --out DIR`` judges one again).
 
     python scripts/gate_rates.py --pairs 20 --out /tmp/gate-rates \\
-        --summary results/cpu-2core/gate-rates/summary.json -- -d 10s -b numpy-f32 \\
-        -b opencl-inter-tile8
+        --beside "other engineers' test runs" -- -d 10s -b numpy-f32 -b opencl-inter-tile8 \\
+        --max-time 3
 """
 from __future__ import annotations
 
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import shlex
@@ -33,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
 HOG_PERIOD_S = 0.03
 #: A hog or the background job ends on its own after this long, whatever happens to this script.
 HOG_LIMIT_S = 6 * 3600
@@ -106,7 +112,9 @@ def summary(args, run_args: list, gates: list, started: str, wall: float) -> dic
            "command": ["python", "scripts/gate_rates.py", *sys.argv[1:]],
            "created": started, "wall_s": round(wall), "run_args": run_args,
            "gate_args": args.gate_args or "(defaults)",
+           "commit": _commit(),
            "background": f"{args.background}: {BACKGROUND[args.background]}",
+           "beside": args.beside,
            "slowdown": f"one busy loop per CPU of {args.cpus} pinned beside each candidate run, "
                        f"busy {args.hog_duty:.3g} of every {HOG_PERIOD_S * 1000:.0f} ms",
            "cpus": args.cpus,
@@ -125,8 +133,50 @@ def summary(args, run_args: list, gates: list, started: str, wall: float) -> dic
         [g["load_average_after"][0] for g in gates]
     out["load_average_1min"] = {"min": min(loads, default=None),
                                 "max": max(loads, default=None)}
+    out["same_code_spread"] = same_code_spread(args, gates)
     out["gates"] = gates
     return out
+
+
+def same_code_spread(args, gates: list) -> dict:
+    """The machine's own same-code spread: every round ratio of the same-code gates, per backend,
+    and what the gate's rule makes of it (the share q of rounds beyond the threshold either way,
+    and P(Binomial(planned, q) >= needed), the false-alarm rate per cell it implies)."""
+    from hmmbench import results, rounds
+    from hmmbench.cli.gate_cmd import round_files
+    gate_opts = argparse.ArgumentParser(add_help=False)
+    gate_opts.add_argument("--max-slowdown", type=float, default=10.0)
+    gate_opts.add_argument("--rounds", type=int, default=rounds.DEFAULT_ROUNDS)
+    gate_opts.add_argument("--stage", default="total")
+    opts, _ = gate_opts.parse_known_args(shlex.split(args.gate_args))
+    limit, need = 1 + opts.max_slowdown / 100, rounds.needed(opts.rounds)
+    ratios: dict = {}
+    for g in gates:
+        if g["kind"] != "same":
+            continue
+        docs = [tuple(results.load(p) for p in pair)
+                for pair in round_files(args.out / g["gate"])]
+        for cell in rounds.cells(docs, opts.max_slowdown, opts.stage).values():
+            ratios.setdefault(cell.key[1], []).extend(cell.ratios)
+    out = {"threshold": limit, "rounds": opts.rounds, "needed": need}
+    for backend, rs in sorted(ratios.items()):
+        rs = sorted(rs)
+        q = max(sum(r > limit for r in rs), sum(r < 1 / limit for r in rs)) / len(rs)
+        out[backend] = {"round_ratios": [round(r, 4) for r in rs],
+                        "q_beyond_threshold": round(q, 4),
+                        "false_alarm_per_cell": float(f"{_tail(opts.rounds, need, q):.3g}")}
+    return out
+
+
+def _tail(n: int, k: int, q: float) -> float:
+    """P(Binomial(n, q) >= k)."""
+    return sum(math.comb(n, i) * q ** i * (1 - q) ** (n - i) for i in range(k, n + 1))
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                          capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
 
 
 def _cpu_model() -> str:
@@ -152,7 +202,11 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, required=True,
                    help="folder of every gate's round files (a gate already there is judged "
                         "again, not rerun)")
-    p.add_argument("--summary", type=Path, required=True, help="the JSON summary to write")
+    p.add_argument("--summary", type=Path, default=REPO / "docs" / "regression-gate-rates.json",
+                   help="the JSON summary to write (default docs/regression-gate-rates.json)")
+    p.add_argument("--beside", default="nothing known",
+                   help="what else ran on the machine meanwhile, in words, for the summary "
+                        "(e.g. \"other engineers' test runs\")")
     p.add_argument("--cpus", default=",".join(map(str, sorted(os.sched_getaffinity(0)))),
                    help="CPUs both sides are pinned to, and the slow side's hogs (default: all)")
     p.add_argument("--hog-duty", type=float, default=2 / 3,
@@ -191,6 +245,10 @@ def main(argv=None) -> int:
     for kind, want in (("same", "passed"), ("slow", "failed")):
         print(f"{kind}: {doc[kind][want]}/{doc[kind]['of']} {want} (median candidate/baseline "
               f"ratio {doc[kind]['median_ratio']}; {doc[kind]['rounds_run']} rounds run)")
+    for backend, spread in doc["same_code_spread"].items():
+        if isinstance(spread, dict):
+            print(f"same-code spread {backend}: q {spread['q_beyond_threshold']}, false alarm "
+                  f"per cell {spread['false_alarm_per_cell']}")
     print(f"load average (1 min) {doc['load_average_1min']}; summary: {args.summary}")
     return 0
 

@@ -1,7 +1,7 @@
 """``hmmbench gate``: the interleaved regression gate. Baseline and candidate ``hmmbench run``s
 alternate, round after round (A B, B A, ...), each run writing ``<out>/round-NN.<side>.json``;
-:mod:`hmmbench.rounds` judges the rounds (a sign test on the per-round time ratios) and the
-rounds stop once every verdict is settled.
+:mod:`hmmbench.rounds` judges the rounds (the interval of the median per-round time ratio
+against the threshold, a sign test) and the rounds stop once every verdict is settled.
 
     hmmbench gate --out /tmp/gate --baseline-cmd '/ci/main/.venv/bin/hmmbench' \\
         -- -d 10s -b numpy-f32 -b opencl-inter-tile8
@@ -29,8 +29,9 @@ def add_parser(sub) -> None:
         "gate", help="regression gate by interleaved runs: baseline and candidate alternately",
         description="Runs `hmmbench run RUN-ARGS` with the baseline's and the candidate's "
                     "command alternately, round after round, and gates the candidate: a cell "
-                    "is slower when enough rounds (all of 5, all but one of 8) show it beyond "
-                    "--max-slowdown; the rounds stop once the verdicts are settled. Exit 1 "
+                    "is slower when the 96 % interval of its median round ratio lies beyond "
+                    "--max-slowdown (8 of the default 9 rounds beyond it, every round at 6-8); "
+                    "the rounds stop once the verdicts are settled. Exit 1 "
                     "when a cell is slower or a candidate result is wrong.",
         epilog="Example: hmmbench gate --out gate-1 --baseline-cmd '/ci/main/.venv/bin/hmmbench'"
                " -- -d 10s -b numpy-f32")
@@ -42,8 +43,9 @@ def add_parser(sub) -> None:
                         help=f"the {side}'s hmmbench command, e.g. '/ci/main/.venv/bin/hmmbench' "
                              f"(default: this hmmbench, '{_self_cmd()}')")
     sp.add_argument("--rounds", type=int, default=rounds.DEFAULT_ROUNDS, metavar="N",
-                    help=f"rounds to run at most (default {rounds.DEFAULT_ROUNDS}, the fewest "
-                         f"that can show a change; at least {rounds.MIN_ROUNDS})")
+                    help=f"rounds to run at most (default {rounds.DEFAULT_ROUNDS}, the fewest at "
+                         f"which one contrary round changes no verdict; at least "
+                         f"{rounds.MIN_ROUNDS}, the fewest that can show a change)")
     sp.add_argument("--all-rounds", action="store_true",
                     help="run every round even when the verdicts are settled")
     sp.add_argument("--judge", action="store_true",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.paths import REPO
-from hmmbench import cli, history, results
+from hmmbench import cli, history
 
 from helpers.records import document, run
 
@@ -106,9 +106,3 @@ def test_committed_results_read_and_plot(tmp_path, capsys):
     assert any("D" in m for m in marks) and any("S" in m for m in marks)
 
 
-def test_a_folder_of_gate_rates_is_not_searched_for_runs(tmp_path):
-    """results/<machine>/gate-rates/ holds scripts/gate_rates.py's summary, not a run file."""
-    (tmp_path / "cpu" / results.GATE_RATES_DIR).mkdir(parents=True)
-    (tmp_path / "cpu" / results.GATE_RATES_DIR / "summary.json").write_text("{}")
-    (tmp_path / "cpu" / "run.json").write_text("{}")
-    assert history.result_files([tmp_path]) == [tmp_path / "cpu" / "run.json"]
