@@ -289,8 +289,9 @@ def finish_float32(pairs: Pairs, sums_f32: np.ndarray, recompute=None):
 
 #: Fewest read positions and pairs a float64 recompute piece of :func:`finish_float32` may
 #: hold; pieces are otherwise a quarter of the call's read positions and pairs (each piece's
-#: float64 layout then takes about what the call's float32 layout took).
-MIN_REDO_POSITIONS, MIN_REDO_PAIRS = 1 << 14, 64
+#: float64 layout then takes about what the call's float32 layout took; a larger floor made
+#: the recompute of a small call take up to twice the call's own memory).
+MIN_REDO_POSITIONS, MIN_REDO_PAIRS = 1 << 10, 16
 
 
 def redo_pieces(pairs: Pairs, redo: np.ndarray) -> list:

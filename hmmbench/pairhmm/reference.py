@@ -25,6 +25,8 @@ POSITION_BYTES_KEPT = 56
 #: Bytes per pair: sort order, the two length lists the grouping walks (Python ints past 256
 #: are objects of their own), group index arrays, sums and results.
 PAIR_BYTES, PAIR_BYTES_LONG = 48, 112
+#: The model fits the traced peaks within a few %: this much added so that it errs high.
+ESTIMATE_MARGIN = 1.05
 
 
 def piece_bounds(pairs: PairSet, most: Optional[int] = None) -> list:
@@ -39,24 +41,30 @@ def piece_bounds(pairs: PairSet, most: Optional[int] = None) -> list:
 
 
 def _group_bytes(shape: PairShape, itemsize: int) -> int:
-    """The largest group's arrays, the most of forward.py's two steps: _layout_group (per
-    element of rows x pairs its indexes and the 8 probabilities, gathered then moved; per
-    skewed haplotype element its indexes; the previous group's arrays) and _group_sums (the nine diagonals, emission and
-    scratch rows; the final row's sums, masked and added up)."""
+    """The most forward.py's groups take at once, the most of its two steps per group:
+    _layout_group (per element of rows x pairs its indexes and the 8 probabilities, gathered
+    then moved; per skewed haplotype element its indexes), built while the previous group's
+    arrays are still held (forward_sums' loop: its bits, probabilities and masks), and
+    _group_sums (the nine diagonals, emission and scratch rows; the final row's sums, masked
+    and added up)."""
     if not shape.pairs:
         return 0
-    if shape.groups is not None:
-        elements, skew, final = shape.groups
+    if shape.groups is not None:                       # the whole set's, at most this part's
+        most = (shape.pairs * (shape.max_read + 1), shape.pairs * (shape.max_read + shape.max_hap),
+                shape.pairs * shape.max_hap)
+        groups = [tuple(min(g, m) for g, m in zip(group, most)) for group in shape.groups]
     else:                                              # one read length: full groups
         size = min(shape.pairs, max(1, DEFAULT_GROUP_ELEMENTS // (shape.min_read + 1)))
         elements = min(max(DEFAULT_GROUP_ELEMENTS, shape.max_read + 1),
                        size * (shape.max_read + 1))
-        skew = size * (shape.min_read + shape.max_hap)
-        final = size * shape.max_hap
-    # a group is built while the previous one's arrays are still held (forward_sums' loop)
-    build = elements * (26 + 24 * itemsize) + 17 * skew + 2 * final
-    sums = elements * (19 * itemsize + 2) + skew + final * (3 * itemsize + 1)
-    return max(build, sums)
+        groups = [(elements, size * (shape.min_read + shape.max_hap), size * shape.max_hap)] * 2
+    most, previous = 0, (0, 0, 0)
+    for elements, skew, final in groups:
+        held = previous[0] * (1 + 8 * itemsize) + previous[1] + previous[2]
+        build = elements * (25 + 16 * itemsize) + 16 * skew + final + held
+        sums = elements * (19 * itemsize + 2) + skew + final * (3 * itemsize + 1)
+        most, previous = max(most, build, sums), (elements, skew, final)
+    return most
 
 
 def wavefront_bytes(shape: PairShape, itemsize: int) -> int:
@@ -76,14 +84,14 @@ def numpy_need(shape: PairShape, precision: str) -> MemoryNeed:
     assumed: all of them, in finish_float32's pieces) while the float32 layout is still held."""
     piece = shape.part(PIECE_READ_BASES)
     if precision == "float64":
-        need = wavefront_bytes(piece, 8) * 1.05        # errs high (fits within a few %)
+        need = wavefront_bytes(piece, 8) * ESTIMATE_MARGIN
     else:
         alone = piece.each_pair_alone()
         share = min(max(MIN_REDO_POSITIONS, piece.read_bases // 4) / max(alone.read_bases, 1),
                     max(MIN_REDO_PAIRS, piece.pairs // 4) / max(alone.pairs, 1))
         redo = alone.part(int(share * alone.read_bases))
         held = (POSITION_BYTES_KEPT + 8 * 4) * piece.read_bases
-        need = max(wavefront_bytes(piece, 4), held + wavefront_bytes(redo, 8))
+        need = max(wavefront_bytes(piece, 4), held + wavefront_bytes(redo, 8)) * ESTIMATE_MARGIN
     need += 24 * shape.pairs                           # the whole call's results
     n = len_pieces(shape)
     note = (f"in {n} pieces of about {PIECE_READ_BASES} read positions "

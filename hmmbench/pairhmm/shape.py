@@ -29,9 +29,9 @@ class PairShape:
     batches: int
     max_batch_pairs: int          # the largest batch (a launch of chunking 'original')
     max_batch_read_bases: int
-    #: The NumPy reference's largest wavefront group (cpu_reference.pairhmm.forward
-    #: .group_pairs): most (rows x pairs), (skewed columns x pairs) and (columns x pairs)
-    #: elements of a group; None: bounded from the lengths alone.
+    #: The NumPy reference's wavefront groups (cpu_reference.pairhmm.forward.group_pairs), in
+    #: the order it runs them: per group its (rows x pairs, skewed columns x pairs, columns x
+    #: pairs) elements; None: bounded from the lengths alone (one read length: full groups).
     groups: Optional[tuple] = None
 
     @classmethod
@@ -45,7 +45,8 @@ class PairShape:
                    batches=pairs.n_batches,
                    max_batch_pairs=int(np.diff(pairs.batch_pairs).max(initial=0)),
                    max_batch_read_bases=int(np.diff(br).max(initial=0)),
-                   groups=_largest_groups(pairs) if len(np.unique(rl)) > 1 else None)
+                   groups=wavefront_groups(pairs.pair_read_lengths, pairs.pair_hap_lengths)
+                   if len(np.unique(rl)) > 1 else None)
 
     @classmethod
     def fixed(cls, read_length: int, hap_length: int, n_reads: int, n_haps: int, n_pairs: int,
@@ -100,13 +101,12 @@ class PairShape:
                        max_batch_read_bases=self.max_read)
 
 
-def _largest_groups(pairs: PairSet) -> tuple:
-    """The NumPy reference's groups of a set of mixed lengths (a Python walk over the pairs,
-    about a second per million): their largest element counts (see PairShape.groups)."""
-    m, n = pairs.pair_read_lengths, pairs.pair_hap_lengths
-    most = [0, 0, 0]
+def wavefront_groups(read_lengths: np.ndarray, hap_lengths: np.ndarray) -> tuple:
+    """The NumPy reference's groups of pairs of these lengths (a Python walk over the pairs,
+    about a second per million), in run order: their element counts (see PairShape.groups)."""
+    m, n = read_lengths, hap_lengths
+    out = []
     for idx in group_pairs(m, n):
         rows, cols, size = int(m[idx].max()), int(n[idx].max()), len(idx)
-        most = [max(most[0], size * (rows + 1)), max(most[1], size * (rows + cols)),
-                max(most[2], size * cols)]
-    return tuple(most)
+        out.append((size * (rows + 1), size * (rows + cols), size * cols))
+    return tuple(out)

@@ -6,14 +6,11 @@ its resident peak, and a cell past ``--memory-limit`` refused with
 one line before its database is generated or its model loaded."""
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import tracemalloc
 
 import pytest
 
+from hmmbench.memory_peak import in_own_process, traced_peak
 from hmmbench.profile import datasets as pds
 from hmmbench.profile.job import ProfileSearch
 from hmmbench.profile.reference import NumpyProfile
@@ -27,22 +24,13 @@ pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmme
 SHAPES = [(200_000, 50, "ssv"), (20_000, 400, "vf"), (20_000, 1500, "viterbi")]
 
 
-def traced_peak(backend, job) -> int:
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        backend.run(job)
-        return tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-
-
 @pytest.mark.parametrize("residues,M,kind", SHAPES)
 def test_reference_estimate_within_one_and_a_half_of_the_peak(residues, M, kind):
     seqs = pds.resolve_database(f"proteins-{residues}").load()
     model, hmm = pds.resolve_model(f"random-M{M}").load()
     backend = NumpyProfile()
-    peak = traced_peak(backend, ProfileSearch(model, seqs, kind, hmm))
+    job = ProfileSearch(model, seqs, kind, hmm)
+    peak = traced_peak(lambda: backend.run(job))
     for shape in (ProfileShape.of(seqs, M, kind), ProfileShape.generated(residues, M, kind)):
         estimate = backend.memory_need(shape).host
         assert peak <= estimate <= 1.5 * peak, (shape, peak, estimate)
@@ -70,39 +58,16 @@ def test_profile_cell_refused_before_its_database_is_generated(world, capsys, mo
     assert not called and not (world / "out.json").exists()
 
 
-#: One call of an OpenCL profile backend in a process of its own: the growth of the peak
-#: resident size (VmHWM) from before the backend exists to the end of its first call (the
-#: runtime, its kernel builds, the layout and buffers), and the estimate.
-PROBE = """
-import json, sys
-from hmmbench.profile import datasets as pds
-from hmmbench.profile.job import ProfileSearch
-from hmmbench.profile.shape import ProfileShape
-from hmmbench.registry import probe, select
-def hwm():
-    with open("/proc/self/status") as fh:
-        return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
-seqs = pds.resolve_database("proteins-200000").load()
-model, hmm = pds.resolve_model("random-M400").load()
-before = hwm()
-backend = select([sys.argv[1]], "profile")[0]
-if not probe(backend).available or backend.runner().kit.is_gpu:
-    print(json.dumps(None)); sys.exit()
-need = backend.memory_need(ProfileShape.generated(200000, model.M, "ssv"))
-backend.run(ProfileSearch(model, seqs, "ssv", hmm))
-print(json.dumps([hwm() - before, need.host]))
-"""
-
-
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's /proc")
 def test_opencl_cpu_estimate_within_one_and_a_half_of_the_resident_peak():
+    """One call in a process of its own: the growth of the peak resident size (VmHWM) from
+    before the backend exists to the end of its first call (the runtime, its kernel builds, the
+    layout and buffers), against the estimate from the database's name."""
     env = dict(os.environ)
     env.setdefault("HMMBENCH_OPENCL_DEVICE", "Intel")   # the device the constant was fit on
     env["PYOPENCL_NO_CACHE"] = "1"                      # kernels built afresh, as on a new machine
-    out = subprocess.run([sys.executable, "-c", PROBE, "profile-opencl-task"],
-                         capture_output=True, text=True, timeout=300, env=env)
-    result = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
-    if result is None:
-        pytest.skip(f"no OpenCL CPU device: {out.stderr.strip()[-200:]}")
-    grew, host = result
-    assert grew <= host <= 1.5 * grew, (grew, host)
+    r = in_own_process("profile-opencl-task", "proteins-200000/random-M400/ssv", "resident",
+                       env=env, timeout=300)
+    if "unavailable" in r or r["gpu"]:
+        pytest.skip(f"no OpenCL CPU device: {r.get('unavailable', 'a GPU')}")
+    assert r["hwm"] <= r["named"] <= 1.5 * r["hwm"], r
