@@ -4,12 +4,8 @@ the most NumPy and Python held during the call (tracemalloc), and the growth of 
 high-water mark (VmHWM) from before the backend exists to the end of its first call, in a
 process of its own (a runtime, its kernel builds and a CPU OpenCL device's buffers are outside
 tracemalloc's view; tracemalloc's own records would swell the resident size, so never both).
-
-    python -m hmmbench.memory_peak BACKEND CELL {resident,traced}
-
-CELL is a Pair-HMM dataset name, or a profile cell ``DATABASE/MODEL/KIND``. Prints one JSON
-line: the estimate (``host``, ``device``, ``note``; a profile cell's also from the database's
-name alone, ``named``), ``hwm`` or ``traced``, and ``gpu``; or ``unavailable`` with the reason.
+A cell is what the workload's :meth:`~hmmbench.workload.Workload.measured_unit` reads: a
+Pair-HMM dataset name, a profile cell ``DATABASE/MODEL/KIND``.
 """
 from __future__ import annotations
 
@@ -51,32 +47,14 @@ def _on_gpu(backend) -> bool:
     return bool(getattr(kit, "is_gpu", False))
 
 
-def _pairhmm(cell: str):
-    from .pairhmm.datasets import resolve
-    from .pairhmm.shape import PairShape
-    pairs = resolve(cell).load()
-    return "pairhmm", pairs, PairShape.of(pairs), None
-
-
-def _profile(cell: str):
-    from .profile import datasets as pds
-    from .profile.job import ProfileSearch
-    from .profile.shape import ProfileShape
-    db_name, model_name, kind = cell.split("/")
-    db = pds.resolve_database(db_name)
-    seqs = db.load()
-    model, hmm = pds.resolve_model(model_name).load()
-    named = (ProfileShape.generated(db.n_cells, model.M, kind)
-             if db.kind == "synthetic" else None)
-    return ("profile", ProfileSearch(model, seqs, kind, hmm),
-            ProfileShape.of(seqs, model.M, kind), named)
-
-
-def measure(backend_name: str, cell: str, how: str) -> dict:
-    """One call of a backend on a cell in this process, measured ``how`` (one of MODES); best
-    in a fresh process (:func:`in_own_process`): VmHWM only grows."""
+def measure(workload: str, backend_name: str, cell: str, how: str) -> dict:
+    """One call of a backend on a cell in this process, measured ``how`` (one of MODES): the
+    estimate (``host``, ``device``, ``note``; a profile cell's also from the database's name
+    alone, ``named``), ``hwm`` or ``traced``, and ``gpu``; or ``unavailable`` with the reason.
+    Best in a fresh process (:func:`in_own_process`): VmHWM only grows."""
     from .registry import probe, select
-    workload, unit, shape, named = (_profile if cell.count("/") == 2 else _pairhmm)(cell)
+    from .workload import get
+    unit, shape, named = get(workload).measured_unit(cell)
     before = resident_high_water()
     backend = select([backend_name], workload)[0]
     reason = probe(backend).reason
@@ -94,26 +72,20 @@ def measure(backend_name: str, cell: str, how: str) -> dict:
     return out
 
 
-def in_own_process(backend_name: str, cell: str, how: str, env: Optional[dict] = None,
-                   timeout: float = 600) -> dict:
+#: :func:`measure` as a fresh process runs it (arguments: workload, backend, cell, how)
+_IN_PROCESS = ("import json, sys; from hmmbench.memory_peak import measure; "
+               "print(json.dumps(measure(*sys.argv[1:])))")
+
+
+def in_own_process(workload: str, backend_name: str, cell: str, how: str,
+                   env: Optional[dict] = None, timeout: float = 600) -> dict:
     """:func:`measure` in a fresh Python process (``env``: its environment, default this
     one's); a process that fails gives ``unavailable`` with the end of its stderr."""
-    out = subprocess.run([sys.executable, "-m", __name__, backend_name, cell, how],
+    if how not in MODES:
+        raise ValueError(f"how: one of {MODES}, not {how!r}")
+    out = subprocess.run([sys.executable, "-c", _IN_PROCESS, workload, backend_name, cell, how],
                          capture_output=True, text=True, timeout=timeout,
                          env=env if env is not None else dict(os.environ))
     if out.returncode != 0:
         return {"unavailable": out.stderr.strip()[-300:] or f"exit status {out.returncode}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def main(argv=None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 3 or args[2] not in MODES:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    print(json.dumps(measure(*args)))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -101,10 +101,21 @@ class Workload:
         order, are the unit's results."""
         raise UserError(f"the {self.name} workload cannot be sharded over a cluster")
 
-    def unit_shape(self, dataset):
-        """What a backend's memory estimate reads (:meth:`Backend.memory_need`), from the
-        dataset's name where that says it, else from the loaded unit; None: unknown."""
+    def unit_shape(self, dataset, mode: str = "merged"):
+        """What a backend's memory estimate reads (:meth:`Backend.memory_need`): the largest
+        unit it is given in chunking ``mode``, from the dataset's name where that says it, else
+        from the loaded unit; None: unknown."""
         return None
+
+    def loaded_shape(self, unit, detailed: bool = True):
+        """A loaded unit's shape (what :meth:`unit_shape` says before loading); ``detailed``
+        False: only what its bytes need, when that is quicker to read. None: unknown."""
+        return None
+
+    def measured_unit(self, cell: str) -> tuple:
+        """(unit, its shape, the shape the run's check reads before loading it -- None: the
+        same) of a cell named for a memory measurement (:mod:`hmmbench.memory_peak`)."""
+        raise UserError(f"the {self.name} workload has no memory measurement")
 
     def run_defaults(self) -> dict:
         """RunConfig fields this workload sets (its reference, its name)."""

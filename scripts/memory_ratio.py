@@ -27,19 +27,20 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     mib = 1 << 20
     for ds in args.dataset:
+        workload = "profile" if ds.count("/") == 2 else "pairhmm"
         for name in args.backend:
-            r = in_own_process(name, ds, "resident")
+            r = in_own_process(workload, name, ds, "resident")
             if "unavailable" in r:
                 print(f"{ds:22} {name:26} unavailable: {r['unavailable']}")
                 continue
             line = (f"{ds:22} {name:26} estimate {r['host'] / mib:8.1f} MiB   resident peak "
                     f"{r['hwm'] / mib:8.1f} MiB ({r['host'] / r['hwm']:.2f}x)")
             if name.startswith(("numpy", "profile-numpy")):
-                t = in_own_process(name, ds, "traced")
+                t = in_own_process(workload, name, ds, "traced")
                 r["traced"] = t["traced"]
                 line += (f"   traced peak {r['traced'] / mib:8.1f} MiB "
                          f"({r['host'] / r['traced']:.2f}x)")
-                if ds.count("/") == 2:
+                if workload == "profile":
                     line += f"   from name {t['named'] / r['traced']:.2f}x"
             if r["device"]:
                 line += f"   device {r['device'] / mib:.1f} MiB"

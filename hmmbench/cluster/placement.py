@@ -158,7 +158,8 @@ class Placement:
         submitted = time.perf_counter()
         return [self._submit(remote.run_piece, i, piece, i % self.per_worker, backend.inner,
                              mode, s.launches_fn, s.env,
-                             (self._key(backend, piece, mode, i), token) if token else None)
+                             (self._key(backend, piece, mode, i), token) if token else None,
+                             s.memory_limits.get(self.holders[i // self.per_worker]))
                 for i in range(len(self.shard_sizes))], submitted, token
 
     @needs_scheduler

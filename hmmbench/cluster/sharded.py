@@ -60,6 +60,7 @@ class Session:
         self.launches_fn = launches_fn
         self.env = remote.passed_env()
         self.probes: dict = {}            # worker address -> probe result
+        self.memory_limits: dict = {}     # worker address -> its Dask memory limit (None: none)
         self.capable: list = []           # workers that can run at least one backend, in order
         self.excluded: dict = {}          # worker address -> why it gets no shards
         self.active: list = []            # the workers of the current worker count
@@ -81,6 +82,7 @@ class Session:
                    for w in workers]
         for w, res in zip(workers, self.client.gather(futures)):
             self.probes[w] = res
+        self.memory_limits.update(worker_memory_limits(self.client))
         self.measure_clocks(workers)
         for w in workers:
             reasons = [p["reason"] for p in self.probes[w]["backends"].values()]
@@ -148,6 +150,18 @@ class Session:
         for p in self.placements.values():
             p.release()
         self.placements = {}
+
+
+def worker_memory_limits(client) -> dict:
+    """Each worker's memory limit in bytes as the scheduler reports it (Client.scheduler_info:
+    the ``--memory-limit`` a worker was started with, Dask's default being the machine's
+    memory shared among the workers); None where it has none (0)."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:                  # a Dask before scheduler_info took n_workers: all of them
+        info = client.scheduler_info()
+    return {addr: (int(w.get("memory_limit") or 0) or None)
+            for addr, w in info.get("workers", {}).items()}
 
 
 @dataclass

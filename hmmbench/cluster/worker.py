@@ -165,7 +165,46 @@ def rebuild(spec: dict):
                        "hmmbench versions?")
 
 
-def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict) -> list:
+class Part(list):
+    """A worker's shards of a dataset: per piece, a list of its shards; and, found once, their
+    bytes (``held``) and per backend, chunking mode and shard the memory estimate
+    (``checked``)."""
+
+    def __init__(self, pieces=()):
+        super().__init__(pieces)
+        self.checked: dict = {}
+        self.held: Optional[int] = None
+
+
+def memory_refusal(part: Part, piece: int, shard: int, b, mode: str,
+                   limit: Optional[int]) -> Optional[str]:
+    """Why one of this worker's shards would not fit in the worker's memory limit (Dask's,
+    ``limit`` bytes, sent by the client; None or 0: none), else None: the worker's shards, all
+    held at once, and the backend's need on the shard's largest launch in ``mode``
+    (:func:`hmmbench.runner.memory.host_need`). Found once per backend, mode and shard."""
+    if not limit:
+        return None
+    key = (b.workload, b.name, mode, piece, shard)
+    if key not in part.checked:
+        from ..runner.memory import host_need
+        from ..workload import get
+        wl = get(b.workload)
+        if part.held is None:
+            part.held = sum(wl.loaded_shape(u, detailed=False).held for shards in part
+                            for u in shards)
+        shape = wl.loaded_shape(part[piece][shard])
+        part.checked[key] = part.held - shape.held + host_need(b, shape, mode)[0]
+    host = part.checked[key]
+    if host <= limit:
+        return None
+    from ..memory import fmt_bytes
+    return (f"its shard of piece {piece} needs about {fmt_bytes(host)} of memory (estimate: "
+            f"this worker's shards and {b.name}'s call), more than the limit, the worker's "
+            f"memory limit, {fmt_bytes(limit)}: ask for more workers, fewer pairs or another "
+            "backend, or give the workers more memory")
+
+
+def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict) -> Part:
     """This worker's shards of every piece of a dataset: per piece, a list of ``per_worker``
     consecutive shards (of n_workers x per_worker). Received from the client (``spec["units"]``,
     files read there once) or rebuilt here (generated sets; a lazy set's piece here is n_workers
@@ -174,7 +213,7 @@ def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict
     from .shards import joined, shard_bounds
     _apply(env)
     if "units" in spec:
-        return list(spec["units"])
+        return Part(spec["units"])
     wl = get(spec["workload"])
     ds = rebuild(spec)
     # a lazy set's pieces n_workers at a time: each worker's share of a sharded call is then as
@@ -185,7 +224,7 @@ def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict
     part = [[wl.shard(unit, a, b) for a, b in shard_bounds(wl, unit, n_workers * per_worker)[mine]]
             for unit in pieces]
     ds._cache = None                               # keep the shards, not the whole set
-    return part
+    return Part(part)
 
 
 def describe(part: list) -> list:
@@ -208,11 +247,14 @@ def subset(part: list, piece: int, shard: int, idx: np.ndarray):
 
 @releases_device
 def run_piece(part: list, piece: int, shard: int, sent, mode: str, launches_fn,
-              env: dict, keep: Optional[tuple] = None) -> dict:
+              env: dict, keep: Optional[tuple] = None,
+              memory_limit: Optional[int] = None) -> dict:
     """One of this worker's shards of a piece through the backend, as the single-process runner
     runs a chunk: the launches of the chunking mode, their stage times summed, results as an
     array -- or, with ``keep`` = (key, token), kept here for :func:`take_values` and left out
-    of what the task returns. ``t_start``/``t_end``: this host's clock (the call's timeline)."""
+    of what the task returns. ``t_start``/``t_end``: this host's clock (the call's timeline).
+    Refused, before the backend is called, when the shard would not fit in ``memory_limit``
+    (the worker's, :func:`memory_refusal`)."""
     from ..runner.cell import add_stages, joined_values, run_launches
     from ..workload import get
     t_start = time.time()
@@ -228,7 +270,9 @@ def run_piece(part: list, piece: int, shard: int, sent, mode: str, launches_fn,
                "launches": 0}
     else:
         b = backend(sent)
-        refusal = b.refuse_reason(unit)
+        refusal = b.refuse_reason(unit) or (memory_refusal(part, piece, shard, b, mode,
+                                                           memory_limit)
+                                            if isinstance(part, Part) else None)
         if refusal:
             return {**me, "refused": refusal}
         launches = list((launches_fn or get(b.workload).launches)(unit, mode))

@@ -33,9 +33,16 @@ class PairShape:
     #: the order it runs them: per group its (rows x pairs, skewed columns x pairs, columns x
     #: pairs) elements; None: bounded from the lengths alone (one read length: full groups).
     groups: Optional[tuple] = None
+    #: Bytes the runner holds beside a call on a unit of this shape (None: the unit itself,
+    #: ``nbytes``), and the most it holds while it makes the unit (a set generated piece by
+    #: piece: the previous unit, the pieces, one being generated, their joined copy).
+    held_bytes: Optional[int] = None
+    making_bytes: int = 0
 
     @classmethod
-    def of(cls, pairs: PairSet) -> "PairShape":
+    def of(cls, pairs: PairSet, groups: bool = True) -> "PairShape":
+        """A loaded set's shape (``groups``: False leaves out the wavefront groups, a walk
+        over the pairs: the counts and the bytes are the same)."""
         rl = pairs.read_lengths
         br = pairs.read_offsets[pairs.batch_reads]
         return cls(pairs=pairs.n_pairs, reads=len(rl), haps=len(pairs.hap_lengths),
@@ -46,7 +53,7 @@ class PairShape:
                    max_batch_pairs=int(np.diff(pairs.batch_pairs).max(initial=0)),
                    max_batch_read_bases=int(np.diff(br).max(initial=0)),
                    groups=wavefront_groups(pairs.pair_read_lengths, pairs.pair_hap_lengths)
-                   if len(np.unique(rl)) > 1 else None)
+                   if groups and len(np.unique(rl)) > 1 else None)
 
     @classmethod
     def fixed(cls, read_length: int, hap_length: int, n_reads: int, n_haps: int, n_pairs: int,
@@ -64,6 +71,10 @@ class PairShape:
         per haplotype position, offsets, and the pair and batch index arrays."""
         return (5 * self.read_bases + self.hap_bases + 8 * (self.reads + self.haps)
                 + 16 * self.pairs + 32 * self.batches)
+
+    @property
+    def held(self) -> int:
+        return self.nbytes if self.held_bytes is None else self.held_bytes
 
     def part(self, read_bases: int) -> "PairShape":
         """The share of the set that holds about ``read_bases`` read positions (whole batches,

@@ -12,6 +12,7 @@ from ..report import Column, Listing, Styled, fmt_count
 from ..workload import Workload
 from . import datasets
 from .datasets.chunking import launches, parse_mode
+from .datasets.chunks import LazyChunkDataset, plan_shape
 from .datasets.synthetic import TABLES, shape_of, split_name
 from .model import LOG10_RANGE_FLOOR
 from .shape import PairShape
@@ -95,10 +96,11 @@ class PairHMM(Workload):
     def shard(self, unit, start: int, stop: int):
         return unit.select_batches(start, stop)
 
-    def unit_shape(self, dataset):
-        """A generated set's shape from its parameters (nothing generated); a file set's from
-        the loaded set (kept only if it was loaded already); None for sets generated piece by
-        piece."""
+    def unit_shape(self, dataset, mode: str = "merged"):
+        """A generated set's shape from its parameters (nothing generated; a chunk set's from
+        its plan of lengths: its largest unit in chunking ``mode``, its pieces joined as the
+        runner joins them); a file set's from the loaded set (kept only if it was loaded
+        already)."""
         p = dataset.params
         if dataset.kind == "synthetic" and {"read_length", "hap_length", "pairs"} <= p.keys():
             rpb, hpb = p["reads_per_batch"], p["haps_per_batch"]
@@ -109,6 +111,8 @@ class PairHMM(Workload):
                                    batches=full + (1 if rem else 0),
                                    batch_reads=rpb if full else 1,
                                    batch_haps=hpb if full else rem)
+        if isinstance(dataset, LazyChunkDataset):
+            return plan_shape(dataset.plan, self.launch_items(mode) if dataset.lazy else None)
         if dataset.lazy:
             return None
         loaded = dataset._cache is not None
@@ -116,6 +120,14 @@ class PairHMM(Workload):
         if not loaded:
             dataset._cache = None                      # read again at its turn, not held meanwhile
         return shape
+
+    def loaded_shape(self, unit, detailed: bool = True):
+        return PairShape.of(unit, groups=detailed)
+
+    def measured_unit(self, cell: str) -> tuple:
+        """A dataset by name: the loaded set and its shape."""
+        pairs = self.resolve([cell])[0].load()
+        return pairs, PairShape.of(pairs), None
 
     def fetch(self, name: str):
         return datasets.fetch(name)

@@ -50,12 +50,12 @@ class NumpyProfile(ProfileBackend):
 
     def memory_need(self, shape) -> MemoryNeed:
         """The larger of a batch's two phases -- its padded code matrix being built, its DP
-        rows being filled -- for the batch of the longest sequences, plus the per-sequence
-        results; a batched cell runs its models one after another."""
+        rows being filled -- for the batch that pads to the most residues, plus the
+        per-sequence results; a batched cell runs its models one after another."""
         generic = shape.kind in ("viterbi", "forward", "gmsv", "pipeline")
         per_batch = (GENERIC_BATCH_CELLS if generic else FILTER_BATCH_CELLS) // max(1, shape.M)
         n = min(shape.sequences, max(1, per_batch))
-        padded = n * shape.max_length
+        padded = shape.padded_batch(n)
         dp = padded + n * shape.M * DP_BYTES.get(shape.kind, max(DP_BYTES.values()))
         host = max(PADDED_BYTES * padded, dp) + PER_SEQUENCE * shape.sequences + FIXED
         return MemoryNeed(host=host)

@@ -25,11 +25,21 @@ class ProfileShape:
     M: int
     kind: str
     models: int = 1
+    #: known from a generated database's name: its lengths follow generate_proteins' lognormal
+    from_name: bool = False
+
+    #: the most held while the database is made (not modelled: what it keeps, ``held``)
+    making_bytes = 0
 
     @property
     def nbytes(self) -> int:
         """The database as it is held (codes, offsets, names)."""
         return self.residues + SEQUENCE_BYTES * self.sequences
+
+    @property
+    def held(self) -> int:
+        """What the runner holds beside a call: the database."""
+        return self.nbytes
 
     @classmethod
     def generated(cls, residues: int, M: int, kind: str, models: int = 1) -> "ProfileShape":
@@ -39,7 +49,20 @@ class ProfileShape:
         mu = math.log(MEAN_LENGTH) - SIGMA ** 2 / 2
         z = NormalDist().inv_cdf(1 - 1 / (2 * n)) if n > 1 else 0.0
         longest = min(MAX_LENGTH, max(MIN_LENGTH, math.ceil(math.exp(mu + SIGMA * z))))
-        return cls(residues, n, min(longest, max(MIN_LENGTH, residues)), M, kind, models)
+        return cls(residues, n, min(longest, max(MIN_LENGTH, residues)), M, kind, models,
+                   from_name=True)
+
+    def padded_batch(self, per: int) -> int:
+        """The most residues a batch of ``per`` length-sorted sequences pads to (its
+        sequences x the longest of them): the batch of the longest ones, or -- a generated
+        database's, whose lengths are known by their distribution -- the last full batch before
+        it (per sequences as long as the quantile they end at), when that pads to more."""
+        per = max(1, min(per, self.sequences))
+        full, rest = divmod(self.sequences, per)
+        if not self.from_name or not rest:
+            return per * self.max_length
+        last_full = per * _length_at(full * per / self.sequences) if full else 0
+        return max(rest * self.max_length, last_full)
 
     @classmethod
     def of(cls, seqs, M: int, kind: str, models: int = 1) -> "ProfileShape":
@@ -47,3 +70,10 @@ class ProfileShape:
         lengths = seqs.lengths
         return cls(int(seqs.n_residues), len(seqs), int(lengths.max()) if len(seqs) else 0,
                    M, kind, models)
+
+
+def _length_at(q: float) -> int:
+    """generate_proteins' length at quantile ``q`` of its lognormal, clipped as it clips."""
+    mu = math.log(MEAN_LENGTH) - SIGMA ** 2 / 2
+    z = NormalDist().inv_cdf(min(max(q, 1e-12), 1 - 1e-12))
+    return min(MAX_LENGTH, max(MIN_LENGTH, math.ceil(math.exp(mu + SIGMA * z))))

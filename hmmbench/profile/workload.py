@@ -121,7 +121,7 @@ class Profile(Workload):
             return out
         return cells, {"backends_for": backends_for, "launches_fn": launches}
 
-    def unit_shape(self, cell):
+    def unit_shape(self, cell, mode: str = "whole"):
         """A cell's shape before its database is generated or its model loaded: a generated
         database's from its size, a file database's from its lengths (read, then let go)."""
         db = getattr(cell, "database", None)
@@ -135,6 +135,24 @@ class Profile(Workload):
         if not loaded:
             db._cache = None                 # read again at its turn, not held meanwhile
         return shape
+
+    def loaded_shape(self, unit, detailed: bool = True):
+        if isinstance(unit, ProfileBatch):
+            first = unit.parts[0]
+            return ProfileShape.of(first.seqs, max(p.model.M for p in unit.parts), first.kind,
+                                   len(unit.parts))
+        return ProfileShape.of(unit.seqs, unit.model.M, unit.kind)
+
+    def measured_unit(self, cell: str) -> tuple:
+        """``DATABASE/MODEL/KIND``: the search, its shape, and a generated database's shape from
+        its name alone."""
+        db_name, model_name, kind = cell.split("/")
+        db = pds.resolve_database(db_name)
+        seqs = db.load()
+        model, hmm = pds.resolve_model(model_name).load()
+        named = (ProfileShape.generated(db.n_cells, model.M, kind)
+                 if db.kind == "synthetic" else None)
+        return ProfileSearch(model, seqs, kind, hmm), ProfileShape.of(seqs, model.M, kind), named
 
     def launches(self, unit, mode: str) -> list:
         return launches(unit, mode)

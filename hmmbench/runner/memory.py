@@ -1,10 +1,11 @@
-"""The memory check of a run, before anything is allocated: for every cell of the matrix, the
-dataset's own bytes plus what its backend's call needs (:meth:`Backend.memory_need`, on the
-largest launch of the cell's chunking mode; ``--in-flight`` calls at once on a GPU API), and
-the cross-check's reference on the whole set, against the host's limit; a GPU backend's
-device need against the device's free memory. A cell past its limit refuses the whole run with
-one line (:func:`hmmbench.memory.refusal`) -- better than a kernel's out-of-memory kill, which
-ends the process with no message and loses the run."""
+"""The memory check of a run, before anything is allocated: for every cell of the matrix, what
+the runner holds for the cell's largest unit (the dataset's own bytes; a set generated piece by
+piece: its largest unit, pieces and all) plus what its backend's call needs
+(:meth:`Backend.memory_need`, on the largest launch of the cell's chunking mode; ``--in-flight``
+calls at once on a GPU API), and the cross-check's reference on that unit, against the host's
+limit; a GPU backend's device need against the device's free memory. A cell past its limit
+refuses the whole run with one line (:func:`hmmbench.memory.refusal`) -- better than a
+kernel's out-of-memory kill, which ends the process with no message and loses the run."""
 from __future__ import annotations
 
 from ..errors import UserError
@@ -24,35 +25,46 @@ def check_memory(cells: list, cfg: RunConfig, limit: MemoryLimit) -> None:
         reference = None
     for c in cells:
         ds = c.dataset
-        if id(ds) not in shapes:
+        key = (id(ds), c.mode)
+        if key not in shapes:
             try:
-                shape = workload.unit_shape(ds)
+                shape = workload.unit_shape(ds, c.mode)
             except UserError:
                 raise                                   # bad input: refused before any cell
             except Exception:  # noqa: BLE001 - a set that fails to load fails at its own turn,
                 shape = None   # after the cells before it are run and kept, as without this check
-            shapes[id(ds)] = shape
+            shapes[key] = shape
             if shape is not None and reference is not None:
-                _check(ds.name, reference, shape, shape.nbytes, 1, limit)
-        shape = shapes[id(ds)]
-        if shape is None:
-            continue
-        launch = shape.launch(c.mode) if hasattr(shape, "launch") else shape
-        at_once = cfg.in_flight if c.backend.api != "numpy" else 1
-        _check(ds.name, c.backend, launch, shape.nbytes, at_once, limit)
+                check_need(ds.name, reference, shape, "merged", 1, limit)
+        shape = shapes[key]
+        if shape is not None:
+            check_need(ds.name, c.backend, shape, c.mode,
+                       cfg.in_flight if c.backend.api != "numpy" else 1, limit)
 
 
-def _check(dataset: str, backend, shape, held: int, at_once: int, limit: MemoryLimit) -> None:
-    need = backend.memory_need(shape)
-    host = held + at_once * need.host
+def host_need(backend, shape, mode: str, at_once: int = 1) -> tuple:
+    """(host bytes, device bytes) a cell needs: what is held for the unit of ``shape`` beside
+    ``at_once`` calls on its largest launch in chunking ``mode``, or what making the unit
+    holds, whichever is more; the calls' device need."""
+    launch = shape.launch(mode) if hasattr(shape, "launch") else shape
+    need = backend.memory_need(launch)
+    return (max(shape.making_bytes, shape.held + at_once * need.host),
+            at_once * need.device)
+
+
+def check_need(dataset: str, backend, shape, mode: str, at_once: int,
+               limit: MemoryLimit) -> None:
+    """Raises the one-line refusal when the cell's host need is past ``limit`` or its device
+    need past the device's free memory."""
+    host, device = host_need(backend, shape, mode, at_once)
     if limit.bytes is not None and host > limit.bytes:
         raise refusal(dataset, backend.name, host, limit)
-    if need.device:
+    if device:
         try:
             free = backend.device_memory_free()
         except Exception:  # noqa: BLE001 - no device to ask: the cell says so when it runs
             free = None
-        if free is not None and at_once * need.device > free:
-            raise refusal(dataset, backend.name, at_once * need.device,
+        if free is not None and device > free:
+            raise refusal(dataset, backend.name, device,
                           MemoryLimit(free, f"the device's free memory, {fmt_bytes(free)}"),
                           "device memory")

@@ -99,6 +99,32 @@ def test_pairhmm_shards_keep_batches_and_cells():
     assert sum(s.cells for s in shards) == unit.cells
 
 
+def test_a_shard_past_its_worker_memory_limit_is_refused(cluster):
+    """Each worker checks its shards against its own memory limit (Dask's, as the scheduler
+    reports it, sent with the task) before the backend is called: past it, the call is refused
+    naming the estimate and the limit; within it, the shards run."""
+    from hmmbench.cluster.connect import wait_for_workers
+    from hmmbench.cluster.sharded import (ClusterDataset, Session, ShardedBackend,
+                                          worker_memory_limits)
+    _, client = cluster
+    assert set(worker_memory_limits(client).values()) == {None}   # the fixture's: memory_limit=0
+    ds, inner = _dataset("chunks@3000"), _backend("numpy")
+    session = Session(client, PAIRHMM, {"dataset": [ds.name], "backend": ["numpy"]})
+    session.probe(wait_for_workers(client, 2, 60), [inner])
+    session.use(2)
+    sb, cds = ShardedBackend(inner, session), ClusterDataset(ds, session)
+    proxy = cds.proxies()[0].with_mode("original")
+    session.memory_limits = {w: 1 << 20 for w in session.active}
+    with pytest.raises(RuntimeError) as err:
+        sb.run(proxy)
+    assert "needs about" in str(err.value) and "(estimate" in str(err.value)
+    assert "the worker's memory limit, 1.0 MiB" in str(err.value)
+    session.memory_limits = {w: 64 << 30 for w in session.active}
+    got = np.asarray(sb.run(proxy).log10)
+    assert len(got) == ds.n_pairs, (len(got), ds.n_pairs, proxy)
+    session.release()
+
+
 def test_profile_shards_are_one_database_slice_for_every_model_and_kind():
     pytest.importorskip("pyhmmer")
     from hmmbench.options import run_options

@@ -80,7 +80,7 @@ def test_opencl_cpu_estimate_within_one_and_a_half_of_the_resident_peak(backend,
     # kernels built afresh, as on a new machine: the runtime budget is for that (with PyOpenCL's
     # binary cache hit, the build takes ~130 MiB less and the estimate errs high by as much)
     env["PYOPENCL_NO_CACHE"] = "1"
-    r = in_own_process(backend, dataset, "resident", env=env, timeout=300)
+    r = in_own_process("pairhmm", backend, dataset, "resident", env=env, timeout=300)
     if "unavailable" in r or r["gpu"]:
         pytest.skip(f"no OpenCL CPU device: {r.get('unavailable', 'a GPU')}")
     assert r["device"] == 0                            # a CPU device's buffers are host memory
@@ -100,6 +100,65 @@ def test_refused_before_anything_is_allocated(world, capsys, monkeypatch):
     shape = PairShape.fixed(512, 512, 2500, 2500, 10 ** 4, 625, 4, 4)
     need = shape.nbytes + NumpyBackend("numpy", "float64").memory_need(shape).host
     assert f"needs about {memory.fmt_bytes(need)} of memory" in line
+    assert not (world / "out.json").exists()
+
+
+def test_a_chunk_set_is_shaped_from_its_plan(monkeypatch):
+    """A chunk set's shape comes from its plan of lengths, nothing generated -- the same as
+    the loaded set's."""
+    from dataclasses import asdict
+    from hmmbench.pairhmm.datasets import chunks
+    from hmmbench.pairhmm.workload import WORKLOAD
+    ds = chunks.chunks_dataset("chunks@3000:seed=2")
+    real = chunks.generate_piece
+    monkeypatch.setattr(chunks, "generate_piece",
+                        lambda *a: pytest.fail("generated a piece for the shape"))
+    shape = WORKLOAD.unit_shape(ds, "merged")
+    monkeypatch.setattr(chunks, "generate_piece", real)
+    loaded = asdict(PairShape.of(ds.load()))
+    assert {k: v for k, v in asdict(shape).items() if k in loaded and k not in (
+        "held_bytes", "making_bytes")} == {k: v for k, v in loaded.items() if k not in (
+            "held_bytes", "making_bytes")}
+    assert shape.held == shape.nbytes and shape.making_bytes > shape.nbytes
+
+
+def test_lazy_set_estimate_within_one_and_a_half_of_the_peak(monkeypatch):
+    """A set generated piece by piece, run as the runner runs it (its pieces joined into
+    launches of merged:N): the estimate from the plan (the largest unit, the previous one still
+    held, a piece at its generation peak) against the peak tracemalloc saw over the run."""
+    from hmmbench.pairhmm.datasets import chunks
+    from hmmbench.pairhmm.workload import WORKLOAD
+    from hmmbench.runner.cell import _CellRunner
+    from hmmbench.runner.config import RunConfig
+    from hmmbench.runner.memory import host_need
+    monkeypatch.setattr(chunks, "PIECE_PAIRS", 40)
+    ds = chunks.LazyChunkDataset.build("chunks", 120, chunks.DEFAULT_CHUNK_PAIRS, 5, True, "")
+    assert ds.lazy
+    assert len(ds.plan.pieces()) == 2                  # of 90 and 30 pairs
+    backend, mode = NumpyBackend("numpy", "float64"), "merged:200"
+    shape = WORKLOAD.unit_shape(ds, mode)
+    assert shape.pairs == ds.n_pairs and shape.held == 2 * shape.nbytes  # pieces joined
+    estimate = host_need(backend, shape, mode)[0]
+    runner = _CellRunner(ds, backend, RunConfig(chunking=mode), None, WORKLOAD.launches, None)
+
+    def run_all():
+        for _, _, launches, _ in runner.chunks():
+            for launch in launches:
+                backend.run(launch)
+    peak = traced_peak(run_all)
+    assert peak <= estimate <= 1.5 * peak, (peak, estimate)
+
+
+def test_lazy_set_refused_before_a_piece_is_generated(world, capsys, monkeypatch):
+    """A set too large for memory, generated piece by piece: checked like the others, from
+    its plan -- refused with one line naming the estimate and the limit, no piece generated."""
+    from hmmbench.pairhmm.datasets import chunks
+    monkeypatch.setattr(chunks, "generate_piece",
+                        lambda *a: pytest.fail("generated a piece before the memory check"))
+    line = refused(world, capsys, RUN + ["-d", "chunks@5e6", "--memory-limit", "64M",
+                                         "--json", str(world / "out.json")],
+                   "chunks@5000000", "'numpy'", "(estimate)", "--memory-limit 64.0 MiB")
+    assert "GiB of memory" in line or "MiB of memory" in line
     assert not (world / "out.json").exists()
 
 

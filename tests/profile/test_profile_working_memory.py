@@ -36,6 +36,23 @@ def test_reference_estimate_within_one_and_a_half_of_the_peak(residues, M, kind)
         assert peak <= estimate <= 1.5 * peak, (shape, peak, estimate)
 
 
+@pytest.mark.parametrize("residues,M,kind", [(2_000_000, 400, "vf"), (2_000_000, 1500, "ssv"),
+                                             (500_000, 400, "viterbi")])
+def test_padded_batch_from_the_name_follows_the_batches(residues, M, kind):
+    """The reference's widest batch (sequences x its longest) from the database's name alone,
+    against the batches cpu_reference cuts from the generated lengths: several batches, the
+    last full one wider than the short one of the longest sequences."""
+    from cpu_reference.profile.filters import length_batches
+    from hmmbench.profile.reference import FILTER_BATCH_CELLS, GENERIC_BATCH_CELLS
+    cells = GENERIC_BATCH_CELLS if kind == "viterbi" else FILTER_BATCH_CELLS
+    lengths = pds.resolve_database(f"proteins-{residues}").load().lengths
+    widest = max(len(i) * int(lengths[i].max()) for i in length_batches(lengths, M, cells))
+    shape = ProfileShape.generated(residues, M, kind)
+    assert shape.sequences > cells // M                 # more than one batch
+    padded = shape.padded_batch(cells // M)
+    assert widest / 1.5 <= padded <= 1.5 * widest, (widest, padded)
+
+
 def test_generated_shape_follows_the_generator():
     """The name's shape: sequences and residues as generated; the longest sequence near the
     generated one (the estimate's padded width)."""
@@ -66,8 +83,8 @@ def test_opencl_cpu_estimate_within_one_and_a_half_of_the_resident_peak():
     env = dict(os.environ)
     env.setdefault("HMMBENCH_OPENCL_DEVICE", "Intel")   # the device the constant was fit on
     env["PYOPENCL_NO_CACHE"] = "1"                      # kernels built afresh, as on a new machine
-    r = in_own_process("profile-opencl-task", "proteins-200000/random-M400/ssv", "resident",
-                       env=env, timeout=300)
+    r = in_own_process("profile", "profile-opencl-task", "proteins-200000/random-M400/ssv",
+                       "resident", env=env, timeout=300)
     if "unavailable" in r or r["gpu"]:
         pytest.skip(f"no OpenCL CPU device: {r.get('unavailable', 'a GPU')}")
     assert r["hwm"] <= r["named"] <= 1.5 * r["hwm"], r

@@ -37,15 +37,16 @@ Names: ``chunks-na12878`` (55,125,211 pairs, always lazy) and ``chunks[@PAIRS][:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 import numpy as np
 
 from ..model import PairSet
+from ..shape import PairShape, wavefront_groups
 from ...dataset import Dataset
 from .synthetic import (DEFAULT_SEED, GENERATOR_VERSION, join_name, params_sha256, rng_for,
-                        simulate, split_name)
+                        simulate, simulate_bytes, split_name)
 
 NA12878_PAIRS = 55_125_211
 DEFAULT_CHUNK_PAIRS = 10_000
@@ -58,6 +59,10 @@ PIECE_PAIRS = 2_000_000
 #: Sets up to this many pairs load in one piece; larger ones are only lazy.
 EAGER_LIMIT = 4_000_000
 _DRAW_BLOCK = 1 << 16
+#: Read positions whose pairs give a plan's shape its wavefront groups: as many as the NumPy
+#: reference lays out at once (hmmbench.pairhmm.reference.PIECE_READ_BASES), whose groups
+#: are what its memory depends on; every piece is drawn alike, so the first ones serve.
+GROUP_SAMPLE_READ_BASES = 1 << 21
 # Stream tags, so that each part of the plan has its own independent random stream.
 _SIZES, _SHAPES, _HAPS, _READS, _BASES = 1, 2, 3, 4, 5
 
@@ -84,13 +89,78 @@ class ChunkPlan:
         hap_sum = np.add.reduceat(self.hap_lengths, _starts(self.haps_per_chunk))
         return int(np.dot(read_sum.astype(np.int64), hap_sum.astype(np.int64)))
 
-    def pieces(self, piece_pairs: int = PIECE_PAIRS) -> list[tuple[int, int]]:
-        """Consecutive chunk ranges of about piece_pairs pairs each (chunks never split)."""
+    def pieces(self, piece_pairs: Optional[int] = None) -> list[tuple[int, int]]:
+        """Consecutive chunk ranges of about piece_pairs (PIECE_PAIRS) pairs each (chunks
+        never split)."""
+        piece_pairs = piece_pairs or PIECE_PAIRS
         starts = np.concatenate([[0], np.cumsum(self.chunk_pairs)[:-1]])
         group = starts // piece_pairs
         cut = np.flatnonzero(np.diff(group)) + 1
         edges = np.concatenate([[0], cut, [len(starts)]])
         return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def plan_shape(plan: ChunkPlan, unit_items: Optional[int] = None) -> PairShape:
+    """The shape of the largest unit a backend is given, from the plan's lengths alone (no
+    bases generated): consecutive pieces joined into units of at most ``unit_items`` pairs, as
+    the runner joins a lazy set's pieces (a piece larger than that alone; 0: one piece a unit;
+    None: the whole set, as it is loaded), each count the most any unit has. Its ``held_bytes``: the unit, and its pieces beside it when
+    they were joined; its ``making_bytes``: the most held while a unit is made -- the previous
+    unit (still referenced until the next one is handed over), the pieces made so far, one at
+    its generation peak, and the joined copy."""
+    r, h = plan.reads_per_chunk.astype(np.int64), plan.haps_per_chunk.astype(np.int64)
+    rs, hs = _starts(r), _starts(h)
+    rl, hl = plan.read_lengths.astype(np.int64), plan.hap_lengths.astype(np.int64)
+    read_sum, hap_sum, pairs = np.add.reduceat(rl, rs), np.add.reduceat(hl, hs), r * h
+    bounds = plan.pieces()
+    lazy = unit_items is not None
+    units, size = [], 0                          # the runner's grouped_pieces, on the plan
+    for a, b in bounds:
+        n = int(pairs[a:b].sum())
+        if units and lazy and 0 < unit_items and size + n <= unit_items:
+            units[-1], size = (units[-1][0], b), size + n
+        elif units and not lazy:
+            units[-1] = (units[-1][0], b)
+        else:
+            units.append((a, b))
+            size = n
+    k = max(sum(1 for a, b in bounds if lo <= a < hi) for lo, hi in units)
+
+    def most(per_chunk) -> int:
+        return max(int(per_chunk[a:b].sum()) for a, b in units)
+    shape = PairShape(
+        pairs=most(pairs), reads=most(r), haps=most(h), read_bases=most(read_sum),
+        hap_bases=most(hap_sum), min_read=int(rl.min()), max_read=int(rl.max()),
+        max_hap=int(hl.max()), batches=max(b - a for a, b in units),
+        max_batch_pairs=int(pairs.max()), max_batch_read_bases=int(read_sum.max()))
+    shape = replace(shape, groups=_sample_groups(plan, r, h, rs, hs, shape.read_bases))
+    unit = shape.nbytes
+    lo, hi = max(bounds, key=lambda ab: int(pairs[ab[0]:ab[1]].sum()))
+    piece = PairShape(pairs=int(pairs[lo:hi].sum()), reads=int(r[lo:hi].sum()),
+                      haps=int(h[lo:hi].sum()), read_bases=int(read_sum[lo:hi].sum()),
+                      hap_bases=int(hap_sum[lo:hi].sum()), min_read=0, max_read=0, max_hap=0,
+                      batches=hi - lo, max_batch_pairs=0, max_batch_read_bases=0)
+    making = (unit if lazy else 0) + (k - 1) * piece.nbytes + simulate_bytes(
+        piece.read_bases, piece.hap_bases, piece.pairs)
+    if k > 1:                                    # the pieces and their joined copy
+        making = max(making, (unit if lazy else 0) + 2 * unit)
+    return replace(shape, held_bytes=2 * unit if lazy and k > 1 else unit,
+                   making_bytes=int(making))
+
+
+def _sample_groups(plan: ChunkPlan, r, h, rs, hs, most: int) -> tuple:
+    """The wavefront groups of the plan's first chunks, GROUP_SAMPLE_READ_BASES read
+    positions' worth (at most ``most``, a unit's): every read of a chunk against every
+    haplotype of it."""
+    read_ends = np.cumsum(np.add.reduceat(plan.read_lengths.astype(np.int64), rs))
+    n = int(np.searchsorted(read_ends, min(most, GROUP_SAMPLE_READ_BASES))) + 1
+    pm, ph = [], []
+    for c in range(min(n, len(r))):
+        reads = plan.read_lengths[rs[c]:rs[c] + r[c]]
+        haps = plan.hap_lengths[hs[c]:hs[c] + h[c]]
+        pm.append(np.repeat(reads, len(haps)))
+        ph.append(np.tile(haps, len(reads)))
+    return wavefront_groups(np.concatenate(pm), np.concatenate(ph))
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -177,8 +247,9 @@ def generate_piece(plan: ChunkPlan, seed: int, piece: int, lo: int, hi: int) -> 
                     plan.read_lengths[r0:r1], plan.hap_lengths[h0:h1])
 
 
-def iter_pieces(plan: ChunkPlan, seed: int, piece_pairs: int = PIECE_PAIRS) -> Iterator[PairSet]:
-    for k, (lo, hi) in enumerate(plan.pieces(piece_pairs)):
+def iter_pieces(plan: ChunkPlan, seed: int, piece_pairs: Optional[int] = None
+                ) -> Iterator[PairSet]:
+    for k, (lo, hi) in enumerate(plan.pieces(piece_pairs or PIECE_PAIRS)):
         yield generate_piece(plan, seed, k, lo, hi)
 
 

@@ -261,8 +261,15 @@ def synthetic_bytes(read_length: int, hap_length: int, n_pairs: int) -> int:
     full, rem = divmod(n_pairs, READS_PER_BATCH * HAPS_PER_BATCH)
     n_reads = READS_PER_BATCH * full + (1 if rem else 0)
     n_haps = HAPS_PER_BATCH * full + rem
-    read_bases, hap_bases = n_reads * read_length, n_haps * hap_length
-    per_read = READ_PHASE_BYTES_LONG if read_length > hap_length else READ_PHASE_BYTES
+    return simulate_bytes(n_reads * read_length, n_haps * hap_length, n_pairs,
+                          long_reads=read_length > hap_length)
+
+
+def simulate_bytes(read_bases: int, hap_bases: int, n_pairs: int,
+                   long_reads: bool = False) -> int:
+    """About the peak of one :func:`simulate` call of these sizes (``long_reads``: reads
+    longer than their haplotypes, which take the slow path)."""
+    per_read = READ_PHASE_BYTES_LONG if long_reads else READ_PHASE_BYTES
     peak = max(HAP_PHASE_BYTES * hap_bases + PAIR_BYTES[0] * n_pairs,
                READ_PHASE_HAP_BYTES * hap_bases + per_read * read_bases
                + PAIR_BYTES[1] * n_pairs,
