@@ -112,10 +112,10 @@ def _libcuda():
 
 
 @contextlib.contextmanager
-def _in_context():
+def in_context():
     """The process's context current in this thread for a call (pushed and popped again where
-    this thread does not hold it: a pool's thread)."""
-    pushed = not getattr(_THREAD, "pushed", False)
+    this thread does not hold it: a pool's thread; nothing before the process has one)."""
+    pushed = "ctx" in _CTX and not getattr(_THREAD, "pushed", False)
     if pushed:
         _CTX["ctx"].push()
     try:
@@ -137,7 +137,7 @@ def host_register(ptr: int, nbytes: int) -> bool:
         lib = _libcuda()
     except OSError:
         return False
-    with _in_context():
+    with in_context():
         return lib.cuMemHostRegister_v2(ctypes.c_void_p(ptr), ctypes.c_size_t(nbytes),
                                         ctypes.c_uint(0)) == 0
 
@@ -147,7 +147,7 @@ def host_unregister(ptr: int) -> bool:
     thread."""
     if "ctx" not in _CTX:
         return False
-    with _in_context():
+    with in_context():
         return _libcuda().cuMemHostUnregister(ctypes.c_void_p(ptr)) == 0
 
 

@@ -1,6 +1,7 @@
 """Host code of the CUDA profile backends without a GPU (hmmbench.profile.device.cuda with stand-ins
 for the driver): the threaded staging copies and the generic Forward's resident length model."""
 import copy
+import ctypes
 
 import numpy as np
 import pytest
@@ -23,9 +24,21 @@ def test_fill_copies_every_byte(size, threads):
     assert (dst[:size] == src).all() and not dst[size:].any()
 
 
+class HostMemory(np.ndarray):
+    """A stand-in device allocation: host bytes whose int() is their address, as pycuda's."""
+
+    def __int__(self):
+        return self.ctypes.data
+
+
+def read(ptr, nbytes: int, dtype) -> np.ndarray:
+    """The bytes at a stand-in device address as an array."""
+    return np.frombuffer((ctypes.c_uint8 * nbytes).from_address(int(ptr)), dtype).copy()
+
+
 class HostDriver:
-    """pycuda.driver's calls of generic_scores: device arrays are host copies, uploads
-    counted by size."""
+    """pycuda.driver's calls of the CUDA profile device: device memory is host memory, uploads
+    (blocking or enqueued) counted by size, enqueued copies done at once."""
 
     def __init__(self):
         self.uploads = []
@@ -34,8 +47,17 @@ class HostDriver:
         self.uploads.append(arr.nbytes)
         return np.array(arr)
 
-    def mem_alloc(self, nbytes):
-        return np.zeros(nbytes, np.uint8)
+    def mem_alloc(self, nbytes):                   # 256-byte aligned, as cuMemAlloc's
+        raw = np.zeros(nbytes + 256, np.uint8)
+        skip = -raw.ctypes.data % 256
+        return raw[skip:skip + nbytes].view(HostMemory)
+
+    def pagelocked_empty(self, n, dtype):
+        return np.empty(n, dtype)
+
+    def memcpy_htod_async(self, dst, src, stream=None):
+        self.uploads.append(src.nbytes)
+        ctypes.memmove(int(dst), src.ctypes.data, src.nbytes)
 
     def memcpy_dtoh(self, dst, src):
         dst[:] = src.view(dst.dtype)[:dst.size]
@@ -139,36 +161,73 @@ def test_a_batch_launch_passes_the_models_table_and_the_stride(monkeypatch):
     args = seen["args"]
     Q, words = warp.batch_profile(models, "msv", warp.TUNED_VARIANT)
     assert seen["name"] == "msv_xj_warp" and seen["defines"]["MODELS"] == 3
-    assert seen["defines"]["QB"] == Q and (args[0].ravel() == words.ravel()).all()
+    assert seen["defines"]["QB"] == Q
+    assert (read(args[0], words.nbytes, np.uint32) == words.ravel()).all()
     assert args[3] is order and args[4] == 40
-    assert (args[5] == warp.batch_scalars(models)).all() and args[6] == n
-    assert (args[7] == tjbm).all() and args[8] is out and out.nbytes == 4 * 3 * n
+    scalars = warp.batch_scalars(models)
+    assert (read(args[5], scalars.nbytes, np.int32) == scalars.ravel()).all() and args[6] == n
+    assert (read(args[7], tjbm.nbytes, np.uint8) == tjbm).all()
+    assert args[8] is out and out.nbytes == 4 * 3 * n
     dev.ssv_xe(models, seqs, None, on_device=(order, 40))
     assert seen["name"] == "ssv_xe_warp" and len(seen["args"]) == 8
 
 
-def test_a_search_keeps_its_uploads_until_it_ends(monkeypatch):
-    """A free (cuMemFree) waits for the whole device: an upload freed as its launch returns (a
-    local going out of scope) makes the host wait for that kernel, so the pipeline's host
-    tables could not be built beside SSV. A search's uploads live until it ends."""
+def test_uploads_are_enqueued_into_arenas_reused_per_search():
+    """A search's uploads are copied on the launch stream (a blocking copy from pageable memory
+    would wait for the kernels launched before it) through one page-locked arena into one
+    device arena: each array at its own aligned address, none overwritten while the search
+    runs, an outgrown arena kept until the search ends, the arenas reused from the start by
+    the next search."""
+    from hmmbench.profile.device.cuda_uploads import ALIGN, Uploads
+    drv = HostDriver()
+    up = Uploads(drv, first_bytes=4096)
+    rng = np.random.default_rng(3)
+    arrays = [rng.integers(0, 1 << 30, n).astype(np.int32) for n in (1, 100, 0, 700, 3000)]
+    ptrs = [up.put(a) for a in arrays]
+    assert all(int(p) % ALIGN == 0 for p in ptrs)
+    assert up.size > 4096 and len(up._retired) >= 1         # grown past the first arena
+    for a, p in zip(arrays, ptrs):                            # none overwritten by a later put
+        assert (read(p, a.nbytes, np.int32) == a).all()
+    first = int(up.dev)
+    up.reset()
+    assert up._retired == [] and int(up.put(np.ones(3, np.int16))) == first
+
+
+def test_a_search_uploads_without_blocking_copies(monkeypatch):
+    """profile-cuda-warp's uploads within a search (profile, per-length tables) go through the
+    arenas, none through a blocking to_device; the arenas restart when the search ends."""
     from hmmbench.apis import cuda as glue
-    freed = []
+    drv = HostDriver()
+    blocking = []
+    drv.to_device = lambda arr: blocking.append(arr) or np.array(arr)
 
-    class Allocation:
-        def __init__(self, n):
-            self.n = n
+    class Function:
+        num_regs = 40
 
-        def __del__(self):
-            freed.append(self.n)
+        def __call__(self, *args, **kw):
+            pass
 
-    class Driver:
-        def to_device(self, arr):
-            return Allocation(arr.size)
-    monkeypatch.setattr(glue, "driver", lambda: Driver())
+    class Module:
+        def get_function(self, name):
+            return Function()
+    monkeypatch.setattr(glue, "driver", lambda: drv)
+    monkeypatch.setattr(glue, "compile", lambda *a, **kw: Module())
+    monkeypatch.setattr(glue, "device_attributes", lambda: {"sm_count": 132})
+    model = datasets.resolve_model("query-M100").load()[0]
     dev = pcuda._CudaDevice(warp=True)
     dev.begin(StageClock())
-    for n in (3, 5):
-        dev._up(np.zeros(n, np.int32))                # dropped by the caller at once
-    assert freed == []
+    n = 50
+
+    class Db:
+        buffers = {"residues": np.zeros(100, np.uint8), "offsets": np.zeros(n + 1, np.int64),
+                   "classes": np.zeros(n, np.int32)}
+    dev.db = Db()
+    dev.db.n = n
+    seqs = SequenceSet([str(i) for i in range(n)], np.zeros(0, np.uint8), np.zeros(n + 1, np.int64))
+    order = np.arange(n, dtype=np.int32)
+    dev.ssv_xe(model, seqs, None, on_device=(order, n))
+    dev.classify(order, n, np.zeros(n, np.int32), table=np.zeros((7, 128), np.uint8))
+    dev.finish("ssv", order, n, np.zeros(n, np.int32), np.zeros(7, np.int32), 1, 2, 3, 4, 1.0)
+    assert blocking == [] and len(drv.uploads) == 3 and dev.uploads.used > 0
     dev.end()
-    assert sorted(freed) == [3, 5]
+    assert dev.uploads.used == 0

@@ -22,11 +22,14 @@ def kernel_specs(models: Sequence, block: int = BLOCK, variant: dict = warp.TUNE
     """(source, defines) of every distinct module the warp backend loads for ``models``
     (ProfileModels): each kind's filter kernel, and the pipeline's generic Forward."""
     seen: dict = {}
+    launches = [(kind, variant) for kind in kinds]
+    if "msv" in kinds:                 # the full MSV over a short list (HMMER's recomputes)
+        launches.append(("msv", warp.short_list_variant(variant)))
     for m in models:
-        for kind in kinds:
-            Q, words = warp.profile(m, kind, variant)
-            d = warp.defines(m, kind, Q, variant, block)
-            smem = 4 * words.size if variant["smem"] else 0       # as CudaProfile._launch
+        for kind, v in launches:
+            Q, words = warp.profile(m, kind, v)
+            d = warp.defines(m, kind, Q, v, block)
+            smem = 4 * words.size if v["smem"] else 0             # as CudaProfile._launch
             d["PROFILE_SMEM"] = int(0 < smem <= SMEM_LIMIT)
             seen[(FILTERS_SOURCE, tuple(sorted(d.items())))] = (FILTERS_SOURCE, d)
         if forward:

@@ -22,7 +22,7 @@ identical to the reference; figures in docs/profile-design.md.
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from . import layout
 from . import warp
 from .batch import batch_scores
 from .cuda_resident import resident_cache
+from .cuda_uploads import Uploads
 from .host import FILTER_KINDS
 from .layout import generic_length_model, generic_tables, generic_threads
 from .pipeline import device_scores, run_pipeline
@@ -72,26 +73,34 @@ class _CudaDevice:
         self.buffers = cuda.DeviceBuffers()     # outputs and scratch, grown once, reused
         self._pinned: dict = {}                 # page-locked download buffers by name
         self.db = None                          # the ResidentDatabase of the current search
+        # the search's uploads (profiles, tables, lists): asynchronous on the launch stream,
+        # so the host never waits for a kernel to upload the next step's data
+        self.uploads = Uploads(self.drv)
         self.begin(None)
 
     def begin(self, timer) -> None:
-        """A new search: its stage timer, a fresh launch list for its info."""
+        """A new search: its stage timer, a fresh launch list for its info (and the upload
+        arenas from the start, should a caller not have ended the last search)."""
+        if self.uploads.used:
+            self.end(failed=True)
         self.timer = timer
         self.launches: list = []            # (kernel, defines, grid, registers) for info
-        # the search's uploads (profiles, tables, lists), freed when it ends: a free waits for
-        # the whole device, so one freed as its launch returns would make the host wait for
-        # that kernel instead of preparing the next step beside it
-        self._held: list = []
+        self._prepared: dict = {}           # the search's uploaded profiles, by model and kind
 
-    def end(self) -> None:
-        """The search is over (its results are on the host): its uploads are freed."""
-        self._held = []
+    def end(self, failed: bool = False) -> None:
+        """The search is over (its results are on the host, so its copies are done): the
+        upload arenas are reused from the start. A failed search may have copies in flight:
+        the device finishes them first."""
+        if failed:
+            self.drv.Context.synchronize()
+        self.uploads.reset()
+        self._prepared = {}
 
-    def _defines(self, model, kind: str, Q: int) -> dict:
+    def _defines(self, model, kind: str, Q: int, variant: dict) -> dict:
         if self.warp and isinstance(model, list):
-            return warp.batch_defines(model, kind, Q, self.variant, BLOCK)
+            return warp.batch_defines(model, kind, Q, variant, BLOCK)
         if self.warp:
-            return warp.defines(model, kind, Q, self.variant, BLOCK)
+            return warp.defines(model, kind, Q, variant, BLOCK)
         M = model.M
         return {"MODEL_M": M, "BLOCK": BLOCK, "KP": model.Kp, "QB": layout.n_vectors(M, 128),
                 "QW": layout.n_vectors(M, 64)}
@@ -100,12 +109,11 @@ class _CudaDevice:
         return warp.group(self.variant, M, kind)
 
     def _up(self, arr):
-        """A host array's device copy (a device array, gathered there already, passes)."""
+        """A host array's device copy, enqueued on the launch stream (a device array,
+        gathered there already, passes)."""
         if not isinstance(arr, np.ndarray):
             return arr
-        dev = self.drv.to_device(np.ascontiguousarray(arr))
-        self._held.append(dev)
-        return dev
+        return self.uploads.put(arr)
 
     def _seq_arrays(self, seqs, idx):
         """Residues, offsets (resident) and the launch order ``idx``: the resident order's
@@ -119,15 +127,35 @@ class _CudaDevice:
         with self.timer("h2d"):
             return b["residues"], b["offsets"], self._up(np.asarray(idx, np.int32))
 
-    def _profile(self, model, kind: str):
+    def _variant(self, kind: str, short: bool) -> dict:
+        """The defines' variant of a launch (``short``: a full MSV over a short list)."""
+        return warp.short_list_variant(self.variant) if short and kind == "msv" else self.variant
+
+    def prepare(self, model, kind: str, short: bool = False) -> tuple:
+        """(Q, [device profile], words) of the warp kernel of ``kind`` for ``model`` (a list:
+        a batch), built and uploaded once per search: a caller that knows a launch is coming
+        prepares it while the GPU is busy, so the launch itself waits for nothing. ``short``:
+        the full MSV's over a short list (HMMER's recomputes, ``warp.SHORT_LIST``)."""
+        if not self.warp:
+            return 0, [], 0
+        variant = self._variant(kind, short)
+        key = (tuple(map(id, model)) if isinstance(model, list) else id(model), kind,
+               variant["group"])
+        if key not in self._prepared:
+            Q, words = self._profile(model, kind, variant)
+            with self.timer("h2d"):
+                self._prepared[key] = (Q, [self._up(words)], words.size)
+        return self._prepared[key]
+
+    def _profile(self, model, kind: str, variant: dict):
         """(Q, host uint32 words) of the warp kernels' profile for ``kind`` (a list of models:
         the batch's)."""
         if isinstance(model, list):
-            return warp.batch_profile(model, kind, self.variant)
-        return warp.profile(model, kind, self.variant)
+            return warp.batch_profile(model, kind, variant)
+        return warp.profile(model, kind, variant)
 
-    def _launch(self, model, name, kind, n_items, args, Q=0, profile_words=0):
-        defines = self._defines(model, kind, Q)
+    def _launch(self, model, name, kind, n_items, args, Q=0, profile_words=0, short=False):
+        defines = self._defines(model, kind, Q, self._variant(kind, short))
         smem = 4 * profile_words if self.warp and self.variant["smem"] else 0
         if smem > SMEM_LIMIT:
             smem = 0                                   # too big for shared memory: __ldg path
@@ -148,16 +176,20 @@ class _CudaDevice:
         with self.timer("kernel"):
             fn(*args, block=(BLOCK, 1, 1), grid=(grid, 1), shared=smem)
 
-    def _download(self, out, n, dtype=np.int32):
-        """n values of ``out`` through a page-locked buffer (a copy, so the next download
-        cannot overwrite what the caller holds)."""
+    def _download(self, out, n, dtype=np.int32, copy=True, as_type=None):
+        """n values of ``out`` through a page-locked buffer: a copy (of type ``as_type``,
+        default ``dtype``), so the next download cannot overwrite what the caller holds
+        (``copy=False``: the buffer itself, for a caller done with it before the next download
+        of that type)."""
         dtype = np.dtype(dtype)
         host = self._pinned.get(dtype)
         if host is None or host.size < n:
             host = self._pinned[dtype] = self.drv.pagelocked_empty(max(n, 1), dtype)
         with self.timer("d2h"):
             self.drv.memcpy_dtoh(host[:n], out)
-        return host[:n].copy()
+        if not copy:
+            return host[:n]
+        return host[:n].astype(as_type or dtype)
 
     def _filter(self, model, seqs, idx, name, kind, profile, scalars, extra, task_rows,
                 on_device=None):
@@ -183,11 +215,12 @@ class _CudaDevice:
             order, m = on_device
             res, offs = self.db.buffers["residues"], self.db.buffers["offsets"]
         Q, nwords = 0, 0
+        short = not batch and m <= warp.SHORT_LIST
         if self.warp:
-            Q, words = self._profile(model, kind)
-            nwords = words.size
+            Q, prof, nwords = self.prepare(model, kind, short)
         with self.timer("h2d"):
-            prof = [self._up(words)] if self.warp else [self._up(a) for a in profile]
+            if not self.warp:
+                prof = [self._up(a) for a in profile]
             head = ([self._up(warp.batch_scalars(model)), np.int32(n)] if batch
                     else list(map(np.int32, scalars)))
             extra = [self._up(a) for a in extra]
@@ -196,7 +229,7 @@ class _CudaDevice:
         if not self.warp:
             args += [self.buffers.get(f"rows{i}", b * m * model.M)
                      for i, b in enumerate(task_rows)]
-        self._launch(model, name, kind, m, args + [out], Q, nwords)
+        self._launch(model, name, kind, m, args + [out], Q, nwords, short)
         return out if on_device is not None else self._download(out, n_out)
 
     def ssv_xe(self, model, seqs, idx, on_device=None):
@@ -307,7 +340,10 @@ class _CudaDevice:
                **self._grid(m))
 
     def finished_scores(self) -> np.ndarray:
-        return self._download(self.buffers.get("scores", 4 * self.db.n), self.db.n, np.float32)
+        """The float32 scores as float64 (the runner's type: one pass out of the page-locked
+        buffer instead of a copy and a conversion)."""
+        return self._download(self.buffers.get("scores", 4 * self.db.n), self.db.n, np.float32,
+                              as_type=np.float64)
 
     def whole_order(self) -> tuple:
         return self.db.buffers["order"], self.db.n
@@ -315,9 +351,18 @@ class _CudaDevice:
     def codes(self) -> np.ndarray:
         return self._download(self.buffers.get("codes", self.db.n), self.db.n, np.uint8)
 
-    def forward(self, model, order, m, clock) -> np.ndarray:
-        return generic_scores(self.db, model, order, m, True, self.timer, clock,
-                              scratch=self.buffers)
+    def forward_prepare(self, model, host) -> tuple:
+        """The Forward stage's tables, uploaded on the launch stream (beside SSV)."""
+        with self.timer("h2d"):
+            return generic_prepare(self.db, model, True, host, self._up)
+
+    def forward(self, model, order, m, host, prepared) -> Callable:
+        """Forward over the listed sequences, launched; the returned function waits for its
+        scores (float32 nats per sequence, read where Forward ran, valid until the next
+        download)."""
+        out = self.buffers.get("generic_out", 4 * self.db.n)
+        generic_launch(self.db, model, order, m, True, self.timer, prepared, out)
+        return lambda: self._download(out, self.db.n, np.float32, copy=False)
 
 
 def fn_name(name: str, warp: bool) -> str:
@@ -369,7 +414,7 @@ class CudaProfile(_CudaProfileBackend):
         dev.begin(timer)
         dev.db, load = dev.resident.get(job)
         nbytes = dev.db.load_bytes
-        extra = {}
+        extra, failed = {}, True
         try:
             if isinstance(job, ProfileBatch):
                 out = batch_scores(dev, job.models, dev.db, job.kind, host)
@@ -379,9 +424,10 @@ class CudaProfile(_CudaProfileBackend):
                                           lambda t: t.seconds())
             else:
                 out = device_scores(dev, job.model, dev.db, job.kind, host)
+            failed = False
         finally:
             dev.db = None
-            dev.end()
+            dev.end(failed)
         timing = dict(host.timing)
         for stage, s in timer.seconds().items():
             timing[stage] = timing.get(stage, 0.0) + s
@@ -430,6 +476,35 @@ class CudaGenericProfile(_CudaProfileBackend):
         self.resident.clear()
 
 
+def generic_prepare(db, model, forward: bool, host, up) -> tuple:
+    """The generic kernel's device tables for ``model`` on the resident database ``db`` (msc,
+    isc, tr, loop, move), the host's part timed as ``prep``, each array put on the device by
+    ``up`` (the resident length model, where it is the model's, passes as it is)."""
+    with host("prep"):
+        lengths, on_device = generic_length_model(model, db)
+        tables = generic_tables(model, forward)
+    return tuple(up(a) for a in tables) + tuple(
+        a if on_device else up(a) for a in (lengths["loop"], lengths["move"]))
+
+
+def generic_launch(db, model, order, n_launch: int, forward: bool, timer, prepared: tuple,
+                   out, threads: Optional[int] = None, tuning: Optional[dict] = None) -> None:
+    """The generic kernel over the ``n_launch`` sequences of the device list ``order`` into
+    ``out`` (float32 nats per sequence of ``db``), with the tables of :func:`generic_prepare`."""
+    if not n_launch:
+        return
+    threads = threads or generic_threads(model.M)
+    mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": threads,
+                                        "FORWARD": int(forward), **(tuning or {})})
+    msc, isc, tr, loopb, moveb = prepared
+    b = db.buffers
+    with timer("kernel"):
+        mod.get_function("generic_dp")(
+            msc, isc, tr, b["residues"], b["offsets"], order, np.int32(n_launch), loopb,
+            moveb, np.float32(model.e_loop), np.float32(model.e_move), out,
+            block=(threads, 1, 1), grid=(max(1, n_launch), 1))
+
+
 def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
                    scratch=None, threads: Optional[int] = None,
                    tuning: Optional[dict] = None) -> np.ndarray:
@@ -438,26 +513,11 @@ def generic_scores(db, model, order, n_launch: int, forward: bool, timer, host,
     entries are undefined. ``threads`` per block (a multiple of 32; default
     ``generic_threads(M)``), ``tuning``: more kernel defines (GN_PREFETCH)."""
     drv = cuda.driver()
-    n = db.n
-    b = db.buffers
-    with host("prep"):
-        lengths, on_device = generic_length_model(model, db)
-        tables = generic_tables(model, forward)
-    threads = threads or generic_threads(model.M)
-    mod = cuda.compile(GENERIC_SOURCE, {"MODEL_M": model.M, "THREADS": threads,
-                                        "FORWARD": int(forward), **(tuning or {})})
     with timer("h2d"):
-        msc, isc, tr = (drv.to_device(a) for a in tables)
-        loopb, moveb = (a if on_device else drv.to_device(a)
-                        for a in (lengths["loop"], lengths["move"]))
-    out = (scratch or cuda.DeviceBuffers()).get("generic_out", 4 * n)
-    if n_launch:
-        with timer("kernel"):
-            mod.get_function("generic_dp")(
-                msc, isc, tr, b["residues"], b["offsets"], order, np.int32(n_launch), loopb,
-                moveb, np.float32(model.e_loop), np.float32(model.e_move), out,
-                block=(threads, 1, 1), grid=(max(1, n_launch), 1))
-    scores = np.empty(n, np.float32)
+        prepared = generic_prepare(db, model, forward, host, drv.to_device)
+    out = (scratch or cuda.DeviceBuffers()).get("generic_out", 4 * db.n)
+    generic_launch(db, model, order, n_launch, forward, timer, prepared, out, threads, tuning)
+    scores = np.empty(db.n, np.float32)
     with timer("d2h"):
         drv.memcpy_dtoh(scores, out)
     return scores

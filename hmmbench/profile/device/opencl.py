@@ -287,9 +287,20 @@ class ProfileFiltersOpenCL:
                      np.float32(model.e_loop), np.float32(model.e_move), out).wait()
         return self._download(out, db.n, self._clock, np.float32)
 
-    def forward(self, model, order, m, host) -> np.ndarray:
-        """The pipeline's Forward stage (device_pipeline's protocol)."""
-        return self.generic(model, order, m, True, host)
+    def prepare(self, model, kind: str, short: bool = False) -> None:
+        """Nothing ahead of a filter's launch: the copies here block, its profile goes up
+        with it."""
+
+    def forward_prepare(self, model, host) -> None:
+        """Nothing ahead of the Forward stage: the copies here block, the tables go up with
+        its launch."""
+        return None
+
+    def forward(self, model, order, m, host, prepared):
+        """The pipeline's Forward stage (device_pipeline's protocol): run here, its scores
+        returned by the function given back."""
+        scores = self.generic(model, order, m, True, host)
+        return lambda: scores
 
     def scores(self, model: ProfileModel, seqs: SequenceSet, which: str, clock=None):
         """One filter's scores for every sequence, float32 nats as HMMER/pyhmmer report."""

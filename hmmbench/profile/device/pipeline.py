@@ -12,8 +12,11 @@ from the downloaded scores.
 
 A device implements: ``use_clock(clock)``, ``whole_order()`` -> (list, n), ``ssv_xe`` /
 ``msv_xj`` / ``vf_xc`` with ``on_device=(list, m)`` -> raw device output, ``classify``,
-``compact(list, m, want, name)`` -> (list, count), ``codes()``, ``forward(model, list, m,
-host)`` -> float32 nats per sequence (entries of the listed sequences).
+``compact(list, m, want, name)`` -> (list, count), ``codes()``, ``prepare(model, kind)``: a
+filter's profile made ready ahead of its launch, ``forward_prepare(model, host)`` -> the
+Forward stage's tables (made while SSV runs), ``forward(model, list, m, host, prepared)`` -> a
+function that waits for the float32 nats per sequence (entries of the listed sequences; the
+host finishes the other sequences' results while Forward runs).
 
 The per-sequence result is :func:`.pipeline.outcome` (stage reached x 1e6 + Forward nats), the
 same values the NumPy reference gives, so the runner cross-checks it like any kind; per-stage
@@ -31,7 +34,8 @@ from .host import FILTER_KINDS
 
 def device_scores(dev, model, db, kind: str, host) -> np.ndarray:
     """Scores of ``kind`` (ssv, msv, vf) of every sequence of the resident database ``db``,
-    finished on the device (float32 nats, exactly as pyhmmer reports them): HMMER's control
+    finished on the device (float32 nats, exactly as pyhmmer reports them; a device may give
+    them as float64): HMMER's control
     flow (the full MSV only where SSV cannot decide, those compacted on the device), the
     length-dependent terms per distinct length; one download of the scores."""
     if kind not in FILTER_KINDS:
@@ -45,14 +49,17 @@ def device_scores(dev, model, db, kind: str, host) -> np.ndarray:
         xc = dev.vf_xc(model, seqs, None, dev.gather(move, "move"), on_device=whole)
         dev.finish("vf", *whole, xc, move, 0, wp.base, 0, 0, wp.scale)
         return dev.finished_scores()
-    with host("prep"):
-        tjb = bp.tjb(db.lengths).astype(np.int32)
     xe = dev.ssv_xe(model, seqs, None, on_device=whole)
+    with host("prep"):                   # while SSV runs
+        tjb = bp.tjb(db.lengths).astype(np.int32)
     dev.finish("ssv", *whole, xe, tjb, bp.bias, bp.base, bp.tbm, bp.tec, bp.scale)
     if kind == "msv":
+        # the full MSV's profile and per-sequence tjbm before the count of its sequences comes
+        # back (the host waits for SSV there): its launch then waits for nothing
+        dev.prepare(model, "msv", short=True)
+        tjbm = dev.gather(((tjb + bp.tbm) & 0xFF).astype(np.uint8), "tjbm")
         redo = dev.compact(*whole, 1, "list_redo")
         if redo[1]:
-            tjbm = dev.gather(((tjb + bp.tbm) & 0xFF).astype(np.uint8), "tjbm")
             xj = dev.msv_xj(model, seqs, None, tjbm, on_device=redo)
             dev.finish("msv", *redo, xj, tjb, 0, bp.base, 0, 0, bp.scale)
     return dev.finished_scores()
@@ -92,6 +99,9 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
         bp = model.byte
         tjbm = ((bp.tjb(db.lengths) + bp.tbm) & 0xFF).astype(np.uint8)   # set1_epi8 wraps
         move = model.word.move(db.lengths).astype(np.int16)
+    fwd_tables = dev.forward_prepare(model, host)
+    dev.prepare(model, "msv", short=True)     # the filters after SSV: profiles uploaded now
+    dev.prepare(model, "vf")
     tjbm, move = dev.gather(tjbm, "tjbm"), dev.gather(move, "move")
     survivors = {}
 
@@ -115,15 +125,21 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
     dev.use_clock(_Tee(device, per_stage["fwd"]))
     fwd_list = dev.compact(*whole, pl.TO_FORWARD, "list_fwd")
     survivors["fwd_launched"] = fwd_list[1]
-    fwd = dev.forward(model, *fwd_list, host)          # float32, read where Forward ran
-    stage = dev.codes().astype(np.int8)
+    stage = dev.codes().view(np.int8)       # final, but for Forward's own threshold
+    fwd_scores = dev.forward(model, *fwd_list, host, fwd_tables)
+    with host("prep"):                     # while Forward runs: every other sequence's result
+        hit = np.flatnonzero(stage >= pl.TO_FORWARD)
+        values = np.multiply(stage, pl.STAGE_STEP, dtype=np.float64)   # pl.outcome, but hit
+        counts = pl.counts_of(stage)
+    fwd = fwd_scores()                     # float32, read where Forward ran
     dev.use_clock(device)
     with host("prep"):
-        reached = np.flatnonzero(stage == pl.TO_FORWARD)
+        reached = hit[stage[hit] == pl.TO_FORWARD]
         passed = pl.forward_passes(model, fwd[reached].astype(np.float64),
                                    db.lengths[db.classes[reached]])
-        stage[reached[passed]] = pl.PASSED
-        values = pl.outcome(stage, fwd)
-    info = {"pass_counts": pl.counts_of(stage), "stage_launches": survivors,
+        stage[reached[passed]] = pl.PASSED          # 2 -> 3: the same sequences are >= 2
+        values[hit] = pl.outcome(stage[hit], fwd[hit])
+        counts["fwd"] += int(np.count_nonzero(passed))
+    info = {"pass_counts": counts, "stage_launches": survivors,
             "pipeline_stage_s": {name: seconds_of(c) for name, c in per_stage.items()}}
     return values, info

@@ -37,6 +37,19 @@ def auto_group(M: int, kind: str = "ssv") -> int:
     return 32 if M > 512 else 16 if M > 128 else 8
 
 
+#: a full-MSV launch over at most this many sequences (HMMER's recomputes: hundreds to a few
+#: thousand of a database) gives each a whole warp: such a launch is far from filling the GPU
+#: and lasts as long as its longest sequence's chain of rows, which 32 lanes walk with half
+#: the vectors per lane of 16
+SHORT_LIST = 8192
+
+
+def short_list_variant(variant: dict) -> dict:
+    """The variant of a full-MSV launch over a short list (:data:`SHORT_LIST`): 32 lanes per
+    sequence where the group is chosen by size."""
+    return variant if variant["group"] else {**variant, "group": 32}
+
+
 def group(variant: dict, M: int, kind: str) -> int:
     """Lanes per sequence of ``kind``'s kernel (the Viterbi filter: always a whole warp)."""
     if kind == "vf":
