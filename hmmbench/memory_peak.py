@@ -1,9 +1,11 @@
 """The peak memory of one backend call, measured: what the estimates
 (:meth:`hmmbench.backend.Backend.memory_need`) are fitted to and tested against. Two measures:
 the most NumPy and Python held during the call (tracemalloc), and the growth of the resident
-high-water mark (VmHWM) from before the backend exists to the end of its first call, in a
-process of its own (a runtime, its kernel builds and a CPU OpenCL device's buffers are outside
-tracemalloc's view; tracemalloc's own records would swell the resident size, so never both).
+high-water mark (VmHWM, started afresh) from before the backend exists to the end of its
+first call, in a process of its own (a runtime, its kernel builds, a CPU OpenCL device's
+buffers and pyhmmer's C memory are outside tracemalloc's view; tracemalloc's own records would
+swell the resident size, so never both).
+
 A cell is what the workload's :meth:`~hmmbench.workload.Workload.measured_unit` reads: a
 Pair-HMM dataset name, a profile cell ``DATABASE/MODEL/KIND``.
 """
@@ -30,10 +32,23 @@ def traced_peak(call: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
-def resident_high_water() -> int:
-    """This process's peak resident size so far (Linux's VmHWM), in bytes."""
+def resident_high_water(field: str = "VmHWM") -> int:
+    """This process's peak resident size so far (Linux's VmHWM), or another field of
+    /proc/self/status (``VmRSS``: the resident size now), in bytes."""
     with open("/proc/self/status", encoding="ascii") as fh:
-        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(field + ":"))
+
+
+def reset_high_water() -> int:
+    """Starts VmHWM afresh from the resident size now (Linux 4.0's clear_refs 5), so that a
+    peak while the unit was made does not hide the call's; returns the baseline its growth is
+    measured from: the resident size now, or the old peak where it cannot be reset."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return resident_high_water("VmRSS")
+    except OSError:
+        return resident_high_water()
 
 
 def _on_gpu(backend) -> bool:
@@ -50,12 +65,13 @@ def _on_gpu(backend) -> bool:
 def measure(workload: str, backend_name: str, cell: str, how: str) -> dict:
     """One call of a backend on a cell in this process, measured ``how`` (one of MODES): the
     estimate (``host``, ``device``, ``note``; a profile cell's also from the database's name
-    alone, ``named``), ``hwm`` or ``traced``, and ``gpu``; or ``unavailable`` with the reason.
+    alone, ``named``), ``hwm`` (this process's: a peer program's own process is not in it) or
+    ``traced``, and ``gpu``; or ``unavailable`` with the reason.
     Best in a fresh process (:func:`in_own_process`): VmHWM only grows."""
     from .registry import probe, select
     from .workload import get
     unit, shape, named = get(workload).measured_unit(cell)
-    before = resident_high_water()
+    before = reset_high_water()
     backend = select([backend_name], workload)[0]
     reason = probe(backend).reason
     if reason:

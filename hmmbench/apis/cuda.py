@@ -45,6 +45,12 @@ def _import_pycuda():
     return drv
 
 
+#: Host memory a CUDA backend's process is budgeted for the driver, its context and the kernel
+#: builds: the figure measured for a CPU OpenCL runtime and its builds (the Pair-HMM footprint's
+#: RUNTIME_BYTES), not measured for CUDA (no GPU where the estimates are tested).
+HOST_RUNTIME_BYTES = 370 << 20
+
+
 @functools.lru_cache(maxsize=1)
 def unavailable_reason() -> Optional[str]:
     """None when PyCUDA and a CUDA device are usable, else a one-line reason."""

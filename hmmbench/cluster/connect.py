@@ -212,3 +212,15 @@ def versions() -> dict:
         except ImportError:
             out[mod.replace("_", "-")] = None
     return out
+
+
+def worker_memory_limits(client) -> dict:
+    """Each worker's memory limit in bytes as the scheduler reports it (Client.scheduler_info:
+    the ``--memory-limit`` a worker was started with, Dask's default being the machine's
+    memory shared among the workers); None where it has none (0)."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:                  # a Dask before scheduler_info took n_workers: all of them
+        info = client.scheduler_info()
+    return {addr: (int(w.get("memory_limit") or 0) or None)
+            for addr, w in info.get("workers", {}).items()}

@@ -5,18 +5,20 @@ from __future__ import annotations
 from ..runner import RunRecord
 from ..runner.benchmark import Benchmark
 from . import worker as remote
+from .connect import worker_memory_limits
 
 
 def run_fleet(client, workers: list, workload, args: dict, cfg, backends: list,
               in_turn: bool, say) -> Benchmark:
     """Every worker runs ``hmmbench run`` with the same arguments; their records are joined."""
     env = remote.passed_env()
+    limits = worker_memory_limits(client)
 
     def submit(w):
         # loose restriction: a worker that dies has its matrix re-run on another one, and the
         # rows then name the worker that ran them
         return client.submit(remote.fleet_run, args, workload.name, cfg, backends, env,
-                             workers=[w],
+                             limits.get(w), workers=[w],
                              allow_other_workers=True, pure=False)
 
     results = []

@@ -43,6 +43,7 @@ import numpy as np
 from ..backend import Backend, Execution
 from ..runner.reference import ReferenceStore
 from . import worker as remote
+from .connect import worker_memory_limits
 from .placement import Placement, needs_scheduler
 
 
@@ -150,18 +151,6 @@ class Session:
         for p in self.placements.values():
             p.release()
         self.placements = {}
-
-
-def worker_memory_limits(client) -> dict:
-    """Each worker's memory limit in bytes as the scheduler reports it (Client.scheduler_info:
-    the ``--memory-limit`` a worker was started with, Dask's default being the machine's
-    memory shared among the workers); None where it has none (0)."""
-    try:
-        info = client.scheduler_info(n_workers=-1)
-    except TypeError:                  # a Dask before scheduler_info took n_workers: all of them
-        info = client.scheduler_info()
-    return {addr: (int(w.get("memory_limit") or 0) or None)
-            for addr, w in info.get("workers", {}).items()}
 
 
 @dataclass

@@ -313,16 +313,31 @@ def drop_kept() -> int:
 
 
 @releases_device
-def fleet_run(args: dict, workload: str, cfg, backends: list, env: dict) -> dict:
+def fleet_run(args: dict, workload: str, cfg, backends: list, env: dict,
+              memory_limit: Optional[int] = None) -> dict:
     """Fleet mode: the whole benchmark matrix on this worker, as ``hmmbench run`` would run it
-    here (``cfg`` and ``backends``: the client's); the records come back as plain dicts."""
+    here (``cfg`` and ``backends``: the client's); the records come back as plain dicts. Its
+    memory checked first, as ``hmmbench run`` checks it, against ``memory_limit`` (the
+    worker's, sent by the client; None: the memory available here): past it, a UserError
+    naming the worker, the estimate and the limit."""
+    from ..errors import UserError
     from ..hostinfo import enrich_devices, host_info
+    from ..memory import MemoryLimit, fmt_bytes
     from ..runner import run_benchmark
+    from ..runner.benchmark import plan_cells
+    from ..runner.memory import check_memory
     from ..workload import get
     _apply(env)
     wl = get(workload)
     # the sent instances themselves, not the shard mode's kept ones: run_benchmark closes them
     datasets, plan = wl.plan(run_options(args, wl), backends)
+    limit = (MemoryLimit(memory_limit, f"the worker's memory limit, {fmt_bytes(memory_limit)}")
+             if memory_limit else MemoryLimit.of(None))
+    try:
+        check_memory(plan_cells(datasets, backends, cfg, plan.get("backends_for")), cfg, limit)
+    except UserError as exc:
+        me = whoami()
+        raise UserError(f"worker {me['name']}@{me['host']}: {exc}") from None
     t0 = time.perf_counter()
     bench = run_benchmark(datasets, backends, cfg, **plan)
     enrich_devices(bench.devices, wl.name)

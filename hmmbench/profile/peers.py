@@ -22,8 +22,23 @@ from typing import Optional
 import numpy as np
 
 from ..backend import Execution, StageClock
+from ..memory import MiB, MemoryNeed
 from .job import ProfileBackend, pipeline_refusal
 from .pipeline import hits_pass_counts
+
+#: Host memory of a pyhmmer call beyond the database: its digital sequence block (per residue,
+#: with its share of each sequence's object) and the profile, pipeline and buffers. Measured:
+#: growth of the resident peak over one call (scripts/memory_ratio.py; 2.8-3.1 MiB on 200,000
+#: residues, 6.1-7.4 MiB on 2,000,000, M 400 and 1500, every kind); the fixed part errs high.
+PYHMMER_FIXED, PYHMMER_RESIDUE_BYTES = 3 * MiB, 2.5
+#: The hmmsearch process (its peak resident size, /usr/bin/time: 14 MiB on 200,000 and on
+#: 2,000,000 residues, with --cpu 1 to 32: it streams the FASTA) and what this process takes to
+#: write the FASTA (the text, a byte a residue: 2.1 / 4.0 MiB measured), erring high.
+HMMSEARCH_FIXED, HMMSEARCH_RESIDUE_BYTES = 17 * MiB, 1.5
+
+
+def pyhmmer_need(shape) -> MemoryNeed:
+    return MemoryNeed(host=int(PYHMMER_FIXED + PYHMMER_RESIDUE_BYTES * shape.residues))
 
 
 class PyhmmerPeer(ProfileBackend):
@@ -44,6 +59,9 @@ class PyhmmerPeer(ProfileBackend):
     def refuse_reason(self, job) -> Optional[str]:
         return super().refuse_reason(job) or (None if job.hmm is not None
                                               else "the job carries no pyhmmer HMM")
+
+    def memory_need(self, shape) -> MemoryNeed:
+        return pyhmmer_need(shape)
 
     def run(self, job) -> Execution:
         import pyhmmer  # optional (the profile extra); unavailable_reason says when it is missing
@@ -101,6 +119,9 @@ class PyhmmerPipelinePeer(_PipelinePeer):
 
     unavailable_reason = PyhmmerPeer.unavailable_reason
 
+    def memory_need(self, shape) -> MemoryNeed:
+        return pyhmmer_need(shape)
+
     def run(self, job) -> Execution:
         import pyhmmer  # optional, as above
         clock = StageClock()
@@ -153,6 +174,11 @@ class HmmsearchPeer(_PipelinePeer):
 
     def device_name(self) -> str:
         return f"{super().device_name()} ({self.cpus} threads)"
+
+    def memory_need(self, shape) -> MemoryNeed:
+        """The hmmsearch process (host memory, though not this process's) and the FASTA text
+        written for it."""
+        return MemoryNeed(host=int(HMMSEARCH_FIXED + HMMSEARCH_RESIDUE_BYTES * shape.residues))
 
     def _tmpdir(self) -> str:
         if self._tmp is None:

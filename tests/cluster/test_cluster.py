@@ -104,8 +104,8 @@ def test_a_shard_past_its_worker_memory_limit_is_refused(cluster):
     reports it, sent with the task) before the backend is called: past it, the call is refused
     naming the estimate and the limit; within it, the shards run."""
     from hmmbench.cluster.connect import wait_for_workers
-    from hmmbench.cluster.sharded import (ClusterDataset, Session, ShardedBackend,
-                                          worker_memory_limits)
+    from hmmbench.cluster.connect import worker_memory_limits
+    from hmmbench.cluster.sharded import ClusterDataset, Session, ShardedBackend
     _, client = cluster
     assert set(worker_memory_limits(client).values()) == {None}   # the fixture's: memory_limit=0
     ds, inner = _dataset("chunks@3000"), _backend("numpy")
@@ -435,6 +435,27 @@ def test_fleet_one_row_per_worker_per_cell(cluster, tmp_path, capsys):
     assert "numpy-f32 @0/" in pivot and "numpy-f32 @1/" in pivot
     assert cli.main(["compare", str(out), str(out)]) == 0        # rows matched worker by worker
     assert capsys.readouterr().out.count("numpy-f32 @") >= 4
+
+
+def test_fleet_worker_checks_its_memory_first(monkeypatch):
+    """A fleet worker checks the matrix as ``hmmbench run`` does, against the limit the
+    client sends (the worker's), before any set is generated: past it, one line naming the
+    worker, the estimate and the limit."""
+    from hmmbench.cluster import worker
+    from hmmbench.errors import UserError
+    from hmmbench.options import run_options
+    from hmmbench.pairhmm.datasets import synthetic
+    from hmmbench.runner.config import RunConfig
+    monkeypatch.setattr(synthetic, "generate_fixed",
+                        lambda *a: pytest.fail("generated a set before the memory check"))
+    args = {"dataset": ["equal-512@1e4"], "backend": ["numpy"], "repeat": 1}
+    opts = run_options(args, PAIRHMM)
+    cfg = RunConfig.from_options(opts, PAIRHMM.run_defaults(), PAIRHMM.sample_items)
+    with pytest.raises(UserError) as err:
+        worker.fleet_run(args, "pairhmm", cfg, [_backend("numpy")], {}, 64 << 20)
+    assert str(err.value).startswith("worker local@")
+    assert "needs about" in str(err.value) and "the worker's memory limit, 64.0 MiB" in str(
+        err.value)
 
 
 def test_restarted_workers_run_each_row_of_a_scaling_study(cluster, tmp_path, capsys):

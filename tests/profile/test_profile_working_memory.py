@@ -88,3 +88,37 @@ def test_opencl_cpu_estimate_within_one_and_a_half_of_the_resident_peak():
     if "unavailable" in r or r["gpu"]:
         pytest.skip(f"no OpenCL CPU device: {r.get('unavailable', 'a GPU')}")
     assert r["hwm"] <= r["named"] <= 1.5 * r["hwm"], r
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's /proc")
+def test_pyhmmer_estimate_within_one_and_a_half_of_the_resident_peak():
+    """pyhmmer's memory is C's (tracemalloc does not see it): its estimate against the growth
+    of the resident peak over one call, in a process of its own."""
+    r = in_own_process("profile", "profile-pyhmmer", "proteins-2000000/random-M400/ssv",
+                       "resident", timeout=300)
+    if "unavailable" in r:
+        pytest.skip(r["unavailable"])
+    assert r["hwm"] <= r["named"] <= 1.5 * r["hwm"], r
+
+
+def test_cuda_estimate_budgets_the_host_side(world, capsys):
+    """The CUDA profile backends' host need: the driver and kernel builds, the uploads'
+    page-locked staging and arena, and per-sequence arrays -- not a copy of the database (its residues
+    are uploaded in place) -- checked before anything is allocated, GPU or not."""
+    from hmmbench.apis import cuda
+    from hmmbench.profile.device.cuda import CudaGenericProfile, CudaProfile
+    from hmmbench.profile.device.cuda_resident import UPLOAD_BUFFERS, UPLOAD_CHUNK
+    from hmmbench.profile.device.cuda_uploads import FIRST_BYTES
+    shape = ProfileShape.generated(20_000_000, 400, "ssv")
+    floor = cuda.HOST_RUNTIME_BYTES + UPLOAD_BUFFERS * UPLOAD_CHUNK + FIRST_BYTES
+    for backend in (CudaProfile("profile-cuda-task", "inter-task", warp=False),
+                    CudaGenericProfile()):
+        need = backend.memory_need(shape)
+        assert floor < need.host < floor + shape.nbytes / 2, need
+    line = refused(world, capsys, ["run", "--workload", "profile", "-b", "profile-cuda-task",
+                                   "--kind", "ssv", "-d", "proteins-2e4", "--model",
+                                   "random-M400", "--memory-limit", "256M", "--json",
+                                   "out.json"],
+                   "proteins-2e4", "'profile-cuda-task'", "(estimate)",
+                   "--memory-limit 256.0 MiB")
+    assert "MiB of memory" in line

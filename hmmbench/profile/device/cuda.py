@@ -27,14 +27,15 @@ from typing import Callable, Optional
 import numpy as np
 
 from ...apis import cuda
-from ...backend import Backend, Execution, StageClock
+from ...backend import DEFAULT_MEMORY_FACTOR, Backend, Execution, StageClock
+from ...memory import MemoryNeed
 from ..batch import batch_info
 from ..job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
 from . import layout
 from . import warp
 from .batch import batch_scores
-from .cuda_resident import resident_cache
-from .cuda_uploads import Uploads
+from .cuda_resident import UPLOAD_BUFFERS, UPLOAD_CHUNK, resident_cache
+from .cuda_uploads import FIRST_BYTES as UPLOAD_ARENA_BYTES, Uploads
 from .host import FILTER_KINDS
 from .layout import generic_length_model, generic_tables, generic_threads
 from .pipeline import device_scores, run_pipeline
@@ -365,6 +366,11 @@ class _CudaDevice:
         return lambda: self._download(out, self.db.n, np.float32, copy=False)
 
 
+#: Host bytes per sequence a CUDA profile call makes (from the code: the length classes and
+#: the launch order with its sort, the downloaded scores and stage codes).
+HOST_SEQUENCE_BYTES = 48
+
+
 def fn_name(name: str, warp: bool) -> str:
     return name + ("_warp" if warp else "_task")
 
@@ -383,6 +389,17 @@ class _CudaProfileBackend(Backend):
 
     def refuse_reason(self, job) -> Optional[str]:
         return refuse_kind(self.name, self.kinds, job, getattr(self, "warp", False))
+
+    def memory_need(self, shape) -> MemoryNeed:
+        """Host: the driver, context and kernel builds (cuda.HOST_RUNTIME_BYTES, not measured
+        here), the page-locked staging buffers of the database's upload and the search's upload
+        arena, and the per-sequence arrays; the residues are uploaded from the database itself
+        (page-locked in place), not copied.
+        Device: the default budget (DEFAULT_MEMORY_FACTOR x the database's bytes), not measured
+        on a GPU."""
+        host = (cuda.HOST_RUNTIME_BYTES + UPLOAD_BUFFERS * UPLOAD_CHUNK + UPLOAD_ARENA_BYTES
+                + HOST_SEQUENCE_BYTES * shape.sequences)
+        return MemoryNeed(host=host, device=DEFAULT_MEMORY_FACTOR * shape.nbytes)
 
 
 class CudaProfile(_CudaProfileBackend):
