@@ -134,9 +134,15 @@ def connect(spec: str, n_workers: Optional[int] = None,
             raise UserError(f"--cluster {spec}: cannot reach the Dask scheduler within "
                             f"{timeout:g} s ({type(exc).__name__}: {exc})".replace("\n", " ")) \
                 from None
+        # the client's own report of a lost scheduler (its reconnect attempts gave up after
+        # ``timeout``, from Dask's event-loop thread, whatever this thread is doing then) would
+        # be a second line beside lost_message
+        client_log = logging.getLogger("distributed.client")
+        client_log.addFilter(_no_reconnect_failure)
         try:
             yield client, kind
             if scheduler_lost(client):   # a cell that failed on it became a record: no file
+                _quiet_logs()
                 raise UserError(lost_message(spec))
         except KeyboardInterrupt:
             # closing mid-computation cancels the pending gather and the nannies' work: asyncio
@@ -154,6 +160,7 @@ def connect(spec: str, n_workers: Optional[int] = None,
         finally:
             with contextlib.suppress(Exception):
                 client.close(timeout=timeout)
+            client_log.removeFilter(_no_reconnect_failure)
     finally:
         if cluster is not None:
             with contextlib.suppress(Exception):
@@ -174,6 +181,10 @@ def scheduler_lost(client) -> bool:
 def lost_message(spec: str) -> str:
     return (f"--cluster {spec}: lost the Dask scheduler mid-run (killed, or its host or the "
             "network went down); nothing written")
+
+
+def _no_reconnect_failure(record) -> bool:
+    return not record.getMessage().startswith("Failed to reconnect to scheduler")
 
 
 def _quiet_logs() -> None:

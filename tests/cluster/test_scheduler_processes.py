@@ -262,7 +262,38 @@ def test_killed_scheduler_is_one_error_line_and_no_file(tmp_path):
     finally:
         ps.close()
     # after the kill: one line, nothing logged by Dask's client, no cell recorded as an error
-    (line,) = rest.strip().splitlines()
+    after = rest.strip().splitlines()
+    assert len(after) == 1, rest
+    (line,) = after
     assert proc.returncode == 2, rest
     assert line.startswith(f"hmmbench: error: --cluster {ps.address}: lost the Dask scheduler")
     assert not out.exists() and not list(tmp_path.glob("never.json*"))
+
+
+def test_a_scheduler_lost_while_this_process_is_busy_is_one_line(tmp_path):
+    """The client gives up reconnecting after the timeout, from Dask's own thread, whatever this
+    one is doing (a loaded machine: busy past it); that report is not a second line: the lost
+    scheduler is said once, by the UserError."""
+    from hmmbench.cluster.connect import connect
+    from hmmbench.errors import UserError
+    import logging
+    shown = []                       # what reaches the client logger's handlers (stderr's)
+    seen = logging.Handler()
+    seen.emit = lambda record: shown.append(record.getMessage())
+    logging.getLogger("distributed.client").addHandler(seen)
+    ps = Processes(tmp_path)
+    try:
+        ps.scheduler()
+        with distributed.Client(ps.address, timeout=START_TIMEOUT, set_as_default=False):
+            pass                                # the scheduler is up
+        with pytest.raises(UserError, match="lost the Dask scheduler mid-run"):
+            with connect(ps.address, timeout=1) as (client, _):
+                ps.kill("scheduler")
+                deadline = time.time() + 30    # busy here until the client has given up
+                while client.status != "closed" and time.time() < deadline:
+                    time.sleep(0.1)
+                assert client.status == "closed"
+    finally:
+        ps.close()
+        logging.getLogger("distributed.client").removeHandler(seen)
+    assert not [m for m in shown if "reconnect" in m], shown
