@@ -402,22 +402,8 @@ class EventTimer:
         self.stream = stream
         self._pairs: list = []
 
-    def __call__(self, stage: str):
-        timer = self
-
-        class _Span:
-            def __enter__(self_inner):
-                drv = driver()
-                self_inner.start = drv.Event()
-                self_inner.start.record(timer.stream)
-                return self_inner
-
-            def __exit__(self_inner, *exc):
-                end = driver().Event()
-                end.record(timer.stream)
-                timer._pairs.append((stage, self_inner.start, end))
-                return False
-        return _Span()
+    def __call__(self, stage: str) -> "_EventSpan":
+        return _EventSpan(self, stage)
 
     def seconds(self) -> dict:
         out: dict = {}
@@ -426,6 +412,26 @@ class EventTimer:
         for stage, start, end in self._pairs:
             out[stage] = out.get(stage, 0.0) + end.time_since(start) / 1e3
         return out
+
+
+class _EventSpan:
+    """One stage of an :class:`EventTimer`: an event recorded on its stream on entry and on
+    exit (a class of its own, not one built per span: a filter search opens a dozen spans)."""
+    __slots__ = ("timer", "stage", "start")
+
+    def __init__(self, timer: EventTimer, stage: str):
+        self.timer, self.stage = timer, stage
+
+    def __enter__(self):
+        self.start = driver().Event()
+        self.start.record(self.timer.stream)
+        return self
+
+    def __exit__(self, *exc):
+        end = driver().Event()
+        end.record(self.timer.stream)
+        self.timer._pairs.append((self.stage, self.start, end))
+        return False
 
 
 _NVML: dict = {}

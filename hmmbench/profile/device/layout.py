@@ -8,6 +8,8 @@ use 128 bytes (32 lanes x 4 packed bytes) and 64 words (32 lanes x 2 packed int1
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..model import ProfileModel, T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM, WORD_NEG_INF
@@ -22,16 +24,26 @@ def n_vectors(M: int, width: int, min_q: int = 2) -> int:
     return max(min_q, -(-M // width))
 
 
+@functools.lru_cache(maxsize=256)
+def _stripe_index(M: int, width: int, min_q: int) -> tuple:
+    """(Q, flat slots of the striped (Q, width) vector that hold a position, the 0-based
+    positions they hold): a function of the shape alone, kept (every search of a model
+    stripes its profile afresh)."""
+    Q = n_vectors(M, width, min_q)
+    k = (np.arange(Q)[:, None] + np.arange(width)[None, :] * Q).ravel()   # 0-based k - 1
+    slots = np.flatnonzero(k < M)
+    for a in (slots, k):
+        a.flags.writeable = False
+    return Q, slots, k[slots]
+
+
 def stripe(values: np.ndarray, width: int, pad, min_q: int = 2) -> np.ndarray:
     """(rows, M) values of k = 1..M -> (rows, Q, width) striped, padded with ``pad``."""
     rows, M = values.shape
-    Q = n_vectors(M, width, min_q)
-    q, z = np.meshgrid(np.arange(Q), np.arange(width), indexing="ij")
-    k = q + z * Q                       # 0-based position (k - 1)
-    out = np.full((rows, Q, width), pad, dtype=values.dtype)
-    ok = k < M
-    out[:, ok] = values[:, k[ok]]
-    return out
+    Q, slots, k = _stripe_index(M, width, min_q)
+    out = np.full((rows, Q * width), pad, dtype=values.dtype)
+    out[:, slots] = values[:, k]
+    return out.reshape(rows, Q, width)
 
 
 def striped_bytes(model: ProfileModel, width: int = 128) -> np.ndarray:
