@@ -13,7 +13,8 @@ from typing import Sequence
 
 from ...apis import cuda as glue
 from . import warp
-from .cuda import BLOCK, GENERIC_SOURCE, SMEM_LIMIT, SOURCE as FILTERS_SOURCE
+from .cuda import BLOCK, SMEM_LIMIT, SOURCE as FILTERS_SOURCE
+from .cuda_generic import GENERIC_SOURCE
 from .layout import generic_threads
 
 
