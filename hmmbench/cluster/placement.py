@@ -81,7 +81,8 @@ class Placement:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
             self.futures = [client.submit(remote.load_part, spec, w, n, k, session.env,
-                                          workers=[addr], allow_other_workers=True, pure=False)
+                                          session.memory_limits.get(addr), workers=[addr],
+                                          allow_other_workers=True, pure=False)
                             for w, (spec, addr) in enumerate(zip(specs, workers))]
         described, placed = arrivals(client, [client.submit(remote.describe, f, pure=False)
                                               for f in self.futures])

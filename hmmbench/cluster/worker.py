@@ -204,11 +204,14 @@ def memory_refusal(part: Part, piece: int, shard: int, b, mode: str,
             "backend, or give the workers more memory")
 
 
-def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict) -> Part:
+def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict,
+              memory_limit: Optional[int] = None) -> Part:
     """This worker's shards of every piece of a dataset: per piece, a list of ``per_worker``
     consecutive shards (of n_workers x per_worker). Received from the client (``spec["units"]``,
     files read there once) or rebuilt here (generated sets; a lazy set's piece here is n_workers
-    of its own pieces joined)."""
+    of its own pieces joined). A set rebuilt whole is generated here whole, then cut: past
+    ``memory_limit`` (the worker's) that is refused first, a UserError naming the estimate and
+    the limit."""
     from ..workload import get
     from .shards import joined, shard_bounds
     _apply(env)
@@ -216,6 +219,8 @@ def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict
         return Part(spec["units"])
     wl = get(spec["workload"])
     ds = rebuild(spec)
+    if memory_limit and not ds.lazy:
+        _check_rebuild(wl, ds, memory_limit)
     # a lazy set's pieces n_workers at a time: each worker's share of a sharded call is then as
     # large as one process's call, whose fixed costs (pipeline fill, result round trip) would
     # otherwise be paid n_workers times as often per pair
@@ -225,6 +230,24 @@ def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict
             for unit in pieces]
     ds._cache = None                               # keep the shards, not the whole set
     return Part(part)
+
+
+def _check_rebuild(wl, ds, limit: int) -> None:
+    """The set generated whole and its shards beside it (as many bytes again), or what making
+    it holds, against the worker's memory limit."""
+    from ..errors import UserError
+    from ..memory import fmt_bytes
+    shape = wl.unit_shape(ds)
+    if shape is None:
+        return
+    need = max(shape.making_bytes, 2 * shape.held)
+    if need > limit:
+        me = whoami()
+        raise UserError(f"worker {me['name']}@{me['host']}: dataset '{ds.name}' needs about "
+                        f"{fmt_bytes(need)} of memory to be generated and cut into shards here "
+                        f"(estimate), more than the limit, the worker's memory limit, "
+                        f"{fmt_bytes(limit)}: ask for fewer pairs, or give the workers more "
+                        "memory")
 
 
 def describe(part: list) -> list:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..workload import Workload
 from . import datasets
 from .datasets.chunking import launches, parse_mode
 from .datasets.chunks import LazyChunkDataset, plan_shape
-from .datasets.synthetic import TABLES, shape_of, split_name
+from .datasets.synthetic import TABLES, shape_of, split_name, synthetic_bytes
 from .model import LOG10_RANGE_FLOOR
 from .shape import PairShape
 
@@ -97,7 +98,8 @@ class PairHMM(Workload):
         return unit.select_batches(start, stop)
 
     def unit_shape(self, dataset, mode: str = "merged"):
-        """A generated set's shape from its parameters (nothing generated; a chunk set's from
+        """A generated set's shape from its parameters (nothing generated; what generating it
+        takes, its ``making_bytes``; a chunk set's from
         its plan of lengths: its largest unit in chunking ``mode``, its pieces joined as the
         runner joins them); a file set's from the loaded set (kept only if it was loaded
         already)."""
@@ -105,12 +107,14 @@ class PairHMM(Workload):
         if dataset.kind == "synthetic" and {"read_length", "hap_length", "pairs"} <= p.keys():
             rpb, hpb = p["reads_per_batch"], p["haps_per_batch"]
             full, rem = divmod(p["pairs"], rpb * hpb)
-            return PairShape.fixed(p["read_length"], p["hap_length"],
-                                   n_reads=rpb * full + (1 if rem else 0),
-                                   n_haps=hpb * full + rem, n_pairs=p["pairs"],
-                                   batches=full + (1 if rem else 0),
-                                   batch_reads=rpb if full else 1,
-                                   batch_haps=hpb if full else rem)
+            shape = PairShape.fixed(p["read_length"], p["hap_length"],
+                                    n_reads=rpb * full + (1 if rem else 0),
+                                    n_haps=hpb * full + rem, n_pairs=p["pairs"],
+                                    batches=full + (1 if rem else 0),
+                                    batch_reads=rpb if full else 1,
+                                    batch_haps=hpb if full else rem)
+            return replace(shape, making_bytes=synthetic_bytes(
+                p["read_length"], p["hap_length"], p["pairs"]))
         if isinstance(dataset, LazyChunkDataset):
             return plan_shape(dataset.plan, self.launch_items(mode) if dataset.lazy else None)
         if dataset.lazy:

@@ -125,6 +125,23 @@ def test_a_shard_past_its_worker_memory_limit_is_refused(cluster):
     session.release()
 
 
+def test_a_set_too_large_to_rebuild_on_a_worker_is_refused_first(monkeypatch):
+    """A generated set a worker rebuilds whole before cutting it: past the worker's memory
+    limit, refused before it is generated, naming the estimate and the limit."""
+    from hmmbench.cluster import worker
+    from hmmbench.errors import UserError
+    from hmmbench.pairhmm.datasets import synthetic
+    ds = _dataset("equal-512@1e4")
+    spec = {"workload": "pairhmm", "name": ds.name, "sha256": ds.sha256,
+            "args": {"dataset": [ds.name], "backend": ["numpy"]}}
+    monkeypatch.setattr(synthetic, "generate_fixed",
+                        lambda *a: pytest.fail("generated the set before the memory check"))
+    with pytest.raises(UserError) as err:
+        worker.load_part(spec, 0, 2, 1, {}, 8 << 20)
+    assert f"dataset '{ds.name}' needs about" in str(err.value)
+    assert "the worker's memory limit, 8.0 MiB" in str(err.value)
+
+
 def test_profile_shards_are_one_database_slice_for_every_model_and_kind():
     pytest.importorskip("pyhmmer")
     from hmmbench.options import run_options
