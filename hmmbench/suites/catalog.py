@@ -341,10 +341,11 @@ SUITES = {
              "backends": ["cuda-subwarp-f64rescue", "opencl-subwarp-f64rescue"],
              "options": {"chunking": "merged", "opencl-device": "NVIDIA", "max-time": 2}},
             # end to end (prep, h2d, kernel, d2h) of the two twins in one run, the ratio the
-            # API comparison quotes: their host work is the same (subwarp/opencl_call.py)
+            # API comparison quotes: their host work is the same (subwarp/opencl_call.py);
+            # 30 passes: the median of five 1m calls (~1 ms each) moved by 0.1-0.3 ms run to run
             {"name": "twins-e2e", "datasets": ["equal-512@262144", "1m"],
              "backends": ["cuda-subwarp-f64rescue", "opencl-subwarp-f64rescue"],
-             "options": {"chunking": "merged", "opencl-device": "NVIDIA", "repeat": 5,
+             "options": {"chunking": "merged", "opencl-device": "NVIDIA", "repeat": 30,
                          "sample-pairs": 200}},
             {"name": "twins-profile", "workload": "profile", "datasets": ["proteins-2e8"],
              "backends": ["profile-cuda-warp", "profile-opencl-warp"],

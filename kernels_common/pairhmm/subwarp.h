@@ -51,6 +51,9 @@
  *   SW_STORE(o, sum)          stores pair o's float sum (item, h in scope), or with
  *                             SW_KEEPS(sum) false (below) queues it for the recompute
  *   SW_KERNEL_PROLOGUE        declarations at the kernel's top (local exchange buffers)
+ * and may spell (a default follows the body's helpers):
+ *   SW_KERNEL_PARAMS          the kernel's parameters; a spelling that passes other ones
+ *                             declares in SW_KERNEL_PROLOGUE every name the default has
  * and, with SW_EXP_SCALE (exponents, below):
  *   SW_SHFL_UP_BY(v, n)       lane l gets v of lane l - n (its own for l < n), any 32-bit type
  *   SW_SHFL_FROM(v, src)      every lane gets v of group lane src
@@ -286,13 +289,17 @@ SW_FN void setup_rows(Rows* R, SW_TABLE_MEM RealQuad* tbl_lane, int row0, int m,
 #endif
 }
 
-SW_KERNEL(subwarp_forward)(SW_IN(SwItem) items, SW_IN(int) range, int n_max,
-                           SW_IN(unsigned char) read_bases, SW_IN(unsigned char) base_q,
-                           SW_IN(unsigned char) ins_q, SW_IN(unsigned char) del_q,
-                           SW_IN(unsigned char) gcp_q, SW_IN(SW_I64) read_off,
-                           SW_IN(unsigned char) hap_bases, SW_IN(SW_I64) hap_off,
-                           SW_RESULT_PARAMS,
-                           SW_OUT(RealQuad) scratch, int scratch_stride) {
+#ifndef SW_KERNEL_PARAMS
+#define SW_KERNEL_PARAMS                                                             \
+    SW_IN(SwItem) items, SW_IN(int) range, int n_max,                                \
+    SW_IN(unsigned char) read_bases, SW_IN(unsigned char) base_q,                    \
+    SW_IN(unsigned char) ins_q, SW_IN(unsigned char) del_q,                          \
+    SW_IN(unsigned char) gcp_q, SW_IN(SW_I64) read_off,                              \
+    SW_IN(unsigned char) hap_bases, SW_IN(SW_I64) hap_off,                           \
+    SW_RESULT_PARAMS,                                                                \
+    SW_OUT(RealQuad) scratch, int scratch_stride
+#endif
+SW_KERNEL(subwarp_forward)(SW_KERNEL_PARAMS) {
     SW_KERNEL_PROLOGUE
     const int lane = SW_LOCAL_ID % SW_P;
     const int group = SW_LOCAL_ID / SW_P;

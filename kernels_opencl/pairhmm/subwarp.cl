@@ -50,9 +50,32 @@
 #endif
 #define SW_EXP10F(x) exp10(x)
 #define SW_EXP10D(x) exp10(x)
+/* No sub-buffers (NVIDIA's runtime crashed releasing them): the staged arrays come as one buffer
+ * and each array's byte offset in it (256-byte aligned), the bin's {first, count} as its buffer
+ * and an int offset, and so the results and the recompute queue's head (one buffer, heads in
+ * front); the prologue names them as the shared body's default parameters. */
+#define SW_KERNEL_PARAMS                                                                    \
+    SW_IN(SwItem) items, __global const int* ranges, int range_at, int n_max,               \
+    __global const uchar* restrict slot, long read_bases_at, long base_q_at, long ins_q_at, \
+    long del_q_at, long gcp_q_at, long read_off_at, long hap_bases_at, long hap_off_at,     \
+    SW_RESULT_PARAMS, SW_OUT(RealQuad) scratch, int scratch_stride
+#define SW_ARRAYS_DECL                                                                      \
+    __global const int* const range = ranges + range_at;                                   \
+    SW_IN(unsigned char) const read_bases = slot + read_bases_at;                            \
+    SW_IN(unsigned char) const base_q = slot + base_q_at;                                    \
+    SW_IN(unsigned char) const ins_q = slot + ins_q_at;                                      \
+    SW_IN(unsigned char) const del_q = slot + del_q_at;                                      \
+    SW_IN(unsigned char) const gcp_q = slot + gcp_q_at;                                      \
+    SW_IN(SW_I64) const read_off = (__global const SW_I64*)(slot + read_off_at);             \
+    SW_IN(unsigned char) const hap_bases = slot + hap_bases_at;                              \
+    SW_IN(SW_I64) const hap_off = (__global const SW_I64*)(slot + hap_off_at);
 #if SW_DEVICE_RESCUE
-#define SW_RESULT_PARAMS \
-    __global double* restrict out, __global int* restrict fb_queue, __global SwItem* restrict fb_items
+#define SW_RESULT_PARAMS                                                                    \
+    __global double* results, int out_at, __global int* heads, int fb_at,                   \
+    __global SwItem* restrict fb_items
+#define SW_RESULT_DECL                                                                      \
+    __global double* const out = results + out_at;                                          \
+    __global int* const fb_queue = heads + fb_at;
 #if SW_DOUBLE
 #define SW_STORE(o, sum) (out[(o)] = log10(sum) - SW_LOG10_C)
 #else
@@ -73,6 +96,7 @@
 #endif
 #else
 #define SW_RESULT_PARAMS SW_OUT(real_t) out
+#define SW_RESULT_DECL
 #define SW_STORE(o, sum) (out[(o)] = (sum))
 #endif
 
@@ -129,7 +153,7 @@ static inline double sw_shfl_up_f64(double x, uint mask)
 #if EXCHANGE == EXCHANGE_LOCAL
 /* Double-buffered by step parity: one barrier per step (a buffer is rewritten two steps later,
  * after every reader has passed the barrier in between). */
-#define SW_KERNEL_PROLOGUE __local real_t sw_xchg[2][3][SW_BLOCK]; __local int sw_xcode[2][SW_BLOCK];
+#define SW_EXCHANGE_DECL __local real_t sw_xchg[2][3][SW_BLOCK]; __local int sw_xcode[2][SW_BLOCK];
 #define SW_SHIFT_UP(ux, ui, ud, c, x, i, d)                                   \
     do {                                                                      \
         const int b_ = step & 1, t_ = SW_LOCAL_ID;                            \
@@ -142,7 +166,7 @@ static inline double sw_shfl_up_f64(double x, uint mask)
         }                                                                     \
     } while (0)
 #else
-#define SW_KERNEL_PROLOGUE
+#define SW_EXCHANGE_DECL
 #define SW_SHIFT_UP(ux, ui, ud, c, x, i, d)                                   \
     do {                                                                      \
         ux = SW_SHFL_REAL(x); ui = SW_SHFL_REAL(i); ud = SW_SHFL_REAL(d);     \
@@ -194,6 +218,7 @@ inline float __attribute__((overloadable)) sw_keep_below(int n, float shuffled, 
 #else
 #define SW_SUBGROUP_ATTR
 #endif
+#define SW_KERNEL_PROLOGUE SW_EXCHANGE_DECL SW_ARRAYS_DECL SW_RESULT_DECL
 #define SW_KERNEL(name) \
     __kernel SW_SUBGROUP_ATTR __attribute__((reqd_work_group_size(SW_BLOCK, 1, 1))) void name
 

@@ -11,11 +11,13 @@
  *   sw_layout_scatter  items to their sorted place (order inside a key is arbitrary: harmless)
  * Where CUDA aggregates a warp's atomics on one key (cooperative groups), a work-group here counts
  * its units in local memory first and adds one global atomic per key it saw (OpenCL 1.2 has no
- * portable warp-level partition). Bin ranges are written SW_RANGE_STRIDE ints apart, so that each
- * is a sub-buffer at the device's base address alignment (the bin kernels read range[0..1]); so
- * are the queue heads (the float32 kernels count into them, the float64 kernels read them).
- * Arrays: batch_reads/batch_haps count from the call's first read/haplotype, batch_pairs are
- * positions in the output. meta = [n_bins, hi[n_bins], queue[n_bins]] (hi = a bin's longest read).
+ * portable warp-level partition). Bin ranges are written SW_RANGE_STRIDE ints apart (the bin
+ * kernels read range[0..1] at their offset); so are the queue heads (the float32 kernels count
+ * into them, the float64 kernels read them).
+ * Arrays: the staged block (slot) and each array's byte offset in it (no sub-buffers: NVIDIA's
+ * runtime crashed releasing them); batch_reads/batch_haps count from the call's first
+ * read/haplotype, batch_pairs are positions in the output. meta = [n_bins, hi[n_bins],
+ * queue[n_bins]] (hi = a bin's longest read).
  */
 #include "pairhmm/subwarp_defs.h"
 
@@ -90,16 +92,18 @@ static inline int unit_key(int u, int per_pair, int n_batches,
 }
 
 __kernel __attribute__((reqd_work_group_size(SW_COUNT_THREADS, 1, 1)))
-void sw_layout_count(int n_units, int per_pair, int n_batches,
-                     __global const long* restrict batch_reads,
-                     __global const long* restrict batch_haps,
-                     __global const long* restrict batch_pairs,
-                     __global const long* restrict read_off,
-                     __global const long* restrict hap_off,
-                     __global const int* restrict meta, __global SwItem* restrict raw,
-                     __global int* restrict key_rank, __global int* restrict hist,
-                     __global int* restrict bin_pairs)
+void sw_layout_count(int n_units, int per_pair, int n_batches, __global const uchar* restrict slot,
+                     long batch_reads_at, long batch_haps_at, long batch_pairs_at,
+                     long read_off_at, long hap_off_at, long meta_at,
+                     __global SwItem* restrict raw, __global int* restrict key_rank,
+                     __global int* restrict hist, __global int* restrict bin_pairs)
 {
+    __global const long* const batch_reads = (__global const long*)(slot + batch_reads_at);
+    __global const long* const batch_haps = (__global const long*)(slot + batch_haps_at);
+    __global const long* const batch_pairs = (__global const long*)(slot + batch_pairs_at);
+    __global const long* const read_off = (__global const long*)(slot + read_off_at);
+    __global const long* const hap_off = (__global const long*)(slot + hap_off_at);
+    __global const int* const meta = (__global const int*)(slot + meta_at);
     __local int counts[SW_MAX_KEYS];   /* this work-group's units per key, then its base */
     __local int pairs_of[SW_MAX_BINS];
     const int t = (int)get_local_id(0);
@@ -139,10 +143,14 @@ void sw_layout_count(int n_units, int per_pair, int n_batches,
  * each recompute queue's {first slot, 0} (meta's queue of each bin); hist and bin_pairs are left
  * 0 for the next call's count. */
 __kernel __attribute__((reqd_work_group_size(SW_SCAN_THREADS, 1, 1)))
-void sw_layout_scan(__global const int* restrict meta, __global int* restrict hist,
+void sw_layout_scan(__global const uchar* restrict slot, long meta_at, __global int* restrict hist,
                     __global int* restrict bin_pairs, __global int* restrict key_start,
-                    __global int* restrict bin_range, __global int* restrict queues)
+                    __global int* ranges, int range_at, __global int* heads, int queue_at)
 {
+    __global const int* const meta = (__global const int*)(slot + meta_at);
+    /* bin ranges and queue heads: one buffer or two (the host copies them back with results) */
+    __global int* const bin_range = ranges + range_at;
+    __global int* const queues = heads + queue_at;
     __local int sums[SW_SCAN_THREADS];
     const int t = (int)get_local_id(0);
     const int n_bins = meta[0];
@@ -179,11 +187,11 @@ void sw_layout_scan(__global const int* restrict meta, __global int* restrict hi
             queue_size[meta[1 + n_bins + b]] += bin_pairs[b];
             bin_pairs[b] = 0;
         }
-        int slot = 0;
+        int first_slot = 0;
         for (int q = 0; q < n_bins; ++q) {
-            queues[SW_RANGE_STRIDE * q] = slot;
+            queues[SW_RANGE_STRIDE * q] = first_slot;
             queues[SW_RANGE_STRIDE * q + 1] = 0;
-            slot += queue_size[q];
+            first_slot += queue_size[q];
         }
     }
 }

@@ -47,12 +47,14 @@ from .extra_work import defines as extra_work_defines
 from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
                      THREADS_PER_BLOCK, Bin, choose_bins, size_tier, sw_scaled, table_bytes,
                      tiers_param, tiers_table)
-from .opencl_call import DOUBLE_GROUPS_PER_CU, DeviceBuffers, Launch, device_pass
+from .opencl_call import (DOUBLE_GROUPS_PER_CU, SMALL_CALL_PAIRS, DeviceBuffers, Launch,
+                          device_pass)
 from .rescue import recompute_queues
-from .staging import PAGEABLE_FROM_BYTES, POOL_FROM_PAIRS
+from .staging import POOL_FROM_PAIRS
 
 SOURCE = "pairhmm/subwarp.cl"
-#: The kernel's global arrays after (items, range, n_max), as the layout names them.
+#: The kernel's global arrays after (items, range, n_max), as the layout names them: each passed
+#: as its byte offset in the staged slot, after the slot (``SW_KERNEL_PARAMS`` in subwarp.cl).
 KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", "read_off",
                  "hap_bases", "hap_off")
 #: Multi-tile launches: at most this many work-groups per compute unit (grid-stride), as CUDA's
@@ -93,14 +95,18 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         self._bin_kernels: dict = {}  # (kit, bin, double, rescue) -> (kernel, work-group size)
         self._plans: dict = {}  # (size tier, longest read) -> (bins, recompute queues)
         self._buffers: Optional[DeviceBuffers] = None
-        # from this many bytes of sequences they go up from the PairSet's arrays (as CUDA's)
-        self.pageable_from_bytes: Optional[int] = PAGEABLE_FROM_BYTES
+        # from this many bytes of sequences a small call uploads them from the PairSet's arrays
+        # (as CUDA's; None: never -- on the H200 1m merged took 0.88 ms so, 0.72 staged into
+        # page-locked memory and uploaded in one copy, docs/subwarp-host-path.md)
+        self.pageable_from_bytes: Optional[int] = None
         # from this many bytes the staging threads stage a small call in pieces, one upload
         # (None: never; on the H200's host 0.9 ms for 1m merged, docs/subwarp-host-path.md)
         self.pooled_from_bytes: Optional[int] = None
         # from this many pairs the staging threads stage a call, uploaded part by part
         self.pool_from_pairs = POOL_FROM_PAIRS
         self.side_queues = True   # bins after the first on queues of their own
+        # below this many pairs a call launches as CUDA's small call (opencl_call.py)
+        self.small_call_pairs = SMALL_CALL_PAIRS
         self.rescue_on_device = True  # the float64 rescue queued on the device (needs fp64)
 
     def submit(self, pairs: PairSet):
@@ -246,17 +252,21 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
                 Launch(cl_module().Kernel(prg, "subwarp_forward")), block)
         return got
 
-    def _launch_bin(self, kit, queue, b: Bin, double: bool, dev: dict, rng, n_items: int,
-                    max_hap: int, results: tuple, rescue: bool, wait_for=None,
-                    recompute: bool = False):
-        """Bin b's kernel on ``queue`` over the items ``rng`` (on the device: [first, count])
-        holds, at most ``n_items``; ``results``: the kernel's result arguments (the sums, or
-        with the rescue the results, this bin's queue head and the queued items). A recompute
-        queue's grid is capped as CUDA's (the queue's count is known on the device only).
-        Returns its event."""
+    def _launch_bin(self, kit, queue, b: Bin, double: bool, items, arrays: tuple, ranges,
+                    range_at, n_items: int, max_hap: int, results: tuple, rescue: bool,
+                    wait_for=None, recompute: bool = False, cap: Optional[int] = None):
+        """Bin b's kernel on ``queue`` over the items that ``ranges`` holds at int offset
+        ``range_at`` (on the device: [first, count]), at most ``n_items``; ``arrays``: the slot
+        and each ``KERNEL_ARRAYS`` array's byte offset in it; ``results``: the kernel's result
+        arguments (the sums, or with the rescue the results buffer and their offset, the queue
+        heads and this bin's head offset, the queued items). A recompute queue's grid is capped
+        as CUDA's (the queue's count is known on the device only), any grid at ``cap``
+        work-items. Returns its event."""
         kernel, block = self.bin_kernel(kit, b, double, rescue)
         groups = block // b.p
         blocks = -(-n_items // groups)
+        if cap is not None:
+            blocks = min(blocks, max(cap // block, 1))
         if recompute:
             blocks = min(blocks, kit.device.max_compute_units * DOUBLE_GROUPS_PER_CU)
         stride, quad = 0, 32 if double else 16
@@ -269,12 +279,11 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         if not rescue:
             results = (results[0],)
         return kernel(queue, (max(blocks, 1) * block,), (block,),
-                      (dev["items"], rng, np.int32(n_items),
-                       *(dev[name] for name in KERNEL_ARRAYS), *results, scratch,
+                      (items, ranges, range_at, np.int32(n_items), *arrays, *results, scratch,
                        np.int32(stride)), wait_for=wait_for)
 
     def close(self) -> None:
-        self._bin_kernels.clear()       # their launches hold sub-buffers: released first
+        self._bin_kernels.clear()
         self._plans.clear()
         if self._buffers is not None:
             self._buffers.close()

@@ -1,14 +1,14 @@
 """One ``opencl-subwarp`` call on the device, organised as the CUDA twin's call (``small.SmallCall``
-and the first chunk of ``call.SubwarpCall``):
+below ``SMALL_CALL_PAIRS`` pairs, else the first chunk of ``call.SubwarpCall``):
 
 - prep: the PairSet's raw arrays staged into one page-locked buffer (an ``ALLOC_HOST_PTR`` buffer
   mapped once, ``staging.stage_whole``); from ``POOL_FROM_PAIRS`` pairs by the staging threads,
   each array's pieces uploaded as soon as they are in (``staging.STREAM_ORDER``, as CUDA's
-  streamed first chunk), below it by the calling thread in one upload, and from
-  ``PAGEABLE_FROM_BYTES`` of sequences only the integers, the sequences going up from the
-  PairSet's own arrays (as CUDA's small call's; NVIDIA's OpenCL copies them inside the enqueue
-  call). ``pooled_from_bytes``: the threads stage a small call instead, each a piece of every
-  sequence array, one upload (slower on the H200's host: off);
+  streamed first chunk). A small call stages its integers, uploads them and queues the layout,
+  then stages its sequences (the device lays out the items meanwhile) and uploads them in one
+  copy; ``pageable_from_bytes``: its sequences go up from the PairSet's own arrays instead (as
+  CUDA's small call's; NVIDIA's OpenCL copies them through its own staging: slower on the H200,
+  off); ``pooled_from_bytes``: the staging threads stage them, each a piece of every array (off);
 - the work items laid out on the device (``kernels_opencl/pairhmm/subwarp_layout.cl``, the twin
   of ``subwarp_layout.cu``): bin ranges and the recompute queues' heads; the key histogram is
   left cleared by the scan for the next call (no clearing launch but on a first use);
@@ -16,20 +16,25 @@ and the first chunk of ``call.SubwarpCall``):
   (in-order queues of their own, as CUDA's side streams) once the layout is done; with the rescue
   on the device (``rescue``: devices with fp64) the float32 kernels write log10 and queue their
   underflows, and each recompute queue's float64 kernel follows the bin that feeds it on that
-  bin's queue (or, where a queue has several bins, runs after all of them);
-- one copy back (with the rescue, the queue heads in front of the results, as CUDA's).
+  bin's queue (or, where a queue has several bins, runs after all of them); a small call launches
+  every bin up to its longest read with a grid of at most what the device holds at once, as
+  CUDA's (the items per bin, for ``info``: the layout's, back with the results; without the
+  rescue counted by the host while the device works);
+- one copy back (with the rescue, the bin ranges and queue heads in front of the results, as
+  CUDA's heads: the items per bin of a small call's ``info`` come back with them).
 
-Every kernel object is the call's own (:class:`Launch`): its arguments stay set between calls and
-a call sets only those that changed, then enqueues (a repeated call of one shape enqueues only).
+No sub-buffers: the kernels take the slot and each array's byte offset, a buffer and an int
+offset for a bin's range or a queue's head (NVIDIA's runtime crashed, status 139, releasing
+sub-buffers at a backend's close). Every kernel object is the call's own (:class:`Launch`): its
+arguments stay set between calls and a call sets only those that changed, then enqueues.
 
-Stages from OpenCL profiling events as CUDA's from its events: h2d = the uploads, kernel = the
-union of the kernels' spans (layout, bins, recompute: overlapping launches count once), d2h = the
-copies back. ``info["host_s"]`` splits the host's wall time of the call.
+Stages from OpenCL profiling events as CUDA's from its events: a small call's from the bounds of
+its uploads, layout, last kernels and copy back (a few queries); a large call's h2d, kernel and
+d2h the unions of their commands' spans. ``info["host_s"]`` splits the host's wall time.
 
 :class:`DeviceBuffers` keeps what a backend reuses across calls on one device: the staging and
 result buffers (page-locked, grow-only, mapped once), the device buffers (``DeviceKit.scratch``,
-grow-only), their sub-buffers, the layout's counters and kernels, the side queues and the
-staging threads.
+grow-only), the layout's counters and kernels, the side queues and the staging threads.
 """
 from __future__ import annotations
 
@@ -42,9 +47,8 @@ import numpy as np
 from ...apis.opencl import DeviceKit, cl_module
 from ..model import PairSet
 from .layout import SW_LEVELS, Bin, items_per_bin
-from .staging import (CHUNK_PARTS, POOL_FROM_PAIRS, PREP_THREADS, STAGED, STREAM_ORDER, headroom,
-                      int_views, part_ranges, stage_chunk_part, stage_ints, stage_whole,
-                      whole_offsets)
+from .staging import (CHUNK_PARTS, PREP_THREADS, STREAM_ORDER, headroom, int_views, part_ranges,
+                      stage_chunk_part, stage_whole, whole_offsets)
 
 LAYOUT_SOURCE = "pairhmm/subwarp_layout.cl"
 #: Work-items per work-group of the counting and scan steps (the counting step keeps a
@@ -55,16 +59,26 @@ ITEM_BYTES = 16
 #: Recompute grids: at most this many work-groups per compute unit (grid-stride), as CUDA's
 #: 4 blocks per SM for the double kernels.
 DOUBLE_GROUPS_PER_CU = 4
-#: Sub-buffers kept per backend (a region call's offsets differ call to call).
-MAX_REGIONS = 4096
+#: Bin luts kept per backend.
+MAX_LUTS = 4096
+#: The staged arrays' byte offsets in the slot (as the CUDA twin's): the kernels take the slot and
+#: each array's offset, never a sub-buffer (NVIDIA's runtime crashed, status 139, releasing them).
+ARRAY_ALIGN = 256
+#: Ints per bin range and per recompute queue head ({first, count}): the kernels take the buffer
+#: and an offset of i * RANGE_INTS.
+RANGE_INTS = 2
+#: Below this many pairs a call launches as the CUDA twin's small call (``small.SMALL_CALL_PAIRS``):
+#: every bin up to the longest read, the call's items as each bin's bound and its grid capped at
+#: ``RESIDENT_ITEMS_PER_CU`` work-items per compute unit (the kernels loop over the range the
+#: layout writes), the items per bin (``info``) the layout's (or counted while the device works).
+#: From it the host counts them first, each bin's grid sized by its count, bins without items
+#: skipped.
+SMALL_CALL_PAIRS = 1 << 16
+#: Work-items a compute unit holds at once (an NVIDIA SM: 2,048): a small call's bins' grids.
+RESIDENT_ITEMS_PER_CU = 2048
 #: Bins a call may have (the layout's histogram: SW_MAX_BINS in subwarp_layout.cl).
 MAX_BINS = 64
 LAYOUT_KERNELS = ("sw_layout_clear", "sw_layout_count", "sw_layout_scan", "sw_layout_scatter")
-
-
-def alignment(kit: DeviceKit) -> int:
-    """Sub-buffer offsets: the device's base address alignment, at least 256 bytes."""
-    return max(256, int(kit.device.mem_base_addr_align) // 8)
 
 
 def busy_seconds(spans) -> float:
@@ -109,14 +123,13 @@ class Launch:
 class DeviceBuffers:
     """A backend's reusable host and device state on one device: page-locked staging and result
     buffers where the runtime maps an ALLOC_HOST_PTR buffer so (NVIDIA's), reallocated only when
-    too small; sub-buffers by (buffer, offset, size); side queues; the staging threads."""
+    too small; side queues; the staging threads."""
 
     def __init__(self, kit: DeviceKit):
         self.kit = kit
-        self.align = alignment(kit)
+        self.align = ARRAY_ALIGN
         self._host = None  # (cl buffer, mapped array, int views)
         self._out = None   # (cl buffer, mapped array)
-        self._regions: dict = {}
         self._side: list = []
         self._pool: Optional[ThreadPoolExecutor] = None
         self.threads = PREP_THREADS
@@ -129,7 +142,7 @@ class DeviceBuffers:
         """The layout's kernels (:class:`Launch`, built once)."""
         if self._layout is None:
             kit, cl = self.kit, cl_module()
-            prg = kit.program(LAYOUT_SOURCE, {"SW_RANGE_STRIDE": self.align // 4,
+            prg = kit.program(LAYOUT_SOURCE, {"SW_RANGE_STRIDE": RANGE_INTS,
                                               "SW_COUNT_THREADS": LAYOUT_THREADS,
                                               "SW_SCAN_THREADS": LAYOUT_THREADS})
             self._layout = {name: Launch(cl.Kernel(prg, name)) for name in LAYOUT_KERNELS}
@@ -140,7 +153,7 @@ class DeviceBuffers:
         key = (tuple(bins), max_read)
         got = self._luts.get(key)
         if got is None:
-            if len(self._luts) >= MAX_REGIONS:
+            if len(self._luts) >= MAX_LUTS:
                 self._luts.clear()
             got = self._luts[key] = bin_lut(bins, max_read)
         return got
@@ -160,7 +173,6 @@ class DeviceBuffers:
     def _mapped(self, held, nbytes: int) -> tuple:
         cl = cl_module()
         if held is not None:
-            self._regions.clear()                 # sub-buffers go before their parent
             held[1].base.release(self.kit.queue)  # unmapped before it is dropped
         size = headroom(nbytes)
         buf = cl.Buffer(self.kit.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
@@ -185,17 +197,6 @@ class DeviceBuffers:
     def device(self, name: str, nbytes: int):
         return self.kit.scratch(f"subwarp_{name}", headroom(nbytes))
 
-    def region(self, buf, lo: int, size: int):
-        key = (buf.int_ptr, lo, size)
-        got = self._regions.get(key)
-        if got is None:
-            if len(self._regions) >= MAX_REGIONS:
-                self._regions.clear()
-            # (parent, sub): the entry keeps its parent alive, and a tuple lets go of its items
-            # last first, so the sub-buffer is released before its parent
-            got = self._regions[key] = (buf, buf.get_sub_region(lo, size))
-        return got[1]
-
     def queues(self, n: int) -> list:
         """The kit's queue, then n - 1 side queues (profiled, in order)."""
         cl = cl_module()
@@ -212,16 +213,13 @@ class DeviceBuffers:
         return self._pool
 
     def close(self) -> None:
-        """Let every command end, drop the sub-buffers, unmap the page-locked buffers, then drop
-        the rest: NVIDIA's runtime crashes (status 139) on a sub-buffer released after its
-        parent, an order the collector may pick."""
+        """Let every command end, unmap the page-locked buffers, then drop them and the rest."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
         for queue in (self.kit.queue, *self._side):
             queue.finish()
-        self._layout = None                               # its launches hold sub-buffers
-        self._regions.clear()
+        self._layout = None
         for held in (self._host, self._out):
             if held is not None:
                 held[1].base.release(self.kit.queue)
@@ -248,6 +246,43 @@ def _stage_pieces(pairs, offs, ends, views, piece, pieces) -> None:
         stage_chunk_part(pairs, None, offs, ends, views, 0, 0, part, piece, pieces)
 
 
+def _small_uploads(backend, bufs: DeviceBuffers, q, slot, pairs: PairSet, offs, ends, views,
+                   used: int, layout, pageable: bool, pooled: bool) -> tuple:
+    """A small call's commands up to its bins: the integers up, the layout (``layout()``: its
+    events) and a flush, so that the device lays out the items while this thread stages the
+    sequences into the page-locked buffer (or the threads, ``pooled``), then their one upload
+    (or six from the PairSet's arrays, ``pageable``). Returns (integer uploads, layout events,
+    sequence uploads, seconds staging)."""
+    cl = cl_module()
+    # read_off .. meta's end in one copy: hap_bases' bytes in between are the sequences'
+    # upload's to write (after the layout, which reads none)
+    ints = [cl.enqueue_copy(q, slot, views[0][offs[5]:used], dst_offset=offs[5],
+                            is_blocking=False)]
+    laid = layout()
+    q.flush()
+    t0 = time.perf_counter()
+    a0, a1, c0, c1 = ends[4:]
+    if pageable:  # as the CUDA twin's small call: the sequences from the PairSet's arrays
+        return ints, laid, [
+            cl.enqueue_copy(q, slot, a[lo:hi], dst_offset=offs[i], is_blocking=False)
+            for i, a, lo, hi in ((0, pairs.read_bases, a0, a1), (1, pairs.base_qual, a0, a1),
+                                 (2, pairs.ins_qual, a0, a1), (3, pairs.del_qual, a0, a1),
+                                 (4, pairs.gcp_qual, a0, a1), (6, pairs.hap_bases, c0, c1))
+            if hi > lo], 0.0
+    if pooled:  # the threads a piece of every sequence array each, this thread the first
+        n = bufs.threads
+        tasks = [bufs.pool().submit(_stage_pieces, pairs, offs, ends, views, k, n)
+                 for k in range(1, n)]
+        _stage_pieces(pairs, offs, ends, views, 0, n)
+        for f in tasks:
+            f.result()
+    else:
+        _stage_pieces(pairs, offs, ends, views, 0, 1)
+    staged = time.perf_counter() - t0
+    # one copy from the slot's start to hap_bases' end (read_off again: the same bytes)
+    return ints, laid, [cl.enqueue_copy(q, slot, views[0][:offs[7]], is_blocking=False)], staged
+
+
 def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                 bins: Sequence[Bin], double: bool, timing: dict,
                 rescue: Optional[tuple] = None, lengths: Optional[tuple] = None) -> tuple:
@@ -270,18 +305,19 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
         lengths = (int(rl.max(initial=0)), int((ho[1:] - ho[:-1]).max(initial=1)), rl)
     max_read, max_hap, read_lengths = lengths
 
-    # prep: the raw arrays staged (as CUDA's calls) and the items per bin for the grids
+    # prep: the raw arrays staged (as CUDA's calls); a small call's integers only (its
+    # sequences once the layout is queued), a large one's items per bin counted first
     t0 = time.perf_counter()
     queue_of = list(rescue[1]) if rescue else [0] * nb
     meta = np.array([nb, *(min(b.hi, 2**31 - 1) for b in bins), *queue_of], np.int32)
     offs, slot_bytes, ends = whole_offsets(pairs, len(meta), align)
     views = bufs.staging(slot_bytes)
-    a0, a1, c0, c1 = ends[4:]
-    seq_bytes = 5 * (a1 - a0) + c1 - c0
+    seq_bytes = 5 * (ends[5] - ends[4]) + ends[7] - ends[6]
     threaded = pairs.n_pairs >= backend.pool_from_pairs and bufs.threads > 1
-    pooled = (not threaded and bufs.threads > 1 and backend.pooled_from_bytes is not None
+    small = not threaded and pairs.n_pairs < backend.small_call_pairs
+    pooled = (small and bufs.threads > 1 and backend.pooled_from_bytes is not None
               and seq_bytes >= backend.pooled_from_bytes)
-    pageable = (not threaded and not pooled and backend.pageable_from_bytes is not None
+    pageable = (small and not pooled and backend.pageable_from_bytes is not None
                 and seq_bytes >= backend.pageable_from_bytes)
     prep_work, parts = 0.0, None
     if threaded:  # every thread a piece of each sequence array, the integers first
@@ -291,49 +327,47 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                          for k in range(1 if part == CHUNK_PARTS - 1 else n)])
                  for part in STREAM_ORDER]
         used = 0
-    elif pooled:  # the threads a piece of every sequence array each, this thread the first
-        pool, n = bufs.pool(), bufs.threads
-        tasks = [pool.submit(_stage_pieces, pairs, offs, ends, views, k, n) for k in range(1, n)]
-        _stage_pieces(pairs, offs, ends, views, 0, n)
-        used = stage_ints(pairs, meta, offs, ends, views,
-                          (pairs.batch_reads, pairs.batch_haps, pairs.batch_pairs))
-        for f in tasks:
-            f.result()
+    elif small:  # the integers (the sequences once the layout is queued: _small_uploads)
+        used = stage_whole(pairs, meta, offs, ends, views, False)
     else:
-        used = stage_whole(pairs, meta, offs, ends, views, not pageable)
+        used = stage_whole(pairs, meta, offs, ends, views)
     per_pair = pairs.n_pairs <= backend.per_pair_below
     units = pairs.n_pairs if per_pair else ends[1] - ends[0]
-    counts = items_per_bin(bufs.lut(bins, max_read), nb, read_lengths, pairs.batch_reads,
-                           pairs.batch_haps, per_pair).astype(np.int64).tolist()
+    lut = bufs.lut(bins, max_read)
+    counts = None if small else items_per_bin(lut, nb, read_lengths, pairs.batch_reads,
+                                              pairs.batch_haps, per_pair).astype(np.int64).tolist()
     t_prep = time.perf_counter() - t0
 
-    # device buffers (grow-only), the staged arrays' sub-buffers, kernels (built before the
-    # first enqueue: no build falls between two timed events)
+    # device buffers (grow-only); the kernels take the slot and each staged array's byte offset,
+    # a bin's range and a queue's head as their buffer and an int offset (no sub-buffers);
+    # kernels built before the first enqueue (no build falls between two timed events)
     slot = bufs.device("slot", slot_bytes)
-    bounds = list(offs) + [offs[-1] + len(meta) * 4]
-    dev = {name: bufs.region(slot, bounds[i], max(bounds[i + 1] - bounds[i], 1))
-           for i, (name, _) in enumerate(STAGED)}
+    at = [np.int64(o) for o in offs]
+    arrays = (slot, *at[:8])  # the bin kernels' KERNEL_ARRAYS: STAGED's first eight
     raw = bufs.device("raw", units * ITEM_BYTES)
     items = bufs.device("items", units * ITEM_BYTES)
     key_rank = bufs.device("key_rank", units * 8)
     key_start = bufs.device("key_start", nb * SW_LEVELS * 4)
     hist, bin_pairs = bufs.counters()
-    bin_range = bufs.device("bin_range", nb * align)
-    heads_bytes = nb * align
-    if rescue:  # the queue heads in front of the results: one copy back
-        both = bufs.device("out", heads_bytes + pairs.n_pairs * 8)
-        heads = bufs.region(both, 0, heads_bytes)
-        sums = bufs.region(both, heads_bytes, pairs.n_pairs * 8)
+    range_bytes = nb * RANGE_INTS * 4
+    if rescue:  # bin ranges, queue heads, the results (float64: 16-byte bins): one copy back
+        heads_bytes = 2 * range_bytes
+        both = bin_range = heads = bufs.device("out", heads_bytes + pairs.n_pairs * 8)
+        out_at, queue_at = np.int32(heads_bytes // 8), nb * RANGE_INTS
     else:
-        heads = bufs.device("queues", heads_bytes)
+        bin_range = bufs.device("bin_range", range_bytes)
+        heads = bufs.device("queues", range_bytes)
+        queue_at = 0
         sums = kit.scratch(f"sums{np.dtype(real).itemsize}",
                            pairs.n_pairs * np.dtype(real).itemsize)
     fb_items = bufs.device("fb_items", pairs.n_pairs * ITEM_BYTES) if rescue else None
-    stride = align // 4
-    ranges = [bufs.region(bin_range, i * align, 8) for i in range(nb)]
-    queue_heads = [bufs.region(both if rescue else heads, i * align, 8) for i in range(nb)]
     lk = bufs.layout()
-    launched = [i for i in range(nb) if counts[i]]
+    if small:  # as CUDA's small call: every bin up to the longest read, bound by all items
+        launched = [i for i in range(nb) if bins[i].lo <= max_read]
+        bound = [units] * nb
+    else:
+        launched = [i for i in range(nb) if counts[i]]
+        bound = counts
     for i in launched:
         backend.bin_kernel(kit, bins[i], double, bool(rescue))
     fed: dict = {}  # recompute queue -> the launched bins feeding it
@@ -347,16 +381,41 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     chained = all(len(v) == 1 for v in fed.values())
     if rescue:
         host_out = bufs.results(heads_bytes + pairs.n_pairs * 8)[:heads_bytes + pairs.n_pairs * 8]
-        head_view = host_out[:heads_bytes].view(np.int32)
+        head_view = host_out[:heads_bytes].view(np.int32)  # bin ranges, then queue heads
         out = host_out[heads_bytes:].view(np.float64)
     else:
         out = np.empty(pairs.n_pairs, real)
+    grid = (-(-units // LAYOUT_THREADS) * LAYOUT_THREADS,)
+
+    def layout() -> list:
+        """The layout's launches (count, scan, scatter; a clearing one first where needed)."""
+        evs = []
+        if not bufs.counters_clear:  # a first use, or a call that stopped before its scan
+            evs.append(lk["sw_layout_clear"](q, (MAX_BINS * SW_LEVELS,), None, (hist, bin_pairs)))
+        bufs.counters_clear = False
+        evs.append(lk["sw_layout_count"](
+            q, grid, (LAYOUT_THREADS,),
+            (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches), slot, at[8], at[9],
+             at[10], at[5], at[7], at[11], raw, key_rank, hist, bin_pairs)))
+        evs.append(lk["sw_layout_scan"](q, (LAYOUT_THREADS,), (LAYOUT_THREADS,),
+                                        (slot, at[11], hist, bin_pairs, key_start, bin_range,
+                                         np.int32(0), heads, np.int32(queue_at))))
+        bufs.counters_clear = True
+        evs.append(lk["sw_layout_scatter"](q, grid, None,
+                                           (np.int32(units), raw, key_rank, key_start, items)))
+        return evs
     t_plan = time.perf_counter() - t0 - t_prep
 
-    # the uploads: streamed part by part as the threads stage them, or in one (or eight) copies
+    # the commands: a small call's integers, layout, then sequences (_small_uploads); a large
+    # call's uploads streamed part by part as the threads stage them (or in one copy), then
+    # its layout
     t0 = time.perf_counter()
-    wait = 0.0
-    if threaded:
+    wait = staged = 0.0
+    if small:
+        ints, kernels, seqs, staged = _small_uploads(backend, bufs, q, slot, pairs, offs, ends,
+                                                     views, used, layout, pageable, pooled)
+        ups = ints + seqs
+    elif threaded:
         ups = []
         for part, tasks in parts:
             tw = time.perf_counter()
@@ -368,84 +427,94 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                 if hi > lo:
                     ups.append(cl.enqueue_copy(q, slot, views[0][lo:hi], dst_offset=lo,
                                                is_blocking=False))
-    elif pageable:  # as the CUDA twin's small call: the sequences from the PairSet's arrays
-        ups = [cl.enqueue_copy(q, slot, a[lo:hi], dst_offset=offs[i], is_blocking=False)
-               for i, a, lo, hi in ((0, pairs.read_bases, a0, a1), (1, pairs.base_qual, a0, a1),
-                                    (2, pairs.ins_qual, a0, a1), (3, pairs.del_qual, a0, a1),
-                                    (4, pairs.gcp_qual, a0, a1), (6, pairs.hap_bases, c0, c1))
-               if hi > lo]
-        ups.append(cl.enqueue_copy(q, slot, views[0][offs[5]:offs[6]], dst_offset=offs[5],
-                                   is_blocking=False))
-        ups.append(cl.enqueue_copy(q, slot, views[0][offs[7]:used], dst_offset=offs[7],
-                                   is_blocking=False))
     else:
         ups = [cl.enqueue_copy(q, slot, views[0][:used], is_blocking=False)]
-    grid = (-(-units // LAYOUT_THREADS) * LAYOUT_THREADS,)
-    kernels = []
-    if not bufs.counters_clear:  # a first use, or a call that stopped before its scan
-        kernels.append(lk["sw_layout_clear"](q, (MAX_BINS * SW_LEVELS,), None,
-                                              (hist, bin_pairs)))
-    bufs.counters_clear = False
-    kernels.append(lk["sw_layout_count"](
-        q, grid, (LAYOUT_THREADS,),
-        (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches), dev["batch_reads"],
-         dev["batch_haps"], dev["batch_pairs"], dev["read_off"], dev["hap_off"], dev["meta"],
-         raw, key_rank, hist, bin_pairs)))
-    kernels.append(lk["sw_layout_scan"](q, (LAYOUT_THREADS,), (LAYOUT_THREADS,),
-                                        (dev["meta"], hist, bin_pairs, key_start, bin_range,
-                                         heads)))
-    bufs.counters_clear = True
-    kernels.append(lk["sw_layout_scatter"](q, grid, None, (np.int32(units), raw, key_rank,
-                                                           key_start, items)))
+    if not small:
+        kernels = layout()  # every launch's event (a large call's kernel stage: their union)
     laid_out = kernels[-1]
-    dev["items"] = items
-    last = {}  # queue index -> its last event
+    # what a side queue's bin waits for: the layout, and a small call's sequences (after it)
+    ready = [seqs[-1] if small and seqs else laid_out]
+    cap = kit.device.max_compute_units * RESIDENT_ITEMS_PER_CU if small else None
+    last = {0: laid_out}  # queue index -> its last event
     for n_q, i in enumerate(launched):
-        cq = cqs[n_q % len(cqs)]
-        wait_for = [laid_out] if cq is not q else None
-        if rescue:
-            res = (sums, queue_heads[queue_of[i]], fb_items)
-        else:
-            res = (sums,)
-        ev = backend._launch_bin(kit, cq, bins[i], double, dev, ranges[i], counts[i], max_hap,
-                                 res, bool(rescue), wait_for)
+        k = n_q % len(cqs)
+        cq = cqs[k]
+        wait_for = ready if cq is not q else None
+        res = (both, out_at, heads, np.int32(queue_at + queue_of[i] * RANGE_INTS), fb_items) \
+            if rescue \
+            else (sums,)
+        ev = backend._launch_bin(kit, cq, bins[i], double, items, arrays, bin_range,
+                                 np.int32(i * RANGE_INTS), bound[i], max_hap, res,
+                                 bool(rescue), wait_for, cap=cap)
         kernels.append(ev)
         if rescue and chained:
-            j = queue_of[i]
-            rng = queue_heads[j]
-            ev = backend._launch_bin(kit, cq, rescue[0][j], True, dict(dev, items=fb_items),
-                                     rng, pairs.n_pairs, max_hap, (sums, rng, fb_items), True,
-                                     None, recompute=True)
+            head = np.int32(queue_at + queue_of[i] * RANGE_INTS)
+            ev = backend._launch_bin(kit, cq, rescue[0][queue_of[i]], True, fb_items, arrays,
+                                     heads, head, pairs.n_pairs, max_hap,
+                                     (both, out_at, heads, head, fb_items), True, None,
+                                     recompute=True)
             kernels.append(ev)
-        last[n_q % len(cqs)] = ev
+        last[k] = ev
     joins = [ev for k, ev in last.items() if cqs[k] is not q]
     if rescue and not chained:
         for j in fed:
-            rng = queue_heads[j]
-            kernels.append(backend._launch_bin(
-                kit, q, rescue[0][j], True, dict(dev, items=fb_items), rng, pairs.n_pairs,
-                max_hap, (sums, rng, fb_items), True, joins or None, recompute=True))
+            head = np.int32(queue_at + j * RANGE_INTS)
+            last[0] = backend._launch_bin(
+                kit, q, rescue[0][j], True, fb_items, arrays, heads, head, pairs.n_pairs,
+                max_hap, (both, out_at, heads, head, fb_items), True, joins or None,
+                recompute=True)
+            kernels.append(last[0])
         joins = []
-    downs = [cl.enqueue_copy(q, host_out if rescue else out, both if rescue else sums,
-                             wait_for=joins or None, is_blocking=False)]
-    t_enqueue = time.perf_counter() - t0 - wait
+    down = cl.enqueue_copy(q, host_out if rescue else out, both if rescue else sums,
+                           wait_for=joins or None, is_blocking=False)
+    t_enqueue = time.perf_counter() - t0 - wait - staged
     t0 = time.perf_counter()
-    downs[-1].wait()
+    if small and not rescue:  # the items per bin (info) while the device works
+        counts = items_per_bin(lut, nb, read_lengths, pairs.batch_reads, pairs.batch_haps,
+                               per_pair).tolist()
+    t_count = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    down.wait()
     t_wait = time.perf_counter() - t0
+    if small and rescue:  # the counts the layout wrote, back with the results
+        counts = head_view[1:nb * RANGE_INTS:RANGE_INTS].tolist()
 
     t0 = time.perf_counter()
-    timing["prep"] += t_prep + prep_work
-    up_spans, down_spans = [_span(e) for e in ups], [_span(e) for e in downs]
-    timing["h2d"] += busy_seconds(up_spans)
-    timing["kernel"] += busy_seconds([_span(e) for e in kernels])
-    timing["d2h"] += busy_seconds(down_spans)
-    gpu_span = (down_spans[-1][1] - up_spans[0][0]) * 1e-9
+    timing["prep"] += t_prep + prep_work + staged
+    if small:
+        # the stages from the events' bounds, as CUDA's small call from its events (a few
+        # driver queries): h2d = the integers' uploads + the sequences' (from pageable memory
+        # NVIDIA's runtime copies inside the enqueue, so a gap between two uploads is that
+        # staging, as CUDA's driver's falls in its h2d); kernel = the layout's first launch ..
+        # its last + the sequences' end .. the last kernel's end on any queue (bins, recompute;
+        # a wait for the host's next launch too, as CUDA's); d2h = .. the copy back's end
+        prof = cl.profiling_info
+        start = ints[0].get_profiling_info(prof.START)
+        laid = kernels[0].get_profiling_info(prof.START)
+        seq_start = seqs[0].get_profiling_info(prof.START) if seqs else laid
+        uploaded = seqs[-1].get_profiling_info(prof.END) if seqs else laid
+        kernels_end = max(ev.get_profiling_info(prof.END) for ev in last.values())
+        end = down.get_profiling_info(prof.END)
+        timing["h2d"] += (ints[-1].get_profiling_info(prof.END) - start
+                          + uploaded - seq_start) * 1e-9
+        timing["kernel"] += (laid_out.get_profiling_info(prof.END) - laid
+                             + kernels_end - uploaded) * 1e-9
+        timing["d2h"] += (end - kernels_end) * 1e-9
+        gpu_span = (end - start) * 1e-9
+    else:
+        # as CUDA's full call: the union of each class's spans (bins on side queues overlap)
+        up_spans, down_span = [_span(e) for e in ups], _span(down)
+        timing["h2d"] += busy_seconds(up_spans)
+        timing["kernel"] += busy_seconds([_span(e) for e in kernels])
+        timing["d2h"] += busy_seconds([down_span])
+        gpu_span = (down_span[1] - up_spans[0][0]) * 1e-9
     n_redo = 0
     if rescue:
-        n_redo = int(sum(int(head_view[j * stride + 1]) for j in fed))
+        n_redo = int(sum(int(head_view[queue_at + j * RANGE_INTS + 1]) for j in fed))
         out = out.copy()
     stats = {"recomputed": n_redo, "queues": len(cqs), "gpu_span_s": gpu_span,
-             "host_s": {"prep": t_prep, "plan": t_plan, "prep_wait": wait, "enqueue": t_enqueue,
-                        "device_wait": t_wait, "finish": time.perf_counter() - t0,
+             "host_s": {"prep": t_prep, "plan": t_plan, "prep_wait": wait, "stage": staged,
+                        "enqueue": t_enqueue, "count": t_count, "device_wait": t_wait,
+                        "finish": time.perf_counter() - t0,
                         "call": time.perf_counter() - t_call}}
-    return out, {bins[i].label: int(counts[i]) for i in launched}, stats
+    return out, {bins[i].label: int(counts[i]) for i in launched if counts[i]}, stats

@@ -173,7 +173,7 @@ def test_empty_inputs(device):
 def _device_layout(b: SubwarpOpenCL, pairs, bins):
     """One float32 pass of ``device_pass``; its items per bin as the device laid them out."""
     from hmmbench.apis.opencl import cl_module
-    from hmmbench.pairhmm.subwarp.opencl_call import DeviceBuffers, device_pass
+    from hmmbench.pairhmm.subwarp.opencl_call import RANGE_INTS, DeviceBuffers, device_pass
     kit = b.kit()
     bufs = DeviceBuffers(kit)
     timing = {"prep": 0.0, "h2d": 0.0, "kernel": 0.0, "d2h": 0.0}
@@ -181,11 +181,11 @@ def _device_layout(b: SubwarpOpenCL, pairs, bins):
     per_pair = pairs.n_pairs <= b.per_pair_below
     units = pairs.n_pairs if per_pair else int(pairs.batch_reads[-1] - pairs.batch_reads[0])
     items = np.empty((units, 4), np.int32)
-    ranges = np.empty(len(bins) * bufs.align // 4, np.int32)
+    ranges = np.empty(len(bins) * RANGE_INTS, np.int32)
     cl = cl_module()
     cl.enqueue_copy(kit.queue, items, kit._scratch["subwarp_items"], is_blocking=True)
     cl.enqueue_copy(kit.queue, ranges, kit._scratch["subwarp_bin_range"], is_blocking=True)
-    stride = bufs.align // 4
+    stride = RANGE_INTS
     return {bins[i]: items[ranges[i * stride]:ranges[i * stride] + ranges[i * stride + 1]]
             for i in range(len(bins))}, timing
 
@@ -240,6 +240,13 @@ def test_buffers_are_reused_across_calls_and_results_repeat(edge, real):
     assert np.array_equal(b.run(small).log10, one.log10)
     assert np.array_equal(b.run(big).log10, first.log10)
     assert first.timing["prep"] > 0 and first.timing["h2d"] > 0 and first.timing["d2h"] > 0
+    # every buffer a launch was given is a whole buffer (offsets go as arguments): no
+    # sub-buffer for a runtime to release after its parent
+    from hmmbench.apis.opencl import cl_module
+    launches = [k for k, _ in b._bin_kernels.values()] + list(b._buffers.layout().values())
+    given = [a for k in launches for a in k.args if isinstance(a, cl_module().MemoryObject)]
+    assert len(given) > 10
+    assert all(a.get_info(cl_module().mem_info.ASSOCIATED_MEMOBJECT) is None for a in given)
     # closed: the page-locked maps given back and the queues drained before anything is
     # dropped; a backend closed runs again from scratch with the same bits
     maps = b._buffers._host[1].base, b._buffers._out[1].base
@@ -261,16 +268,24 @@ def test_the_device_rescue_recomputes_the_pairs_the_host_rule_picks(edge, real, 
     from the raw sums, results within tolerance, whether the call is staged by the threads and
     uploaded part by part, staged by the threads in pieces and uploaded in one copy, uploaded
     from the PairSet's arrays or staged by the calling thread in one copy, with the bins on side
-    queues or all on one."""
+    queues or all on one, launched as a small call or (threads) as a large one."""
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
                       small_tiers=None)
     b.pool_from_pairs = 0 if staging == "threads" else 1 << 40
+    # staged by the threads: launched as a large call (bins sized by the host's counts)
+    b.small_call_pairs = 0 if staging == "threads" else 1 << 16
     b.pageable_from_bytes = 0 if staging == "pageable" else None
     b.pooled_from_bytes = 0 if staging == "pooled" else None
     b._buffers_of(b.kit()).threads = 2  # pieces on a machine of any size
+    from hmmbench.apis.opencl import cl_module
+    kit = b.kit()
     for pairs, ref in (edge, real["1m"]):
         for side in (True, False):
             b.side_queues, b.rescue_on_device = side, True
+            slot = kit._scratch.get("subwarp_slot")
+            if slot is not None:  # the last call's sequences gone: a kernel that reads the
+                # slot before this call's upload is in (a side queue's) computes garbage
+                cl_module().enqueue_fill_buffer(kit.queue, slot, np.uint8(0x41), 0, slot.size)
             ex = _check(b, pairs, ref)
             assert ex.info["fallback_on"] == "device (float64)"
             assert ex.info["queues"] == (len(ex.info["bins"]) if side else 1)
@@ -289,6 +304,7 @@ def test_the_layout_sizes_each_recompute_queue_by_the_pairs_of_its_bins(edge):
     queues before it (each bin's pairs go to its queue, rescue.recompute_queues), its count the
     pairs the float32 kernels queued."""
     from hmmbench.apis.opencl import cl_module
+    from hmmbench.pairhmm.subwarp.opencl_call import RANGE_INTS
     from hmmbench.pairhmm.subwarp.rescue import recompute_queues
     pairs, _ = edge
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
@@ -296,9 +312,11 @@ def test_the_layout_sizes_each_recompute_queue_by_the_pairs_of_its_bins(edge):
     ex = b.run(pairs)
     bins = b.bins_for(pairs)
     _, queue_of = recompute_queues(bins)
-    kit, stride = b.kit(), b._buffers.align // 4
-    heads = np.empty(len(bins) * stride, np.int32)
-    cl_module().enqueue_copy(kit.queue, heads, kit._scratch["subwarp_out"], is_blocking=True)
+    kit, stride = b.kit(), RANGE_INTS
+    ranges_heads = np.empty(2 * len(bins) * stride, np.int32)  # bin ranges, then queue heads
+    cl_module().enqueue_copy(kit.queue, ranges_heads, kit._scratch["subwarp_out"],
+                             is_blocking=True)
+    heads = ranges_heads[len(bins) * stride:]
     lengths = pairs.pair_read_lengths
     pairs_of = [int(np.sum((lengths >= x.lo) & (lengths <= x.hi))) for x in bins]
     size = [sum(n for n, q in zip(pairs_of, queue_of) if q == j) for j in range(len(bins))]
