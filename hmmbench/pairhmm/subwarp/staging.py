@@ -51,7 +51,7 @@ def slot_layout(seq: int, reads: int, hap_bytes: int, haps: int, batches: int,
     """(byte offsets in STAGED order, slot bytes) of a slot that holds a chunk of ``seq`` read
     bytes, ``reads`` reads, ``hap_bytes`` haplotype bytes, ``haps`` haplotypes, ``batches``
     batches and ``n_meta`` meta values (or less): each array's bytes (at least 1) rounded up to
-    ``align`` (a multiple of 256: OpenCL's sub-buffers start at the device's base alignment)."""
+    ``align`` (a multiple of 256)."""
     a = align
     seq = -(-max(seq, 1) // a) * a  # each of the five read arrays
     batch = -(-(batches + 1) * 8 // a) * a  # each of batch_reads, batch_haps, batch_pairs
