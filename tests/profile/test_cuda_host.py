@@ -24,6 +24,18 @@ def test_fill_copies_every_byte(size, threads):
     assert (dst[:size] == src).all() and not dst[size:].any()
 
 
+@pytest.mark.parametrize("threads", [1, 3, 8])
+def test_fill_converts_in_slices(threads):
+    """The scores' float64 copy out of the page-locked float32 buffer, in slices: every value
+    converted, nothing past the end written."""
+    src = np.random.default_rng(threads).standard_normal(555_823).astype(np.float32)
+    src[::1000] = np.nan
+    dst = np.zeros(src.size + 5)
+    cuda_resident.fill(dst[:src.size], src, threads)
+    assert np.array_equal(dst[:src.size], src.astype(np.float64), equal_nan=True)
+    assert not dst[src.size:].any()
+
+
 class HostMemory(np.ndarray):
     """A stand-in device allocation: host bytes whose int() is their address, as pycuda's."""
 

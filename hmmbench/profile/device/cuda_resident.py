@@ -75,8 +75,9 @@ def _copiers(threads: int) -> ThreadPoolExecutor:
 
 
 def fill(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
-    """``dst[:] = src`` in ``threads`` slices copied at once (one thread: a plain copy)."""
-    if threads <= 1 or src.size < (1 << 20):
+    """``dst[:] = src`` (converted to ``dst``'s type) in ``threads`` slices copied at once (one
+    thread, or under a MiB: a plain copy)."""
+    if threads <= 1 or src.nbytes < (1 << 20):
         dst[:] = src
         return
     pool = _copiers(threads)
