@@ -1,8 +1,8 @@
 """The resident database on a CUDA device: its large arrays page-locked in place chunk
-by chunk by a thread of their own, each chunk's asynchronous copy running while the next is
-registered (the link does ~55 GB/s from page-locked memory on the H100), the rest copied
-meanwhile through page-locked staging buffers that host threads fill while the previous chunk's
-copy runs (bound by the host's memcpy, one core's ~13 GB/s), and its launch order sorted on the GPU (kernels_cuda/profile/order.cu)
+by chunk, each chunk's asynchronous copy running while the next is registered (the link does
+~55 GB/s from page-locked memory on the H100), the rest copied through page-locked staging
+buffers that host threads fill while the previous chunk's copy runs (bound by the host's memcpy,
+one core's ~13 GB/s), and its launch order sorted on the GPU (kernels_cuda/profile/order.cu)
 from the length classes uploaded with it. The API-neutral part, what is kept and when it is
 loaded, is :mod:`hmmbench.profile.device.resident`; the backends are :mod:`hmmbench.profile.device.cuda`.
 """
@@ -105,82 +105,48 @@ def pin_and_copy(drv, raw: np.ndarray, dev, stream) -> tuple:
     return pinned, done
 
 
-_LOCKER: list = []                         # the one thread that locks memory in place
-
-
-def _locker() -> ThreadPoolExecutor:
-    """One thread that page-locks arrays in place (the driver serializes locking: more threads
-    would not lock faster), started once per process."""
-    if not _LOCKER:
-        _LOCKER.append(ThreadPoolExecutor(1, "hmmbench-lock"))
-    return _LOCKER[0]
-
-
 def upload_database(arrays: dict, later=None) -> tuple:
     """The resident database's arrays copied to the device: arrays of PIN_MIN bytes or more
-    page-locked in place and copied chunk by chunk (:func:`pin_and_copy`) by a thread of their
-    own on a stream of their own, while this thread copies the others (and what the driver
-    would not lock) through the page-locked staging buffers in turn: while one chunk's
-    asynchronous copy runs at the link's speed the host fills the next, UPLOAD_THREADS slices
-    at once. Locking is a blocking driver call (~27 us per MB) that leaves the host's cores
-    free, so the staged copies run beside it instead of after it. ``later()``, when given,
-    returns more arrays to copy after these (called once they are under way). Returns ({name:
-    device allocation}, {"h2d": wall seconds of the copies, registration, host copies and
-    transfers overlapped, the wait for ``later`` included}, a function that unpins the locked
-    arrays: called when the database is dropped, they stay locked and alive while it is
-    resident)."""
+    page-locked in place and copied chunk by chunk (:func:`pin_and_copy`), the others (and what
+    the driver would not lock) through the page-locked staging buffers in turn: while one
+    chunk's asynchronous copy runs at the link's speed the host fills the next, UPLOAD_THREADS
+    slices at once. ``later()``, when given, returns more arrays to copy after these (called
+    once they are under way). Returns ({name: device allocation}, {"h2d": wall seconds of the
+    copies, registration, host copies and transfers overlapped, the wait for ``later``
+    included}, a function that unpins the locked arrays: called when the database is dropped,
+    they stay locked and alive while it is resident)."""
     drv = cuda.driver()
-    stream, lock_stream, staging = drv.Stream(), drv.Stream(), _staging(drv)
+    stream, staging = drv.Stream(), _staging(drv)
     done = [None] * len(staging)               # the last copy out of each staging buffer
-    bufs, pinned, locking, k = {}, [], [], 0
+    bufs, pinned, k = {}, [], 0
 
     def unpin():
         for locked, _raw in pinned:            # _raw: the memory stays alive until unpinned
             for ptr in locked:
                 cuda.host_unregister(ptr)
         pinned.clear()
-
-    def lock(raw, dev) -> tuple:
-        with glue.in_context():
-            return pin_and_copy(drv, raw, dev, lock_stream)
-
-    def staged(raw, dev, head: int) -> None:
-        nonlocal k
-        for start in range(head, raw.size, UPLOAD_CHUNK):
-            slot, part = k % len(staging), raw[start:start + UPLOAD_CHUNK]
-            if done[slot] is not None:
-                done[slot].synchronize()   # that buffer's previous copy has left it
-            fill(staging[slot][:part.size], part, UPLOAD_THREADS)
-            drv.memcpy_htod_async(int(dev) + start, staging[slot][:part.size], stream)
-            done[slot] = drv.Event()
-            done[slot].record(stream)
-            k += 1
     t0 = time.perf_counter()
     try:
         for name, arr in each_array(arrays, later):
             raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
             bufs[name] = dev = drv.mem_alloc(max(raw.size, 1))
+            head = 0
             if raw.size >= PIN_MIN and np.shares_memory(raw, arr):
-                locking.append((raw, dev, _locker().submit(lock, raw, dev)))
-            else:
-                staged(raw, dev, 0)
-        while locking:
-            raw, dev, job = locking[0]
-            locked, head = job.result()
-            locking.pop(0)
-            pinned.append((locked, raw))
-            staged(raw, dev, head)             # what the driver would not lock
+                locked, head = pin_and_copy(drv, raw, dev, stream)
+                pinned.append((locked, raw))
+            for start in range(head, raw.size, UPLOAD_CHUNK):
+                slot, part = k % len(staging), raw[start:start + UPLOAD_CHUNK]
+                if done[slot] is not None:
+                    done[slot].synchronize()   # that buffer's previous copy has left it
+                fill(staging[slot][:part.size], part, UPLOAD_THREADS)
+                drv.memcpy_htod_async(int(dev) + start, staging[slot][:part.size], stream)
+                done[slot] = drv.Event()
+                done[slot].record(stream)
+                k += 1
     except BaseException:
-        for raw, _dev, job in locking:         # every locking job ends before the unlock
-            try:
-                pinned.append((job.result()[0], raw))
-            except Exception:                  # noqa: BLE001 - the first error is raised
-                pass
-        lock_stream.synchronize()
         stream.synchronize()                   # no copy reads the locked memory any more
         unpin()
         raise
-    lock_stream.synchronize()
     stream.synchronize()
     seconds = time.perf_counter() - t0
     return bufs, {"h2d": seconds}, unpin
