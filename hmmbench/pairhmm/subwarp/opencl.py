@@ -47,8 +47,8 @@ from .extra_work import defines as extra_work_defines
 from .layout import (DEFAULT_BINS, DEFAULT_LONG, MAX_P, PER_PAIR_BELOW, SMALL_TIERS,
                      THREADS_PER_BLOCK, Bin, choose_bins, size_tier, sw_scaled, table_bytes,
                      tiers_param, tiers_table)
-from .opencl_call import (DOUBLE_GROUPS_PER_CU, SMALL_CALL_PAIRS, DeviceBuffers, Launch,
-                          device_pass)
+from .opencl_buffers import DeviceBuffers, Launch
+from .opencl_call import DOUBLE_GROUPS_PER_CU, SMALL_CALL_PAIRS, device_pass
 from .rescue import recompute_queues
 from .staging import POOL_FROM_PAIRS
 
@@ -102,6 +102,9 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         # from this many bytes the staging threads stage a small call in pieces, one upload
         # (None: never; on the H200's host 0.9 ms for 1m merged, docs/subwarp-host-path.md)
         self.pooled_from_bytes: Optional[int] = None
+        # a small call's integers up and its layout queued before its sequences are staged and
+        # uploaded (False: every array staged, then one upload and the layout: one command less)
+        self.sequences_after_layout = False
         # from this many pairs the staging threads stage a call, uploaded part by part
         self.pool_from_pairs = POOL_FROM_PAIRS
         self.side_queues = True   # bins after the first on queues of their own
@@ -254,24 +257,27 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
 
     def _launch_bin(self, kit, queue, b: Bin, double: bool, items, arrays: tuple, ranges,
                     range_at, n_items: int, max_hap: int, results: tuple, rescue: bool,
-                    wait_for=None, recompute: bool = False, cap: Optional[int] = None):
+                    wait_for=None, recompute: bool = False, cap: Optional[int] = None,
+                    cus: Optional[int] = None):
         """Bin b's kernel on ``queue`` over the items that ``ranges`` holds at int offset
         ``range_at`` (on the device: [first, count]), at most ``n_items``; ``arrays``: the slot
         and each ``KERNEL_ARRAYS`` array's byte offset in it; ``results``: the kernel's result
         arguments (the sums, or with the rescue the results buffer and their offset, the queue
         heads and this bin's head offset, the queued items). A recompute queue's grid is capped
         as CUDA's (the queue's count is known on the device only), any grid at ``cap``
-        work-items. Returns its event."""
+        work-items; ``cus``: the device's compute units. Returns its event."""
         kernel, block = self.bin_kernel(kit, b, double, rescue)
         groups = block // b.p
         blocks = -(-n_items // groups)
         if cap is not None:
             blocks = min(blocks, max(cap // block, 1))
+        if cus is None:  # the device's compute units (device_pass passes them, read once)
+            cus = kit.device.max_compute_units
         if recompute:
-            blocks = min(blocks, kit.device.max_compute_units * DOUBLE_GROUPS_PER_CU)
+            blocks = min(blocks, cus * DOUBLE_GROUPS_PER_CU)
         stride, quad = 0, 32 if double else 16
         if b.multi_tile:  # a bounded grid-stride grid: one boundary-row scratch per group
-            blocks = min(blocks, kit.device.max_compute_units * MT_GROUPS_PER_CU)
+            blocks = min(blocks, cus * MT_GROUPS_PER_CU)
             stride = max_hap + 8 + MAX_P  # steps rounded up to 4, + 4 read ahead
         # one scratch per configuration: launches on other queues may run at the same time
         scratch = kit.scratch(f"subwarp_scratch{quad}_{b.label}" if stride else "subwarp_none",

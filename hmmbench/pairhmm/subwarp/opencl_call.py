@@ -4,11 +4,12 @@ below ``SMALL_CALL_PAIRS`` pairs, else the first chunk of ``call.SubwarpCall``):
 - prep: the PairSet's raw arrays staged into one page-locked buffer (an ``ALLOC_HOST_PTR`` buffer
   mapped once, ``staging.stage_whole``); from ``POOL_FROM_PAIRS`` pairs by the staging threads,
   each array's pieces uploaded as soon as they are in (``staging.STREAM_ORDER``, as CUDA's
-  streamed first chunk). A small call stages its integers, uploads them and queues the layout,
-  then stages its sequences (the device lays out the items meanwhile) and uploads them in one
-  copy; ``pageable_from_bytes``: its sequences go up from the PairSet's own arrays instead (as
-  CUDA's small call's; NVIDIA's OpenCL copies them through its own staging: slower on the H200,
-  off); ``pooled_from_bytes``: the staging threads stage them, each a piece of every array (off);
+  streamed first chunk). A small call stages every array and uploads them in one copy, then
+  queues the layout (``sequences_after_layout``: the integers up and the layout queued before
+  the sequences are staged and uploaded, two copies); ``pageable_from_bytes``: its sequences go
+  up from the PairSet's own arrays instead (as CUDA's small call's; NVIDIA's OpenCL copies them
+  through its own staging: slower on the H200, off); ``pooled_from_bytes``: the staging threads
+  stage them, each a piece of every array (off);
 - the work items laid out on the device (``kernels_opencl/pairhmm/subwarp_layout.cl``, the twin
   of ``subwarp_layout.cu``): bin ranges and the recompute queues' heads; the key histogram is
   left cleared by the scan for the next call (no clearing launch but on a first use);
@@ -23,23 +24,18 @@ below ``SMALL_CALL_PAIRS`` pairs, else the first chunk of ``call.SubwarpCall``):
 - one copy back (with the rescue, the bin ranges and queue heads in front of the results, as
   CUDA's heads: the items per bin of a small call's ``info`` come back with them).
 
-No sub-buffers: the kernels take the slot and each array's byte offset, a buffer and an int
-offset for a bin's range or a queue's head (NVIDIA's runtime crashed, status 139, releasing
-sub-buffers at a backend's close). Every kernel object is the call's own (:class:`Launch`): its
-arguments stay set between calls and a call sets only those that changed, then enqueues.
+No sub-buffers (``opencl_buffers.py``, with what a backend keeps across calls: staging, result
+and device buffers, the layout's counters and kernels, side queues, staging threads, and
+:class:`Launch`, whose kernel arguments stay set between calls).
 
-Stages from OpenCL profiling events as CUDA's from its events: a small call's from the bounds of
-its uploads, layout, last kernels and copy back (a few queries); a large call's h2d, kernel and
-d2h the unions of their commands' spans. ``info["host_s"]`` splits the host's wall time.
-
-:class:`DeviceBuffers` keeps what a backend reuses across calls on one device: the staging and
-result buffers (page-locked, grow-only, mapped once), the device buffers (``DeviceKit.scratch``,
-grow-only), the layout's counters and kernels, the side queues and the staging threads.
+Stages from the commands' OpenCL profiling events (``opencl_stages.py``): h2d, kernel and d2h
+the unions of the uploads', the kernels' and the copy back's spans; the events that end before
+the bins (uploads, layout) are read while the device runs the bins. ``info["host_s"]`` splits
+the host's wall time.
 """
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
 import numpy as np
@@ -47,26 +43,17 @@ import numpy as np
 from ...apis.opencl import DeviceKit, cl_module
 from ..model import PairSet
 from .layout import SW_LEVELS, Bin, items_per_bin
-from .staging import (CHUNK_PARTS, PREP_THREADS, STREAM_ORDER, headroom, int_views, part_ranges,
-                      stage_chunk_part, stage_whole, whole_offsets)
+from .opencl_buffers import (ITEM_BYTES, LAYOUT_THREADS, MAX_BINS, RANGE_INTS, DeviceBuffers,
+                             Launch)
+from .opencl_stages import read_spans, stage_seconds
+from .staging import (CHUNK_PARTS, STREAM_ORDER, part_ranges, stage_chunk_part, stage_whole,
+                      whole_offsets)
 
-LAYOUT_SOURCE = "pairhmm/subwarp_layout.cl"
-#: Work-items per work-group of the counting and scan steps (the counting step keeps a
-#: histogram of the call's keys in local memory: bins x SW_LEVELS ints).
-LAYOUT_THREADS = 256
-#: Bytes of one SwItem (read, first hap, n haps, first pair).
-ITEM_BYTES = 16
+__all__ = ["DeviceBuffers", "Launch", "RANGE_INTS", "device_pass"]
+
 #: Recompute grids: at most this many work-groups per compute unit (grid-stride), as CUDA's
 #: 4 blocks per SM for the double kernels.
 DOUBLE_GROUPS_PER_CU = 4
-#: Bin luts kept per backend.
-MAX_LUTS = 4096
-#: The staged arrays' byte offsets in the slot (as the CUDA twin's): the kernels take the slot and
-#: each array's offset, never a sub-buffer (NVIDIA's runtime crashed, status 139, releasing them).
-ARRAY_ALIGN = 256
-#: Ints per bin range and per recompute queue head ({first, count}): the kernels take the buffer
-#: and an offset of i * RANGE_INTS.
-RANGE_INTS = 2
 #: Below this many pairs a call launches as the CUDA twin's small call (``small.SMALL_CALL_PAIRS``):
 #: every bin up to the longest read, the call's items as each bin's bound and its grid capped at
 #: ``RESIDENT_ITEMS_PER_CU`` work-items per compute unit (the kernels loop over the range the
@@ -76,161 +63,6 @@ RANGE_INTS = 2
 SMALL_CALL_PAIRS = 1 << 16
 #: Work-items a compute unit holds at once (an NVIDIA SM: 2,048): a small call's bins' grids.
 RESIDENT_ITEMS_PER_CU = 2048
-#: Bins a call may have (the layout's histogram: SW_MAX_BINS in subwarp_layout.cl).
-MAX_BINS = 64
-LAYOUT_KERNELS = ("sw_layout_clear", "sw_layout_count", "sw_layout_scan", "sw_layout_scatter")
-
-
-def busy_seconds(spans) -> float:
-    """Seconds covered by the union of (start, end) nanosecond spans, in any order."""
-    total, prev_end = 0, 0
-    for t0, t1 in sorted(spans):
-        total += max(0, t1 - max(t0, prev_end))
-        prev_end = max(prev_end, t1)
-    return total * 1e-9
-
-
-def _span(ev) -> tuple:
-    """An event's (start, end) ns (``ev.profile`` costs ~60 times as much a value)."""
-    info = cl_module().profiling_info
-    return ev.get_profiling_info(info.START), ev.get_profiling_info(info.END)
-
-
-class Launch:
-    """A kernel object of the caller's own with the arguments last set on it: a launch sets only
-    the arguments that differ from the last launch's (buffers by identity, scalars by value),
-    then enqueues; OpenCL takes the arguments' values at the enqueue."""
-
-    __slots__ = ("kernel", "args")
-
-    def __init__(self, kernel):
-        self.kernel = kernel
-        self.args: list = []
-
-    def __call__(self, queue, global_size, local_size, args, wait_for=None):
-        old, kernel = self.args, self.kernel
-        if len(old) != len(args):
-            old = self.args = [None] * len(args)
-        for i, a in enumerate(args):
-            o = old[i]
-            if a is not o and not (isinstance(a, np.generic) and type(a) is type(o) and a == o):
-                kernel.set_arg(i, a)
-                old[i] = a
-        return cl_module().enqueue_nd_range_kernel(queue, kernel, global_size, local_size,
-                                                   wait_for=wait_for)
-
-
-class DeviceBuffers:
-    """A backend's reusable host and device state on one device: page-locked staging and result
-    buffers where the runtime maps an ALLOC_HOST_PTR buffer so (NVIDIA's), reallocated only when
-    too small; side queues; the staging threads."""
-
-    def __init__(self, kit: DeviceKit):
-        self.kit = kit
-        self.align = ARRAY_ALIGN
-        self._host = None  # (cl buffer, mapped array, int views)
-        self._out = None   # (cl buffer, mapped array)
-        self._side: list = []
-        self._pool: Optional[ThreadPoolExecutor] = None
-        self.threads = PREP_THREADS
-        self._layout: Optional[dict] = None
-        self._luts: dict = {}  # (bins, longest read) -> bin_lut
-        self._counters = None  # (key histogram, pairs per bin): 0 between calls
-        self.counters_clear = False
-
-    def layout(self) -> dict:
-        """The layout's kernels (:class:`Launch`, built once)."""
-        if self._layout is None:
-            kit, cl = self.kit, cl_module()
-            prg = kit.program(LAYOUT_SOURCE, {"SW_RANGE_STRIDE": RANGE_INTS,
-                                              "SW_COUNT_THREADS": LAYOUT_THREADS,
-                                              "SW_SCAN_THREADS": LAYOUT_THREADS})
-            self._layout = {name: Launch(cl.Kernel(prg, name)) for name in LAYOUT_KERNELS}
-        return self._layout
-
-    def lut(self, bins: Sequence[Bin], max_read: int) -> np.ndarray:
-        """``bin_lut`` of a plan, kept."""
-        key = (tuple(bins), max_read)
-        got = self._luts.get(key)
-        if got is None:
-            if len(self._luts) >= MAX_LUTS:
-                self._luts.clear()
-            got = self._luts[key] = bin_lut(bins, max_read)
-        return got
-
-    def counters(self) -> tuple:
-        """The layout's key histogram and pairs per bin (buffers of this backend alone, sized
-        for ``MAX_BINS``): each call's scan leaves them 0 for the next one's count."""
-        if self._counters is None:
-            cl = cl_module()
-            flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
-            self._counters = tuple(
-                cl.Buffer(self.kit.context, flags, hostbuf=np.zeros(n, np.int32))
-                for n in (MAX_BINS * SW_LEVELS, MAX_BINS))
-            self.counters_clear = True
-        return self._counters
-
-    def _mapped(self, held, nbytes: int) -> tuple:
-        cl = cl_module()
-        if held is not None:
-            held[1].base.release(self.kit.queue)  # unmapped before it is dropped
-        size = headroom(nbytes)
-        buf = cl.Buffer(self.kit.context, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR,
-                        size)
-        arr, _ = cl.enqueue_map_buffer(self.kit.queue, buf, cl.map_flags.WRITE
-                                       | cl.map_flags.READ, 0, (size,), np.uint8,
-                                       is_blocking=True)
-        return buf, arr
-
-    def staging(self, nbytes: int) -> tuple:
-        if self._host is None or self._host[1].nbytes < nbytes:
-            buf, arr = self._mapped(self._host, nbytes)
-            self._host = (buf, arr, int_views(arr))
-        return self._host[2]
-
-    def results(self, nbytes: int) -> np.ndarray:
-        """The page-locked buffer the results come back into."""
-        if self._out is None or self._out[1].nbytes < nbytes:
-            self._out = self._mapped(self._out, nbytes)
-        return self._out[1]
-
-    def device(self, name: str, nbytes: int):
-        return self.kit.scratch(f"subwarp_{name}", headroom(nbytes))
-
-    def queues(self, n: int) -> list:
-        """The kit's queue, then n - 1 side queues (profiled, in order)."""
-        cl = cl_module()
-        while len(self._side) < n - 1:
-            self._side.append(cl.CommandQueue(
-                self.kit.context, self.kit.device,
-                properties=cl.command_queue_properties.PROFILING_ENABLE))
-        return [self.kit.queue, *self._side[:n - 1]]
-
-    def pool(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self.threads,
-                                            thread_name_prefix="opencl-subwarp-staging")
-        return self._pool
-
-    def close(self) -> None:
-        """Let every command end, unmap the page-locked buffers, then drop them and the rest."""
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-        for queue in (self.kit.queue, *self._side):
-            queue.finish()
-        self._layout = None
-        for held in (self._host, self._out):
-            if held is not None:
-                held[1].base.release(self.kit.queue)
-        self._host = self._out = self._counters = None
-        self._side.clear()
-
-
-def bin_lut(bins: Sequence[Bin], max_read: int) -> np.ndarray:
-    """Each read length's bin (``items_per_bin``)."""
-    return np.minimum(np.searchsorted([b.hi for b in bins], np.arange(max_read + 1)),
-                      len(bins) - 1)
 
 
 def _stage_part(pairs, meta, offs, ends, views, n_batches, part, piece, pieces) -> tuple:
@@ -296,7 +128,7 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     t_call = time.perf_counter()
     q, align = kit.queue, bufs.align
     nb = len(bins)
-    if nb * SW_LEVELS * 4 > kit.device.local_mem_size or nb > MAX_BINS:
+    if nb * SW_LEVELS * 4 > bufs.local_mem or nb > MAX_BINS:
         raise ValueError(f"{nb} bins: the layout's histogram exceeds the device's local memory")
     real = np.float64 if double or rescue else np.float32
     if lengths is None:
@@ -305,8 +137,8 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
         lengths = (int(rl.max(initial=0)), int((ho[1:] - ho[:-1]).max(initial=1)), rl)
     max_read, max_hap, read_lengths = lengths
 
-    # prep: the raw arrays staged (as CUDA's calls); a small call's integers only (its
-    # sequences once the layout is queued), a large one's items per bin counted first
+    # prep: the raw arrays staged (as CUDA's calls; a split small call's integers only, its
+    # sequences once the layout is queued), a large call's items per bin counted first
     t0 = time.perf_counter()
     queue_of = list(rescue[1]) if rescue else [0] * nb
     meta = np.array([nb, *(min(b.hi, 2**31 - 1) for b in bins), *queue_of], np.int32)
@@ -319,6 +151,8 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
               and seq_bytes >= backend.pooled_from_bytes)
     pageable = (small and not pooled and backend.pageable_from_bytes is not None
                 and seq_bytes >= backend.pageable_from_bytes)
+    # a small call's sequences staged after its layout is queued (else: one upload of all)
+    split = small and (pooled or pageable or backend.sequences_after_layout)
     prep_work, parts = 0.0, None
     if threaded:  # every thread a piece of each sequence array, the integers first
         pool, n, nbat = bufs.pool(), bufs.threads, pairs.n_batches
@@ -327,7 +161,7 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                          for k in range(1 if part == CHUNK_PARTS - 1 else n)])
                  for part in STREAM_ORDER]
         used = 0
-    elif small:  # the integers (the sequences once the layout is queued: _small_uploads)
+    elif split:  # the integers (the sequences once the layout is queued: _small_uploads)
         used = stage_whole(pairs, meta, offs, ends, views, False)
     else:
         used = stage_whole(pairs, meta, offs, ends, views)
@@ -406,12 +240,12 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
         return evs
     t_plan = time.perf_counter() - t0 - t_prep
 
-    # the commands: a small call's integers, layout, then sequences (_small_uploads); a large
-    # call's uploads streamed part by part as the threads stage them (or in one copy), then
-    # its layout
+    # the commands: a split small call's integers, layout, then sequences (_small_uploads); a
+    # large call's uploads streamed part by part as the threads stage them; else one upload;
+    # then the layout
     t0 = time.perf_counter()
     wait = staged = 0.0
-    if small:
+    if split:
         ints, kernels, seqs, staged = _small_uploads(backend, bufs, q, slot, pairs, offs, ends,
                                                      views, used, layout, pageable, pooled)
         ups = ints + seqs
@@ -429,12 +263,14 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                                                is_blocking=False))
     else:
         ups = [cl.enqueue_copy(q, slot, views[0][:used], is_blocking=False)]
-    if not small:
-        kernels = layout()  # every launch's event (a large call's kernel stage: their union)
+    if not split:
+        kernels = layout()  # every launch's event (the kernel stage: the union of their spans)
+    n_layout = len(kernels)
     laid_out = kernels[-1]
-    # what a side queue's bin waits for: the layout, and a small call's sequences (after it)
-    ready = [seqs[-1] if small and seqs else laid_out]
-    cap = kit.device.max_compute_units * RESIDENT_ITEMS_PER_CU if small else None
+    # what a side queue's bin waits for: the layout, and a split call's sequences (after it)
+    ready = [seqs[-1] if split and seqs else laid_out]
+    cus = bufs.compute_units
+    cap = cus * RESIDENT_ITEMS_PER_CU if small else None
     last = {0: laid_out}  # queue index -> its last event
     for n_q, i in enumerate(launched):
         k = n_q % len(cqs)
@@ -445,14 +281,14 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
             else (sums,)
         ev = backend._launch_bin(kit, cq, bins[i], double, items, arrays, bin_range,
                                  np.int32(i * RANGE_INTS), bound[i], max_hap, res,
-                                 bool(rescue), wait_for, cap=cap)
+                                 bool(rescue), wait_for, cap=cap, cus=cus)
         kernels.append(ev)
         if rescue and chained:
             head = np.int32(queue_at + queue_of[i] * RANGE_INTS)
             ev = backend._launch_bin(kit, cq, rescue[0][queue_of[i]], True, fb_items, arrays,
                                      heads, head, pairs.n_pairs, max_hap,
                                      (both, out_at, heads, head, fb_items), True, None,
-                                     recompute=True)
+                                     recompute=True, cus=cus)
             kernels.append(ev)
         last[k] = ev
     joins = [ev for k, ev in last.items() if cqs[k] is not q]
@@ -462,7 +298,7 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
             last[0] = backend._launch_bin(
                 kit, q, rescue[0][j], True, fb_items, arrays, heads, head, pairs.n_pairs,
                 max_hap, (both, out_at, heads, head, fb_items), True, joins or None,
-                recompute=True)
+                recompute=True, cus=cus)
             kernels.append(last[0])
         joins = []
     down = cl.enqueue_copy(q, host_out if rescue else out, both if rescue else sums,
@@ -473,6 +309,11 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
         counts = items_per_bin(lut, nb, read_lengths, pairs.batch_reads, pairs.batch_haps,
                                per_pair).tolist()
     t_count = time.perf_counter() - t0
+    # the uploads' and the layout's spans while the device runs the bins (they end first)
+    t0 = time.perf_counter()
+    cl.wait_for_events([ups[-1], laid_out])
+    early = read_spans(ups), read_spans(kernels[:n_layout])
+    t_early = time.perf_counter() - t0
     t0 = time.perf_counter()
     down.wait()
     t_wait = time.perf_counter() - t0
@@ -481,40 +322,19 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
 
     t0 = time.perf_counter()
     timing["prep"] += t_prep + prep_work + staged
-    if small:
-        # the stages from the events' bounds, as CUDA's small call from its events (a few
-        # driver queries): h2d = the integers' uploads + the sequences' (from pageable memory
-        # NVIDIA's runtime copies inside the enqueue, so a gap between two uploads is that
-        # staging, as CUDA's driver's falls in its h2d); kernel = the layout's first launch ..
-        # its last + the sequences' end .. the last kernel's end on any queue (bins, recompute;
-        # a wait for the host's next launch too, as CUDA's); d2h = .. the copy back's end
-        prof = cl.profiling_info
-        start = ints[0].get_profiling_info(prof.START)
-        laid = kernels[0].get_profiling_info(prof.START)
-        seq_start = seqs[0].get_profiling_info(prof.START) if seqs else laid
-        uploaded = seqs[-1].get_profiling_info(prof.END) if seqs else laid
-        kernels_end = max(ev.get_profiling_info(prof.END) for ev in last.values())
-        end = down.get_profiling_info(prof.END)
-        timing["h2d"] += (ints[-1].get_profiling_info(prof.END) - start
-                          + uploaded - seq_start) * 1e-9
-        timing["kernel"] += (laid_out.get_profiling_info(prof.END) - laid
-                             + kernels_end - uploaded) * 1e-9
-        timing["d2h"] += (end - kernels_end) * 1e-9
-        gpu_span = (end - start) * 1e-9
-    else:
-        # as CUDA's full call: the union of each class's spans (bins on side queues overlap)
-        up_spans, down_span = [_span(e) for e in ups], _span(down)
-        timing["h2d"] += busy_seconds(up_spans)
-        timing["kernel"] += busy_seconds([_span(e) for e in kernels])
-        timing["d2h"] += busy_seconds([down_span])
-        gpu_span = (down_span[1] - up_spans[0][0]) * 1e-9
+    stages = stage_seconds(early[0], early[1] + read_spans(kernels[n_layout:]),
+                           read_spans([down])[0])
+    for k in ("h2d", "kernel", "d2h"):
+        timing[k] += stages[k]
     n_redo = 0
     if rescue:
         n_redo = int(sum(int(head_view[queue_at + j * RANGE_INTS + 1]) for j in fed))
         out = out.copy()
-    stats = {"recomputed": n_redo, "queues": len(cqs), "gpu_span_s": gpu_span,
+    stats = {"recomputed": n_redo, "queues": len(cqs), "gpu_span_s": stages["gpu_span_s"],
+             "kernel_span_s": stages["kernel_span_s"],
              "host_s": {"prep": t_prep, "plan": t_plan, "prep_wait": wait, "stage": staged,
-                        "enqueue": t_enqueue, "count": t_count, "device_wait": t_wait,
+                        "enqueue": t_enqueue, "count": t_count, "spans_early": t_early,
+                        "device_wait": t_wait,
                         "finish": time.perf_counter() - t0,
                         "call": time.perf_counter() - t_call}}
     return out, {bins[i].label: int(counts[i]) for i in launched if counts[i]}, stats
