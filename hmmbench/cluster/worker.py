@@ -181,19 +181,19 @@ def memory_refusal(part: Part, piece: int, shard: int, b, mode: str,
     """Why one of this worker's shards would not fit in the worker's memory limit (Dask's,
     ``limit`` bytes, sent by the client; None or 0: none), else None: the worker's shards, all
     held at once, and the backend's need on the shard's largest launch in ``mode``
-    (:func:`hmmbench.runner.memory.host_need`). Found once per backend, mode and shard."""
+    (:func:`hmmbench.runner.memory.cell_need`). Found once per backend, mode and shard."""
     if not limit:
         return None
     key = (b.workload, b.name, mode, piece, shard)
     if key not in part.checked:
-        from ..runner.memory import host_need
+        from ..runner.memory import cell_need
         from ..workload import get
         wl = get(b.workload)
         if part.held is None:
             part.held = sum(wl.loaded_shape(u, detailed=False).held for shards in part
                             for u in shards)
         shape = wl.loaded_shape(part[piece][shard])
-        part.checked[key] = part.held - shape.held + host_need(b, shape, mode)[0]
+        part.checked[key] = part.held - shape.held + cell_need(b, shape, mode)[0]
     host = part.checked[key]
     if host <= limit:
         return None

@@ -42,7 +42,7 @@ def check_memory(cells: list, cfg: RunConfig, limit: MemoryLimit) -> None:
                        cfg.in_flight if c.backend.api != "numpy" else 1, limit)
 
 
-def host_need(backend, shape, mode: str, at_once: int = 1) -> tuple:
+def cell_need(backend, shape, mode: str, at_once: int = 1) -> tuple:
     """(host bytes, device bytes) a cell needs: what is held for the unit of ``shape`` beside
     ``at_once`` calls on its largest launch in chunking ``mode``, or what making the unit
     holds, whichever is more; the calls' device need."""
@@ -56,7 +56,7 @@ def check_need(dataset: str, backend, shape, mode: str, at_once: int,
                limit: MemoryLimit) -> None:
     """Raises the one-line refusal when the cell's host need is past ``limit`` or its device
     need past the device's free memory."""
-    host, device = host_need(backend, shape, mode, at_once)
+    host, device = cell_need(backend, shape, mode, at_once)
     if limit.bytes is not None and host > limit.bytes:
         raise refusal(dataset, backend.name, host, limit)
     if device:

@@ -130,7 +130,7 @@ def test_lazy_set_estimate_within_one_and_a_half_of_the_peak(monkeypatch):
     from hmmbench.pairhmm.workload import WORKLOAD
     from hmmbench.runner.cell import _CellRunner
     from hmmbench.runner.config import RunConfig
-    from hmmbench.runner.memory import host_need
+    from hmmbench.runner.memory import cell_need
     monkeypatch.setattr(chunks, "PIECE_PAIRS", 40)
     ds = chunks.LazyChunkDataset.build("chunks", 120, chunks.DEFAULT_CHUNK_PAIRS, 5, True, "")
     assert ds.lazy
@@ -138,7 +138,7 @@ def test_lazy_set_estimate_within_one_and_a_half_of_the_peak(monkeypatch):
     backend, mode = NumpyBackend("numpy", "float64"), "merged:200"
     shape = WORKLOAD.unit_shape(ds, mode)
     assert shape.pairs == ds.n_pairs and shape.held == 2 * shape.nbytes  # pieces joined
-    estimate = host_need(backend, shape, mode)[0]
+    estimate = cell_need(backend, shape, mode)[0]
     runner = _CellRunner(ds, backend, RunConfig(chunking=mode), None, WORKLOAD.launches, None)
 
     def run_all():

@@ -104,10 +104,11 @@ def plan_shape(plan: ChunkPlan, unit_items: Optional[int] = None) -> PairShape:
     """The shape of the largest unit a backend is given, from the plan's lengths alone (no
     bases generated): consecutive pieces joined into units of at most ``unit_items`` pairs, as
     the runner joins a lazy set's pieces (a piece larger than that alone; 0: one piece a unit;
-    None: the whole set, as it is loaded), each count the most any unit has. Its ``held_bytes``: the unit, and its pieces beside it when
-    they were joined; its ``making_bytes``: the most held while a unit is made -- the previous
-    unit (still referenced until the next one is handed over), the pieces made so far, one at
-    its generation peak, and the joined copy."""
+    None: the whole set, as it is loaded), each count the most any unit has. Its
+    ``held_bytes``: the unit, and its pieces beside it when they were joined; its
+    ``making_bytes``: the most held while a unit is made -- the previous unit (still referenced
+    until the next one is handed over), the pieces made so far, one at its generation peak,
+    and the joined copy."""
     r, h = plan.reads_per_chunk.astype(np.int64), plan.haps_per_chunk.astype(np.int64)
     rs, hs = _starts(r), _starts(h)
     rl, hl = plan.read_lengths.astype(np.int64), plan.hap_lengths.astype(np.int64)
@@ -117,29 +118,26 @@ def plan_shape(plan: ChunkPlan, unit_items: Optional[int] = None) -> PairShape:
     units, size = [], 0                          # the runner's grouped_pieces, on the plan
     for a, b in bounds:
         n = int(pairs[a:b].sum())
-        if units and lazy and 0 < unit_items and size + n <= unit_items:
+        if units and (not lazy or 0 < unit_items and size + n <= unit_items):
             units[-1], size = (units[-1][0], b), size + n
-        elif units and not lazy:
-            units[-1] = (units[-1][0], b)
         else:
             units.append((a, b))
             size = n
-    k = max(sum(1 for a, b in bounds if lo <= a < hi) for lo, hi in units)
+    k = max(sum(1 for a, _ in bounds if lo <= a < hi) for lo, hi in units)
 
-    def most(per_chunk) -> int:
-        return max(int(per_chunk[a:b].sum()) for a, b in units)
-    shape = PairShape(
-        pairs=most(pairs), reads=most(r), haps=most(h), read_bases=most(read_sum),
-        hap_bases=most(hap_sum), min_read=int(rl.min()), max_read=int(rl.max()),
-        max_hap=int(hl.max()), batches=max(b - a for a, b in units),
-        max_batch_pairs=int(pairs.max()), max_batch_read_bases=int(read_sum.max()))
+    def most(spans, per_chunk) -> int:
+        return max(int(per_chunk[a:b].sum()) for a, b in spans)
+
+    def shape_of(spans) -> PairShape:            # each count the most of any span
+        return PairShape(
+            pairs=most(spans, pairs), reads=most(spans, r), haps=most(spans, h),
+            read_bases=most(spans, read_sum), hap_bases=most(spans, hap_sum),
+            min_read=int(rl.min()), max_read=int(rl.max()), max_hap=int(hl.max()),
+            batches=max(b - a for a, b in spans), max_batch_pairs=int(pairs.max()),
+            max_batch_read_bases=int(read_sum.max()))
+    shape, piece = shape_of(units), shape_of(bounds)
     shape = replace(shape, groups=_sample_groups(plan, r, h, rs, hs, shape.read_bases))
     unit = shape.nbytes
-    lo, hi = max(bounds, key=lambda ab: int(pairs[ab[0]:ab[1]].sum()))
-    piece = PairShape(pairs=int(pairs[lo:hi].sum()), reads=int(r[lo:hi].sum()),
-                      haps=int(h[lo:hi].sum()), read_bases=int(read_sum[lo:hi].sum()),
-                      hap_bases=int(hap_sum[lo:hi].sum()), min_read=0, max_read=0, max_hap=0,
-                      batches=hi - lo, max_batch_pairs=0, max_batch_read_bases=0)
     making = (unit if lazy else 0) + (k - 1) * piece.nbytes + simulate_bytes(
         piece.read_bases, piece.hap_bases, piece.pairs)
     if k > 1:                                    # the pieces and their joined copy
