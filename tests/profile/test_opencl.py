@@ -67,19 +67,13 @@ def test_opencl_unknown_score(runner, proteome):
         runner.scores(MODELS[0], proteome.subset([0]), "forward")
 
 
-@pytest.mark.parametrize("kind", ["viterbi", "forward"])
-def test_opencl_generic_twin_within_the_kinds_tolerance(kind, proteome):
-    """profile-opencl-ganesan, the twin of profile-cuda-ganesan (one kernel body,
-    kernels_common/profile/generic.h): every 7th protein plus odd sequences (length 1, a
-    degenerate residue), within the kind's tolerance of the NumPy reference; the other mode's
-    reference is off by more (the check can fail)."""
+@pytest.fixture(scope="module")
+def generic_case(proteome):
+    """PF02826, every 7th protein plus odd sequences (length 1, a degenerate residue), and the
+    NumPy reference's Viterbi and Forward of them (computed once: each test checks against one
+    and tells it from the other)."""
     from cpu_reference.profile import generic as pg
-    from hmmbench.profile.job import TOLERANCE, ProfileSearch
     from hmmbench.profile.model import ProfileModel, SequenceSet
-    from hmmbench.profile.device.opencl import OpenCLGenericProfile
-    b = OpenCLGenericProfile()
-    if b.unavailable_reason():
-        pytest.skip(b.unavailable_reason())
     hmm = next((h for h in HMMS if "PF02826" in str(h.accession)), None)
     if hmm is None:
         pytest.skip("no PF02826 model")
@@ -89,8 +83,24 @@ def test_opencl_generic_twin_within_the_kinds_tolerance(kind, proteome):
     seqs = SequenceSet(list(sub.names) + ["one", "degenerate"],
                        np.concatenate([sub.residues, odd]),
                        np.concatenate([sub.offsets, sub.offsets[-1] + np.array([1, 4])]))
+    return hmm, model, seqs, {"forward": pg.generic_forward(model, seqs),
+                              "viterbi": pg.generic_viterbi(model, seqs)}
+
+
+@pytest.mark.parametrize("kind", ["viterbi", "forward"])
+def test_opencl_generic_twin_within_the_kinds_tolerance(kind, generic_case):
+    """profile-opencl-ganesan, the twin of profile-cuda-ganesan (one kernel body,
+    kernels_common/profile/generic.h): every 7th protein plus odd sequences (length 1, a
+    degenerate residue), within the kind's tolerance of the NumPy reference; the other mode's
+    reference is off by more (the check can fail)."""
+    from hmmbench.profile.job import TOLERANCE, ProfileSearch
+    from hmmbench.profile.device.opencl import OpenCLGenericProfile
+    b = OpenCLGenericProfile()
+    if b.unavailable_reason():
+        pytest.skip(b.unavailable_reason())
+    hmm, model, seqs, ref = generic_case
     got = b.run(ProfileSearch(model, seqs, kind, hmm)).log10
-    want, other = (pg.generic_forward, pg.generic_viterbi)[::1 if kind == "forward" else -1]
-    assert np.max(np.abs(got - want(model, seqs))) <= TOLERANCE[kind]
-    assert np.max(np.abs(got - other(model, seqs))) > TOLERANCE[kind]
+    other = "viterbi" if kind == "forward" else "forward"
+    assert np.max(np.abs(got - ref[kind])) <= TOLERANCE[kind]
+    assert np.max(np.abs(got - ref[other])) > TOLERANCE[kind]
     b.close()
