@@ -45,10 +45,10 @@ def _import_pycuda():
     return drv
 
 
-#: Host memory a CUDA backend's process is budgeted for the driver, its context and the kernel
-#: builds: the figure measured for a CPU OpenCL runtime and its builds (the Pair-HMM footprint's
-#: RUNTIME_BYTES), not measured for CUDA (no GPU where the estimates are tested).
-HOST_RUNTIME_BYTES = 370 << 20
+#: Host memory of a CUDA backend's process for the driver, its context and the kernel builds:
+#: resident peaks of 127.7-129.7 MiB measured on an H200 (driver 580, PyCUDA; first calls on 10s,
+#: whose own arrays need ~3 MiB) with scripts/memory_ratio.py (docs/reliability.md).
+HOST_RUNTIME_BYTES = 125 << 20
 
 
 @functools.lru_cache(maxsize=1)

@@ -20,6 +20,7 @@ from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.reference import NumpyBackend
 from hmmbench.pairhmm.shape import PairShape
 from helpers.hostile_world import RUN, refused, world  # noqa: F401 - world is a fixture
+from helpers.paths import REPO
 
 #: (read length, haplotype length, pairs): short and long reads and haplotypes, few and many
 #: pairs, a few MiB each; 300x8 falls back to float64 on every pair.
@@ -198,3 +199,29 @@ def test_a_gpu_backend_past_its_free_device_memory_is_refused():
         check_memory([cell], RunConfig(), MemoryLimit(64 << 30, "test"))
     assert "small-gpu" in str(err.value) and "3.0 GiB of device memory" in str(err.value)
     assert "the device's free memory, 2.0 GiB" in str(err.value)
+
+
+def _gpu_peaks():
+    """The CUDA host peaks docs/reliability.md quotes from an H200 (cell, backend, MiB)."""
+    text = (REPO / "docs" / "reliability.md").read_text()
+    rows = text.split("| cell | backend | resident peak | estimate / peak |", 1)[1].split("\n\n")[0]
+    out = []
+    for line in rows.splitlines()[2:]:
+        cell, backends, peaks, _ = [c.strip(" `") for c in line.strip("|").split("|")]
+        cell = "/".join(x.strip(" `") for x in cell.split(" x "))
+        names = backends.split(" / ")
+        names = [names[0]] + [names[0].rsplit("-", 1)[0] + n for n in names[1:]]
+        for name, mib in zip(names, peaks.replace("MiB", "").split(" / ")):
+            out.append((cell, name, float(mib)))
+    return out
+
+
+@pytest.mark.parametrize("cell,name,peak_mib", _gpu_peaks())
+def test_cuda_host_estimate_within_one_and_a_half_of_the_measured_peak(cell, name, peak_mib):
+    """The estimate the run's check makes (no GPU needed) against the peak measured on a GPU."""
+    from hmmbench.registry import select
+    from hmmbench.workload import get
+    workload = "profile" if cell.count("/") == 2 else "pairhmm"
+    _, shape, _ = get(workload).measured_unit(cell)
+    estimate = select([name], workload)[0].memory_need(shape).host / 2**20
+    assert peak_mib / 1.5 <= estimate <= 1.5 * peak_mib, (estimate, peak_mib)

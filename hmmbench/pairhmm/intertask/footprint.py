@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from cpu_reference.pairhmm.forward import MIN_REDO_PAIRS, MIN_REDO_POSITIONS
 
+from ...apis.cuda import HOST_RUNTIME_BYTES
 from ...memory import MiB, MemoryNeed
 from ..shape import PairShape
 
@@ -26,6 +27,8 @@ BUILD_POSITION_BYTES, BUILD_PAIR_BYTES = 16, 40
 #: new variant), 210 MiB when it hits; budgeted for the miss (a GPU driver compiles on the
 #: host too).
 RUNTIME_BYTES = 370 * MiB
+#: A CUDA backend's (the driver's, its context's, nvcc-built kernels'), measured on an H200.
+CUDA_RUNTIME_BYTES = HOST_RUNTIME_BYTES
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,7 @@ def device_need(shape: PairShape, *, cpu_device: bool, sorted_rows: bool, scratc
     main_phase = main.layout + main.build + on_host * main.buffers
     redo_phase = (redo_shape.nbytes + redo.layout + redo.build
                   + on_host * (held + redo.buffers))
-    host = max(main_phase, redo_phase) + 24 * shape.pairs + RUNTIME_BYTES
+    runtime = CUDA_RUNTIME_BYTES if cuda_rows else RUNTIME_BYTES
+    host = max(main_phase, redo_phase) + 24 * shape.pairs + runtime
     device = 0 if cpu_device else max(main.buffers, held + redo.buffers)
     return MemoryNeed(host=host, device=device)

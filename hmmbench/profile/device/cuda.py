@@ -396,8 +396,8 @@ class _CudaProfileBackend(Backend):
         return refuse_kind(self.name, self.kinds, job, getattr(self, "warp", False))
 
     def memory_need(self, shape) -> MemoryNeed:
-        """Host: the driver, context and kernel builds (cuda.HOST_RUNTIME_BYTES, not measured
-        here), the page-locked staging buffers of the database's upload and the search's upload
+        """Host: the driver, context and kernel builds (cuda.HOST_RUNTIME_BYTES, measured on an
+        H200), the page-locked staging buffers of the database's upload and the search's upload
         arena, and the per-sequence arrays; the residues are uploaded from the database itself
         (page-locked in place), not copied.
         Device: the default budget (DEFAULT_MEMORY_FACTOR x the database's bytes), not measured
