@@ -40,12 +40,21 @@ def backend():
     return b
 
 
-def with_defines(name: str, extra: dict, bins=BINS, long=LONG) -> SubwarpOpenCLExp:
-    """opencl-subwarp with ``extra`` defines in every kernel it builds (a switch's other side,
-    or a bin's own setting), on the same runtime as the ``backend`` fixture."""
+def with_defines(base: SubwarpOpenCLExp, name: str, extra: dict, bins=BINS, long=LONG,
+                 where=lambda d: True) -> SubwarpOpenCLExp:
+    """opencl-subwarp with ``extra`` defines (a switch's other side, or a bin's own setting) in
+    its float32 kernels with exponents that ``where`` (of their defines) picks, on the fixture
+    ``base``'s runtime. Its other kernels are ``base``'s, built once for the module: the float64
+    recompute, which has no exponents (SW_DOUBLE turns SW_EXP_SCALE off, subwarp_defs.h), and
+    bins where the switch compiles to nothing; the sub-group probe is ``base``'s too (the same
+    device and exchange path)."""
     class Variant(SubwarpOpenCLExp):
         def _defines(self, *args):
-            return {**super()._defines(*args), **extra}
+            got = super()._defines(*args)
+            return {**got, **extra} if not got["SW_DOUBLE"] and where(got) else got
+
+        def path(self, kit, p):
+            return base.path(kit, p)
     return Variant(name, device="Intel", bins=bins, long_config=long, small_tiers=None)
 
 
@@ -95,7 +104,10 @@ def test_lane_0s_codes_from_the_groups_window_give_the_loads_results_bit_for_bit
     each exponent check (here the p16 and p32 bins; p8's check interval is longer than its
     group, so it keeps the load) -- the same codes, pad past the haplotype's end included: equal
     to the bit with the per-step load, on haplotypes shorter and longer than one interval."""
-    loads = with_defines("opencl-subwarp-loads", {"SW_CODE_WINDOW_ON": 0})
+    # only where SW_CODE_WINDOW is on (subwarp_defs.h: a single tile, 4 SW_EXP_EVERY <= p):
+    # elsewhere both sides compile to the same load
+    loads = with_defines(backend, "opencl-subwarp-loads", {"SW_CODE_WINDOW_ON": 0},
+                         where=lambda d: not d["SW_MULTI_TILE"] and 4 * 4 <= d["SW_P"])
     ps = PairSet.concatenate([deep_pairs(1, 12, gcp_q=(10, 11), length=(70, 250)),
                               ragged_pairs(7, 6, max_read=250, max_hap=40)])
     assert (ps.pair_read_lengths > 64).sum() >= 20
@@ -114,8 +126,8 @@ def test_one_conversion_factor_with_the_last_rows_up_keeps_the_pairs_two_factors
     runtime flushes, -cl-denorms-are-zero: the plain kernel loses one of the four by 0.1 in
     log10; the shifted row stays 24 binades clear of them.)"""
     bins, long = ((256, 16, 16),), (16, 16)
-    shifted = with_defines("opencl-subwarp-p16k16", {}, bins, long)
-    plain = with_defines("opencl-subwarp-plain", {"SW_EXP_SHIFT": 0}, bins, long)
+    shifted = with_defines(backend, "opencl-subwarp-p16k16", {}, bins, long)
+    plain = with_defines(backend, "opencl-subwarp-plain", {"SW_EXP_SHIFT": 0}, bins, long)
     ps = deep_pairs(9, 24, length=(100, 256), gcp_q=(20, 30))
     ref = forward_log10(ps, "float64")
     emu_redo = {}
@@ -144,7 +156,7 @@ def test_a_check_every_24_steps_agrees_with_its_emulation(backend):
     interval -- its results within 5e-5 (the kernel stores log10 as a float), the same pairs to
     float64 -- and every pair is within 1e-4 of the float64 reference, down past 1e-300 with no
     pair to float64 at GATK's gap penalty."""
-    b = with_defines("opencl-subwarp-every24", {"SW_EXP_EVERY": 6})
+    b = with_defines(backend, "opencl-subwarp-every24", {"SW_EXP_EVERY": 6})
     ps = PairSet.concatenate([deep_pairs(11, 16, gcp_q=(10, 11), length=(150, 256)),
                               deep_pairs(5, 8, gcp_q=(10, 11), length=(260, 400)),
                               deep_pairs(12, 16, gcp_q=(10, 25), length=(150, 256))])
