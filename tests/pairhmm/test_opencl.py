@@ -138,10 +138,12 @@ def edge_pairs():
 
 
 def underflow_pairs():
-    """Pairs whose float32 sum falls below 1e-28: confident reads that match nothing."""
+    """Pairs whose float32 sum falls below 1e-28: confident reads that match nothing. The
+    haplotypes (257..320 bases) give the wavefront kernels the HAP_STRIDE of the edge set and
+    10s, whose programs (float32 and float64) are built already."""
     rng = np.random.default_rng(11)
     read = Read(b"A" * 60, _phred([40] * 60), _phred([45] * 60), _phred([45] * 60), _phred([10] * 60))
-    return pack([Batch([read, _read(rng, 50)], [b"C" * 80, _hap(rng, 70)])])
+    return pack([Batch([read, _read(rng, 50)], [b"C" * 300, _hap(rng, 290)])])
 
 
 @pytest.fixture(scope="module")
