@@ -13,11 +13,11 @@ A cell is ``slower`` when the distribution-free ``LEVEL`` interval of its median
 at 12 all but two). That is a sign test against the threshold, and it holds two things at once:
 the candidate is slower in a clear majority of the rounds, and by more than the threshold.
 With the same code on both sides the two runs of a round are exchangeable, so a round lands
-beyond the threshold with probability q < 1/2, whatever the load; 8 of 9 such rounds happen by
-chance in at most 10 / 512 = 2 % of cells when the threshold is within the machine's noise
-(q -> 1/2), and far less when it is not (the machine's own same-code spread, measured by
-``scripts/gate_rates.py``: q = 0.1-0.35 for 10 % on the 2-core machine, 8 of 9 then 1e-7 to
-1.4e-3). One contrary round -- an outlier either way -- changes no verdict. ``faster`` likewise
+beyond the threshold with probability q < 1/2, whatever the load; 8 of 9 such rounds (taken as
+independent) happen by chance in at most 10 / 512 = 2 % of cells when the threshold is within
+the machine's noise (q -> 1/2), and far less when it is not (q is the machine's own same-code
+spread: ``scripts/gate_rates.py`` measures it, docs/regression-gate.md records it). One contrary
+round -- an outlier either way -- changes no verdict. ``faster`` likewise
 below ``1 / (1 + max_slowdown)``; else ``within noise`` (the note says why).
 
 The rounds stop early once every cell's verdict is settled (:func:`settled`): two rounds inside
