@@ -81,23 +81,31 @@ def hogged(argv: list) -> int:
 
 
 def gate(args, kind: str, i: int, run_args: list) -> dict:
-    """One ``hmmbench gate`` of ``kind``; its verdicts from the gate's JSON output."""
+    """One ``hmmbench gate`` of ``kind``; its verdicts from the gate's JSON output, kept beside
+    its round files (``gate.json``): a gate finished before is taken from there, a gate cut
+    short is set aside (``<gate>.partial-N``) and run again."""
     out = args.out / f"{kind}-{i:03d}"
+    record = out / "gate.json"
+    if record.exists():
+        return json.loads(record.read_text())
+    if out.exists():
+        out.rename(next(p for n in range(1, 1000)
+                        if not (p := out.with_name(f"{out.name}.partial-{n}")).exists()))
     pinned = shlex.join(["taskset", "-c", args.cpus, sys.executable, "-m", "hmmbench"])
     cand = pinned if kind == "same" else shlex.join(
         [sys.executable, os.path.abspath(__file__), "hogged", args.cpus,
          f"{args.hog_duty:.4f}", "--"]) + " " + pinned
     cmd = [sys.executable, "-m", "hmmbench", "gate", "--out", str(out), "--format", "json",
            "--baseline-cmd", pinned, "--candidate-cmd", cand, *shlex.split(args.gate_args)]
-    cmd += ["--judge"] if (out / "round-01.candidate.json").exists() else ["--", *run_args]
+    cmd += ["--", *run_args]
     load_before = os.getloadavg()
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONWARNINGS="ignore"))
-    if done.returncode not in (0, 1):
-        sys.exit(f"{shlex.join(cmd)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    verdict = json.loads(done.stdout)
-    return {"gate": f"{kind}-{i:03d}", "kind": kind, "failed": done.returncode == 1,
+    ran = subprocess.run(cmd, capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    if ran.returncode not in (0, 1):
+        sys.exit(f"{shlex.join(cmd)} failed ({ran.returncode}):\n{ran.stderr[-2000:]}")
+    verdict = json.loads(ran.stdout)
+    done = {"gate": f"{kind}-{i:03d}", "kind": kind, "failed": ran.returncode == 1,
             "rounds": verdict["rounds"], "seconds": round(time.perf_counter() - t0, 1),
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in os.getloadavg()],
@@ -105,12 +113,15 @@ def gate(args, kind: str, i: int, run_args: list) -> dict:
                       "ratio": None if r["change_pct"] is None
                       else round(1 + r["change_pct"] / 100, 4), "note": r["note"]}
                      for r in verdict["rows"]]}
+    _write_json(record, done)
+    return done
 
 
 def summary(args, run_args: list, gates: list, started: str, wall: float) -> dict:
     out = {"what": "hmmbench gate's error rates on this machine (scripts/gate_rates.py)",
            "command": ["python", "scripts/gate_rates.py", *sys.argv[1:]],
-           "created": started, "wall_s": round(wall), "run_args": run_args,
+           "created": started, "wall_s": round(wall), "pairs_planned": args.pairs,
+           "pairs_run": len(gates) // 2, "run_args": run_args,
            "gate_args": args.gate_args or "(defaults)",
            "commit": _commit(),
            "background": f"{args.background}: {BACKGROUND[args.background]}",
@@ -173,6 +184,14 @@ def _tail(n: int, k: int, q: float) -> float:
     return sum(math.comb(n, i) * q ** i * (1 - q) ** (n - i) for i in range(k, n + 1))
 
 
+def _write_json(path: Path, doc: dict) -> None:
+    """``path`` whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(path)
+
+
 def _commit() -> str:
     done = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
                           capture_output=True, text=True)
@@ -200,8 +219,8 @@ def main(argv=None) -> int:
                "loop per CPU pinned beside each slow candidate run.")
     p.add_argument("--pairs", type=int, default=20, help="gates of each kind (default 20)")
     p.add_argument("--out", type=Path, required=True,
-                   help="folder of every gate's round files (a gate already there is judged "
-                        "again, not rerun)")
+                   help="folder of every gate's round files and record (a gate finished "
+                        "there before is taken as it was, one cut short is run again)")
     p.add_argument("--summary", type=Path, default=REPO / "docs" / "regression-gate-rates.json",
                    help="the JSON summary to write (default docs/regression-gate-rates.json)")
     p.add_argument("--beside", default="nothing known",
@@ -215,6 +234,9 @@ def main(argv=None) -> int:
                    help="the one other job kept running beside the gates (default cpu: "
                         + BACKGROUND["cpu"] + ")")
     p.add_argument("--gate-args", default="", help="extra options of hmmbench gate")
+    p.add_argument("--max-wall", type=float, default=0.0, metavar="S",
+                   help="start no new pair after S seconds (default: no limit); the summary "
+                        "says how many pairs ran")
     run_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = p.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     if not 0 < args.hog_duty <= 1 or args.pairs < 1 or not args.cpus.strip():
@@ -225,9 +247,13 @@ def main(argv=None) -> int:
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     background = [start_hog(1.0)] if args.background == "cpu" else []
-    gates = []
+    gates: list = []
     try:
         for i in range(args.pairs):
+            if args.max_wall and time.perf_counter() - t0 > args.max_wall:
+                print(f"--max-wall {args.max_wall:g} s passed: {i} of {args.pairs} pairs run",
+                      flush=True)
+                break
             for kind in ("same", "slow"):
                 g = gate(args, kind, i, run_args)
                 gates.append(g)
@@ -235,13 +261,13 @@ def main(argv=None) -> int:
                       f"{g['rounds'][0]} round(s), {g['seconds']:.0f} s; " + ", ".join(
                           f"{r['backend']} {r['ratio']}x {r['verdict']}" for r in g["rows"]),
                       flush=True)
+            # after every pair, so that a measurement cut short still leaves its summary
+            _write_json(args.summary, summary(args, run_args, gates, started,
+                                              time.perf_counter() - t0))
     finally:
         stop(background)
     doc = summary(args, run_args, gates, started, time.perf_counter() - t0)
-    args.summary.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.summary.with_name(args.summary.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(args.summary)
+    _write_json(args.summary, doc)
     for kind, want in (("same", "passed"), ("slow", "failed")):
         print(f"{kind}: {doc[kind][want]}/{doc[kind]['of']} {want} (median candidate/baseline "
               f"ratio {doc[kind]['median_ratio']}; {doc[kind]['rounds_run']} rounds run)")
