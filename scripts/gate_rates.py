@@ -123,7 +123,7 @@ def summary(args, run_args: list, gates: list, started: str, wall: float) -> dic
            "created": started, "wall_s": round(wall), "pairs_planned": args.pairs,
            "pairs_run": len(gates) // 2, "run_args": run_args,
            "gate_args": args.gate_args or "(defaults)",
-           "commit": _commit(),
+           "commit": args.commit,
            "background": f"{args.background}: {BACKGROUND[args.background]}",
            "beside": args.beside,
            "slowdown": f"one busy loop per CPU of {args.cpus} pinned beside each candidate run, "
@@ -245,6 +245,7 @@ def main(argv=None) -> int:
         p.error("give the `hmmbench run` arguments after --")
     args.out.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    args.commit = _commit()     # before the summary (which may be in the tree) is rewritten
     t0 = time.perf_counter()
     background = [start_hog(1.0)] if args.background == "cpu" else []
     gates: list = []
