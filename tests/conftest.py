@@ -36,13 +36,14 @@ SLOWEST_FILES = (
     "pairhmm/test_cuda_host.py",
     "pairhmm/subwarp/test_host_calls.py",
     "pairhmm/subwarp/test_opencl.py",
+    "pairhmm/subwarp/test_opencl_exp.py",
+    "pairhmm/test_opencl.py",
     "profile/test_opencl_warp.py",
     "profile/test_batch.py",
     "examples/test_examples.py",
     "profile/test_warp_emulation.py",
     "profile/test_resident.py",
     "profile/test_generic_edges.py",
-    "pairhmm/test_opencl.py",
 )
 
 
