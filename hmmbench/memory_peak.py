@@ -73,7 +73,7 @@ def measure(workload: str, backend_name: str, cell: str, how: str) -> dict:
     unit, shape, named = get(workload).measured_unit(cell)
     before = reset_high_water()
     backend = select([backend_name], workload)[0]
-    reason = probe(backend).reason
+    reason = probe(backend).reason or backend.refuse_reason(unit)  # as the run refuses a cell
     if reason:
         return {"unavailable": reason}
     need = backend.memory_need(shape)

@@ -122,3 +122,10 @@ def test_cuda_estimate_budgets_the_host_side(world, capsys):
                    "proteins-2e4", "'profile-cuda-task'", "(estimate)",
                    "--memory-limit 256.0 MiB")
     assert "MiB of memory" in line
+
+
+def test_a_cell_the_run_refuses_is_measured_as_unavailable():
+    """A pipeline cell with an uncalibrated model: the run's refusal, not a traceback."""
+    from hmmbench.memory_peak import measure
+    r = measure("profile", "profile-numpy", "proteins-20000/random-M50/pipeline", "traced")
+    assert "calibration" in r["unavailable"], r
