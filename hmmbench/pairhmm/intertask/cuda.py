@@ -22,9 +22,9 @@ import numpy as np
 
 from cpu_reference.pairhmm import finish_float32
 
-from ...apis.cuda import (DeviceBuffers, EventTimer, compile, device_attributes, driver,
-                         free_memory, function_resources, gpu_name, sm_clock_mhz,
-                         unavailable_reason)
+from ...apis.cuda import (DeviceBuffers, compile, device_attributes, driver, free_memory,
+                         function_resources, gpu_name, unavailable_reason)
+from ...apis.cuda_timing import EventTimer, sm_clock_mhz
 from ...apis.cuda import devices  # noqa: F401 - `hmmbench list` shows each backend module's devices
 from ...backend import Backend, Execution
 from ...memory import MemoryNeed

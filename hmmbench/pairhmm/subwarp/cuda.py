@@ -52,6 +52,7 @@ import numpy as np
 
 from ...backend import Backend, Execution, Finished, Limits
 from ...apis import cuda as glue
+from ...apis.cuda_timing import sm_clock_cached
 from ...memory import MemoryNeed
 from ..intertask.footprint import device_need
 from .batched import CallBatches
@@ -235,7 +236,7 @@ class SubwarpBackend(RecordsExtraWork, Backend):
 
     @staticmethod
     def sm_clock():
-        return glue.sm_clock_cached()
+        return sm_clock_cached()
 
     @property
     def prep_threads(self) -> int:

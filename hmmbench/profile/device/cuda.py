@@ -22,11 +22,12 @@ identical to the reference; figures in docs/profile-design.md.
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
 from ...apis import cuda
+from ...apis.cuda_timing import EventTimer
 from ...backend import DEFAULT_MEMORY_FACTOR, Backend, Execution, StageClock
 from ...memory import MemoryNeed
 from ..batch import batch_info
@@ -34,6 +35,7 @@ from ..job import PIPELINE, ProfileBatch, pipeline_refusal, refuse_kind
 from . import layout
 from . import warp
 from .batch import batch_scores
+from .cuda_stages import STAGE_DEFINES, CudaStages  # noqa: F401 - STAGE_DEFINES re-exported
 from .cuda_resident import UPLOAD_BUFFERS, UPLOAD_CHUNK, UPLOAD_THREADS, fill, resident_cache
 from .cuda_uploads import FIRST_BYTES as UPLOAD_ARENA_BYTES, Uploads
 from .host import FILTER_KINDS
@@ -45,12 +47,6 @@ from .warp import CUDAMPF_VARIANT, TUNED_VARIANT, auto_group  # noqa: F401 - re-
 
 SOURCE = "profile/filters.cu"
 BLOCK = 128
-#: the pipeline's stage kernels (kernels_common/profile/stages.h): work-group size and items
-#: per work-item of the compaction
-STAGES_SOURCE = "profile/stages.cu"
-STAGE_GROUP, STAGE_ITEMS = 256, 16
-STAGE_CHUNK = STAGE_GROUP * STAGE_ITEMS
-STAGE_DEFINES = {"GROUP_SIZE": STAGE_GROUP, "ITEMS": STAGE_ITEMS}
 #: shared memory one block may hold (H100/H200 opt-in maximum is 227 KiB)
 SMEM_LIMIT = 227 * 1024
 
@@ -65,7 +61,7 @@ def resident_blocks(fn, block: int, smem_bytes: int, sm_count: int) -> int:
     return max(1, per_sm) * sm_count
 
 
-class _CudaDevice:
+class _CudaDevice(CudaStages):
     """The device protocol of :mod:`hmmbench.profile.device.host` on one CUDA context."""
 
     def __init__(self, warp: bool, variant: Optional[dict] = None):
@@ -259,117 +255,6 @@ class _CudaDevice:
                             [wp.base, wp.e_loop, wp.e_move, wp.ddbound], [move],
                             task_rows=[2, 2, 2], on_device=on_device)
 
-    # --- the pipeline's stages on the device (hmmbench.profile.device.pipeline) ------------
-    def use_clock(self, timer) -> None:
-        self.timer = timer
-
-    # --- what a batch of models adds (hmmbench.profile.batch) ------------------------------
-    def copy_bytes(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
-        """A device-to-device copy of ``nbytes`` (timed as device work, "kernel")."""
-        if nbytes:
-            with self.timer("kernel"):
-                self.drv.memcpy_dtod(int(dst) + dst_offset, int(src) + src_offset, nbytes)
-
-    def scratch(self, name: str, nbytes: int):
-        return self.buffers.get(name, nbytes)
-
-    def upload_list(self, idx):
-        """A host launch list as a device array (timed h2d)."""
-        with self.timer("h2d"):
-            return self._up(np.asarray(idx, np.int32))
-
-    def download_ints(self, buf, n: int) -> np.ndarray:
-        return self._download(buf, n)
-
-    def _stage_fn(self, name: str):
-        return self.cuda.compile(STAGES_SOURCE, STAGE_DEFINES).get_function(name)
-
-    def classify(self, order, m, raw, table=None, width=0, offset=0, thr=None, hi=0, lo=0):
-        """Codes of the ``m`` sequences of ``order`` from their raw scores ``raw``."""
-        if m == 0:
-            return
-        none = self.buffers.get("stage_none", 4)
-        with self.timer("h2d"):
-            tb = self._up(table) if table is not None else none
-            th = self._up(thr) if thr is not None else none
-        codes = self.buffers.get("codes", self.db.n)
-        fn = self._stage_fn("stage_classify")
-        with self.timer("kernel"):
-            fn(order, np.int32(m), raw, self.db.buffers["classes"], tb, np.int32(width),
-               np.int32(offset), th, np.int32(hi), np.int32(lo), codes, **self._grid(m))
-
-    def compact(self, order, m, want: int, name: str) -> tuple:
-        """(device list, count) of the entries of ``order[:m]`` whose code is ``want``."""
-        out = self.buffers.get(name, 4 * max(m, 1))
-        if m == 0:
-            return out, 0
-        groups = -(-m // STAGE_CHUNK)
-        counts = self.buffers.get("stage_counts", 4 * groups)
-        total = self.buffers.get("stage_total", 4)
-        codes = self.buffers.get("codes", self.db.n)
-        block = (STAGE_GROUP, 1, 1)
-        with self.timer("kernel"):
-            self._stage_fn("stage_count")(order, np.int32(m), codes, np.int32(want), counts,
-                                          block=block, grid=(groups, 1))
-            self._stage_fn("stage_scan")(counts, np.int32(groups), total, block=(1, 1, 1),
-                                         grid=(1, 1))
-            self._stage_fn("stage_scatter")(order, np.int32(m), codes, np.int32(want), counts,
-                                            out, block=block, grid=(groups, 1))
-        return out, int(self._download(total, 1)[0])
-
-    def _grid(self, n: int) -> dict:
-        return {"block": (STAGE_GROUP, 1, 1), "grid": (max(1, -(-n // STAGE_GROUP)), 1)}
-
-    def gather(self, table, name: str):
-        """table[length class] per sequence, on the device (int8 or int16 tables)."""
-        table = np.ascontiguousarray(table)
-        n = self.db.n
-        out = self.buffers.get(name, table.itemsize * n)
-        with self.timer("h2d"):
-            t = self._up(table)
-        fn = self._stage_fn("gather_u8" if table.itemsize == 1 else "gather_i16")
-        with self.timer("kernel"):
-            fn(self.db.buffers["classes"], np.int32(n), t, out, **self._grid(n))
-        return out
-
-    def finish(self, kind, order, m, raw, per_class, bias, base, tbm, tec, scale) -> None:
-        """Scores (and SSV's recompute flags, in the codes) of the listed sequences."""
-        if m == 0:
-            return
-        with self.timer("h2d"):
-            pc = self._up(np.asarray(per_class, np.int32))
-        fn = self._stage_fn("finish_" + kind)
-        with self.timer("kernel"):
-            fn(order, np.int32(m), raw, self.db.buffers["classes"], pc,
-               *map(np.int32, (bias, base, tbm, tec)), np.float32(scale),
-               self.buffers.get("scores", 4 * self.db.n), self.buffers.get("codes", self.db.n),
-               **self._grid(m))
-
-    def finished_scores(self) -> np.ndarray:
-        """The float32 scores as float64 (the runner's type: one pass out of the page-locked
-        buffer instead of a copy and a conversion)."""
-        return self._download(self.buffers.get("scores", 4 * self.db.n), self.db.n, np.float32,
-                              as_type=np.float64)
-
-    def whole_order(self) -> tuple:
-        return self.db.buffers["order"], self.db.n
-
-    def codes(self) -> np.ndarray:
-        return self._download(self.buffers.get("codes", self.db.n), self.db.n, np.uint8)
-
-    def forward_prepare(self, model, host) -> tuple:
-        """The Forward stage's tables, uploaded on the launch stream (beside SSV)."""
-        with self.timer("h2d"):
-            return generic_prepare(self.db, model, True, host, self._up)
-
-    def forward(self, model, order, m, host, prepared) -> Callable:
-        """Forward over the listed sequences, launched; the returned function waits for its
-        scores (float32 nats per sequence, read where Forward ran, valid until the next
-        download)."""
-        out = self.buffers.get("generic_out", 4 * self.db.n)
-        generic_launch(self.db, model, order, m, True, self.timer, prepared, out)
-        return lambda: self._download(out, self.db.n, np.float32, copy=False)
-
 
 #: Host bytes per sequence a CUDA profile call makes (from the code: the length classes and
 #: the launch order with its sort, the downloaded scores and stage codes).
@@ -429,7 +314,7 @@ class CudaProfile(_CudaProfileBackend):
         return self._device
 
     def run(self, job) -> Execution:
-        timer = cuda.EventTimer()
+        timer = EventTimer()
         dev = self.device()
         t0 = time.perf_counter()
         host = StageClock()                        # host "prep" spans; device stages: events
@@ -442,7 +327,7 @@ class CudaProfile(_CudaProfileBackend):
                 out = batch_scores(dev, job.models, dev.db, job.kind, host)
                 extra = batch_info(job)
             elif job.kind == PIPELINE:
-                out, extra = run_pipeline(dev, job.model, dev.db, host, timer, cuda.EventTimer,
+                out, extra = run_pipeline(dev, job.model, dev.db, host, timer, EventTimer,
                                           lambda t: t.seconds())
             else:
                 out = device_scores(dev, job.model, dev.db, job.kind, host)
@@ -481,7 +366,7 @@ class CudaGenericProfile(_CudaProfileBackend):
 
     def run(self, job) -> Execution:
         model, seqs = job.model, job.seqs
-        timer, host = cuda.EventTimer(), StageClock()
+        timer, host = EventTimer(), StageClock()
         t0 = time.perf_counter()
         db, load = self.resident.get(job)
         scores = generic_scores(db, model, db.buffers["order"], len(seqs),

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from hmmbench.apis import cuda as glue
+from hmmbench.apis import cuda_timing
 from hmmbench.pairhmm.subwarp import cuda as sw
 from hmmbench.pairhmm.subwarp import variants as swv
 from hmmbench.pairhmm.datasets import resolve
@@ -172,7 +173,7 @@ def fake_cuda(monkeypatch):
     monkeypatch.setattr(glue, "driver", lambda: drv)
     monkeypatch.setattr(glue, "compile", compile)
     monkeypatch.setattr(glue, "device_attributes", lambda: dict(FAKE_H100))
-    monkeypatch.setattr(glue, "sm_clock_mhz", lambda: 1980)
+    monkeypatch.setattr(cuda_timing, "sm_clock_mhz", lambda: 1980)
     monkeypatch.setattr(glue, "graphs_available", lambda: False)  # (fake_graphs turns them on)
     return drv
 
