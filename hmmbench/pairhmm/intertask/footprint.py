@@ -27,8 +27,6 @@ BUILD_POSITION_BYTES, BUILD_PAIR_BYTES = 16, 40
 #: new variant), 210 MiB when it hits; budgeted for the miss (a GPU driver compiles on the
 #: host too).
 RUNTIME_BYTES = 370 * MiB
-#: A CUDA backend's (the driver's, its context's, nvcc-built kernels'), measured on an H200.
-CUDA_RUNTIME_BYTES = HOST_RUNTIME_BYTES
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,7 @@ def device_need(shape: PairShape, *, cpu_device: bool, sorted_rows: bool, scratc
     main_phase = main.layout + main.build + on_host * main.buffers
     redo_phase = (redo_shape.nbytes + redo.layout + redo.build
                   + on_host * (held + redo.buffers))
-    runtime = CUDA_RUNTIME_BYTES if cuda_rows else RUNTIME_BYTES
+    runtime = HOST_RUNTIME_BYTES if cuda_rows else RUNTIME_BYTES   # a CUDA driver's, measured
     host = max(main_phase, redo_phase) + 24 * shape.pairs + runtime
     device = 0 if cpu_device else max(main.buffers, held + redo.buffers)
     return MemoryNeed(host=host, device=device)
