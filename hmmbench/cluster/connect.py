@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from typing import Iterator, Optional
 
 from ..errors import UserError
@@ -136,9 +137,14 @@ def connect(spec: str, n_workers: Optional[int] = None,
                 from None
         # the client's own report of a lost scheduler (its reconnect attempts gave up after
         # ``timeout``, from Dask's event-loop thread, whatever this thread is doing then) would
-        # be a second line beside lost_message
+        # be a second line beside lost_message; so would the INFO records (with tracebacks) of
+        # the comms it closes on the way ("Batched Comm Closed"): while hmmbench's client is
+        # open, distributed says nothing below a warning in this process
         client_log = logging.getLogger("distributed.client")
         client_log.addFilter(_no_reconnect_failure)
+        dask_log = logging.getLogger("distributed")
+        dask_level = dask_log.level
+        dask_log.setLevel(max(dask_level, logging.WARNING))
         try:
             yield client, kind
             if scheduler_lost(client):   # a cell that failed on it became a record: no file
@@ -161,6 +167,8 @@ def connect(spec: str, n_workers: Optional[int] = None,
             with contextlib.suppress(Exception):
                 client.close(timeout=timeout)
             client_log.removeFilter(_no_reconnect_failure)
+            if dask_log.level == max(dask_level, logging.WARNING):  # not quietened further
+                dask_log.setLevel(dask_level)
     finally:
         if cluster is not None:
             with contextlib.suppress(Exception):
@@ -176,6 +184,26 @@ class SchedulerLost(BaseException):
 def scheduler_lost(client) -> bool:
     """Whether the client lost its scheduler (it is reconnecting, or gave up)."""
     return client.status not in ("running", "newly-created")
+
+
+#: how long a failed call waits for the client to see a dropped scheduler: the comm error can
+#: reach the call before the client's own stream has read the end (a loaded machine)
+LOST_GRACE_S = 5.0
+
+
+def failed_on_lost_scheduler(client, exc: BaseException) -> bool:
+    """Whether a call's failure is the scheduler's loss: the client says so, or, for a comm
+    error (Dask's are OSErrors), says so within LOST_GRACE_S."""
+    if scheduler_lost(client):
+        return True
+    if not isinstance(exc, OSError):
+        return False
+    deadline = time.monotonic() + LOST_GRACE_S
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if scheduler_lost(client):
+            return True
+    return False
 
 
 def lost_message(spec: str) -> str:

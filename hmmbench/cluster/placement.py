@@ -14,7 +14,7 @@ import numpy as np
 from ..backend import STAGES, Execution
 from ..runner.cell import merge_infos
 from . import worker as remote
-from .connect import SchedulerLost, scheduler_lost
+from .connect import SchedulerLost, failed_on_lost_scheduler, scheduler_lost
 from .shards import shard_bounds
 from .timeline import arrivals
 
@@ -29,8 +29,8 @@ def needs_scheduler(method):
             raise SchedulerLost()
         try:
             return method(self, *args, **kwargs)
-        except Exception:
-            if scheduler_lost(client):
+        except Exception as exc:
+            if failed_on_lost_scheduler(client, exc):
                 raise SchedulerLost() from None
             raise
     return call
