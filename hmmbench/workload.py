@@ -112,6 +112,12 @@ class Workload:
         False: only what its bytes need, when that is quicker to read. None: unknown."""
         return None
 
+    def sample_shape(self, shape, items: int):
+        """The shape of a sample of ``items`` items drawn from a unit of ``shape`` (the
+        cross-check's, ``unit.subset``), its ``making_bytes`` what drawing it holds; None:
+        unknown (the reference is then budgeted on the whole unit)."""
+        return None
+
     def measured_unit(self, cell: str) -> tuple:
         """(unit, its shape, the shape the run's check reads before loading it -- None: the
         same) of a cell named for a memory measurement (:mod:`hmmbench.memory_peak`)."""

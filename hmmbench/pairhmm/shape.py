@@ -38,6 +38,9 @@ class PairShape:
     #: piece: the previous unit, the pieces, one being generated, their joined copy).
     held_bytes: Optional[int] = None
     making_bytes: int = 0
+    #: A set generated piece by piece: the most pieces one unit joins (the cross-check samples
+    #: as many items of each).
+    pieces: int = 1
 
     @classmethod
     def of(cls, pairs: PairSet, groups: bool = True) -> "PairShape":

@@ -128,6 +128,17 @@ class PairHMM(Workload):
     def loaded_shape(self, unit, detailed: bool = True):
         return PairShape.of(unit, groups=detailed)
 
+    def sample_shape(self, shape, items: int):
+        """Each sampled pair a batch of its own, its read and haplotype copied
+        (``PairSet.subset_pairs``), drawn through an int64 index of every position and its
+        running sum (16 bytes a position) beside the copy."""
+        alone = shape.each_pair_alone()
+        n = min(items, shape.pairs)
+        sample = alone.part(int(np.ceil(alone.read_bases * n / max(alone.pairs, 1))))
+        bases = sample.read_bases + sample.hap_bases
+        sample = replace(sample, pairs=n, reads=n, haps=n, batches=n, held_bytes=None, pieces=1)
+        return replace(sample, making_bytes=sample.nbytes + 16 * bases)
+
     def measured_unit(self, cell: str) -> tuple:
         """A dataset by name: the loaded set and its shape."""
         pairs = self.resolve([cell])[0].load()

@@ -2,8 +2,8 @@
 the runner holds for the cell's largest unit (the dataset's own bytes; a set generated piece by
 piece: its largest unit, pieces and all) plus what its backend's call needs
 (:meth:`Backend.memory_need`, on the largest launch of the cell's chunking mode; ``--in-flight``
-calls at once on a GPU API), and the cross-check's reference on that unit, against the host's
-limit; a GPU backend's device need against the device's free memory. A cell past its limit
+calls at once on a GPU API), and the cross-check's reference on what it computes beside that
+unit (the unit, or the sample it draws from it), against the host's limit; a GPU backend's device need against the device's free memory. A cell past its limit
 refuses the whole run with one line (:func:`hmmbench.memory.refusal`) -- better than a
 kernel's out-of-memory kill, which ends the process with no message and loses the run."""
 from __future__ import annotations
@@ -34,12 +34,15 @@ def check_memory(cells: list, cfg: RunConfig, limit: MemoryLimit) -> None:
             except Exception:  # noqa: BLE001 - a set that fails to load fails at its own turn,
                 shape = None   # after the cells before it are run and kept, as without this check
             shapes[key] = shape
-            if shape is not None and reference is not None:
-                check_need(ds.name, reference, shape, "merged", 1, limit)
-        shape = shapes[key]
+            fresh = True
+        else:
+            shape, fresh = shapes[key], False
         if shape is not None:
             check_need(ds.name, c.backend, shape, c.mode,
                        cfg.in_flight if c.backend.api != "numpy" else 1, limit)
+        if fresh and shape is not None and reference is not None:
+            check_host_device(ds.name, reference,
+                              reference_need(workload, ds, reference, shape, cfg), limit)
 
 
 def cell_need(backend, shape, mode: str, at_once: int = 1) -> tuple:
@@ -52,11 +55,34 @@ def cell_need(backend, shape, mode: str, at_once: int = 1) -> tuple:
             at_once * need.device)
 
 
+def reference_need(workload, ds, reference, shape, cfg: RunConfig) -> tuple:
+    """(host bytes, device bytes) the cross-check's reference needs on a unit of ``shape``:
+    the whole unit in one call where the check covers every item (:func:`.check.check_plan`);
+    where it samples, the sample it draws from the unit (``sample_pairs`` items of each piece
+    the unit joins) -- made and computed while the unit is held -- which is all it computes.
+    A workload that cannot shape a sample (:meth:`Workload.sample_shape`) is budgeted on the
+    whole unit."""
+    from .check import check_plan
+    if ds.n_cells is not None and ds.n_pairs is not None:
+        full, per_piece = check_plan(ds, ds.n_cells, ds.n_pairs, cfg)
+        sample = None if full else workload.sample_shape(
+            shape, per_piece * getattr(shape, "pieces", 1))
+        if sample is not None:
+            host, device = cell_need(reference, sample, "merged")
+            return max(shape.making_bytes, shape.held + host), device
+    return cell_need(reference, shape, "merged")
+
+
 def check_need(dataset: str, backend, shape, mode: str, at_once: int,
                limit: MemoryLimit) -> None:
     """Raises the one-line refusal when the cell's host need is past ``limit`` or its device
     need past the device's free memory."""
-    host, device = cell_need(backend, shape, mode, at_once)
+    check_host_device(dataset, backend, cell_need(backend, shape, mode, at_once), limit)
+
+
+def check_host_device(dataset: str, backend, need: tuple, limit: MemoryLimit) -> None:
+    """:func:`check_need` on a (host bytes, device bytes) need."""
+    host, device = need
     if limit.bytes is not None and host > limit.bytes:
         raise refusal(dataset, backend.name, host, limit)
     if device:

@@ -163,6 +163,64 @@ def test_lazy_set_refused_before_a_piece_is_generated(world, capsys, monkeypatch
     assert not (world / "out.json").exists()
 
 
+def _small_lazy_set(monkeypatch):
+    """A set generated piece by piece, 6,000 pairs in pieces of about 2,000 (its plan drawn,
+    nothing generated)."""
+    from hmmbench.pairhmm.datasets import chunks
+    monkeypatch.setattr(chunks, "PIECE_PAIRS", 2000)
+    ds = chunks.LazyChunkDataset.build("chunks", 6000, chunks.DEFAULT_CHUNK_PAIRS, 5, True, "")
+    assert ds.lazy and len(ds.plan.pieces()) == 3
+    return ds
+
+
+def test_a_lazy_sets_check_sample_is_shaped_as_drawn(monkeypatch):
+    """The sample the cross-check draws from a unit of a lazy set (each pair alone, its read
+    and haplotype copied) is shaped from the plan within 1.5x of the drawn sample's bytes."""
+    from hmmbench.pairhmm.workload import WORKLOAD
+    from hmmbench.runner.check import sample_indexes
+    ds = _small_lazy_set(monkeypatch)
+    unit = next(ds.chunks())
+    drawn = PairShape.of(unit.subset(sample_indexes(unit.n_pairs, 200, seed=0)), groups=False)
+    shape = WORKLOAD.sample_shape(WORKLOAD.unit_shape(ds, "original"), 200)
+    assert shape.pairs == drawn.pairs == drawn.batches == 200
+    assert drawn.nbytes / 1.5 <= shape.nbytes <= 1.5 * drawn.nbytes, (shape, drawn)
+    assert shape.making_bytes > shape.nbytes
+
+
+@pytest.mark.parametrize("mode", ["original", "merged:6000"])
+def test_a_lazy_sets_reference_is_budgeted_on_its_sample(monkeypatch, mode):
+    """The cross-check of a lazy set computes the reference on a sample of each unit (its
+    sample_pairs items per piece joined), not on the unit: budgeted on that, a run whose
+    budget on the whole unit was past the limit fits; past the sample's budget it is still
+    refused, naming the reference, the estimate and the limit. Nothing is generated."""
+    from hmmbench.errors import UserError
+    from hmmbench.pairhmm.datasets import chunks
+    from hmmbench.pairhmm.workload import WORKLOAD
+    from hmmbench.runner.benchmark import Cell
+    from hmmbench.runner.config import RunConfig
+    from hmmbench.runner.memory import cell_need, check_memory, reference_need
+    ds = _small_lazy_set(monkeypatch)
+    monkeypatch.setattr(chunks, "generate_piece",
+                        lambda *a: pytest.fail("generated a piece for the memory check"))
+    cfg = RunConfig(chunking=mode, sample_pairs=200)
+    backend, reference = NumpyBackend("numpy-f32", "float32"), NumpyBackend("numpy", "float64")
+    shape = WORKLOAD.unit_shape(ds, mode)
+    assert shape.pieces == (3 if mode.startswith("merged") else 1)
+    whole = cell_need(reference, shape, "merged")[0]           # the reference on the whole unit
+    sample = reference_need(WORKLOAD, ds, reference, shape, cfg)[0]
+    own = cell_need(backend, shape, mode)[0]
+    assert max(own, sample) < whole
+    cells = [Cell(ds, mode, backend)]
+    check_memory(cells, cfg, MemoryLimit((max(own, sample) + whole) // 2, "test"))
+    if mode != "original":
+        return                      # a launch of the whole unit: the backend's own need is more
+    assert own < sample
+    with pytest.raises(UserError) as err:
+        check_memory(cells, cfg, MemoryLimit(sample - 1, "the limit here"))
+    assert f"on backend 'numpy': needs about {memory.fmt_bytes(sample)}" in str(err.value)
+    assert "the limit here" in str(err.value)
+
+
 def test_the_limit_defaults_to_the_memory_available_now(world, capsys, monkeypatch):
     monkeypatch.setattr(memory, "available_memory", lambda: 8 << 20)
     refused(world, capsys, RUN + ["-d", "equal-64@1e4"], "equal-64@1e4",

@@ -143,7 +143,7 @@ def plan_shape(plan: ChunkPlan, unit_items: Optional[int] = None) -> PairShape:
     if k > 1:                                    # the pieces and their joined copy
         making = max(making, (unit if lazy else 0) + 2 * unit)
     return replace(shape, held_bytes=2 * unit if lazy and k > 1 else unit,
-                   making_bytes=int(making))
+                   making_bytes=int(making), pieces=k if lazy else 1)
 
 
 def _sample_groups(plan: ChunkPlan, r, h, rs, hs, most: int) -> tuple:
