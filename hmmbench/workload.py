@@ -101,6 +101,15 @@ class Workload:
         order, are the unit's results."""
         raise UserError(f"the {self.name} workload cannot be sharded over a cluster")
 
+    def planned_units(self, dataset, join: int):
+        """A set generated piece by piece as a sharded run's workers make it -- ``join``
+        consecutive pieces joined into a unit -- known before anything is generated: an object
+        with ``units`` (one entry a unit), ``costs(unit)`` (its atoms' costs, as
+        :meth:`shard_costs` gives them), ``shape(runs, groups=False)`` (the shape of runs
+        ``(unit, start, stop)`` of atoms, each count the most of any) and ``making_bytes``
+        (the most a process holds while it makes one). None: not known."""
+        return None
+
     def unit_shape(self, dataset, mode: str = "merged"):
         """What a backend's memory estimate reads (:meth:`Backend.memory_need`): the largest
         unit it is given in chunking ``mode``, from the dataset's name where that says it, else

@@ -9,6 +9,7 @@ from ..errors import UserError
 from ..runner import run_benchmark
 from ..runner.benchmark import Benchmark, devices_of
 from .connect import TRIM_ENV, connect, versions, wait_for_workers
+from .memory import check_shards
 from .options import ClusterOptions
 from .scaling import fill_efficiency
 from .worker import cpus
@@ -61,6 +62,7 @@ def _shard(client, workers, info, opts: ClusterOptions, workload, cfg, backends,
     if counts[-1] > len(session.capable):
         raise UserError(f"--workers {counts[-1]}: only {len(session.capable)} workers of the "
                         "cluster can run the backends asked for")
+    check_shards(session, counts, backends, datasets, cfg, plan.get("backends_for"))
     stealing = scheduler_stealing(client)
     if stealing:
         say("the scheduler steals work: an idle worker may run a piece away from its shard "

@@ -128,10 +128,11 @@ class Session:
         self.n = n
         self.active = self.capable[:n]
 
-    def workers_for(self, name: str) -> list:
-        """The first n workers that can run a backend: the others get none of its shards."""
+    def workers_for(self, name: str, n: Optional[int] = None) -> list:
+        """The first n (default: the current count) workers that can run a backend: the
+        others get none of its shards."""
         return [w for w in self.capable if self.probes[w]["backends"][name]["reason"] is None
-                ][:self.n]
+                ][:self.n if n is None else n]
 
     def label(self, w: str) -> str:
         p = self.probes[w]

@@ -13,7 +13,7 @@ from ..report import Column, Listing, Styled, fmt_count
 from ..workload import Workload
 from . import datasets
 from .datasets.chunking import launches, parse_mode
-from .datasets.chunks import LazyChunkDataset, plan_shape
+from .datasets.chunks import LazyChunkDataset, plan_shape, plan_units
 from .datasets.synthetic import TABLES, shape_of, split_name, synthetic_bytes
 from .model import LOG10_RANGE_FLOOR
 from .shape import PairShape
@@ -124,6 +124,12 @@ class PairHMM(Workload):
         if not loaded:
             dataset._cache = None                      # read again at its turn, not held meanwhile
         return shape
+
+    def planned_units(self, dataset, join: int):
+        """A chunk set's, from its plan of lengths (:func:`.datasets.chunks.plan_units`)."""
+        if isinstance(dataset, LazyChunkDataset) and dataset.lazy:
+            return plan_units(dataset.plan, join)
+        return None
 
     def loaded_shape(self, unit, detailed: bool = True):
         return PairShape.of(unit, groups=detailed)

@@ -100,50 +100,104 @@ class ChunkPlan:
         return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
 
 
+class PlanLengths:
+    """Per chunk of a plan (one batch each): its reads, haplotypes, pairs, read and haplotype
+    bases and DP cells; the shape of runs of chunks from them, nothing generated."""
+
+    def __init__(self, plan: ChunkPlan):
+        self.plan = plan
+        self.r = plan.reads_per_chunk.astype(np.int64)
+        self.h = plan.haps_per_chunk.astype(np.int64)
+        self.rs, self.hs = _starts(self.r), _starts(self.h)
+        rl, hl = plan.read_lengths.astype(np.int64), plan.hap_lengths.astype(np.int64)
+        self.read_sum, self.hap_sum = np.add.reduceat(rl, self.rs), np.add.reduceat(hl, self.hs)
+        self.pairs = self.r * self.h
+        self.cells = self.read_sum * self.hap_sum
+        self.extremes = int(rl.min()), int(rl.max()), int(hl.max())
+
+    def shape(self, spans, groups: bool = False) -> PairShape:
+        """Chunk ranges ``(a, b)``: each count the most of any of them; ``groups``: with the
+        wavefront groups of the plan's first chunks, as many read positions as the shape's."""
+        def most(per_chunk) -> int:
+            return max(int(per_chunk[a:b].sum()) for a, b in spans)
+        min_read, max_read, max_hap = self.extremes
+        shape = PairShape(
+            pairs=most(self.pairs), reads=most(self.r), haps=most(self.h),
+            read_bases=most(self.read_sum), hap_bases=most(self.hap_sum),
+            min_read=min_read, max_read=max_read, max_hap=max_hap,
+            batches=max(b - a for a, b in spans), max_batch_pairs=int(self.pairs.max()),
+            max_batch_read_bases=int(self.read_sum.max()))
+        if groups:
+            shape = replace(shape, groups=_sample_groups(self.plan, self.r, self.h, self.rs,
+                                                         self.hs, shape.read_bases))
+        return shape
+
+
 def plan_shape(plan: ChunkPlan, unit_items: Optional[int] = None) -> PairShape:
     """The shape of the largest unit a backend is given, from the plan's lengths alone (no
     bases generated): consecutive pieces joined into units of at most ``unit_items`` pairs, as
     the runner joins a lazy set's pieces (a piece larger than that alone; 0: one piece a unit;
     None: the whole set, as it is loaded), each count the most any unit has. Its
     ``held_bytes``: the unit, and its pieces beside it when they were joined; its
-    ``making_bytes``: the most held while a unit is made -- the previous unit (still referenced
-    until the next one is handed over), the pieces made so far, one at its generation peak,
-    and the joined copy."""
-    r, h = plan.reads_per_chunk.astype(np.int64), plan.haps_per_chunk.astype(np.int64)
-    rs, hs = _starts(r), _starts(h)
-    rl, hl = plan.read_lengths.astype(np.int64), plan.hap_lengths.astype(np.int64)
-    read_sum, hap_sum, pairs = np.add.reduceat(rl, rs), np.add.reduceat(hl, hs), r * h
+    ``making_bytes``: the most held while a unit is made (:func:`_making_bytes`, the previous
+    unit still referenced until the next one is handed over)."""
+    lengths = PlanLengths(plan)
     bounds = plan.pieces()
     lazy = unit_items is not None
     units, size = [], 0                          # the runner's grouped_pieces, on the plan
     for a, b in bounds:
-        n = int(pairs[a:b].sum())
+        n = int(lengths.pairs[a:b].sum())
         if units and (not lazy or 0 < unit_items and size + n <= unit_items):
             units[-1], size = (units[-1][0], b), size + n
         else:
             units.append((a, b))
             size = n
     k = max(sum(1 for a, _ in bounds if lo <= a < hi) for lo, hi in units)
-
-    def most(spans, per_chunk) -> int:
-        return max(int(per_chunk[a:b].sum()) for a, b in spans)
-
-    def shape_of(spans) -> PairShape:            # each count the most of any span
-        return PairShape(
-            pairs=most(spans, pairs), reads=most(spans, r), haps=most(spans, h),
-            read_bases=most(spans, read_sum), hap_bases=most(spans, hap_sum),
-            min_read=int(rl.min()), max_read=int(rl.max()), max_hap=int(hl.max()),
-            batches=max(b - a for a, b in spans), max_batch_pairs=int(pairs.max()),
-            max_batch_read_bases=int(read_sum.max()))
-    shape, piece = shape_of(units), shape_of(bounds)
-    shape = replace(shape, groups=_sample_groups(plan, r, h, rs, hs, shape.read_bases))
+    shape = lengths.shape(units, groups=True)
     unit = shape.nbytes
-    making = (unit if lazy else 0) + (k - 1) * piece.nbytes + simulate_bytes(
-        piece.read_bases, piece.hap_bases, piece.pairs)
-    if k > 1:                                    # the pieces and their joined copy
-        making = max(making, (unit if lazy else 0) + 2 * unit)
+    making = _making_bytes(unit if lazy else 0, unit, lengths.shape(bounds), k)
     return replace(shape, held_bytes=2 * unit if lazy and k > 1 else unit,
-                   making_bytes=int(making), pieces=k if lazy else 1)
+                   making_bytes=making, pieces=k if lazy else 1)
+
+
+def _making_bytes(previous: int, unit: int, piece: PairShape, k: int) -> int:
+    """The most held while a unit of ``k`` pieces is made: ``previous`` bytes still referenced,
+    the pieces made so far and one at its generation peak, or (k > 1) the pieces and their
+    joined copy."""
+    making = previous + (k - 1) * piece.nbytes + simulate_bytes(
+        piece.read_bases, piece.hap_bases, piece.pairs)
+    if k > 1:
+        making = max(making, previous + 2 * unit)
+    return int(making)
+
+
+@dataclass
+class PlannedUnits:
+    """A plan's pieces joined ``join`` at a time into units, as a sharded run's workers make
+    them (:func:`hmmbench.cluster.shards.joined`), known from the lengths alone."""
+    lengths: PlanLengths
+    units: list                  # per unit, its chunk range (lo, hi): one batch a chunk
+    making_bytes: int            # the most held while one is made, the previous one referenced
+
+    def costs(self, unit: int) -> np.ndarray:
+        """DP cells per batch of a unit (what ``PairHMM.shard_costs`` gives the made unit)."""
+        lo, hi = self.units[unit]
+        return self.lengths.cells[lo:hi]
+
+    def shape(self, runs, groups: bool = False) -> PairShape:
+        """Runs ``(unit, start, stop)`` of units' batches: each count the most of any."""
+        return self.lengths.shape([(self.units[u][0] + a, self.units[u][0] + b)
+                                   for u, a, b in runs], groups)
+
+
+def plan_units(plan: ChunkPlan, join: int) -> PlannedUnits:
+    lengths = PlanLengths(plan)
+    bounds = plan.pieces()
+    groups = [bounds[i:i + join] for i in range(0, len(bounds), join)]
+    units = [(g[0][0], g[-1][1]) for g in groups]
+    unit = lengths.shape(units).nbytes
+    return PlannedUnits(lengths, units, _making_bytes(unit, unit, lengths.shape(bounds),
+                                                      max(len(g) for g in groups)))
 
 
 def _sample_groups(plan: ChunkPlan, r, h, rs, hs, most: int) -> tuple:

@@ -1,0 +1,102 @@
+"""Shard mode's memory check before anything is generated or placed: every worker's shards of a
+set generated piece by piece, found from the set's plan of lengths
+(:meth:`hmmbench.workload.Workload.planned_units`) exactly as the worker will cut them
+(:func:`.worker.load_part`: ``n`` pieces joined into a unit, each unit cut into ``n`` x
+``--shards-per-worker`` shards of about equal cost), against the worker's memory limit (Dask's,
+:func:`.connect.worker_memory_limits`; a worker without one is not checked). A worker keeps its
+shards of every unit, so it needs the most of what making them holds (its shards made so far,
+then a unit at its making peak) and of its shards beside a backend's call on the largest shard
+in the cell's chunking mode. Past the limit, at any of the run's worker counts: one line naming
+the dataset, backend, worker, its shards, the estimate and the limit.
+
+Once placed, each call is checked again on its worker, against the shards it holds
+(:func:`.worker.memory_refusal`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ..errors import UserError
+from ..memory import fmt_bytes
+from .shards import balance
+
+
+@dataclass
+class WorkerShards:
+    """One worker's shards of every unit of a planned set: their bytes (``held``), the most
+    held while they are made, and the shape of the largest shard of any worker (``largest``:
+    budgeting every worker's call on it keeps the wavefront groups to one walk)."""
+    index: int
+    units: int
+    held: int
+    making: int
+    largest: object
+
+    def need(self, backend, mode: str) -> tuple:
+        """(bytes, what they are for) on ``backend`` in chunking ``mode``."""
+        from ..runner.memory import cell_need
+        call = self.held + cell_need(backend, self.largest, mode)[0] - self.largest.held
+        if self.making >= call:
+            return self.making, "making its shards of each unit"
+        return call, f"its shards beside {backend.name}'s call on the largest"
+
+
+def plan_shards(workload, ds, n_workers: int, per_worker: int) -> Optional[list]:
+    """Per worker, :class:`WorkerShards` of a lazy set over ``n_workers`` workers; None where
+    the workload cannot plan the set."""
+    planned = workload.planned_units(ds, n_workers)
+    if planned is None:
+        return None
+    n_shards = n_workers * per_worker
+    runs = [[] for _ in range(n_workers)]        # per worker: (unit, start, stop) of its shards
+    for u in range(len(planned.units)):
+        for s, (a, b) in enumerate(balance(planned.costs(u), n_shards)):
+            runs[s // per_worker].append((u, a, b))
+    last = len(planned.units) - 1
+    largest = planned.shape([r for mine in runs for r in mine], groups=True)
+    out = []
+    for i, mine in enumerate(runs):
+        sizes = [(u, planned.shape([(u, a, b)]).nbytes) for u, a, b in mine]
+        held = sum(size for _, size in sizes)
+        # the largest prefix of its shards held while a unit is made: all but the last unit's
+        before_last = held - sum(size for u, size in sizes if u == last)
+        out.append(WorkerShards(i, len(planned.units), held,
+                                before_last + planned.making_bytes, largest))
+    return out
+
+
+def check_shards(session, counts: list, backends: list, datasets: list, cfg,
+                 pick: Optional[Callable] = None) -> None:
+    """Raises UserError (one line) for the first worker whose shards of a lazy set, at one of
+    the worker ``counts``, would not fit in its memory limit; nothing generated or sent."""
+    from ..runner.benchmark import plan_cells
+    k = session.per_worker
+    planned: dict = {}
+    for n in counts:
+        for cell in plan_cells(datasets, backends, cfg, pick):
+            ds = cell.dataset
+            workers = session.workers_for(cell.backend.name, n)
+            if not ds.lazy or len(workers) < n:   # too few workers: its cell says why
+                continue
+            if not any(session.memory_limits.get(w) for w in workers):
+                continue
+            key = (id(ds), n)
+            if key not in planned:
+                planned[key] = plan_shards(session.workload, ds, n, k)
+            for shards, w in zip(planned[key] or [], workers):
+                limit = session.memory_limits.get(w)
+                need, what = shards.need(cell.backend, cell.mode)
+                if limit and need > limit:
+                    raise UserError(_refusal(session.label(w), ds.name, cell.backend.name, n,
+                                             k, shards, need, what, limit))
+
+
+def _refusal(worker: str, dataset: str, backend: str, n: int, k: int, shards: WorkerShards,
+             need: int, what: str, limit: int) -> str:
+    first = shards.index * k
+    which = f"shard {first + 1}" if k == 1 else f"shards {first + 1}-{first + k}"
+    return (f"dataset '{dataset}' on backend '{backend}' over {n} workers: worker {worker} "
+            f"({which} of {n * k} of each of {shards.units} units) needs about "
+            f"{fmt_bytes(need)} of memory (estimate from the set's plan: {what}), more than "
+            f"the limit, the worker's memory limit, {fmt_bytes(limit)}: ask for more workers, "
+            "fewer pairs or another backend, or give the workers more memory")

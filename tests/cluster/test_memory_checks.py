@@ -1,0 +1,122 @@
+"""Shard mode's memory check of a set generated piece by piece, before anything is generated or
+placed: each worker's shards, found from the set's plan as the worker cuts them, against the
+worker's memory limit (hmmbench.cluster.memory)."""
+from __future__ import annotations
+
+import pytest
+
+from hmmbench import workload
+from hmmbench.cluster import worker
+from hmmbench.cluster.memory import check_shards, plan_shards
+from hmmbench.errors import UserError
+from hmmbench.pairhmm.datasets import chunks
+from hmmbench.pairhmm.reference import NumpyBackend
+from hmmbench.pairhmm.shape import PairShape
+from hmmbench.runner.config import RunConfig
+from helpers.hostile_world import RUN, refused, world  # noqa: F401 - world is a fixture
+
+PAIRHMM = workload.get("pairhmm")
+
+
+@pytest.fixture
+def lazy_set(monkeypatch):
+    """7,000 pairs in pieces of about 1,000 (7 or 8 pieces), generated piece by piece."""
+    monkeypatch.setattr(chunks, "PIECE_PAIRS", 1000)
+    ds = chunks.LazyChunkDataset.build("chunks", 7000, chunks.DEFAULT_CHUNK_PAIRS, 3, True, "")
+    assert ds.lazy and len(ds.plan.pieces()) > 4
+    return ds
+
+
+@pytest.mark.parametrize("n, k", [(2, 1), (3, 2)])
+def test_a_workers_shards_are_planned_as_it_cuts_them(lazy_set, monkeypatch, n, k):
+    """The shards each worker keeps (load_part, run here) have the bytes the plan says, and
+    their largest is no larger than the planned largest."""
+    monkeypatch.setattr(worker, "rebuild", lambda spec: lazy_set)
+    planned = plan_shards(PAIRHMM, lazy_set, n, k)
+    for i, mine in enumerate(planned):
+        part = worker.load_part({"workload": "pairhmm"}, i, n, k, {})
+        shapes = [PairShape.of(u, groups=False) for shards in part for u in shards]
+        assert mine.held == sum(s.nbytes for s in shapes)
+        assert mine.units == len(part)
+        assert max(s.read_bases for s in shapes) <= mine.largest.read_bases
+        assert max(s.pairs for s in shapes) <= mine.largest.pairs
+        assert mine.making > mine.held - sum(s.nbytes for s in shapes[-k:])
+
+
+def test_making_a_workers_shards_is_estimated_within_one_and_a_half(monkeypatch):
+    """What a worker holds while it makes its shards (every piece generated, joined and cut,
+    its shards kept), from the plan, against the peak tracemalloc sees in load_part."""
+    from hmmbench.memory_peak import traced_peak
+    monkeypatch.setattr(chunks, "PIECE_PAIRS", 10_000)
+    ds = chunks.LazyChunkDataset.build("chunks", 50_000, chunks.DEFAULT_CHUNK_PAIRS, 3, True, "")
+    monkeypatch.setattr(worker, "rebuild", lambda spec: ds)
+    estimate = plan_shards(PAIRHMM, ds, 2, 1)[0].making
+    peak = traced_peak(lambda: worker.load_part({"workload": "pairhmm"}, 0, 2, 1, {}))
+    assert peak <= estimate <= 1.5 * peak, (peak, estimate)
+
+
+class _Session:
+    """What check_shards reads of a shard-mode session: its workers, their limits and names."""
+    workload = PAIRHMM
+
+    def __init__(self, limits: list, per_worker: int = 1):
+        self.memory_limits = {f"w{i}": limit for i, limit in enumerate(limits)}
+        self.per_worker = per_worker
+
+    def workers_for(self, name: str, n: int) -> list:
+        return list(self.memory_limits)[:n]
+
+    def label(self, w: str) -> str:
+        return f"{w}@here"
+
+
+def test_a_workers_shards_past_its_limit_are_refused_before_any_piece(lazy_set, monkeypatch):
+    """Past one worker's limit, at any of the scaling study's counts: one line naming the
+    dataset, backend, worker, its shards, the estimate and the limit; nothing generated.
+    Within every limit, nothing is refused; a worker without a limit is not checked."""
+    monkeypatch.setattr(chunks, "generate_piece",
+                        lambda *a: pytest.fail("generated a piece before the memory check"))
+    b, cfg = NumpyBackend("numpy", "float64"), RunConfig(chunking="original")
+    need = {n: [s.need(b, "original")[0] for s in plan_shards(PAIRHMM, lazy_set, n, 1)]
+            for n in (1, 2)}
+    assert max(need[2]) < min(need[1])                       # more workers, smaller shares
+    fits = max(need[1])
+    check_shards(_Session([fits, fits]), [1, 2], [b], [lazy_set], cfg)
+    check_shards(_Session([None, max(need[2])]), [2], [b], [lazy_set], cfg)
+    with pytest.raises(UserError) as err:
+        check_shards(_Session([fits, need[2][1] - 1]), [1, 2], [b], [lazy_set], cfg)
+    line = str(err.value)
+    assert "\n" not in line
+    for part in (f"dataset '{lazy_set.name}' on backend 'numpy' over 2 workers",
+                 "worker w1@here (shard 2 of 2 of each of",
+                 "(estimate from the set's plan", "the worker's memory limit"):
+        assert part in line, line
+    halves = plan_shards(PAIRHMM, lazy_set, 1, 2)[0].need(b, "original")[0]
+    with pytest.raises(UserError) as err:
+        check_shards(_Session([halves - 1] * 2, 2), [1, 2], [b], [lazy_set], cfg)
+    assert "over 1 workers: worker w0@here (shards 1-2 of 2 of each" in str(err.value)
+
+
+def test_a_shard_run_past_a_workers_limit_ends_before_anything_is_placed(world, capsys,
+                                                                         monkeypatch):
+    """Through the command line, on a scheduler whose workers have a memory limit: one line,
+    exit 2, no result file, no piece generated (the workers run in this process)."""
+    distributed = pytest.importorskip("distributed", reason="pip install 'hmmbench[dask]'")
+    import dask
+    monkeypatch.setattr(chunks, "generate_piece",
+                        lambda *a: pytest.fail("generated a piece before the memory check"))
+    monkeypatch.setattr(chunks, "PIECE_PAIRS", 1000)      # a small set, only generated lazily
+    monkeypatch.setattr(chunks, "EAGER_LIMIT", 1000)
+    # the limit is only read: Dask must not pause or spill this process's workers for it
+    with dask.config.set({"distributed.worker.memory.target": False,
+                          "distributed.worker.memory.spill": False,
+                          "distributed.worker.memory.pause": False,
+                          "distributed.worker.memory.terminate": False}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                     memory_limit="1MiB", dashboard_address=":0",
+                                     protocol="tcp") as c:
+        refused(world, capsys, RUN + ["-d", "chunks@7000", "--cluster", c.scheduler_address,
+                                      "--json", str(world / "out.json")],
+                "dataset 'chunks@7000' on backend 'numpy' over 2 workers", "(estimate",
+                "the worker's memory limit, 1.0 MiB")
+    assert not (world / "out.json").exists()
