@@ -18,8 +18,9 @@ Workload-free, like the runner: the workload supplies the atoms a unit is cut at
                   drives (warm-up and cross-check, repeats, records), data resident on workers
 :mod:`.placement` one dataset's shards resident on the workers: each call of a piece on all of
                   them, its results kept there until read (or sent back with the call)
-:mod:`.memory`    every worker's shards of a set generated piece by piece, from its plan,
-                  against the worker's memory limit before anything is generated or placed
+:mod:`.memory`    before anything is generated or placed: every worker's shards of a set
+                  generated piece by piece, from its plan, against the worker's memory limit;
+                  the client's cross-check against its own
 :mod:`.timeline`  per-worker stage medians and the timeline of a sharded call
 :mod:`.scaling`   the scaling study's efficiency and table
 :mod:`.fleet`     fleet mode: the same matrix on every worker

@@ -6,10 +6,12 @@ from __future__ import annotations
 import sys
 
 from ..errors import UserError
+from ..memory import MemoryLimit
+from ..options import run_options
 from ..runner import run_benchmark
 from ..runner.benchmark import Benchmark, devices_of
 from .connect import TRIM_ENV, connect, versions, wait_for_workers
-from .memory import check_shards
+from .memory import check_client, check_shards
 from .options import ClusterOptions
 from .scaling import fill_efficiency
 from .worker import cpus
@@ -63,6 +65,8 @@ def _shard(client, workers, info, opts: ClusterOptions, workload, cfg, backends,
         raise UserError(f"--workers {counts[-1]}: only {len(session.capable)} workers of the "
                         "cluster can run the backends asked for")
     check_shards(session, counts, backends, datasets, cfg, plan.get("backends_for"))
+    check_client(session, counts, datasets, cfg,
+                 MemoryLimit.of(run_options(opts.run_options, workload).memory_limit))
     stealing = scheduler_stealing(client)
     if stealing:
         say("the scheduler steals work: an idle worker may run a piece away from its shard "

@@ -10,7 +10,8 @@ in the cell's chunking mode. Past the limit, at any of the run's worker counts: 
 the dataset, backend, worker, its shards, the estimate and the limit.
 
 Once placed, each call is checked again on its worker, against the shards it holds
-(:func:`.worker.memory_refusal`)."""
+(:func:`.worker.memory_refusal`). The client's own part, the cross-check's reference, is
+checked against the client's limit (:func:`check_client`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -100,3 +101,47 @@ def _refusal(worker: str, dataset: str, backend: str, n: int, k: int, shards: Wo
             f"{fmt_bytes(need)} of memory (estimate from the set's plan: {what}), more than "
             f"the limit, the worker's memory limit, {fmt_bytes(limit)}: ask for more workers, "
             "fewer pairs or another backend, or give the workers more memory")
+
+
+def check_client(session, counts: list, datasets: list, cfg, limit) -> None:
+    """The cross-check runs here, on the client: its reference on a set that fits in memory
+    (loaded here too) as a single-process run budgets it, and on a lazy set's check sample,
+    fetched from the workers (``--sample-pairs`` items of each of the n pieces a sharded call
+    joins), alone -- no piece is held here. Against ``limit`` (a MemoryLimit: --memory-limit,
+    else the memory available here); past it, the one-line refusal naming the reference."""
+    from ..registry import select
+    from ..runner.benchmark import plan_cells
+    from ..runner.memory import cell_need, check_host_device, reference_need
+    try:
+        reference = select([cfg.reference], cfg.workload)[0]
+    except Exception:  # noqa: BLE001 - no reference: no cross-check to budget for
+        return
+    wl = session.workload
+    seen: set = set()
+    for cell in plan_cells(datasets, [reference], cfg):
+        ds = cell.dataset
+        if ds.lazy:
+            for n in counts:
+                if (id(ds), n) in seen:
+                    continue
+                seen.add((id(ds), n))
+                planned = wl.planned_units(ds, n)
+                if planned is None:
+                    continue
+                unit = planned.shape([(u, 0, len(planned.costs(u)))
+                                      for u in range(len(planned.units))], groups=True)
+                sample = wl.sample_shape(unit, cfg.sample_pairs * n)
+                if sample is not None:
+                    check_host_device(ds.name, reference,
+                                      cell_need(reference, sample, "merged"), limit)
+        elif (id(ds), cell.mode) not in seen:
+            seen.add((id(ds), cell.mode))
+            try:
+                shape = wl.unit_shape(ds, cell.mode)
+            except UserError:
+                raise                                   # bad input: refused before any cell
+            except Exception:  # noqa: BLE001 - a set that fails to load fails at its own turn
+                shape = None
+            if shape is not None:
+                check_host_device(ds.name, reference,
+                                  reference_need(wl, ds, reference, shape, cfg), limit)

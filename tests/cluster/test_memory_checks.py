@@ -7,7 +7,7 @@ import pytest
 
 from hmmbench import workload
 from hmmbench.cluster import worker
-from hmmbench.cluster.memory import check_shards, plan_shards
+from hmmbench.cluster.memory import check_client, check_shards, plan_shards
 from hmmbench.errors import UserError
 from hmmbench.pairhmm.datasets import chunks
 from hmmbench.pairhmm.reference import NumpyBackend
@@ -18,10 +18,18 @@ from helpers.hostile_world import RUN, refused, world  # noqa: F401 - world is a
 PAIRHMM = workload.get("pairhmm")
 
 
+def _pieces_of(monkeypatch, pairs: int) -> None:
+    """Chunk sets cut into pieces of about ``pairs`` pairs, in the plan and as generated
+    (iter_pieces' default piece size is the module's PIECE_PAIRS again, whatever an earlier
+    test left there)."""
+    monkeypatch.setattr(chunks, "PIECE_PAIRS", pairs)
+    monkeypatch.setattr(chunks.iter_pieces, "__defaults__", (None,))
+
+
 @pytest.fixture
 def lazy_set(monkeypatch):
     """7,000 pairs in pieces of about 1,000 (7 or 8 pieces), generated piece by piece."""
-    monkeypatch.setattr(chunks, "PIECE_PAIRS", 1000)
+    _pieces_of(monkeypatch, 1000)
     ds = chunks.LazyChunkDataset.build("chunks", 7000, chunks.DEFAULT_CHUNK_PAIRS, 3, True, "")
     assert ds.lazy and len(ds.plan.pieces()) > 4
     return ds
@@ -47,7 +55,7 @@ def test_making_a_workers_shards_is_estimated_within_one_and_a_half(monkeypatch)
     """What a worker holds while it makes its shards (every piece generated, joined and cut,
     its shards kept), from the plan, against the peak tracemalloc sees in load_part."""
     from hmmbench.memory_peak import traced_peak
-    monkeypatch.setattr(chunks, "PIECE_PAIRS", 10_000)
+    _pieces_of(monkeypatch, 10_000)
     ds = chunks.LazyChunkDataset.build("chunks", 50_000, chunks.DEFAULT_CHUNK_PAIRS, 3, True, "")
     monkeypatch.setattr(worker, "rebuild", lambda spec: ds)
     estimate = plan_shards(PAIRHMM, ds, 2, 1)[0].making
@@ -97,6 +105,34 @@ def test_a_workers_shards_past_its_limit_are_refused_before_any_piece(lazy_set, 
     assert "over 1 workers: worker w0@here (shards 1-2 of 2 of each" in str(err.value)
 
 
+def test_the_clients_cross_check_is_budgeted_on_what_it_holds(lazy_set, monkeypatch):
+    """The client computes the cross-check's reference: on a lazy set's sample fetched from
+    the workers (sample_pairs items of each of the n pieces a call joins), nothing else held
+    here; on a set that fits in memory, as a single-process run budgets it. Past the client's
+    limit: the one-line refusal naming the reference and the limit."""
+    from hmmbench.memory import MemoryLimit
+    from hmmbench.pairhmm.datasets import synthetic
+    from hmmbench.runner.memory import cell_need, reference_need
+    monkeypatch.setattr(chunks, "generate_piece",
+                        lambda *a: pytest.fail("generated a piece before the memory check"))
+    cfg, ref = RunConfig(chunking="original", sample_pairs=100), NumpyBackend("numpy", "float64")
+    units = PAIRHMM.planned_units(lazy_set, 2)
+    unit = units.shape([(u, 0, len(units.costs(u))) for u in range(len(units.units))], True)
+    sample = cell_need(ref, PAIRHMM.sample_shape(unit, 200), "merged")[0]
+    assert sample < cell_need(ref, unit, "merged")[0]
+    check_client(_Session([None] * 2), [2], [lazy_set], cfg, MemoryLimit(sample, "test"))
+    with pytest.raises(UserError) as err:
+        check_client(_Session([None] * 2), [1, 2], [lazy_set], cfg,
+                     MemoryLimit(sample - 1, "the client's limit"))
+    assert f"dataset '{lazy_set.name}' on backend 'numpy': needs about" in str(err.value)
+    assert "the client's limit" in str(err.value)
+    eager = synthetic.synthetic_dataset("equal-64@1000")
+    need = reference_need(PAIRHMM, eager, ref, PAIRHMM.unit_shape(eager, "original"), cfg)[0]
+    check_client(_Session([None]), [1], [eager], cfg, MemoryLimit(need, "test"))
+    with pytest.raises(UserError):
+        check_client(_Session([None]), [1], [eager], cfg, MemoryLimit(need - 1, "test"))
+
+
 def test_a_shard_run_past_a_workers_limit_ends_before_anything_is_placed(world, capsys,
                                                                          monkeypatch):
     """Through the command line, on a scheduler whose workers have a memory limit: one line,
@@ -105,7 +141,7 @@ def test_a_shard_run_past_a_workers_limit_ends_before_anything_is_placed(world, 
     import dask
     monkeypatch.setattr(chunks, "generate_piece",
                         lambda *a: pytest.fail("generated a piece before the memory check"))
-    monkeypatch.setattr(chunks, "PIECE_PAIRS", 1000)      # a small set, only generated lazily
+    _pieces_of(monkeypatch, 1000)                        # a small set, only generated lazily
     monkeypatch.setattr(chunks, "EAGER_LIMIT", 1000)
     # the limit is only read: Dask must not pause or spill this process's workers for it
     with dask.config.set({"distributed.worker.memory.target": False,
