@@ -222,4 +222,13 @@ inline float __attribute__((overloadable)) sw_keep_below(int n, float shuffled, 
 #define SW_KERNEL(name) \
     __kernel SW_SUBGROUP_ATTR __attribute__((reqd_work_group_size(SW_BLOCK, 1, 1))) void name
 
+#if SW_SUBGROUP_PROBE
+/* The sub-group probe (opencl.py, SubwarpOpenCL.path) where the required sub-group size applies:
+ * the kernel head and the exchange's shuffle without the body. The attribute makes the compiled
+ * size SW_P or fails the build, whatever the body (cl_intel_required_subgroup_size). */
+SW_KERNEL(subwarp_forward)(__global float* out) {
+    out[get_global_id(0)] = SW_SHFL_REAL((float)get_sub_group_local_id());
+}
+#else
 #include "pairhmm/subwarp.h"
+#endif

@@ -125,7 +125,14 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         if kit.shuffle == "ptx":
             return "ptx"
         if p not in self._paths:  # a probe build: is a group exactly one sub-group?
-            defines = self._defines(Bin(1, p * 4, p, 4), kit.shuffle, THREADS_PER_BLOCK, False)
+            if kit.required_sub_group:
+                # the required size fixes the compiled one whatever the body (or fails the
+                # build): the kernel head and a shuffle say it, shared by every backend of kit
+                defines = {"SW_SUBGROUP_PROBE": 1, "SW_P": p, "SW_BLOCK": THREADS_PER_BLOCK,
+                           "EXCHANGE": EXCHANGE[kit.shuffle]}
+            else:  # the compiler picks a size per kernel: the body's own build says it
+                defines = self._defines(Bin(1, p * 4, p, 4), kit.shuffle, THREADS_PER_BLOCK,
+                                        False)
             try:
                 kernel = kit.kernel(SOURCE, "subwarp_forward", defines)
                 size = kernel.get_sub_group_info(
