@@ -766,21 +766,38 @@ def test_bins_without_exponents_up_to_512_cascade_through_one_p32k16_tile():
     assert [q.multi_tile for q in queue_bins].count(True) == 1 and not cascade[-1]
 
 
+@pytest.fixture(scope="module")
+def fixed_shapes():
+    """Generated sets by (longest read, pairs), each made once for every backend that asks:
+    16 pairs of reads of ``longest`` bases, the rest of 8 (the bins depend on the pairs and the
+    longest read alone, ``choose_bins``)."""
+    from hmmbench.pairhmm.datasets.synthetic import generate_fixed
+    made: dict = {}
+
+    def get(longest: int, n_pairs: int) -> PairSet:
+        if (longest, n_pairs) not in made:
+            long = generate_fixed(longest, 8, min(n_pairs, 16), seed=1)
+            ps = long if n_pairs <= 16 else PairSet.concatenate(
+                [long, generate_fixed(8, 8, n_pairs - 16, seed=1)])
+            assert ps.n_pairs == n_pairs and ps.max_read_length == longest
+            made[longest, n_pairs] = ps
+        return made[longest, n_pairs]
+    return get
+
+
 @pytest.mark.parametrize("name", ["cuda-subwarp", "cuda-subwarp-exp-above[exp_above=448]",
                                   "cuda-subwarp-batched"])
-def test_every_bin_has_exponents_or_a_float32_cascade_for_any_input(name):
+def test_every_bin_has_exponents_or_a_float32_cascade_for_any_input(name, fixed_shapes):
     """No float64 recompute but for pairs the exponents cannot hold: whatever the input's size
     (its tier of bins) and longest read, each float32 bin either carries the exponents or feeds
     a cascade (reads of 257..400 in a size tier's multi-tile bin once went to float64 alone).
     Not so with exponents over 640: one tile cannot hold 513..640, so those bins' queue is a
     float64 one -- the trade that variant shows."""
     from hmmbench import registry
-    from hmmbench.pairhmm.datasets.synthetic import generate_fixed
     (b,) = registry.select([name])
     for n_pairs in (16, 9000, 40000):
         for longest in (100, 300, 400, 512, 600, 1100):
-            ps = generate_fixed(longest, 8, n_pairs, seed=1)
-            bins = b.bins_for(ps)
+            bins = b.bins_for(fixed_shapes(longest, n_pairs))
             _, queue_of, cascade = b.queue_plan(bins)
             for i, x in enumerate(bins):
                 assert b.exponents(x) or cascade[queue_of[i]], (n_pairs, longest, x.label)
