@@ -77,14 +77,14 @@ def test_the_cuda_kernel_builds_with_it_under_the_same_register_budget(monkeypat
 @needs_device
 def test_extra_work_gives_the_same_bits(monkeypatch):
     """Every item of a launch aligned a second time (100 %): the same results as without, to
-    the bit (one small single-tile bin, the only one both backends have: the programs of a new
-    define build slowly on a CPU)."""
-    pairs = datasets.resolve("equal-64@40").load()
-    assert set(pairs.pair_read_lengths.tolist()) == {BIN.hi}
+    the bit (the smallest single-tile bin, p4k4, the only one both backends have: the programs
+    of a new define build slowly on a CPU)."""
+    pairs = datasets.resolve("equal-16@40").load()
+    assert set(pairs.pair_read_lengths.tolist()) == {16}
 
     def one_bin():
         return SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0], exchange="auto",
-                             bins=((BIN.hi, BIN.p, BIN.k),), long_config=None, small_tiers=None)
+                             bins=((16, 4, 4),), long_config=None, small_tiers=None)
     monkeypatch.delenv(extra_work.ENV, raising=False)
     plain = one_bin()
     want = plain.run(pairs).log10
