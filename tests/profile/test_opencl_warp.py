@@ -1,8 +1,10 @@
 """profile-opencl-warp (the warp-group kernels of profile-cuda-warp in OpenCL) on the CPU OpenCL
 devices: HMMER's raw integers (SSV xE, full-MSV xJ, Viterbi-filter xC) identical to the
-task-parallel kernels' (themselves identical to HMMER, tests/test_profile_opencl.py) for every
-protein of the proteome, the full MSV forced on all of them, on the device's sub-group path and
-on the local-memory path; edge lengths; the scores through the registry are checked against
+task-parallel kernels' (themselves identical to HMMER, tests/test_profile_opencl.py), the full MSV
+forced on every sequence, on the device's sub-group path and on the local-memory path: for every
+protein of the proteome on the default device, on the others for the proteins that hold the
+proteome's cases (every 10th, each one whose SSV, MSV or VF overflows, the longest and the
+shortest); edge lengths everywhere; the scores through the registry are checked against
 profile-numpy by tests/test_profile_backends.py like every backend's."""
 import numpy as np
 import pytest
@@ -50,7 +52,10 @@ def edge_set(proteome) -> SequenceSet:
 
 
 _RUNNERS: dict = {}
-_TASK_RAW: dict = {}
+#: raw integers per (device, kernels, input): the task kernels' once per device and input; the
+#: warp kernels' once per path and block, so "auto" on a device without a 32-lane sub-group
+#: (it takes the local path: the same program, the same launch) shares the "local" result
+_RAW: dict = {}
 
 
 def _runner(device: str, exchange: str):
@@ -73,36 +78,82 @@ def _raw(runner, model, seqs) -> dict:
             "vf": runner.vf_xc(model, seqs, order, model.word.move(L).astype(np.int16))}
 
 
+def _task_raw(device: str, name: str, model, seqs) -> dict:
+    if (device, "task", name) not in _RAW:
+        _RAW[device, "task", name] = _raw(_runner(device, ""), model, seqs)
+    return _RAW[device, "task", name]
+
+
+def _overflows(raw: dict, model) -> dict:
+    """Which sequences overflow each filter (SSV xE >= 255 - bias, MSV xJ -1, VF xC 32768)."""
+    return {"ssv": raw["ssv"] >= 255 - model.byte.bias, "msv": raw["msv"] < 0,
+            "vf": raw["vf"] >= 32768}
+
+
+@pytest.fixture(scope="module")
+def default_device():
+    """The device that checks the whole proteome: the one hmmbench picks by default."""
+    label = opencl_api._label(*opencl_api.choose_device())
+    return label if label in DEVICES else DEVICES[0]
+
+
+@pytest.fixture(scope="module")
+def proteome_cases(model, proteome, default_device):
+    """The proteins that hold the proteome's cases: every 10th, each one whose SSV, MSV or VF
+    overflows (the task kernels on the default device say which), the longest and the
+    shortest."""
+    over = _overflows(_task_raw(default_device, "proteome", model, proteome), model)
+    L = proteome.lengths
+    keep = set(range(0, len(proteome), 10)) | {int(np.argmax(L)), int(np.argmin(L))}
+    for flags in over.values():
+        keep |= set(np.nonzero(flags)[0].tolist())
+    sub = proteome.subset(sorted(keep))
+    assert sub.lengths.max() == L.max() and sub.lengths.min() == L.min()
+    return sub
+
+
+def _inputs(device, default_device, proteome, proteome_cases):
+    whole = device == default_device
+    return (("proteome" if whole else "proteome cases", proteome if whole else proteome_cases),
+            ("edges", edge_set(proteome)))
+
+
 @needs_device
 @pytest.mark.parametrize("exchange", ["auto", "local"])
 @pytest.mark.parametrize("device", DEVICES)
-def test_raw_integers_equal_the_task_kernels_on_the_proteome_and_edges(device, exchange, model,
-                                                                        proteome):
+def test_raw_integers_equal_the_task_kernels_on_the_proteome_and_edges(
+        device, exchange, model, proteome, default_device, proteome_cases):
     warp_runner = _runner(device, exchange)
     if exchange == "local":
         assert warp_runner.path == "local" and warp_runner.block == 32
-    for name, seqs in (("proteome", proteome), ("edges", edge_set(proteome))):
-        if (device, name) not in _TASK_RAW:   # the task kernels' side, once for both exchanges
-            _TASK_RAW[device, name] = _raw(_runner(device, ""), model, seqs)
-        want, got = _TASK_RAW[device, name], _raw(warp_runner, model, seqs)
+    for name, seqs in _inputs(device, default_device, proteome, proteome_cases):
+        want = _task_raw(device, name, model, seqs)
+        key = (device, warp_runner.path, warp_runner.block, name)
+        if key not in _RAW:
+            _RAW[key] = _raw(warp_runner, model, seqs)
+        got = _RAW[key]
         for kind in ("ssv", "msv", "vf"):
-            assert np.array_equal(got[kind], want[kind]), (kind, warp_runner.path)
-    assert (want["msv"] >= 0).any() and (want["vf"] < 32768).any()   # not all overflows
+            assert np.array_equal(got[kind], want[kind]), (kind, warp_runner.path, name)
+        if name.startswith("proteome"):     # each filter's overflows, and results that are not
+            over = _overflows(want, model)
+            assert all(f.any() and not f.all() for f in over.values()), name
+    assert (want["msv"] >= 0).any() and (want["vf"] < 32768).any()   # edges: not all overflows
 
 
 @needs_device
 @pytest.mark.parametrize("over", [{"row_inplace": 1, "vf_ntsc_mask": 0x07},
                                   {"vf_ntsc_mask": 0x70}], ids=["inplace-mask07", "mask70"])
-def test_row_and_floor_variants_equal_the_task_kernels(over, model, proteome):
+def test_row_and_floor_variants_equal_the_task_kernels(over, model, proteome, proteome_cases):
     """ROW_INPLACE (descending in-place rows, three-way VF maxima) and VF_NTSC_MASK (some VF
     transition floors by ALU) through the kernel source itself, on the first device: raw
-    integers identical to the task kernels' on every 10th protein and the edge lengths."""
+    integers identical to the task kernels' on the proteome's cases (every 10th protein, the
+    overflows, the longest and shortest) and the edge lengths."""
     device = DEVICES[0]
     runner = ProfileWarpOpenCL(device, "auto")
     runner._clock = StageClock()
     runner.variant = {**warp.TUNED_VARIANT, **over}
-    for seqs in (proteome.subset(range(0, len(proteome), 10)), edge_set(proteome)):
-        want, got = _raw(_runner(device, ""), model, seqs), _raw(runner, model, seqs)
+    for name, seqs in (("proteome cases", proteome_cases), ("edges", edge_set(proteome))):
+        want, got = _task_raw(device, name, model, seqs), _raw(runner, model, seqs)
         for kind in ("ssv", "msv", "vf"):
             assert np.array_equal(got[kind], want[kind]), (kind, over)
 
