@@ -228,8 +228,12 @@ class Availability:
         return self.reason is None
 
 
-def probe(backend: Backend) -> Availability:
+def probe(backend: Backend, listing: bool = False) -> Availability:
+    """Whether ``backend`` can run here. ``listing``: for ``hmmbench list``, through the
+    backend's ``listing_reason`` where it has one (the same answer without the work only a run
+    needs, such as probe builds of its kernels for the parameters a run records)."""
+    ask = getattr(backend, "listing_reason", None) if listing else None
     try:
-        return Availability(backend, backend.unavailable_reason())
+        return Availability(backend, (ask or backend.unavailable_reason)())
     except Exception as exc:  # noqa: BLE001
         return Availability(backend, f"availability probe failed: {exc}")

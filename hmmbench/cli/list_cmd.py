@@ -20,7 +20,7 @@ def run(args, workload) -> int:
                  Column("family", priority=2), Column("precision", priority=2),
                  Column("available", wrap=True, priority=0), Column("limits", priority=3)])
     for b in registry.discover(workload.name):
-        reason = registry.probe(b).reason
+        reason = registry.probe(b, listing=True).reason
         limits = ", ".join(f"{k}={v}" for k, v in vars(b.limits).items() if v is not None)
         t.add(b.name, b.api, b.family, b.precision,
               Styled("yes", "green") if reason is None else Styled(f"no: {reason}", "yellow"),

@@ -145,13 +145,21 @@ class OpenCLBackend(Backend):
         return {}
 
     def unavailable_reason(self) -> Optional[str]:
+        return self._reason(self.kit)
+
+    def listing_reason(self) -> Optional[str]:
+        """unavailable_reason's answer without device_params (their probe builds of the real
+        kernels give the parameters a run records, not whether it can run): `hmmbench list`."""
+        return self._reason(lambda: self._kit or device_kit(self._device_spec))
+
+    def _reason(self, open_kit) -> Optional[str]:
         try:
-            self.kit()
+            kit = open_kit()
         except ImportError:
             return "pyopencl not installed"
         except Exception as exc:  # noqa: BLE001 - any driver failure makes it unavailable
             return f"no usable OpenCL device: {exc}"
-        return self.device_reason(self._kit)
+        return self.device_reason(kit)
 
     def device_reason(self, kit: DeviceKit) -> Optional[str]:
         return None
