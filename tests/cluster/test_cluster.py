@@ -194,11 +194,12 @@ def test_scaling_rows_say_what_stays_outside_the_workers_and_sum_a_sweep():
 
 # --- shard mode: identical to one process ----------------------------------------------------
 @pytest.mark.parametrize("backend", ["numpy-f32", "opencl-inter-tile8"])
-def test_sharded_1m_identical_to_single_process(cluster, backend, monkeypatch):
+def test_sharded_10s_identical_to_single_process(cluster, backend, monkeypatch):
+    """A real set of 7 active regions (10s: 3,550 pairs) over two workers."""
     monkeypatch.setenv("HMMBENCH_OPENCL_DEVICE", OPENCL_CPU)
     _, client = cluster
-    single = _single_values(backend, "1m")
-    got, session, _, cds = _sharded_values(client, backend, _dataset("1m"))
+    single = _single_values(backend, "10s")
+    got, session, _, cds = _sharded_values(client, backend, _dataset("10s"))
     assert np.array_equal(got, single)
     shards = session.current.shard_sizes
     assert len(shards) == 2 and all(s[0][0] > 0 for s in shards)   # both workers had work
@@ -209,7 +210,7 @@ def test_sharded_1m_identical_to_single_process(cluster, backend, monkeypatch):
 def test_sharded_generated_set_is_rebuilt_on_workers(cluster, per_worker=3):
     from hmmbench.cluster.sharded import sharded_values
     _, client = cluster
-    ds = _dataset("chunks@6000")
+    ds = _dataset("chunks@2000")      # 19 batches: 6 shards
     single = _backend("numpy-f32").run(ds.load()).log10
     got, session, _, _ = sharded_values(client, PAIRHMM, "numpy-f32", ds, 2, "merged",
                                         per_worker=per_worker, gather="call")
@@ -219,11 +220,11 @@ def test_sharded_generated_set_is_rebuilt_on_workers(cluster, per_worker=3):
 
 
 def _small_pieces(piece_pairs):
-    """Generated chunk sets lazy from 2,000 pairs on, in pieces of ``piece_pairs`` (None: the
-    real sizes back); run here and on every worker."""
+    """Generated chunk sets lazy from twice ``piece_pairs`` on, in pieces of ``piece_pairs``
+    (None: the real sizes back); run here and on every worker."""
     from hmmbench.pairhmm.datasets import chunks
     saved = _small_pieces.__dict__.setdefault("saved", (chunks.EAGER_LIMIT, chunks.PIECE_PAIRS))
-    limit, size = (2000, piece_pairs) if piece_pairs else saved
+    limit, size = (2 * piece_pairs, piece_pairs) if piece_pairs else saved
     chunks.EAGER_LIMIT, chunks.PIECE_PAIRS = limit, size
     chunks.iter_pieces.__defaults__ = (size,)
 
@@ -232,7 +233,7 @@ def _small_pieces(piece_pairs):
 def small_pieces(cluster):
     _, client = cluster
     for fn in (_small_pieces, lambda size: client.run(_small_pieces, size)):
-        fn(1000)
+        fn(375)
     yield
     for fn in (_small_pieces, lambda size: client.run(_small_pieces, size)):
         fn(None)
@@ -241,7 +242,7 @@ def small_pieces(cluster):
 def test_lazy_set_runs_and_samples_from_the_shards(cluster, small_pieces):
     from hmmbench.cluster.sharded import sharded_values
     _, client = cluster
-    ds = _dataset("chunks@4000")      # 4 pieces of about 1,000 pairs
+    ds = _dataset("chunks@1500")      # 4 pieces of about 375 pairs
     assert ds.lazy
     pieces = list(ds.chunks())
     assert len(pieces) >= 3
@@ -276,7 +277,7 @@ def test_lazy_set_checks_at_every_worker_count(cluster, small_pieces, tmp_path):
     reference (keyed by the piece's place in the set, not its index)."""
     c, _ = cluster
     out = tmp_path / "lazy.json"
-    code = cli.main(["run", "-d", "chunks@4000", "--chunking", "merged", "-b", "numpy-f32",
+    code = cli.main(["run", "-d", "chunks@1500", "--chunking", "merged", "-b", "numpy-f32",
                      "--repeat", "1", "--cluster", c.scheduler_address, "--workers", "1,2",
                      "--json", str(out), "-q"])
     assert code == 0
@@ -291,21 +292,21 @@ def test_lazy_set_checks_at_every_worker_count(cluster, small_pieces, tmp_path):
 def test_cli_shard_mode_checks_and_scales(cluster, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HMMBENCH_OPENCL_DEVICE", OPENCL_CPU)
     c, _ = cluster
-    _dataset("1m")
+    _dataset("10s")
     _backend("opencl-inter-tile8")
     out = tmp_path / "s.json"
-    code = cli.main(["run", "-d", "1m", "-b", "opencl-inter-tile8", "--repeat", "1",
+    code = cli.main(["run", "-d", "10s", "-b", "opencl-inter-tile8", "--repeat", "1",
                      "--cluster", c.scheduler_address, "--workers", "1,2", "--json", str(out),
                      "-q"])
     assert code == 0
     doc = results.load(out)
     runs = doc["runs"]
     assert [(r["workers"], r["status"]) for r in runs] == [(1, "ok"), (2, "ok")]
-    assert all(r["n_checked"] == r["pairs"] == 29307 for r in runs)
-    assert all(r["launches"] == 110 for r in runs)        # one per active region, as one process
+    assert all(r["n_checked"] == r["pairs"] == 3550 for r in runs)
+    assert all(r["launches"] == 7 for r in runs)          # one per active region, as one process
     two = runs[1]
     assert len(two["info"]["worker_stages"]) == 2
-    assert sum(w["items"] for w in two["info"]["worker_stages"]) == 29307
+    assert sum(w["items"] for w in two["info"]["worker_stages"]) == 3550
     assert all(w["task"] >= w["wall"] > 0 for w in two["info"]["worker_stages"])
     assert doc["cluster"]["shards_retried"] == [] and doc["cluster"]["gather"] == "cell"
     # a running scheduler's workers are not restarted unless asked (--restart-workers always)
