@@ -15,8 +15,10 @@ names (``cuda-inter-tile8``, ``cuda-subwarp-p8k16``): aliases of the family with
 from __future__ import annotations
 
 import fnmatch
+import functools
 import importlib
 import itertools
+import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Callable, Optional
@@ -128,12 +130,20 @@ def _load_families(spec: str) -> list:
     return list(getattr(mod, "families", lambda: [])())
 
 
+@functools.lru_cache(maxsize=None)
+def _plugin_values(group: str, search_path: tuple) -> tuple:
+    """The values of the entry points of ``group`` found on ``search_path`` (sys.path), read
+    once: the scan opens every installed distribution's metadata, and one command discovers
+    the backends many times (each ``select``)."""
+    return tuple(ep.value for ep in metadata.entry_points(group=group))
+
+
 def _specs(workload: str) -> list:
     specs = builtin_specs(workload)
     try:
-        for ep in metadata.entry_points(group=entry_point_group(workload)):
-            if ep.value not in specs:
-                specs.append(ep.value)
+        for value in _plugin_values(entry_point_group(workload), tuple(sys.path)):
+            if value not in specs:
+                specs.append(value)
     except Exception:  # noqa: BLE001 - a broken environment must not hide the built-ins
         pass
     return specs
@@ -166,10 +176,17 @@ def families(workload: str = "pairhmm") -> dict:
 
 
 def _by_alias(fams: dict, name: str) -> Optional[Backend]:
-    """The variant of a family whose name (alias or generic) is ``name``."""
+    """The variant of a family whose name (alias or generic) is ``name``. A glob pattern
+    (``*``, ``?``) names none; a name with brackets is looked for in the family it starts with
+    first (generic names are ``family[axis=value,...]``), then in every family."""
+    if "*" in name or "?" in name:
+        return None
     for fam in fams.values():
         if name == fam.name:
             return fam.with_params()
+    prefix = name.split("[", 1)[0] if "[" in name else None
+    first = [f for f in fams.values() if f.name == prefix]
+    for fam in first + [f for f in fams.values() if f.name != prefix]:
         for params in fam.every_params():
             if fam.variant_name(params) == name:
                 return fam.with_params(**params)
