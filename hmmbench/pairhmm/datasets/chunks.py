@@ -191,6 +191,8 @@ class PlannedUnits:
 
 
 def plan_units(plan: ChunkPlan, join: int) -> PlannedUnits:
+    """The plan's pieces joined ``join`` at a time (the last join may hold fewer); the making
+    bytes of the largest, the previous unit still referenced."""
     lengths = PlanLengths(plan)
     bounds = plan.pieces()
     groups = [bounds[i:i + join] for i in range(0, len(bounds), join)]
