@@ -235,7 +235,9 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                                         (slot, at[11], hist, bin_pairs, key_start, bin_range,
                                          np.int32(0), heads, np.int32(queue_at))))
         bufs.counters_clear = True
-        evs.append(lk["sw_layout_scatter"](q, grid, None,
+        # one work-group size for every grid (a runtime free to pick one per grid, as PoCL,
+        # compiles the kernel again for each size it picks)
+        evs.append(lk["sw_layout_scatter"](q, grid, (LAYOUT_THREADS,),
                                            (np.int32(units), raw, key_rank, key_start, items)))
         return evs
     t_plan = time.perf_counter() - t0 - t_prep
