@@ -72,17 +72,18 @@ def edge():
 
 def rescue_batches(pairs, ref):
     """The batches of ``pairs`` (a real set) holding a pair under the float32 floor (1e-28 with
-    C: the float64 rescue's), and the one with the longest read (every bin), as a set of their
-    own with their reference: real data with its rescue pairs at a fraction of the set's size."""
+    C: the float64 rescue's), then the pairs of its longest read (each a batch of its own), as a
+    set of their own with their reference: real data with its rescue pairs and longest read at
+    a fraction of the set's size (1m: 4 batches with reads of every test bin, 1,250 pairs of
+    29,307)."""
     from cpu_reference.pairhmm.constants import F32_MIN_ACCEPTED, LOG10_C32
     low = np.flatnonzero(ref < np.log10(F32_MIN_ACCEPTED) - LOG10_C32)
-    keep = set(np.searchsorted(pairs.batch_pairs, low, side="right") - 1)
-    keep.add(int(np.searchsorted(pairs.batch_reads, np.argmax(pairs.read_lengths),
-                                 side="right") - 1))
-    keep = sorted(int(b) for b in keep)
+    keep = sorted(set(int(b) for b in np.searchsorted(pairs.batch_pairs, low, side="right") - 1))
+    longest = np.flatnonzero(pairs.pair_read == np.argmax(pairs.read_lengths))
     bp = pairs.batch_pairs
-    return (pairs.concatenate([pairs.select_batches(b, b + 1) for b in keep]),
-            np.concatenate([ref[bp[b]:bp[b + 1]] for b in keep]))
+    return (pairs.concatenate([pairs.select_batches(b, b + 1) for b in keep]
+                              + [pairs.subset_pairs(longest)]),
+            np.concatenate([ref[bp[b]:bp[b + 1]] for b in keep] + [ref[longest]]))
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +149,15 @@ def test_edge_cases_and_the_float64_rescue(edge, device, exchange):
 @pytest.mark.parametrize("exchange", ["auto", "local"])
 @pytest.mark.parametrize("device", DEVICES)
 def test_matches_reference_on_real_data(real, device, exchange, dataset):
-    pairs, ref = real[dataset]
-    _check(_backend(device, exchange), pairs, ref)
+    """10s whole; 1m as its rescue batches and longest read (``rescue_batches``: the cases the
+    whole set holds, at a twentieth of its pairs)."""
+    pairs, ref = real[dataset if dataset == "10s" else "1m-rescue"]
+    ex = _check(_backend(device, exchange), pairs, ref)
+    if dataset == "1m":  # the set's underflows and its longest read are in
+        assert ex.n_fallback >= 1 and pairs.max_read_length == real["1m"][0].max_read_length
+        los = (1, *(hi + 1 for hi, _, _ in TEST_BINS[:-1]))
+        assert set(ex.info["bins"]) == {f"p{p}k{k}[{lo}..{hi}]"  # every test bin's reads
+                                        for lo, (hi, p, k) in zip(los, TEST_BINS)}
 
 
 @needs_device
