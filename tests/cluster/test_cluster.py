@@ -233,7 +233,7 @@ def _small_pieces(piece_pairs):
 def small_pieces(cluster):
     _, client = cluster
     for fn in (_small_pieces, lambda size: client.run(_small_pieces, size)):
-        fn(375)
+        fn(140)
     yield
     for fn in (_small_pieces, lambda size: client.run(_small_pieces, size)):
         fn(None)
@@ -242,7 +242,7 @@ def small_pieces(cluster):
 def test_lazy_set_runs_and_samples_from_the_shards(cluster, small_pieces):
     from hmmbench.cluster.sharded import sharded_values
     _, client = cluster
-    ds = _dataset("chunks@1500")      # 4 pieces of about 375 pairs
+    ds = _dataset("chunks@700")       # 4 pieces of about 140 pairs (230, 94, 102, 274)
     assert ds.lazy
     pieces = list(ds.chunks())
     assert len(pieces) >= 3
@@ -277,7 +277,7 @@ def test_lazy_set_checks_at_every_worker_count(cluster, small_pieces, tmp_path):
     reference (keyed by the piece's place in the set, not its index)."""
     c, _ = cluster
     out = tmp_path / "lazy.json"
-    code = cli.main(["run", "-d", "chunks@1500", "--chunking", "merged", "-b", "numpy-f32",
+    code = cli.main(["run", "-d", "chunks@700", "--chunking", "merged", "-b", "numpy-f32",
                      "--repeat", "1", "--cluster", c.scheduler_address, "--workers", "1,2",
                      "--json", str(out), "-q"])
     assert code == 0
