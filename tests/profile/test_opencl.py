@@ -69,16 +69,20 @@ def test_opencl_unknown_score(runner, proteome):
 
 @pytest.fixture(scope="module")
 def generic_case(proteome):
-    """PF02826, every 7th protein plus odd sequences (length 1, a degenerate residue), and the
-    NumPy reference's Viterbi and Forward of them (computed once: each test checks against one
-    and tells it from the other)."""
+    """PF02826, every 14th protein and the longest of every 7th (2627 residues: the most
+    rescaled Forward rows), plus odd sequences (length 1, a degenerate residue), and the NumPy
+    reference's Viterbi and Forward of them (computed once: each test checks against one and
+    tells it from the other)."""
     from cpu_reference.profile import generic as pg
     from hmmbench.profile.model import ProfileModel, SequenceSet
     hmm = next((h for h in HMMS if "PF02826" in str(h.accession)), None)
     if hmm is None:
         pytest.skip("no PF02826 model")
     model = ProfileModel.from_hmm(hmm)
-    sub = proteome.subset(np.arange(0, len(proteome), 7))
+    seventh = np.arange(0, len(proteome), 7)
+    longest = int(seventh[np.argmax(proteome.lengths[seventh])])
+    sub = proteome.subset(sorted(set(range(0, len(proteome), 14)) | {longest}))
+    assert sub.lengths.max() == proteome.lengths[seventh].max()
     odd = np.array([3, 21, 5, 9], np.uint8)           # a length-1 sequence, one with a B
     seqs = SequenceSet(list(sub.names) + ["one", "degenerate"],
                        np.concatenate([sub.residues, odd]),
@@ -90,8 +94,8 @@ def generic_case(proteome):
 @pytest.mark.parametrize("kind", ["viterbi", "forward"])
 def test_opencl_generic_twin_within_the_kinds_tolerance(kind, generic_case):
     """profile-opencl-ganesan, the twin of profile-cuda-ganesan (one kernel body,
-    kernels_common/profile/generic.h): every 7th protein plus odd sequences (length 1, a
-    degenerate residue), within the kind's tolerance of the NumPy reference; the other mode's
+    kernels_common/profile/generic.h): every 14th protein, the longest of every 7th and odd
+    sequences (length 1, a degenerate residue), within the kind's tolerance of the NumPy reference; the other mode's
     reference is off by more (the check can fail)."""
     from hmmbench.profile.job import TOLERANCE, ProfileSearch
     from hmmbench.profile.device.opencl import OpenCLGenericProfile
