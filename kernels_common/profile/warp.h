@@ -92,6 +92,11 @@
 #ifndef MODELS
 #define MODELS 1
 #endif
+/* WARP_KERNELS: which kernels the program holds, bits 1 SSV, 2 MSV, 4 VF (a build of one
+ * launch compiles its own kernel only) */
+#ifndef WARP_KERNELS
+#define WARP_KERNELS 7
+#endif
 #define PAD_CODE KP
 #ifndef W_SCRATCH_PARAM
 #define W_SCRATCH_PARAM
@@ -253,6 +258,7 @@ W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 bi
         base_[m] = mpar[4 * m + 1]; tec_[m] = mpar[4 * m + 2]; }
 #endif
 
+#if WARP_KERNELS & 1
 /* profile: [KP+1][MODELS][QB][GROUP] words (row KP: the pad residue); out_xe [MODELS][stride] */
 W_KERNEL(ssv_xe_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
                       W_IN(int) order, int nseq, SSV_MODEL_PARAMS, W_OUT(int) out_xe)
@@ -287,7 +293,9 @@ W_KERNEL(ssv_xe_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
         }
     }
 }
+#endif
 
+#if WARP_KERNELS & 2
 /* LAZY_XE: model m's row xE only where some lane's row maximum reaches thr[m] (a vote) */
 #if LAZY_XE
 #define MSV_LAZY_BEGIN(m) xEall[m] = vb_max(xEall[m], rowmax); \
@@ -362,7 +370,9 @@ W_KERNEL(msv_xj_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
         }
     }
 }
+#endif
 
+#if WARP_KERNELS & 4
 /* ---- Viterbi filter (int16 pairs, 32 lanes x 2 = 64 elements per vector)
  * profile: match [KP+1][QW][32]; VF_DPX: then emission clamps lo, hi (same shape); then tsc
  * [8][QW][32] (BM MM IM DM MD MI II DD, HMMER's masks); VF_DPX: then -32768 - tsc (same shape) */
@@ -533,5 +543,6 @@ _Pragma("unroll")
 #undef TADD
 #undef TADDMAX
 }
+#endif
 
 #endif

@@ -198,6 +198,21 @@ WARP_SOURCE = "profile/warp.cl"
 WARP_BLOCK = 128
 #: persistent grid: at most this many work-groups per compute unit (grid-stride beyond)
 WARP_GROUPS_PER_CU = 16
+#: warp.h's WARP_KERNELS bit of each kernel: a program holds the one kernel it is built for
+#: (the CPU runtimes compile every kernel of a program at its build)
+WARP_KERNEL_BITS = {"ssv_xe_warp": 1, "msv_xj_warp": 2, "vf_xc_warp": 4}
+#: defines only the Viterbi filter reads: left out of the SSV/MSV programs' so that variants
+#: differing in them share those builds
+VF_ONLY_DEFINES = ("VF_DPX", "VF_NTSC_ALU", "VF_NTSC_MASK")
+
+
+def one_kernel_defines(name: str, defines: dict) -> dict:
+    """``defines`` of a program that holds warp.h's kernel ``name`` only."""
+    out = {**defines, "WARP_KERNELS": WARP_KERNEL_BITS[name]}
+    if name != "vf_xc_warp":
+        for key in VF_ONLY_DEFINES:
+            out.pop(key, None)
+    return out
 
 
 class ProfileWarpOpenCL(ProfileFiltersOpenCL):
@@ -219,7 +234,7 @@ class ProfileWarpOpenCL(ProfileFiltersOpenCL):
         try:  # a probe build: is a warp exactly one sub-group?
             d = {"MODEL_M": 4, "KP": 29, "QB": 1, "QW": 1, "GROUP": 32, "BLOCK": WARP_BLOCK,
                  "EXCHANGE": EXCHANGE[kit.shuffle]}
-            k = kit.kernel(WARP_SOURCE, "ssv_xe_warp", d)
+            k = kit.kernel(WARP_SOURCE, "ssv_xe_warp", one_kernel_defines("ssv_xe_warp", d))
             size = k.get_sub_group_info(
                 kit.device, cl_module().kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
                 [WARP_BLOCK])
@@ -249,7 +264,7 @@ class ProfileWarpOpenCL(ProfileFiltersOpenCL):
             extra = [self._buf(a) for a in extra_args]
         out = self._output(kind + ("_batch" if head else ""), n_out, on_device)
         if m:
-            kern = self.kit.kernel(WARP_SOURCE, name, defines)
+            kern = self.kit.kernel(WARP_SOURCE, name, one_kernel_defines(name, defines))
             per_group = (self.block // 32) * (32 // defines["GROUP"])
             groups = min(-(-m // per_group), self.kit.device.max_compute_units * WARP_GROUPS_PER_CU)
             ev = kern(self.kit.queue, (groups * self.block,), (self.block,), prof, res, offs,
