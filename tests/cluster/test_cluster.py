@@ -226,7 +226,7 @@ def _small_pieces(piece_pairs):
     saved = _small_pieces.__dict__.setdefault("saved", (chunks.EAGER_LIMIT, chunks.PIECE_PAIRS))
     limit, size = (2 * piece_pairs, piece_pairs) if piece_pairs else saved
     chunks.EAGER_LIMIT, chunks.PIECE_PAIRS = limit, size
-    chunks.iter_pieces.__defaults__ = (size,)
+    chunks.iter_pieces.__defaults__ = (piece_pairs,)     # None: PIECE_PAIRS at the call, as shipped
 
 
 @pytest.fixture
