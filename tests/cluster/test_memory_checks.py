@@ -143,6 +143,9 @@ def test_a_shard_run_past_a_workers_limit_ends_before_anything_is_placed(world, 
                         lambda *a: pytest.fail("generated a piece before the memory check"))
     _pieces_of(monkeypatch, 1000)                        # a small set, only generated lazily
     monkeypatch.setattr(chunks, "EAGER_LIMIT", 1000)
+    # the workers run in this process: a nanny started earlier in it (another test's cluster)
+    # left Dask's allocator setting in its environment, which the run would rightly warn of
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     # the limit is only read: Dask must not pause or spill this process's workers for it
     with dask.config.set({"distributed.worker.memory.target": False,
                           "distributed.worker.memory.spill": False,
