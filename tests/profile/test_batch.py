@@ -22,7 +22,7 @@ from hmmbench.profile import batch as pb, datasets as pds, job as pjob, workload
 from hmmbench.profile.cells import profile_cells  # noqa: E402
 from hmmbench.profile.device.host import launch_order  # noqa: E402
 from hmmbench.profile.job import ProfileBatch, ProfileSearch  # noqa: E402
-from hmmbench.profile.model import SequenceSet  # noqa: E402
+from hmmbench.profile.model import AMINO_SYMBOLS, SequenceSet  # noqa: E402
 from hmmbench.profile.device.opencl import OpenCLProfile, ProfileWarpOpenCL  # noqa: E402
 from helpers.profile_models import use_backends  # noqa: E402
 
@@ -36,14 +36,19 @@ def rrefam():
     return [s.load()[0] for s in pds.resolve_models("RREFam")]
 
 
+#: proteome proteins whose full MSV overflows for some RREFam model (the only two of the
+#: proteome: 468 and 1666); 2045 is its longest (4,560 residues)
+OVERFLOWS, LONGEST = (468, 1666), 2045
+
+
 @pytest.fixture(scope="module")
 def seqs():
-    """Edge lengths (0, 1, under / at / over a group and a warp, a long one) and every 3rd
-    protein of the proteome."""
+    """Edge lengths (0, 1, under / at / over a group and a warp, a long one), every 30th
+    protein of the proteome, its longest and those whose full MSV overflows."""
     rng = np.random.default_rng(11)
     parts = [rng.integers(0, 20, n).astype(np.uint8) for n in (0, 1, 2, 7, 8, 9, 31, 33, 2000)]
     prot = pds.load_proteome()
-    parts += [prot.codes(i) for i in range(0, len(prot), 3)]
+    parts += [prot.codes(i) for i in [*range(0, len(prot), 30), *OVERFLOWS, LONGEST]]
     offs = np.zeros(len(parts) + 1, np.int64)
     np.cumsum([p.size for p in parts], out=offs[1:])
     return SequenceSet([f"s{i}" for i in range(len(parts))], np.concatenate(parts), offs)
@@ -98,6 +103,7 @@ def test_each_model_of_a_batch_equals_its_own_launch_and_the_reference(exchange,
             assert np.array_equal(xe[k], alone[i][0]), (b, i)
             assert np.array_equal(xj[k], alone[i][1]), (b, i)
     assert all((alone[i][1] >= 0).any() for i in alone)          # not all overflows
+    assert any((alone[i][1] < 0).any() for i in alone)           # and some: the overflow path
 
 
 @pytest.fixture
@@ -116,38 +122,63 @@ def warp_run(monkeypatch, tmp_path):
     return run
 
 
-def test_a_batched_sweep_through_the_runner(warp_run, monkeypatch, rrefam):
+@pytest.fixture
+def sweep_inputs(tmp_path):
+    """A FASTA of the ``seqs`` fixture's proteome proteins (every 30th, the longest, the MSV
+    overflows) and an HMM file of RREFam's five smallest models (M = 83 .. 87: one vector
+    count, so a batch of three and the last of two build one kernel shape each)."""
+    prot = pds.load_proteome()
+    picked = [*range(0, len(prot), 30), *OVERFLOWS, LONGEST]
+    letters = np.frombuffer(AMINO_SYMBOLS.encode(), np.uint8)
+    fasta = tmp_path / "proteins.fa"
+    fasta.write_text("".join(f">{prot.names[i]}\n{letters[prot.codes(i)].tobytes().decode()}\n"
+                             for i in picked))
+    path = next(p for p in pds.model_files() if p.endswith("RREFam.hmm"))
+    hmms = sorted(pds.read_hmms(path), key=lambda h: h.M)[:5]
+    models = tmp_path / "small.hmm"
+    with open(models, "wb") as fh:
+        for hmm in hmms:
+            hmm.write(fh)
+    return str(fasta), str(models)
+
+
+def test_a_batched_sweep_through_the_runner(warp_run, monkeypatch, sweep_inputs):
     # msv cells checked on a sample of (model, sequence) results across the batch's models
-    monkeypatch.setitem(pjob.REFERENCE_CHECK_CELLS, "msv", 40_000_000)
-    code, doc = warp_run("-d", "proteome", "--model", "RREFam", "--batch-models", "4")
+    monkeypatch.setitem(pjob.REFERENCE_CHECK_CELLS, "msv", 1_000_000)
+    fasta, hmm_file = sweep_inputs
+    code, doc = warp_run("-d", fasta, "--model", hmm_file, "--batch-models", "3")
     assert code == 0
     runs = doc["runs"]
     assert [(r["model"], r["kind"]) for r in runs] == [
-        (f"RREFam[{a}]", k) for a in ("1-4", "5-8", "9-10") for k in ("ssv", "msv")]
+        (f"small[{a}]", k) for a in ("1-3", "4-5") for k in ("ssv", "msv")]
     assert all(r["status"] == "ok" for r in runs), [r["reason"] for r in runs]
-    residues = pds.load_proteome().n_residues
-    lengths = sorted(m.M for m in rrefam)
+    prot = pds.load_fasta(fasta)
+    residues = prot.n_residues
+    models = [s.load()[0] for s in pds.resolve_models(hmm_file)]
+    lengths = sorted(m.M for m in models)
     for r in runs:
         info = r["info"]
         assert info["batch_lengths"] == sorted(info["batch_lengths"])
-        assert len(info["batch_models"]) == len(info["batch_lengths"]) and info["batch_size"] == 4
+        assert len(info["batch_models"]) == len(info["batch_lengths"]) and info["batch_size"] == 3
         assert r["cells"] == sum(info["batch_lengths"]) * residues
-        assert r["pairs"] == len(info["batch_models"]) * 2100
+        assert r["pairs"] == len(info["batch_models"]) * len(prot)
         assert r["sampled"] or r["n_checked"] == r["pairs"]
         assert r["model_length"] == max(info["batch_lengths"])
     assert [m for r in runs[::2] for m in r["info"]["batch_lengths"]] == lengths
-    assert [r["sampled"] for r in runs] == [False, True] * 3
-    # the msv cells' recomputes ran through the union launch: some model needs them
-    prot = pds.load_proteome()
-    assert any(np.isnan(pf.ssv_filter(m, prot)).any() for m in rrefam)
+    assert [r["sampled"] for r in runs] == [False, True] * 2
+    # the msv cells' recomputes ran through the union launch: some model needs them (and
+    # some model's full MSV overflows)
+    ssv = [pf.ssv_filter(m, prot) for m in models]
+    assert any(np.isnan(x).any() for x in ssv)
+    assert any(np.isinf(pf.msv_filter(m, prot, x)).any() for m, x in zip(models, ssv))
     rows = report.sweeps(runs)
-    assert [(s["kind"], s["models"], s["per_cell"]) for s in rows] == [("ssv", 10, 4),
-                                                                       ("msv", 10, 4)]
+    assert [(s["kind"], s["models"], s["per_cell"]) for s in rows] == [("ssv", 5, 3),
+                                                                       ("msv", 5, 3)]
     ssv = [r for r in runs if r["kind"] == "ssv"]
     assert rows[0]["cells"] == sum(lengths) * residues
     assert rows[0]["gcups_total"] == pytest.approx(
         rows[0]["cells"] / sum(r["timing_s"]["total"] for r in ssv) / 1e9)
-    assert "| 10 | 4 |" in report.markdown(doc)
+    assert "| 5 | 3 |" in report.markdown(doc)
 
 
 @pytest.mark.parametrize("args, says", [
