@@ -1,8 +1,10 @@
 """Profile workload CUDA kernels: striped layouts (checked against HMMER's own SSE layout through
 pyhmmer), nvcc sm_90 compile checks of every kernel and warp variant per model size, and (with a
 GPU) every backend and warp variant against profile-numpy."""
+import os
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -65,18 +67,13 @@ def test_pack_lanes_little_endian():
     assert pw[0, 0, 0] == 0x8000 | (5 << 16)
 
 
-@pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
-@pytest.mark.parametrize("M", [83, 178, 400, 1203])
-def test_profile_kernels_compile_sm90(M, tmp_path):
-    QB, QW = layout.n_vectors(M, 128), layout.n_vectors(M, 64)
-    out = tmp_path / "pf.cubin"
-    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), f"-DMODEL_M={M}",
-                           f"-DQB={QB}", f"-DQW={QW}", *INCLUDES, SOURCE], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    blob = out.read_bytes()
-    for name in KERNELS:
-        assert name.encode() in blob
+def filters_spec(M: int, **defines) -> dict:
+    """filters.cu's defines for model size M: QB / QW of the task kernels, ``defines`` over them."""
+    return {"MODEL_M": M, "QB": layout.n_vectors(M, 128), "QW": layout.n_vectors(M, 64), **defines}
 
+
+#: model sizes of the plain build (the task kernels' QB / QW and the warp kernels' defaults)
+PROFILE_SIZES = [83, 178, 400, 1203]
 
 #: warp-kernel define sets compile-checked (every variant the backends or the driver launch)
 VARIANT_DEFINES = [
@@ -87,23 +84,86 @@ VARIANT_DEFINES = [
     {"GROUP": 16, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "VF_DPX": 1, "VF_NTSC_ALU": 0},
     {"GROUP": 8, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "VF_DPX": 1, "VF_NTSC_ALU": 1},
 ]
+VARIANT_SIZES = [100, 1203, 2400]
+
+
+def variant_spec(M: int, variant: int) -> dict:
+    d = VARIANT_DEFINES[variant]
+    QB = layout.n_vectors(M, d["GROUP"] * (2 if d["SIMD16"] else 4), min_q=1)
+    return {**d, "MODEL_M": M, "QB": QB, "QW": layout.n_vectors(M, 64)}
+
+
+#: SSV/MSV of several models per launch (warp.h's MODELS, --batch-models)
+BATCHED_DEFINES = [
+    {"MODELS": 4, "GROUP": 8, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "QB": 7},
+    {"MODELS": 2, "GROUP": 32, "SIMD16": 0, "PREFETCH": 0, "LAZY_XE": 0, "QB": 2,
+     "PROFILE_SMEM": 1}]
+
+#: every filters.cu specialization compile-checked, in one list: the plain builds, the warp
+#: variants per size, the batched builds
+FILTER_SPECS = ([filters_spec(M) for M in PROFILE_SIZES]
+                + [variant_spec(M, v) for v in range(len(VARIANT_DEFINES)) for M in VARIANT_SIZES]
+                + [{"MODEL_M": 138, "QW": 3, **d} for d in BATCHED_DEFINES])
+#: filters.cu's kernels and its ``extern __shared__`` array (renamed per specialization)
+FILTER_RENAMED = tuple(KERNELS) + ("smem_profile",)
+
+
+@pytest.fixture(scope="module")
+def filter_builds(tmp_path_factory):
+    """Per FILTER_SPECS entry, the kernels of KERNELS that ptxas compiled (its ``-v`` log names
+    the entry) and the cubin holds; the specializations through one nvcc call per CPU
+    (helpers.nvcc_batch: the CUDA headers parsed once per call), None for those of a call
+    that failed."""
+    folder = tmp_path_factory.mktemp("filters")
+    n = os.cpu_count() or 2
+    size = -(-len(FILTER_SPECS) // n)
+
+    def build(lo):
+        mine = FILTER_SPECS[lo:lo + size]
+        proc, _ = nvcc_batch.compile_together("profile/filters.cu", mine, FILTER_RENAMED,
+                                              KERNELS[0], folder, first=lo)
+        if proc.returncode != 0:
+            return [None] * len(mine)
+        blob = (folder / f"specs_{lo}.cubin").read_bytes()
+        return [{k for k in KERNELS if f"Compiling entry function '{k}_{i}'" in proc.stderr
+                 and f"{k}_{i}".encode() in blob} for i in range(lo, lo + len(mine))]
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        return [r for part in pool.map(build, range(0, len(FILTER_SPECS), size)) for r in part]
+
+
+def built_alone(spec: dict, tmp_path) -> bytes:
+    """filters.cu at ``spec`` in its own nvcc call (the failure then names this define set)."""
+    out = tmp_path / "pf.cubin"
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out),
+                           *[f"-D{k}={v}" for k, v in spec.items()], *INCLUDES, SOURCE],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return out.read_bytes()
+
+
+def check_filter_build(spec: dict, builds: list, tmp_path, kernels=KERNELS) -> None:
+    """ptxas compiled each of ``kernels`` of this specialization, built beside the others;
+    where that call failed, built alone (and then failed: it builds alone, not beside)."""
+    got = builds[FILTER_SPECS.index(spec)]
+    if got is None:
+        blob = built_alone(spec, tmp_path)
+        for name in kernels:
+            assert name.encode() in blob
+        pytest.fail(f"filters.cu {spec}: builds alone, not beside the other specializations")
+    assert set(kernels) <= got, (spec, sorted(got))
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
-@pytest.mark.parametrize("M", [100, 1203, 2400])
+@pytest.mark.parametrize("M", PROFILE_SIZES)
+def test_profile_kernels_compile_sm90(M, filter_builds, tmp_path):
+    check_filter_build(filters_spec(M), filter_builds, tmp_path)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
+@pytest.mark.parametrize("M", VARIANT_SIZES)
 @pytest.mark.parametrize("variant", range(len(VARIANT_DEFINES)))
-def test_warp_variants_compile_sm90(M, variant, tmp_path):
-    d = VARIANT_DEFINES[variant]
-    QB = layout.n_vectors(M, d["GROUP"] * (2 if d["SIMD16"] else 4), min_q=1)
-    out = tmp_path / "pf.cubin"
-    flags = [f"-D{k}={v}" for k, v in d.items()]
-    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", str(out),
-                           f"-DMODEL_M={M}", f"-DQB={QB}", f"-DQW={layout.n_vectors(M, 64)}",
-                           *flags, *INCLUDES, SOURCE], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    blob = out.read_bytes()
-    for name in KERNELS:
-        assert name.encode() in blob
+def test_warp_variants_compile_sm90(M, variant, filter_builds, tmp_path):
+    check_filter_build(variant_spec(M, variant), filter_builds, tmp_path)
 
 
 GENERIC_SPECS = [{"MODEL_M": M, "THREADS": threads, "FORWARD": forward}
@@ -409,19 +469,11 @@ def test_upload_pinned_in_place_on_gpu():
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
-@pytest.mark.parametrize("defines", [
-    {"MODELS": 4, "GROUP": 8, "SIMD16": 1, "PREFETCH": 1, "LAZY_XE": 1, "QB": 7},
-    {"MODELS": 2, "GROUP": 32, "SIMD16": 0, "PREFETCH": 0, "LAZY_XE": 0, "QB": 2,
-     "PROFILE_SMEM": 1}])
-def test_batched_warp_kernels_compile_sm90(defines, tmp_path):
+@pytest.mark.parametrize("defines", BATCHED_DEFINES)
+def test_batched_warp_kernels_compile_sm90(defines, filter_builds, tmp_path):
     """SSV/MSV of several models per launch (warp.h's MODELS, --batch-models)."""
-    out = tmp_path / "pf.cubin"
-    proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", str(out), "-DMODEL_M=138",
-                           "-DQW=3", *[f"-D{k}={v}" for k, v in defines.items()], *INCLUDES,
-                           SOURCE], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    blob = out.read_bytes()
-    assert b"ssv_xe_warp" in blob and b"msv_xj_warp" in blob
+    check_filter_build({"MODEL_M": 138, "QW": 3, **defines}, filter_builds, tmp_path,
+                       ("ssv_xe_warp", "msv_xj_warp"))
 
 
 def test_batched_models_on_gpu_equal_each_model_alone():
