@@ -271,11 +271,18 @@ MODELS = datasets.load_models() if datasets.pyhmmer_data_dir() else []
 PICK = [m for m in MODELS if m.name in ("2-Hacid_dh_C", "LuxC", "Thiaglutamate_B_RRE")]
 
 
+SAMPLE = [1650, 0, 900, 1800, 300, 1200, 750]
+
+
 @pytest.fixture(scope="module")
 def sample():
     seqs = datasets.load_proteome()
-    # short and long proteins, plus some with SSV/MSV overflows for these models
-    return seqs.subset(list(range(0, 2100, 150)))
+    # short and long proteins: of every 150th, the shortest (1650: 58 residues), the longest
+    # (750: 474) and five between (142 .. 459)
+    sub = seqs.subset(SAMPLE)
+    assert sub.lengths.min() == seqs.lengths[::150].min()
+    assert sub.lengths.max() == seqs.lengths[::150].max()
+    return sub
 
 
 @pytest.fixture(scope="module")
