@@ -93,10 +93,10 @@ class SequenceSet:
         lens = self.lengths[idx]
         width = int(lens.max()) if len(idx) else 0
         out = np.full((len(idx), width), fill, dtype=np.uint8)
-        cols = np.arange(width)
-        mask = cols[None, :] < lens[:, None]
-        src = self.offsets[idx][:, None] + cols[None, :]
-        out[mask] = self.residues[src[mask]]
+        # one index per residue, not per cell of the matrix (a length batch's widths differ)
+        rows = np.repeat(np.arange(len(idx)), lens)
+        cols = np.arange(rows.size) - np.repeat(np.cumsum(lens) - lens, lens)
+        out[rows, cols] = self.residues[np.repeat(self.offsets[idx], lens) + cols]
         return out
 
     def to_pyhmmer(self, idx: Optional[Sequence[int]] = None):
