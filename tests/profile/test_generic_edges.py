@@ -53,11 +53,14 @@ def emitted_codes(rng, hmm, L):
     """Tandem copies of the model's match states (residues drawn from its match emissions)
     between random linkers of 20 residues: one strong hit after another."""
     em = np.asarray(hmm.match_emissions)[1:, :AMINO_K]
-    out = []
-    while sum(map(len, out)) < L:
-        p = em / em.sum(axis=1, keepdims=True)
-        out.append(np.array([rng.choice(AMINO_K, p=row) for row in p], np.uint8))
+    cdf = np.cumsum(em / em.sum(axis=1, keepdims=True), axis=1)
+    out, n = [], 0
+    while n < L:
+        # a residue per match state by inverse CDF (one draw per state, all states at once)
+        u = rng.random(len(cdf))
+        out.append(np.minimum((u[:, None] >= cdf).sum(axis=1), AMINO_K - 1).astype(np.uint8))
         out.append(random_codes(rng, 20))
+        n += len(cdf) + 20
     return np.concatenate(out)[:L]
 
 
