@@ -24,9 +24,10 @@ from .job import ProfileBackend, ProfileBatch, pipeline_refusal
 #: sequences of about this many DP cells (sequences x model positions) form one batch of the
 #: references: the int filters' and the float64 generic ones' (cpu_reference.profile)
 FILTER_BATCH_CELLS, GENERIC_BATCH_CELLS = pf.BATCH_CELLS, 1 << 19
-#: bytes per padded residue of a batch while its code matrix is built (an int64 source index,
-#: the mask and the codes; SequenceSet.padded) -- measured, scripts/memory_ratio.py
-PADDED_BYTES = 13
+#: bytes per padded residue of a batch while its code matrix is built (the codes, and int64
+#: row, column and source indexes per residue; SequenceSet.padded) -- measured: 5.7 at most on
+#: the batches of proteins-200000 (traced peak of SequenceSet.padded per padded cell)
+PADDED_BYTES = 6
 #: bytes per DP cell of a batch (its rows and their temporaries), by kind -- measured
 DP_BYTES = {"ssv": 10, "msv": 10, "vf": 56, "gmsv": 28, "viterbi": 104, "forward": 104,
             "pipeline": 104}
