@@ -3,9 +3,10 @@ the runner holds for the cell's largest unit (the dataset's own bytes; a set gen
 piece: its largest unit, pieces and all) plus what its backend's call needs
 (:meth:`Backend.memory_need`, on the largest launch of the cell's chunking mode; ``--in-flight``
 calls at once on a GPU API), and the cross-check's reference on what it computes beside that
-unit (the unit, or the sample it draws from it), against the host's limit; a GPU backend's device need against the device's free memory. A cell past its limit
-refuses the whole run with one line (:func:`hmmbench.memory.refusal`) -- better than a
-kernel's out-of-memory kill, which ends the process with no message and loses the run."""
+unit (the unit, or the sample it draws from it), against the host's limit; a GPU backend's
+device need against the device's free memory. A cell past its limit refuses the whole run
+with one line (:func:`hmmbench.memory.refusal`) -- better than a kernel's out-of-memory kill,
+which ends the process with no message and loses the run."""
 from __future__ import annotations
 
 from ..errors import UserError
