@@ -59,7 +59,8 @@ def _make_cell_class():
     return ProfileCell
 
 
-def profile_cells(databases: list, models: list, kinds: list, batch: int = 1) -> list:
+def profile_cells(databases: list, models: list, kinds: list, batch: int = 1,
+                  bias_filter: bool = True) -> list:
     """The runner's datasets for databases x models x kinds (kinds may include ``pipeline``,
     the cell of the whole-pipeline peers), database-major so that each database is loaded or
     generated once. ``batch`` > 1: the kinds that batch (ssv, msv) run the models sorted by
@@ -82,18 +83,22 @@ def profile_cells(databases: list, models: list, kinds: list, batch: int = 1) ->
         for group in (group_models(models, batch) if batched else []):
             units += [(group, batch_label(group, at), kind, batch) for kind in batched]
             at += len(group)
-        cells += [_cell(cell_class, db, group, name, kind, last, note, size)
+        cells += [_cell(cell_class, db, group, name, kind, last, note, size,
+                        bias_filter or kind != "pipeline")
                   for group, name, kind, size in units]
     return cells
 
 
 def _cell(cell_class, db, specs: list, name: str, kind: str, last: _LastDatabase, note,
-          batch: int = 1):
+          batch: int = 1, bias_filter: bool = True):
     """One database x model(s) x kind cell: one model's ProfileSearch, or (``batch`` > 1) a
     ProfileBatch of ``specs`` (model = ``name``, model_length = the largest M)."""
     M = max(s.M for s in specs)
     axes = {"workload": "profile", "model": name, "model_length": M, "kind": kind,
             "residues": db.n_cells}
+    params = {"database": db.name, "model": name, "kind": kind}
+    if not bias_filter:                   # a --nobias pipeline: a cell of its own
+        params["bias_filter"] = False
 
     def load():
         seqs = last.get(db)
@@ -101,19 +106,23 @@ def _cell(cell_class, db, specs: list, name: str, kind: str, last: _LastDatabase
         parts = []
         for spec in specs:
             model, hmm = spec.load()
-            parts.append(ProfileSearch(model, seqs, kind, hmm, database=db.sha256))
+            parts.append(ProfileSearch(model, seqs, kind, hmm, database=db.sha256,
+                                       bias_filter=bias_filter))
         if batch == 1:
             return parts[0]
         return ProfileBatch(parts, tuple(s.name for s in specs), database=db.sha256,
                             size=batch)
     model_key = specs[0].sha256 if batch == 1 else [s.sha256 for s in specs]
+    key = {"database": db.sha256, "model": model_key, "kind": kind}
+    if not bias_filter:
+        key["bias_filter"] = False
+    kind_label = kind if bias_filter else f"{kind} (--nobias)"
     return cell_class(
         name=db.name, kind="profile", loader=load,
-        description=f"{db.name} x {name} (M={M}) x {kind}" if batch == 1 else
+        description=f"{db.name} x {name} (M={M}) x {kind_label}" if batch == 1 else
         f"{db.name} x {name} ({len(specs)} models, M={min(s.M for s in specs)}..{M}) x {kind}",
-        sha256=sha256_of_params({"database": db.sha256, "model": model_key, "kind": kind}),
-        n_pairs=db.n_pairs and db.n_pairs * len(specs), params={"database": db.name, "model": name,
-                                                 "kind": kind},
+        sha256=sha256_of_params(key),
+        n_pairs=db.n_pairs and db.n_pairs * len(specs), params=params,
         default_chunking="whole", axes=axes, tolerance=TOLERANCE.get(kind),
         check_cells=REFERENCE_CHECK_CELLS.get(kind), note=note, database=db,
         n_models=len(specs))

@@ -19,7 +19,8 @@ SCORE_KINDS = ("ssv", "msv", "vf", "viterbi", "forward", "gmsv")
 #: chains growing with L (docs/profile-design.md; past L = 10,000 HMMER's own drift reaches a few 1e-3)
 TOLERANCE = {"ssv": 0.0, "msv": 0.0, "vf": 0.0, "viterbi": 1e-3, "forward": 1e-2, "gmsv": 1e-3,
              "pipeline": 1e-2}
-#: the whole HMMER pipeline (MSV -> Viterbi -> Forward, no bias filter): the device pipelines
+#: the whole HMMER pipeline (MSV -> bias filter -> Viterbi -> Forward, hmmsearch's defaults;
+#: ProfileSearch.bias_filter=False: without the bias filter, as --nobias): the device pipelines
 #: and the NumPy reference give one outcome per sequence (hmmbench.profile.pipeline.outcome:
 #: stage reached x 1e6 + Forward nats, cross-checked within the Forward tolerance, so a
 #: different stage is a mismatch); the CPU peers (pyhmmer's Pipeline, the hmmsearch binary)
@@ -44,6 +45,9 @@ class ProfileSearch:
     #: the database's sha256 when ``seqs`` is a whole database of the run: device backends keep
     #: it resident under this key across models and kinds (None: a one-off set, loaded per run)
     database: Optional[str] = None
+    #: kind ``pipeline``: HMMER's biased-composition filter after MSV (hmmsearch's default;
+    #: False as ``--nobias``)
+    bias_filter: bool = True
     #: no expected values come with a search (the runner's check reads this of every work unit)
     expected = None
 
@@ -54,7 +58,8 @@ class ProfileSearch:
     def subset(self, idx) -> "ProfileSearch":
         """The same search on the sequences ``idx`` (in that order): sampled cross-checks. A
         subset is no longer the resident database."""
-        return ProfileSearch(self.model, self.seqs.subset(idx), self.kind, self.hmm)
+        return ProfileSearch(self.model, self.seqs.subset(idx), self.kind, self.hmm,
+                             bias_filter=self.bias_filter)
 
     @property
     def n_items(self) -> int:

@@ -211,6 +211,10 @@ class ProfileModel:
     word: Optional[WordProfile] = None
     K: int = AMINO_K
     Kp: int = AMINO_KP
+    #: float32 mean residue composition of the model (HMMER's hmm->compo, K values) and the
+    #: null model's background frequencies: the bias filter's two states (None: not known)
+    composition: Optional[np.ndarray] = None
+    background: Optional[np.ndarray] = None
 
     # -- length model (p7_ReconfigLength) --
     def specials(self, L):
@@ -248,10 +252,25 @@ class ProfileModel:
                       f_tau=ep.f_tau, f_lambda=ep.f_lambda)
         model = cls(name=name, M=M, match_scores=np.ascontiguousarray(rsc[:, :, 0]),
                     insert_scores=np.ascontiguousarray(rsc[:, :, 1]), tsc=tsc, evalue=evalue,
-                    K=abc.K, Kp=abc.Kp)
+                    K=abc.K, Kp=abc.Kp,
+                    composition=composition_of(hmm),
+                    background=np.asarray(bg.residue_frequencies, np.float32)[:abc.K].copy())
         model.byte = byte_profile(model)
         model.word = word_profile(model)
         return model
+
+
+def composition_of(hmm) -> np.ndarray:
+    """The HMM's mean residue composition (its COMPO line, hmm->compo) as float32; zeros when
+    the HMM has none: what HMMER 3.4's hmmsearch and pyhmmer's Pipeline then run the bias
+    filter with (its second state emits nothing; their pass counts on the shipped models
+    without a COMPO line, KR, PF02826 and Thioesterase, agree with zeros and with nothing
+    else tried: the unset -1.0, the background, p7_hmm_SetComposition's)."""
+    compo = getattr(hmm, "composition", None)
+    K = hmm.alphabet.K
+    if compo is None:
+        return np.zeros(K, np.float32)
+    return np.asarray(compo, np.float32)[:K].copy()
 
 
 def match_occupancy(t: np.ndarray) -> np.ndarray:

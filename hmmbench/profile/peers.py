@@ -2,8 +2,9 @@
 
 ``profile-pyhmmer`` (HMMER's SSV/MSV per sequence through pyhmmer, checked like any backend) and
 two whole-pipeline peers on jobs of kind ``pipeline``: ``profile-pyhmmer-pipeline`` (pyhmmer's
-``Pipeline(bias_filter=False).search_hmm``) and ``profile-hmmsearch`` (the ``hmmsearch`` binary of
-PyPI's ``hmmer``, ``--nobias --cpu N``, on a FASTA file written untimed). The pipeline peers report
+``Pipeline().search_hmm``) and ``profile-hmmsearch`` (the ``hmmsearch`` binary of PyPI's
+``hmmer``, ``--cpu N``, on a FASTA file written untimed), both with HMMER's defaults (the bias
+filter on; off, ``bias_filter=False`` / ``--nobias``, for a ``--nobias`` job). The pipeline peers report
 no per-sequence scores of one kind (``scores = False``): the runner times them and lists them as
 ``peer`` rows, never cross-checked.
 """
@@ -107,11 +108,13 @@ class _PipelinePeer(ProfileBackend):
 
 
 class PyhmmerPipelinePeer(_PipelinePeer):
-    """pyhmmer's Pipeline (MSV, Viterbi, Forward filters and domain stage, no bias filter)."""
+    """pyhmmer's Pipeline (MSV, bias, Viterbi, Forward filters and domain stage; the bias
+    filter off for a --nobias job)."""
     name = "profile-pyhmmer-pipeline"
     api = "pyhmmer"
-    peer_note = ("pyhmmer Pipeline(bias_filter=False).search_hmm, the whole pipeline in one "
-                 "thread; GCUPS = model length x residues of one pass")
+    peer_note = ("pyhmmer Pipeline().search_hmm (its defaults: bias filter on; off for "
+                 "--nobias), the whole pipeline in one thread; GCUPS = model length x residues "
+                 "of one pass")
 
     def __init__(self):
         super().__init__(threads=1)
@@ -128,10 +131,10 @@ class PyhmmerPipelinePeer(_PipelinePeer):
         with clock("prep"):
             block = self._block.get((job.seqs, len(job.seqs)), job.seqs.to_pyhmmer)
         with clock("kernel"):
-            hits = pyhmmer.plan7.Pipeline(job.hmm.alphabet, bias_filter=False).search_hmm(
-                job.hmm, block)
+            hits = pyhmmer.plan7.Pipeline(job.hmm.alphabet, bias_filter=job.bias_filter
+                                          ).search_hmm(job.hmm, block)
         return Execution(log10=np.zeros(0), timing=clock.timing,
-                         info={"unit": "none", "hits": len(hits),
+                         info={"unit": "none", "hits": len(hits), "bias_filter": job.bias_filter,
                                "pass_counts": hits_pass_counts(hits).as_dict()})
 
 
@@ -147,9 +150,9 @@ class HmmsearchPeer(_PipelinePeer):
         self.cpus = self.params["cpus"]
         self._files, self._hmm = _UntimedFiles(), _UntimedFiles()
         self._tmp: Optional[tempfile.TemporaryDirectory] = None
-        self.peer_note = (f"hmmsearch --nobias --cpu {self.cpus}, the whole pipeline including "
-                          "its FASTA parsing (the file is written untimed); GCUPS = model length "
-                          "x residues of one pass")
+        self.peer_note = (f"hmmsearch --cpu {self.cpus} (--nobias for a --nobias job), the "
+                          "whole pipeline including its FASTA parsing (the file is written "
+                          "untimed); GCUPS = model length x residues of one pass")
 
     @staticmethod
     def executable() -> Optional[str]:
@@ -214,8 +217,8 @@ class HmmsearchPeer(_PipelinePeer):
         hmm_path = self._hmm.get((job.hmm,), lambda: self._write_hmm(job.hmm))
         untimed = time.perf_counter() - t0
         report = os.path.join(self._tmpdir(), "hmmsearch.out")
-        cmd = [self.executable(), "--nobias", "--cpu", str(self.cpus), "--noali",
-               "-o", report, hmm_path, fasta]
+        cmd = [self.executable(), *([] if job.bias_filter else ["--nobias"]),
+               "--cpu", str(self.cpus), "--noali", "-o", report, hmm_path, fasta]
         with clock("kernel"):
             done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
@@ -224,7 +227,8 @@ class HmmsearchPeer(_PipelinePeer):
         with open(report) as fh:
             counts = hmmsearch_pass_counts(fh.read())
         return Execution(log10=np.zeros(0), timing=clock.timing, untimed_s=untimed,
-                         info={"unit": "none", "pass_counts": counts})
+                         info={"unit": "none", "bias_filter": job.bias_filter,
+                               "pass_counts": counts})
 
     def close(self) -> None:
         self._files, self._hmm = _UntimedFiles(), _UntimedFiles()

@@ -1,9 +1,15 @@
-"""Pipeline view: how many sequences pass each stage of HMMER's p7_Pipeline (no bias filter).
+"""Pipeline view: how many sequences pass each stage of HMMER's p7_Pipeline.
 
 Stages and defaults as hmmsearch: MSV filter P <= F1 (0.02, Gumbel with the model's STATS
-LOCAL MSV mu/lambda), Viterbi filter P <= F2 (1e-3, Gumbel VITERBI; skipped for sequences whose
-MSV P is already <= F2), Forward P <= F3 (1e-5, exponential tail FORWARD tau/lambda). Scores in
-bits are (raw nats - null1) / ln 2 with the null model configured to each target's length.
+LOCAL MSV mu/lambda); the biased-composition filter (hmmsearch's default, off with
+``bias_filter=False`` as ``--nobias``): the MSV score again against the filter null score
+(p7_bg_FilterScore, :mod:`cpu_reference.profile.bias`) instead of null1, P <= F1; Viterbi
+filter P <= F2 (1e-3, Gumbel VITERBI; skipped for sequences whose MSV P is already <= F2),
+Forward P <= F3 (1e-5, exponential tail FORWARD tau/lambda). Scores in bits are
+(raw nats - null) / ln 2 with the null model configured to each target's length: null1, or
+past the bias filter its filter score. A stage fails where HMMER's ``P > F`` holds (a NaN
+P-value passes, as in HMMER: a model without a COMPO line gives NaN filter scores for some
+sequences).
 """
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cpu_reference.profile import filters as pf, generic as pg
+from cpu_reference.profile import bias as pb, filters as pf, generic as pg
 from cpu_reference.profile.generic import null_score
 
 from .model import LOG2, ProfileModel, SequenceSet
@@ -55,16 +61,35 @@ class PassCounts:
 
 
 def pass_counts(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None,
-                fwd_fn=None, F1: float = F1, F2: float = F2, F3: float = F3):
-    """(PassCounts, per-sequence stage reached 0..3) using the given score functions
+                fwd_fn=None, F1: float = F1, F2: float = F2, F3: float = F3,
+                bias_filter: bool = True):
+    """(PassCounts, per-sequence stage reached) using the given score functions
     (defaults: the NumPy references); each is called only on the sequences that reach it."""
-    counts, stage, _ = run_stages(model, seqs, msv_fn, vit_fn, fwd_fn, F1, F2, F3)
+    counts, stage, _ = run_stages(model, seqs, msv_fn, vit_fn, fwd_fn, F1, F2, F3, bias_filter)
     return counts, stage
 
 
+def filter_null(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
+    """The bias filter's null score (p7_bg_FilterScore, float32 nats) of the sequences idx."""
+    return pb.filter_score(model.M, model.composition, model.background, seqs, idx, model.Kp)
+
+
+def bias_stage(model: ProfileModel, seqs: SequenceSet, idx, usc, F1: float = F1,
+               F2: float = F2) -> tuple:
+    """HMMER's bias filter on the MSV survivors ``idx`` (MSV scores ``usc``): (passed, on to
+    the Viterbi filter, filter null score) per survivor. A survivor whose P-value against the
+    filter null is <= F2 skips the Viterbi filter (HMMER tests the bias filter's P there)."""
+    fsc = filter_null(model, seqs, idx)
+    ev = model.evalue
+    with np.errstate(invalid="ignore"):
+        P = gumbel_surv(seq_bits(usc, fsc), ev["m_mu"], ev["m_lambda"])
+        passed = ~(P > F1)
+        return passed, passed & (P > F2), fsc
+
+
 def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None, fwd_fn=None,
-               F1: float = F1, F2: float = F2, F3: float = F3):
-    """(PassCounts, stage reached 0..3, Forward nats of the sequences that reached Forward,
+               F1: float = F1, F2: float = F2, F3: float = F3, bias_filter: bool = True):
+    """(PassCounts, stage reached, Forward nats of the sequences that reached Forward,
     NaN elsewhere)."""
     msv_fn = msv_fn or pf.msv_filter
     vit_fn = vit_fn or pf.viterbi_filter
@@ -72,43 +97,55 @@ def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None,
     ev = model.evalue
     L = seqs.lengths
     nonempty = L > 0
-    nullsc = pg.null_score(L)
+    null = pg.null_score(L)
     stage = np.zeros(len(seqs), dtype=np.int8)
 
     msv = msv_fn(model, seqs)
-    P = gumbel_surv(seq_bits(msv, nullsc), ev["m_mu"], ev["m_lambda"])
+    P = gumbel_surv(seq_bits(msv, null), ev["m_mu"], ev["m_lambda"])
     past_msv = nonempty & (P <= F1)
     stage[past_msv] = 1
-
-    need_vit = np.flatnonzero(past_msv & (P > F2))
-    past_vit = past_msv & (P <= F2)
+    need_vit = past_msv & (P > F2)
+    if bias_filter:
+        surv = np.flatnonzero(past_msv)
+        passed, to_vit, fsc = bias_stage(model, seqs, surv, np.asarray(msv)[surv], F1, F2)
+        stage[surv[~passed]] = FAIL_BIAS
+        need_vit[surv] = to_vit
+        null = null.copy()
+        null[surv] = fsc
+    past_bias = stage == 1
+    need_vit = np.flatnonzero(need_vit)
+    past_vit = past_bias.copy()
     if need_vit.size:
         vf = vit_fn(model, seqs.subset(need_vit))
-        Pv = gumbel_surv(seq_bits(vf, nullsc[need_vit]), ev["v_mu"], ev["v_lambda"])
-        past_vit[need_vit[Pv <= F2]] = True
+        with np.errstate(invalid="ignore"):
+            Pv = gumbel_surv(seq_bits(vf, null[need_vit]), ev["v_mu"], ev["v_lambda"])
+        past_vit[need_vit[Pv > F2]] = False
     stage[past_vit] = 2
 
     idx = np.flatnonzero(past_vit)
     fwd = np.full(len(seqs), np.nan)
     if idx.size:
         fwd[idx] = fwd_fn(model, seqs.subset(idx))
-        stage[idx[forward_passes(model, fwd[idx], L[idx], F3)]] = 3
-    n_msv = int(past_msv.sum())
-    return PassCounts(searched=len(seqs), msv=n_msv, bias=n_msv, vit=int(past_vit.sum()),
-                      fwd=int((stage == 3).sum())), stage, fwd
+        stage[idx[forward_passes(model, fwd[idx], L[idx], F3, null[idx])]] = 3
+    counts = counts_of(stage)
+    return PassCounts(**counts), stage, fwd
 
 
-def forward_passes(model: ProfileModel, fwd_nats, L, F3: float = F3) -> np.ndarray:
-    """Forward P <= F3 (exponential tail), per sequence."""
+def forward_passes(model: ProfileModel, fwd_nats, L, F3: float = F3, null=None) -> np.ndarray:
+    """Forward P <= F3 (exponential tail; HMMER's ``P > F3`` fails, so a NaN passes), per
+    sequence, against null1 or the given null scores (the bias filter's)."""
     ev = model.evalue
-    return exp_surv(seq_bits(fwd_nats, null_score(L)), ev["f_tau"], ev["f_lambda"]) <= F3
+    null = null_score(L) if null is None else null
+    with np.errstate(invalid="ignore"):
+        return ~(exp_surv(seq_bits(fwd_nats, null), ev["f_tau"], ev["f_lambda"]) > F3)
 
 
 # --- the pipeline as a per-sequence result (the `pipeline` kind's cross-checked values) -------
 
 #: outcome = STAGE_STEP x stage reached (0: failed MSV, 1: failed Viterbi, 2: failed Forward,
-#: 3: passed) + the Forward nats of sequences that reached Forward: a different stage is off by
-#: about 1e6, a Forward score by its own error (the kind's tolerance, 0.01 nats)
+#: 3: passed, FAIL_BIAS = -1: passed MSV, failed the bias filter) + the Forward nats of
+#: sequences that reached Forward: a different stage is off by about 1e6, a Forward score by
+#: its own error (the kind's tolerance, 0.01 nats)
 STAGE_STEP = 1e6
 
 
@@ -128,11 +165,13 @@ def stages_of(values) -> np.ndarray:
 
 
 def counts_of(stage) -> dict:
-    """Per-stage pass counts (as pyhmmer's Pipeline: no bias filter, so bias = msv)."""
+    """Per-stage pass counts (as pyhmmer's Pipeline statistics): past MSV = stage >= 1 or a
+    bias failure, past the bias filter = stage >= 1."""
     stage = np.asarray(stage)
-    n_msv = int(np.count_nonzero(stage >= 1))
-    return dict(searched=int(stage.size), msv=n_msv, bias=n_msv,
-                vit=int(np.count_nonzero(stage >= 2)), fwd=int(np.count_nonzero(stage == 3)))
+    n_bias = int(np.count_nonzero(stage >= 1))
+    return dict(searched=int(stage.size), msv=n_bias + int(np.count_nonzero(stage == FAIL_BIAS)),
+                bias=n_bias, vit=int(np.count_nonzero(stage >= 2)),
+                fwd=int(np.count_nonzero(stage == 3)))
 
 
 # --- stage decisions as device tables: exact, per target length ------------------------------
@@ -140,6 +179,8 @@ def counts_of(stage) -> dict:
 #: codes a device writes per sequence between stages: FAIL_* / TO_FORWARD are stages reached
 #: (as above); PENDING_* wait for the full MSV or the Viterbi filter
 FAIL_MSV, FAIL_VIT, TO_FORWARD, PASSED, PENDING_MSV, PENDING_VIT = 0, 1, 2, 3, 4, 5
+#: the stage of a sequence the bias filter stops (set on the host, never a device code)
+FAIL_BIAS = -1
 #: raw values a table covers: SSV xE = 128 + best diagonal, 128..255 (larger = 255, an
 #: overflow either way), MSV xJ -1 (overflow) .. 255; a table's column = raw value + offset
 SSV_VALUES, SSV_OFFSET, MSV_VALUES, MSV_OFFSET = 128, -128, 257, 1
@@ -291,10 +332,10 @@ def vf_thresholds(model: ProfileModel, lengths, F2: float = F2) -> np.ndarray:
     return least_true(passes, VF_LOW, VF_HIGH, est.astype(np.int64)).astype(np.int32)
 
 
-def pyhmmer_pass_counts(hmm, block) -> PassCounts:
-    """The same counts from pyhmmer's Pipeline(bias_filter=False) (peer/oracle)."""
+def pyhmmer_pass_counts(hmm, block, bias_filter: bool = True) -> PassCounts:
+    """The same counts from pyhmmer's Pipeline (peer/oracle; its default: bias filter on)."""
     import pyhmmer  # optional dependency, imported on first use
-    return hits_pass_counts(pyhmmer.plan7.Pipeline(hmm.alphabet, bias_filter=False)
+    return hits_pass_counts(pyhmmer.plan7.Pipeline(hmm.alphabet, bias_filter=bias_filter)
                             .search_hmm(hmm, block))
 
 

@@ -68,9 +68,11 @@ class NumpyProfile(ProfileBackend):
         info = {"unit": "nats"}
         with clock("kernel"):
             if job.kind == "pipeline":
-                counts, stage, fwd = pl.run_stages(job.model, job.seqs)
+                counts, stage, fwd = pl.run_stages(job.model, job.seqs,
+                                                   bias_filter=job.bias_filter)
                 out = pl.outcome(stage, fwd)
                 info["pass_counts"] = counts.as_dict()
+                info["bias_filter"] = job.bias_filter
             else:
                 fn = {"ssv": pf.ssv_filter, "msv": pf.msv_filter, "vf": pf.viterbi_filter,
                       "viterbi": pg.generic_viterbi, "forward": pg.generic_forward,

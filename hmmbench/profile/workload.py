@@ -38,6 +38,8 @@ class ProfileOptions:
     models: tuple = ()
     kinds: tuple = ()
     batch_models: Optional[str] = None
+    #: ``--nobias``: the pipeline without HMMER's biased-composition filter
+    nobias: bool = False
 
 
 def _need_pyhmmer() -> None:
@@ -59,7 +61,8 @@ class Profile(Workload):
         "hmmbench.profile.device.opencl:backends",
         "hmmbench.profile.device.cuda:backends",
     )
-    own_options = {"model": "--model", "kind": "--kind", "batch_models": "--batch-models"}
+    own_options = {"model": "--model", "kind": "--kind", "batch_models": "--batch-models",
+                   "nobias": "--nobias"}
     #: (the database being sharded, its slices by (start, stop)): see shard
     _sliced: tuple = (None, {})
 
@@ -80,6 +83,10 @@ class Profile(Workload):
                                      "cell in one SSV / MSV launch (the warp kernels; "
                                      "aggregate GCUPS); kinds ssv,msv only (default 1: one "
                                      "model per cell)")
+            parser.add_argument("--nobias", action="store_true", default=False,
+                                help="profile workload: the pipeline without HMMER's "
+                                     "biased-composition filter (as hmmsearch --nobias; "
+                                     "default: on, as hmmsearch)")
         elif command == "score":
             parser.add_argument("--model", action="append", default=[],
                                 help="profile workload: the model (default: PF02826)")
@@ -90,7 +97,8 @@ class Profile(Workload):
     def parse_options(self, values: Mapping) -> ProfileOptions:
         return ProfileOptions(models=tuple(values.get("model") or ()),
                               kinds=tuple(values.get("kind") or ()),
-                              batch_models=values.get("batch_models"))
+                              batch_models=values.get("batch_models"),
+                              nobias=bool(values.get("nobias")))
 
     def plan(self, options, backends: list) -> tuple:
         """Databases x models x kinds as cells, and the backends of each cell."""
@@ -106,7 +114,7 @@ class Profile(Workload):
         batch = parse_batch_models(own.batch_models)
         if own.batch_models is not None:
             kinds = check_batch_kinds(batch, kinds, bool(own.kinds))
-        cells = profile_cells(dbs, models, kinds, batch)
+        cells = profile_cells(dbs, models, kinds, batch, bias_filter=not own.nobias)
         first = cells[0] if cells else None
 
         def backends_for(cell) -> list:
@@ -179,7 +187,8 @@ class Profile(Workload):
         # a slice of a resident database stays resident (its own key): without a key a device
         # backend would upload the worker's slice again for every call
         key = f"{unit.database}[{start}:{stop}]" if unit.database else None
-        return ProfileSearch(unit.model, slices[start, stop], unit.kind, unit.hmm, database=key)
+        return ProfileSearch(unit.model, slices[start, stop], unit.kind, unit.hmm, database=key,
+                             bias_filter=unit.bias_filter)
 
     def catalog_tables(self) -> list:
         """The sequence databases and models."""

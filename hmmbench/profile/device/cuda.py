@@ -328,7 +328,7 @@ class CudaProfile(_CudaProfileBackend):
                 extra = batch_info(job)
             elif job.kind == PIPELINE:
                 out, extra = run_pipeline(dev, job.model, dev.db, host, timer, EventTimer,
-                                          lambda t: t.seconds())
+                                          lambda t: t.seconds(), job.bias_filter)
             else:
                 out = device_scores(dev, job.model, dev.db, job.kind, host)
             failed = False

@@ -186,7 +186,7 @@ class ProfileFiltersOpenCL(OpenCLStages):
                                     clock), info
             if job.kind == PIPELINE:
                 out, extra = run_pipeline(self, job.model, db, clock, clock, StageClock,
-                                          lambda c: dict(c.timing))
+                                          lambda c: dict(c.timing), job.bias_filter)
                 return out, {**extra, **info}
             return device_scores(self, job.model, db, job.kind, clock), info
         finally:

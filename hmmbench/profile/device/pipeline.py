@@ -1,6 +1,7 @@
-"""The whole HMMER pipeline on a device (kind ``pipeline``): MSV filter (P <= F1), Viterbi filter
-on its survivors (F2), Forward on theirs (F3), no bias filter, thresholds and statistics as
-hmmsearch (:mod:`.pipeline`).
+"""The whole HMMER pipeline on a device (kind ``pipeline``): MSV filter (P <= F1), the
+biased-composition filter on its survivors (hmmsearch's default; off as ``--nobias``), Viterbi
+filter on theirs (F2), Forward on theirs (F3), thresholds and statistics as hmmsearch
+(:mod:`.pipeline`).
 
 Every stage runs on the resident database: SSV over the whole launch order, the stage decision
 per sequence on the device (a code per sequence, looked up in exact per-length tables the host
@@ -18,6 +19,12 @@ Forward stage's tables (made while SSV runs), ``forward(model, list, m, host, pr
 function that waits for the float32 nats per sequence (entries of the listed sequences; the
 host finishes the other sequences' results while Forward runs).
 
+With the bias filter the MSV survivors (a few per cent of the database) go to the host: their
+raw SSV/MSV values and the codes come back, the host finishes their MSV scores, computes their
+filter null scores (:func:`.pipeline.bias_stage`, NumPy across the survivors) and decides the
+bias filter; the Viterbi filter and Forward then run on launch lists the host uploads, and
+their decisions (against each sequence's filter null, not a per-length table) are the host's.
+
 The per-sequence result is :func:`.pipeline.outcome` (stage reached x 1e6 + Forward nats), the
 same values the NumPy reference gives, so the runner cross-checks it like any kind; per-stage
 pass counts and times go to the record's info.
@@ -28,8 +35,12 @@ from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
+import time
+
+from cpu_reference.profile import filters as pf
+
 from .. import pipeline as pl
-from .host import FILTER_KINDS
+from .host import FILTER_KINDS, launch_order
 
 
 def device_scores(dev, model, db, kind: str, host) -> np.ndarray:
@@ -79,15 +90,18 @@ class _Tee:
             yield
 
 
-def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
+def run_pipeline(dev, model, db, host, device, new_clock, seconds_of,
+                 bias_filter: bool = True) -> tuple:
     """(outcome per sequence, info) of ``model`` against the resident database ``db`` on
     ``dev``. ``host``: the run's clock of host work (prep), ``device``: of the device's stages
     (the same clock on OpenCL, CUDA events on CUDA); ``new_clock()`` a fresh device clock per
-    pipeline stage, ``seconds_of(clock)`` its {stage: seconds}."""
+    pipeline stage, ``seconds_of(clock)`` its {stage: seconds}; ``bias_filter``: HMMER's
+    biased-composition filter after MSV (False: as --nobias)."""
     seqs, n = db.seqs, db.n
     per_stage = {name: new_clock() for name in ("msv", "vit", "fwd")}
     if n == 0:                                   # nothing to launch
-        return np.zeros(0), {"pass_counts": pl.counts_of(np.zeros(0, np.int8))}
+        return np.zeros(0), {"pass_counts": pl.counts_of(np.zeros(0, np.int8)),
+                             "bias_filter": bias_filter}
     whole = dev.whole_order()
     dev.use_clock(_Tee(device, per_stage["msv"]))
     # SSV over the whole database first: the launch returns at once, so the host's tables
@@ -95,7 +109,8 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
     xe = dev.ssv_xe(model, seqs, None, on_device=whole)
     with host("prep"):
         ssv_table, msv_table = pl.msv_tables(model, db.lengths)
-        vf_thr = pl.vf_thresholds(model, db.lengths)
+        # with the bias filter, the Viterbi filter's null is each sequence's filter score
+        vf_thr = None if bias_filter else pl.vf_thresholds(model, db.lengths)
         bp = model.byte
         tjbm = ((bp.tjb(db.lengths) + bp.tbm) & 0xFF).astype(np.uint8)   # set1_epi8 wraps
         move = model.word.move(db.lengths).astype(np.int16)
@@ -105,22 +120,27 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
     tjbm, move = dev.gather(tjbm, "tjbm"), dev.gather(move, "move")
     survivors = {}
 
-    def rescore(want: int, name: str, run_filter, **decide) -> int:
+    def rescore(want: int, name: str, run_filter, **decide) -> tuple:
         """The sequences coded ``want``, compacted in launch order, through one more filter
-        and its decision; how many there were."""
+        and its decision; (how many there were, the filter's raw output or None)."""
         todo = dev.compact(*whole, want, name)
+        raw = None
         if todo[1]:
-            dev.classify(*todo, run_filter(todo), **decide)
-        return todo[1]
+            raw = run_filter(todo)
+            dev.classify(*todo, raw, **decide)
+        return todo[1], raw
 
     dev.classify(*whole, xe, table=ssv_table, width=pl.SSV_VALUES, offset=pl.SSV_OFFSET)
-    survivors["msv_recomputed"] = rescore(
+    survivors["msv_recomputed"], xj = rescore(
         pl.PENDING_MSV, "list_msv", lambda todo: dev.msv_xj(model, seqs, None, tjbm, todo),
         table=msv_table, width=pl.MSV_VALUES, offset=pl.MSV_OFFSET)
+    if bias_filter:
+        return _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivors,
+                              (xe, xj), move, fwd_tables)
     dev.use_clock(_Tee(device, per_stage["vit"]))
     survivors["vit_launched"] = rescore(
         pl.PENDING_VIT, "list_vit", lambda todo: dev.vf_xc(model, seqs, None, move, todo),
-        thr=vf_thr, hi=pl.TO_FORWARD, lo=pl.FAIL_VIT)
+        thr=vf_thr, hi=pl.TO_FORWARD, lo=pl.FAIL_VIT)[0]
 
     dev.use_clock(_Tee(device, per_stage["fwd"]))
     fwd_list = dev.compact(*whole, pl.TO_FORWARD, "list_fwd")
@@ -140,6 +160,69 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of) -> tuple:
         stage[reached[passed]] = pl.PASSED          # 2 -> 3: the same sequences are >= 2
         values[hit] = pl.outcome(stage[hit], fwd[hit])
         counts["fwd"] += int(np.count_nonzero(passed))
-    info = {"pass_counts": counts, "stage_launches": survivors,
+    info = {"pass_counts": counts, "stage_launches": survivors, "bias_filter": False,
+            "pipeline_stage_s": {name: seconds_of(c) for name, c in per_stage.items()}}
+    return values, info
+
+
+def _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivors, raw, move,
+                   fwd_tables) -> tuple:
+    """The stages after the device's MSV decision with the bias filter (see the module's
+    docstring): the host decides, the device runs the Viterbi filter and Forward on the
+    lists the host uploads."""
+    seqs, n, ev = db.seqs, db.n, model.evalue
+    xe, xj = raw
+    stage = dev.codes().view(np.int8)            # FAIL_MSV / PENDING_VIT / TO_FORWARD
+    xe_all = dev.download_ints(xe, n)
+    xj_all = dev.download_ints(xj, n) if xj is not None else None
+    t0 = time.perf_counter()
+    with host("prep"):
+        L = seqs.lengths
+        surv = np.flatnonzero((stage == pl.PENDING_VIT) | (stage == pl.TO_FORWARD))
+        Ls = L[surv]
+        usc, redo = pf.ssv_from_xe(model, xe_all[surv].astype(np.int64), Ls)
+        if redo.any():                           # MSV recomputed where SSV could not decide
+            xjr = xj_all[surv[redo]].astype(np.int64)
+            usc[redo] = pf.msv_from_xj(model, np.maximum(xjr, 0), xjr < 0, Ls[redo])
+        passed, to_vit, fsc = pl.bias_stage(model, seqs, surv, usc)
+        null = np.full(n, np.nan, np.float32)
+        null[surv] = fsc
+        stage[surv] = np.where(passed, pl.TO_FORWARD, pl.FAIL_BIAS)
+        vit = launch_order(seqs, surv[to_vit])
+    bias_s = time.perf_counter() - t0
+
+    dev.use_clock(_Tee(device, per_stage["vit"]))
+    survivors["vit_launched"] = int(vit.size)
+    if vit.size:
+        xc = dev.vf_xc(model, seqs, None, move, on_device=(dev.upload_list(vit), int(vit.size)))
+        xc = dev.download_ints(xc, n)[vit].astype(np.int64)
+        with host("prep"):
+            vf = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L[vit])
+            with np.errstate(invalid="ignore"):
+                P = pl.gumbel_surv(pl.seq_bits(vf, null[vit]), ev["v_mu"], ev["v_lambda"])
+            stage[vit[P > pl.F2]] = pl.FAIL_VIT
+
+    dev.use_clock(_Tee(device, per_stage["fwd"]))
+    with host("prep"):
+        reached = launch_order(seqs, np.flatnonzero(stage == pl.TO_FORWARD))
+    survivors["fwd_launched"] = int(reached.size)
+    with host("prep"):
+        counts = pl.counts_of(stage)
+    if reached.size:
+        fwd_scores = dev.forward(model, dev.upload_list(reached), int(reached.size), host,
+                                 fwd_tables)
+        fwd = fwd_scores()
+        with host("prep"):
+            passed = pl.forward_passes(model, fwd[reached].astype(np.float64), L[reached],
+                                       null=null[reached])
+            stage[reached[passed]] = pl.PASSED
+            counts["fwd"] = int(np.count_nonzero(passed))
+    dev.use_clock(device)
+    with host("prep"):
+        values = np.multiply(stage, pl.STAGE_STEP, dtype=np.float64)
+        if reached.size:
+            values[reached] = pl.outcome(stage[reached], fwd[reached])
+    info = {"pass_counts": counts, "stage_launches": survivors, "bias_filter": True,
+            "bias_survivors": int(surv.size), "bias_host_s": bias_s,
             "pipeline_stage_s": {name: seconds_of(c) for name, c in per_stage.items()}}
     return values, info
