@@ -105,6 +105,26 @@ def filter_score(M: int, composition, background, seqs, idx=None, Kp: int = 29,
     """p7_bg_FilterScore (float32 nats) of the sequences ``idx`` (default: all), in ``idx``
     order; NaN for an empty sequence (the pipeline never scores one)."""
     idx = np.arange(len(seqs.lengths)) if idx is None else np.asarray(idx, np.int64)
+    fwd = filter_forward(M, composition, background, seqs, idx, Kp)
+    return with_length(fwd, seqs.lengths[idx], log)
+
+
+def with_length(forward, L, log=c_logf) -> np.ndarray:
+    """The filter score from esl_hmm_Forward's score: ``fwd + L * logf(p1) + logf(1 - p1)``
+    in float32, p1 = L / (L + 1) (p7_bg_SetLength)."""
+    f = np.float32
+    L = np.asarray(L)
+    p1 = filter_transitions(1, L)[0]
+    lf = L.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):        # L = 0: never scored
+        step = (np.asarray(forward, np.float32) + (lf * log(p1)).astype(np.float32))
+        return (step.astype(np.float32) + log(f(1.0) - p1)).astype(np.float32)
+
+
+def filter_forward(M: int, composition, background, seqs, idx, Kp: int = 29) -> np.ndarray:
+    """esl_hmm_Forward's score (float32 nats) of the filter HMM for the sequences ``idx``, in
+    ``idx`` order; NaN for an empty sequence."""
+    idx = np.asarray(idx, np.int64)
     out = np.full(idx.size, np.nan, np.float32)
     if not idx.size:
         return out
@@ -119,12 +139,12 @@ def filter_score(M: int, composition, background, seqs, idx=None, Kp: int = 29,
         padded = np.arange(1, order.size - start + 1) * Ls[start:]     # grows with the end
         stop = start + max(1, int(np.searchsorted(padded, BATCH_RESIDUES, side="right")))
         part = order[start:stop]
-        out[part] = _batch(M, eo, seqs, idx[part], Kp, log)
+        out[part] = _batch(M, eo, seqs, idx[part], Kp)
         start = stop
     return out
 
 
-def _batch(M, eo, seqs, idx, Kp, log) -> np.ndarray:
+def _batch(M, eo, seqs, idx, Kp) -> np.ndarray:
     f = np.float32
     perm = np.argsort(-seqs.lengths[idx], kind="stable")     # longest first
     order = idx[perm]
@@ -169,11 +189,8 @@ def _batch(M, eo, seqs, idx, Kp, log) -> np.ndarray:
         filled += 1
     # the end: t[k][E] = 1, the sum's log last (after rows of 0.0: an exact no-op)
     logsc = (logsc + log_rows((d0 + d1)[None])[0]).astype(np.float32)
-    p1 = t00
-    lf = L.astype(np.float32)
-    score = ((logsc + lf * log(p1)).astype(np.float32) + log(f(1.0) - p1)).astype(np.float32)
     out = np.empty(N, np.float32)
-    out[perm] = score
+    out[perm] = logsc
     return out
 
 

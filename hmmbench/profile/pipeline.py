@@ -75,11 +75,16 @@ def filter_null(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
 
 
 def bias_stage(model: ProfileModel, seqs: SequenceSet, idx, usc, F1: float = F1,
-               F2: float = F2) -> tuple:
+               F2: float = F2, forward=None) -> tuple:
     """HMMER's bias filter on the MSV survivors ``idx`` (MSV scores ``usc``): (passed, on to
     the Viterbi filter, filter null score) per survivor. A survivor whose P-value against the
-    filter null is <= F2 skips the Viterbi filter (HMMER tests the bias filter's P there)."""
-    fsc = filter_null(model, seqs, idx)
+    filter null is <= F2 skips the Viterbi filter (HMMER tests the bias filter's P there).
+    ``forward``: the filter HMM's Forward scores of ``idx`` where a device computed them
+    (None: the NumPy reference's)."""
+    if forward is None:
+        fsc = filter_null(model, seqs, idx)
+    else:
+        fsc = pb.with_length(forward, seqs.lengths[np.asarray(idx)])
     ev = model.evalue
     with np.errstate(invalid="ignore"):
         P = gumbel_surv(seq_bits(usc, fsc), ev["m_mu"], ev["m_lambda"])

@@ -3,8 +3,8 @@
 pyhmmer's public API offers the SSV/MSV filters; generic Viterbi/Forward and the Viterbi filter
 are only in its bundled ``liblibhmmer.so``. This module is test-only oracle code: it opens the
 model file with HMMER, configures the profile (local multihit) per target length, and calls
-p7_ViterbiFilter / p7_GViterbi / p7_GForward / p7_ForwardParser / p7_GMSV on sentinel-framed
-digital sequences.
+p7_ViterbiFilter / p7_GViterbi / p7_GForward / p7_ForwardParser / p7_GMSV and the bias
+filter's p7_bg_FilterScore on sentinel-framed digital sequences.
 """
 from __future__ import annotations
 
@@ -52,6 +52,8 @@ def _lib():
         "p7_bg_SetLength": (ip, [vp, ip]),
         "p7_bg_NullOne": (ip, [vp, ctypes.c_char_p, ip, fp]),
         "p7_ForwardParser": (ip, [ctypes.c_char_p, ip, vp, vp, fp]),
+        "p7_bg_SetFilter": (ip, [vp, ip, fp]),
+        "p7_bg_FilterScore": (ip, [vp, ctypes.c_char_p, ip, fp]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -85,6 +87,25 @@ class HmmerOracle:
             self.models.append((M, gm, om))
             self.backgrounds.append(bg)
         lib.p7_hmmfile_Close(hfp)
+
+    def filter_scores(self, which: int, composition, codes_list) -> np.ndarray:
+        """p7_bg_FilterScore (nats, float32) of each digital sequence: the bias filter's null
+        model set up as p7_pli_NewModel does (p7_bg_SetFilter with the model's M and
+        ``composition``) and configured to each target's length (p7_bg_SetLength)."""
+        lib = self.lib
+        M = self.models[which][0]
+        bg = self.backgrounds[which]
+        compo = np.ascontiguousarray(composition, dtype=np.float32)
+        lib.p7_bg_SetFilter(bg, M, compo.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+        out = np.empty(len(codes_list), dtype=np.float32)
+        sc = ctypes.c_float()
+        for n, codes in enumerate(codes_list):
+            L = len(codes)
+            dsq = bytes([255]) + np.asarray(codes, dtype=np.uint8).tobytes() + bytes([255])
+            lib.p7_bg_SetLength(bg, L)
+            lib.p7_bg_FilterScore(bg, dsq, L, ctypes.byref(sc))
+            out[n] = sc.value
+        return out
 
     def scores(self, which: int, codes_list, kinds=("vf", "gv", "gf", "fp"),
                nu: float = GMSV_NU) -> dict:

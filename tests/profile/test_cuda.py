@@ -359,30 +359,68 @@ def test_stage_kernels_compile_sm90(tmp_path):
         assert name.encode() in blob
 
 
-def test_cuda_pipeline_on_gpu_matches_reference_and_pyhmmer():
+@pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
+def test_bias_kernel_compiles_without_contraction(tmp_path):
+    """The bias filter's Forward (kernels_cuda/profile/bias.cu): its float32 arithmetic stays
+    separate roundings (mul.rn / add.rn, which ptxas never fuses; no fma.f32), as HMMER's."""
+    src = str(REPO / "kernels_cuda" / "profile" / "bias.cu")
+    out = tmp_path / "b.ptx"
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-ptx", "-O3", "-o", str(out), src],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    ptx = out.read_text()
+    assert ".entry bias_forward(" in ptx
+    assert "mul.rn.f32" in ptx and "add.rn.f32" in ptx and "div.rn.f32" in ptx
+    assert "fma.rn.f32" not in ptx and ".ftz.f32" not in ptx
+
+
+SHIPPED = datasets.shipped_models() if datasets.pyhmmer_data_dir() else []
+
+
+@pytest.mark.parametrize("spec", SHIPPED, ids=[s.name for s in SHIPPED])
+def test_cuda_pipeline_on_gpu_matches_reference_and_pyhmmer(spec, proteome, block):
     """Kind pipeline on the GPU (skips without one): per-stage pass counts identical to pyhmmer's
-    Pipeline(bias_filter=False) on every shipped protein model x the proteome, the outcome per
-    sequence (stage reached, Forward nats) within 0.01 of the NumPy reference pipeline."""
+    Pipeline with its bias filter on (its default) and off, every shipped protein model x the
+    proteome, the outcome per sequence (stage reached, Forward nats) within 0.01 of the NumPy
+    reference pipeline; the bias filter's Forward from the device kernel bit for bit the
+    reference's on every MSV survivor."""
+    from cpu_reference.profile import bias
+    from hmmbench.apis.cuda_timing import EventTimer
     from hmmbench import registry
     from hmmbench.profile import pipeline as pl
     from hmmbench.profile.job import ProfileSearch
     every = {b.name: b for b in registry.discover("profile")}
     if every["profile-cuda-warp"].unavailable_reason():
         pytest.skip(every["profile-cuda-warp"].unavailable_reason())
-    seqs = datasets.load_proteome()
-    block = seqs.to_pyhmmer()
-    for spec in datasets.shipped_models():
-        model, hmm = spec.load()
-        theirs = pl.pyhmmer_pass_counts(hmm, block).as_dict()
-        counts, stage, fwd = pl.run_stages(model, seqs)
+    seqs = proteome
+    model, hmm = spec.load()
+    for bias_filter in (True, False):
+        theirs = pl.pyhmmer_pass_counts(hmm, block, bias_filter).as_dict()
+        counts, stage, fwd = pl.run_stages(model, seqs, bias_filter=bias_filter)
         assert counts.as_dict() == theirs, spec.name
         want = pl.outcome(stage, fwd)
         names = ("profile-cuda-warp",) if spec.name.startswith("RREFam/") else (
             "profile-cuda-warp", "profile-cuda-task", "profile-cuda-cudampf")
         for name in names:
-            ex = every[name].run(ProfileSearch(model, seqs, "pipeline", hmm, database="proteome"))
-            assert ex.info["pass_counts"] == theirs, (name, spec.name)
-            assert np.max(np.abs(ex.log10 - want)) < 1e-2, (name, spec.name)
+            job = ProfileSearch(model, seqs, "pipeline", hmm, database="proteome",
+                                bias_filter=bias_filter)
+            ex = every[name].run(job)
+            assert ex.info["pass_counts"] == theirs, (name, spec.name, bias_filter)
+            assert np.max(np.abs(ex.log10 - want)) < 1e-2, (name, spec.name, bias_filter)
+            if not bias_filter:
+                continue
+            assert ex.info["bias_forward"] == "device"
+            surv = np.flatnonzero(stage != 0)              # past MSV: what the kernel scored
+            dev = every[name].device()
+            dev.begin(EventTimer())
+            dev.db = dev.resident.get(job)[0]
+            try:
+                got = dev.bias_forward_scores()[surv]
+            finally:
+                dev.db = None
+                dev.end()
+            ref = bias.filter_forward(model.M, model.composition, model.background, seqs, surv)
+            assert np.array_equal(got, ref), (name, spec.name, np.flatnonzero(got != ref)[:5])
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")

@@ -1,8 +1,9 @@
 """Kind ``pipeline`` on a device, through the OpenCL CPU backend (profile-opencl-task): the
 stage decisions and the survivor compaction (kernels_common/profile/stages.h, the same source
-the CUDA backends build), pass counts identical to pyhmmer's Pipeline(bias_filter=False) on
-every shipped protein model x the proteome, the outcome per sequence as the NumPy reference's,
-and the runner's cross-check of pipeline cells."""
+the CUDA backends build), pass counts identical to pyhmmer's Pipeline with its bias filter on
+(its default: the host's filter on the MSV survivors) and off on every shipped protein model x
+the proteome, the outcome per sequence as the NumPy reference's, and the runner's cross-check
+of pipeline cells (with and without --nobias)."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,19 +31,24 @@ def backend():
 SPECS = datasets.shipped_models() if datasets.pyhmmer_data_dir() else []
 
 
+@pytest.mark.parametrize("bias_filter", [True, False], ids=["bias", "nobias"])
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
-def test_pass_counts_identical_to_pyhmmer(backend, spec, proteome, block):
+def test_pass_counts_identical_to_pyhmmer(backend, spec, bias_filter, proteome, block):
     model, hmm = spec.load()
-    ex = backend.run(ProfileSearch(model, proteome, "pipeline", hmm, database="proteome"))
-    theirs = pl.pyhmmer_pass_counts(hmm, block).as_dict()
+    ex = backend.run(ProfileSearch(model, proteome, "pipeline", hmm, database="proteome",
+                                   bias_filter=bias_filter))
+    theirs = pl.pyhmmer_pass_counts(hmm, block, bias_filter).as_dict()
     assert ex.info["pass_counts"] == theirs
     assert pl.counts_of(pl.stages_of(ex.log10)) == theirs
     launched = ex.info["stage_launches"]
     assert launched["fwd_launched"] == theirs["vit"]
     assert set(ex.info["pipeline_stage_s"]) == {"msv", "vit", "fwd"}
+    assert ex.info["bias_filter"] is bias_filter
+    if bias_filter:                                  # the host scored every MSV survivor
+        assert ex.info["bias_survivors"] == theirs["msv"]
 
 
-@pytest.mark.parametrize("name", ["PF02826"])
+@pytest.mark.parametrize("name", ["PF02826", "RREFam/Thuricin_rSAM_RRE"])
 def test_outcome_per_sequence_as_the_reference(backend, name, proteome):
     model, hmm = datasets.resolve_model(name).load()
     ex = backend.run(ProfileSearch(model, proteome, "pipeline", hmm, database="proteome"))
@@ -50,6 +56,8 @@ def test_outcome_per_sequence_as_the_reference(backend, name, proteome):
     stage = pl.stages_of(want.log10)
     assert (pl.stages_of(ex.log10) == stage).all()
     assert (stage == pl.PASSED).sum() > 0                  # some reach and pass Forward
+    if name.startswith("RREFam/"):                         # the bias filter stops some
+        assert (stage == pl.FAIL_BIAS).sum() > 0
     # the Forward scores: float32 log-space sums on the device (the issue's bound: 0.01 nats)
     assert np.max(np.abs(ex.log10 - want.log10)) < 1e-3
 
@@ -119,15 +127,31 @@ def test_pipeline_cells_cross_checked_in_the_runner(monkeypatch, tmp_path, backe
     assert hmmsearch["status"] in ("peer", "unavailable")
     if hmmsearch["status"] == "peer":                      # its own summary, parsed
         assert hmmsearch["info"]["pass_counts"] == ours["info"]["pass_counts"]
+    assert ours["info"]["bias_filter"] is True
+    # --nobias: the pipeline and hmmsearch without the bias filter, a cell of its own
+    off = tmp_path / "off.json"
+    code = cli.main(["run", "--workload", "profile", "-d", str(fasta), "--model", "PF02826",
+                     "--kind", "pipeline", "--nobias", "-b", "profile-opencl-task",
+                     "-b", "profile-hmmsearch", "--repeat", "1", "--quiet", "--json", str(off)])
+    assert code == 0
+    runs_off = {r["backend"]: r for r in results.load(off)["runs"]}
+    ours_off = runs_off["profile-opencl-task"]
+    assert ours_off["status"] == "ok" and ours_off["info"]["bias_filter"] is False
+    counts = ours_off["info"]["pass_counts"]
+    assert counts["bias"] == counts["msv"] == ours["info"]["pass_counts"]["msv"]
+    assert counts != ours["info"]["pass_counts"]           # the filter changes this search
+    if runs_off["profile-hmmsearch"]["status"] == "peer":
+        assert runs_off["profile-hmmsearch"]["info"]["pass_counts"] == counts
+        assert runs_off["profile-hmmsearch"]["info"]["bias_filter"] is False
 
 
 def test_outcome_encoding_round_trips():
-    stage = np.array([0, 1, 2, 3, 3], np.int8)
-    fwd = np.array([np.nan, np.nan, -12.5, 40.25, 3000.0])
+    stage = np.array([0, 1, 2, 3, 3, pl.FAIL_BIAS], np.int8)
+    fwd = np.array([np.nan, np.nan, -12.5, 40.25, 3000.0, np.nan])
     values = pl.outcome(stage, fwd)
     assert (pl.stages_of(values) == stage).all()
-    assert values[2] == 2e6 - 12.5 and values[0] == 0.0
-    assert pl.counts_of(stage) == dict(searched=5, msv=4, bias=4, vit=3, fwd=2)
+    assert values[2] == 2e6 - 12.5 and values[0] == 0.0 and values[5] == -1e6
+    assert pl.counts_of(stage) == dict(searched=6, msv=5, bias=4, vit=3, fwd=2)
 
 
 def test_an_empty_database(backend):

@@ -1,5 +1,6 @@
-"""Profile workload pipeline view: per-stage pass counts identical to pyhmmer's
-Pipeline(bias_filter=False), every shipped protein model x the 2,100-protein proteome."""
+"""Profile workload pipeline view: per-stage pass counts identical to pyhmmer's Pipeline with
+its bias filter on (its default) and off, every shipped protein model x the 2,100-protein
+proteome."""
 import numpy as np
 import pytest
 
@@ -17,11 +18,16 @@ HMMS = [h for p in datasets.model_files() for h in datasets.read_hmms(p) if h.al
 @pytest.mark.parametrize("hmm", HMMS, ids=[str(h.name) for h in HMMS])
 def test_pass_counts_identical(hmm, proteome, block):
     model = ProfileModel.from_hmm(hmm)
-    ours, stage = pipeline.pass_counts(model, proteome)
-    theirs = pipeline.pyhmmer_pass_counts(hmm, block)
-    assert ours.as_dict() == theirs.as_dict()
-    assert ours.msv >= ours.vit >= ours.fwd
-    assert (stage >= 1).sum() == ours.msv and (stage == 3).sum() == ours.fwd
+    msv = pipeline.pf.msv_filter(model, proteome)         # one MSV pass for both pipelines
+    for bias_filter in (True, False):
+        ours, stage = pipeline.pass_counts(model, proteome, msv_fn=lambda *_: msv,
+                                           bias_filter=bias_filter)
+        theirs = pipeline.pyhmmer_pass_counts(hmm, block, bias_filter)
+        assert ours.as_dict() == theirs.as_dict(), bias_filter
+        assert ours.msv >= ours.bias >= ours.vit >= ours.fwd
+        assert (stage >= 1).sum() == ours.bias and (stage == 3).sum() == ours.fwd
+        assert (stage == pipeline.FAIL_BIAS).sum() == ours.msv - ours.bias
+        assert bias_filter or ours.bias == ours.msv
 
 
 def test_survival_functions():

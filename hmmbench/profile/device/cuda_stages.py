@@ -9,6 +9,8 @@ from typing import Callable
 
 import numpy as np
 
+from cpu_reference.profile import bias
+
 from .cuda_generic import generic_launch, generic_prepare
 
 #: the pipeline's stage kernels (kernels_common/profile/stages.h): work-group size and items
@@ -17,6 +19,8 @@ STAGES_SOURCE = "profile/stages.cu"
 STAGE_GROUP, STAGE_ITEMS = 256, 16
 STAGE_CHUNK = STAGE_GROUP * STAGE_ITEMS
 STAGE_DEFINES = {"GROUP_SIZE": STAGE_GROUP, "ITEMS": STAGE_ITEMS}
+#: the bias filter's Forward (kernels_cuda/profile/bias.cu): threads per block
+BIAS_SOURCE, BIAS_GROUP = "profile/bias.cu", 128
 
 
 class CudaStages:
@@ -111,6 +115,28 @@ class CudaStages:
         buffer instead of a copy and a conversion)."""
         return self._download(self.buffers.get("scores", 4 * self.db.n), self.db.n, np.float32,
                               as_type=np.float64)
+
+    def bias_forward(self, model, order, m, codes: tuple) -> None:
+        """The bias filter's Forward score (esl_hmm_Forward of the filter HMM) of the entries of
+        ``order[:m]`` whose stage code is one of ``codes`` (two), launched: a thread each."""
+        if m == 0:
+            return
+        odds = bias.biased_odds(model.composition, model.background, model.Kp)
+        _, _, t10, t11 = bias.filter_transitions(model.M, 1)
+        with self.timer("h2d"):
+            eo = self._up(odds)
+        fn = self.cuda.compile(BIAS_SOURCE).get_function("bias_forward")
+        with self.timer("kernel"):
+            fn(order, np.int32(m), self.buffers.get("codes", self.db.n), np.int32(codes[0]),
+               np.int32(codes[1]), self.db.buffers["residues"], self.db.buffers["offsets"], eo,
+               np.float32(bias.PI_BACKGROUND), np.float32(bias.PI_BIASED), np.float32(t10),
+               np.float32(t11), self.buffers.get("bias_out", 4 * self.db.n),
+               block=(BIAS_GROUP, 1, 1), grid=(max(1, -(-m // BIAS_GROUP)), 1))
+
+    def bias_forward_scores(self) -> np.ndarray:
+        """What :meth:`bias_forward` wrote, per sequence (float32; only its entries)."""
+        return self._download(self.buffers.get("bias_out", 4 * self.db.n), self.db.n,
+                              np.float32)
 
     def whole_order(self) -> tuple:
         return self.db.buffers["order"], self.db.n

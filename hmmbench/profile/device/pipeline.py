@@ -20,9 +20,10 @@ function that waits for the float32 nats per sequence (entries of the listed seq
 host finishes the other sequences' results while Forward runs).
 
 With the bias filter the MSV survivors (a few per cent of the database) go to the host: their
-raw SSV/MSV values and the codes come back, the host finishes their MSV scores, computes their
-filter null scores (:func:`.pipeline.bias_stage`, NumPy across the survivors) and decides the
-bias filter; the Viterbi filter and Forward then run on launch lists the host uploads, and
+raw SSV/MSV values and the codes come back, the host finishes their MSV scores and decides the
+bias filter from their filter null scores (:func:`.pipeline.bias_stage`): the filter HMM's
+Forward computed on the device where it has the kernel (``bias_forward``, CUDA:
+kernels_cuda/profile/bias.cu), else by the NumPy reference across the survivors; the Viterbi filter and Forward then run on launch lists the host uploads, and
 their decisions (against each sequence's filter null, not a per-length table) are the host's.
 
 The per-sequence result is :func:`.pipeline.outcome` (stage reached x 1e6 + Forward nats), the
@@ -172,9 +173,13 @@ def _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivor
     lists the host uploads."""
     seqs, n, ev = db.seqs, db.n, model.evalue
     xe, xj = raw
+    on_device = hasattr(dev, "bias_forward")     # the filter HMM's Forward as a kernel
+    if on_device:
+        dev.bias_forward(model, *dev.whole_order(), (pl.PENDING_VIT, pl.TO_FORWARD))
     stage = dev.codes().view(np.int8)            # FAIL_MSV / PENDING_VIT / TO_FORWARD
     xe_all = dev.download_ints(xe, n)
     xj_all = dev.download_ints(xj, n) if xj is not None else None
+    forward = dev.bias_forward_scores() if on_device else None
     t0 = time.perf_counter()
     with host("prep"):
         L = seqs.lengths
@@ -184,7 +189,8 @@ def _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivor
         if redo.any():                           # MSV recomputed where SSV could not decide
             xjr = xj_all[surv[redo]].astype(np.int64)
             usc[redo] = pf.msv_from_xj(model, np.maximum(xjr, 0), xjr < 0, Ls[redo])
-        passed, to_vit, fsc = pl.bias_stage(model, seqs, surv, usc)
+        passed, to_vit, fsc = pl.bias_stage(
+            model, seqs, surv, usc, forward=None if forward is None else forward[surv])
         null = np.full(n, np.nan, np.float32)
         null[surv] = fsc
         stage[surv] = np.where(passed, pl.TO_FORWARD, pl.FAIL_BIAS)
@@ -224,5 +230,6 @@ def _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivor
             values[reached] = pl.outcome(stage[reached], fwd[reached])
     info = {"pass_counts": counts, "stage_launches": survivors, "bias_filter": True,
             "bias_survivors": int(surv.size), "bias_host_s": bias_s,
+            "bias_forward": "device" if on_device else "host",
             "pipeline_stage_s": {name: seconds_of(c) for name, c in per_stage.items()}}
     return values, info
