@@ -108,6 +108,9 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         # from this many pairs the staging threads stage a call, uploaded part by part
         self.pool_from_pairs = POOL_FROM_PAIRS
         self.side_queues = True   # bins after the first on queues of their own
+        # bins enqueued longest reads first, every bin before any chained recompute kernel (as
+        # CUDA's order; False: shortest first, each bin's recompute right after it)
+        self.longest_bins_first = True
         # below this many pairs a call launches as CUDA's small call (opencl_call.py)
         self.small_call_pairs = SMALL_CALL_PAIRS
         self.rescue_on_device = True  # the float64 rescue queued on the device (needs fp64)

@@ -115,6 +115,28 @@ def _small_uploads(backend, bufs: DeviceBuffers, q, slot, pairs: PairSet, offs, 
     return ints, laid, [cl.enqueue_copy(q, slot, views[0][:offs[7]], is_blocking=False)], staged
 
 
+def _recompute(backend, kit, cq, qbin: Bin, fb_items, arrays, heads, head: int, n_pairs: int,
+               max_hap: int, both, out_at, cus: int, wait_for=None):
+    """A recompute queue's float64 kernel on ``cq`` over the items its head (``heads`` at int
+    offset ``head``) counts; its event."""
+    head = np.int32(head)
+    return backend._launch_bin(kit, cq, qbin, True, fb_items, arrays, heads, head, n_pairs,
+                               max_hap, (both, out_at, heads, head, fb_items), True, wait_for,
+                               recompute=True, cus=cus)
+
+
+def _recompute_after(backend, kit, cqs, chain, rescue, queue_of, queue_at: int, fb_items, arrays,
+                     heads, n_pairs: int, max_hap: int, both, out_at, cus: int, kernels: list,
+                     last: dict) -> None:
+    """For each (queue index, bin) of ``chain`` the bin's recompute queue's kernel on that queue
+    (after the bin: in-order queues); adds the events to ``kernels`` and ``last``."""
+    for k, i in chain:
+        j = queue_of[i]
+        ev = last[k] = _recompute(backend, kit, cqs[k], rescue[0][j], fb_items, arrays, heads,
+                                  queue_at + j * RANGE_INTS, n_pairs, max_hap, both, out_at, cus)
+        kernels.append(ev)
+
+
 def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                 bins: Sequence[Bin], double: bool, timing: dict,
                 rescue: Optional[tuple] = None, lengths: Optional[tuple] = None) -> tuple:
@@ -274,33 +296,38 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     cus = bufs.compute_units
     cap = cus * RESIDENT_ITEMS_PER_CU if small else None
     last = {0: laid_out}  # queue index -> its last event
-    for n_q, i in enumerate(launched):
+    # the longest reads' bin first (as CUDA's, whose block scheduler starts the first launch's
+    # blocks first; here each launch also waits ~25 us for the host to enqueue the one before),
+    # and with chained recompute queues every bin before the recompute kernel after it
+    order = launched[::-1] if backend.longest_bins_first else launched
+    chain = []  # (queue index, bin) of each bin its recompute queue's kernel follows
+    for n_q, i in enumerate(order):
         k = n_q % len(cqs)
         cq = cqs[k]
         wait_for = ready if cq is not q else None
         res = (both, out_at, heads, np.int32(queue_at + queue_of[i] * RANGE_INTS), fb_items) \
             if rescue \
             else (sums,)
-        ev = backend._launch_bin(kit, cq, bins[i], double, items, arrays, bin_range,
-                                 np.int32(i * RANGE_INTS), bound[i], max_hap, res,
-                                 bool(rescue), wait_for, cap=cap, cus=cus)
+        ev = last[k] = backend._launch_bin(kit, cq, bins[i], double, items, arrays, bin_range,
+                                           np.int32(i * RANGE_INTS), bound[i], max_hap, res,
+                                           bool(rescue), wait_for, cap=cap, cus=cus)
         kernels.append(ev)
         if rescue and chained:
-            head = np.int32(queue_at + queue_of[i] * RANGE_INTS)
-            ev = backend._launch_bin(kit, cq, rescue[0][queue_of[i]], True, fb_items, arrays,
-                                     heads, head, pairs.n_pairs, max_hap,
-                                     (both, out_at, heads, head, fb_items), True, None,
-                                     recompute=True, cus=cus)
-            kernels.append(ev)
-        last[k] = ev
+            chain.append((k, i))
+        if chain and not backend.longest_bins_first:
+            chain, after = [], chain
+            _recompute_after(backend, kit, cqs, after, rescue, queue_of, queue_at, fb_items,
+                             arrays, heads, pairs.n_pairs, max_hap, both, out_at, cus, kernels,
+                             last)
+    if chain:
+        _recompute_after(backend, kit, cqs, chain, rescue, queue_of, queue_at, fb_items, arrays,
+                         heads, pairs.n_pairs, max_hap, both, out_at, cus, kernels, last)
     joins = [ev for k, ev in last.items() if cqs[k] is not q]
     if rescue and not chained:
         for j in fed:
-            head = np.int32(queue_at + j * RANGE_INTS)
-            last[0] = backend._launch_bin(
-                kit, q, rescue[0][j], True, fb_items, arrays, heads, head, pairs.n_pairs,
-                max_hap, (both, out_at, heads, head, fb_items), True, joins or None,
-                recompute=True, cus=cus)
+            last[0] = _recompute(backend, kit, q, rescue[0][j], fb_items, arrays, heads,
+                                 queue_at + j * RANGE_INTS, pairs.n_pairs, max_hap, both,
+                                 out_at, cus, joins or None)
             kernels.append(last[0])
         joins = []
     down = cl.enqueue_copy(q, host_out if rescue else out, both if rescue else sums,

@@ -344,6 +344,44 @@ def test_the_device_rescue_recomputes_the_pairs_the_host_rule_picks(edge, real, 
 
 
 @needs_device
+def test_the_longest_reads_bin_is_enqueued_first_and_the_recompute_after_every_bin(real):
+    """A small call's bins go in longest reads first (as CUDA's; the bin that runs longest starts
+    before the host spends ~25 us a launch on the others), each on its queue, then each bin's
+    recompute queue's kernel on that bin's queue; the other order (``longest_bins_first`` off:
+    shortest first, each recompute right after its bin) gives the same results."""
+    pairs, ref = real["1m-rescue"]
+    b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
+                      small_tiers=None)
+    seen = []
+    launch = b._launch_bin
+
+    def record(kit, queue, bin_, double, *args, recompute=False, **kw):
+        seen.append((queue, bin_.lo, recompute))
+        return launch(kit, queue, bin_, double, *args, recompute=recompute, **kw)
+
+    b._launch_bin = record
+    results = {}
+    for first in (True, False):
+        b.longest_bins_first = first
+        seen.clear()
+        results[first] = _check(b, pairs, ref)
+        bins = [(q, lo) for q, lo, redo in seen if not redo]
+        redo = [q for q, _, r in seen if r]
+        assert len(bins) == len(results[first].info["bins"]) >= 2
+        assert len(redo) == len(bins)  # 1m's bins each feed a recompute queue of their own
+        los = [lo for _, lo in bins]
+        assert los == sorted(los, reverse=first)
+        assert len({q for q, _ in bins}) == len(bins)  # side queues: one a bin
+        if first:  # every bin before any recompute kernel, each on its bin's queue
+            assert [r for _, _, r in seen] == [False] * len(bins) + [True] * len(bins)
+            assert redo == [q for q, _ in bins]
+        else:
+            assert [r for _, _, r in seen] == [False, True] * len(bins)
+    assert np.array_equal(results[True].log10, results[False].log10)
+    assert results[True].n_fallback == results[False].n_fallback >= 1
+
+
+@needs_device
 def test_the_layout_sizes_each_recompute_queue_by_the_pairs_of_its_bins(edge):
     """Queue heads as CUDA's scan writes them: each queue's first slot is the pairs of the
     queues before it (each bin's pairs go to its queue, rescue.recompute_queues), its count the
