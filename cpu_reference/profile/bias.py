@@ -101,24 +101,62 @@ def filter_transitions(M: int, L) -> tuple:
 
 
 def filter_score(M: int, composition, background, seqs, idx=None, Kp: int = 29,
-                 log=c_logf) -> np.ndarray:
+                 log=None) -> np.ndarray:
     """p7_bg_FilterScore (float32 nats) of the sequences ``idx`` (default: all), in ``idx``
     order; NaN for an empty sequence (the pipeline never scores one)."""
-    idx = np.arange(len(seqs.lengths)) if idx is None else np.asarray(idx, np.int64)
+    idx = np.arange(len(seqs.offsets) - 1) if idx is None else np.asarray(idx, np.int64)
     fwd = filter_forward(M, composition, background, seqs, idx, Kp)
-    return with_length(fwd, seqs.lengths[idx], log)
+    return with_length(fwd, _lengths(seqs, idx), log)
 
 
-def with_length(forward, L, log=c_logf) -> np.ndarray:
+def _lengths(seqs, idx) -> np.ndarray:
+    """The lengths of the sequences ``idx`` (from the offsets: no pass over the database)."""
+    return seqs.offsets[idx + 1] - seqs.offsets[idx]
+
+
+#: per target length L: the C library's logf(p1) and logf(1 - p1), p1 = L / (L + 1), filled
+#: on first use of each length (a search's survivors share a few thousand lengths)
+_LENGTH_LOGS = {"have": np.zeros(0, bool), "p1": np.zeros(0, np.float32),
+                "q1": np.zeros(0, np.float32)}
+
+
+def length_logs(L) -> tuple:
+    """(logf(p1), logf(1 - p1)) float32 per length, p1 = L / (L + 1) in float32, through a
+    table per length that :func:`c_logf` fills once per process."""
+    L = np.asarray(L, np.int64)
+    t = _LENGTH_LOGS
+    top = int(L.max()) + 1 if L.size else 0
+    if top > t["have"].size:
+        grow = max(top, 2 * t["have"].size)
+        for key, dtype in (("have", bool), ("p1", np.float32), ("q1", np.float32)):
+            new = np.zeros(grow, dtype)
+            new[:t[key].size] = t[key]
+            t[key] = new
+    if L.size and not t["have"][L].all():
+        need = np.unique(L[~t["have"][L]])
+        p1 = filter_transitions(1, need)[0]
+        with np.errstate(divide="ignore"):                      # L = 0: never scored
+            t["p1"][need] = c_logf(p1)
+            t["q1"][need] = c_logf(np.float32(1.0) - p1)
+        t["have"][need] = True
+    return t["p1"][L], t["q1"][L]
+
+
+def with_length(forward, L, log=None) -> np.ndarray:
     """The filter score from esl_hmm_Forward's score: ``fwd + L * logf(p1) + logf(1 - p1)``
-    in float32, p1 = L / (L + 1) (p7_bg_SetLength)."""
-    f = np.float32
+    in float32, p1 = L / (L + 1) (p7_bg_SetLength); ``log``: another logf than the C
+    library's (the tests' comparison)."""
     L = np.asarray(L)
-    p1 = filter_transitions(1, L)[0]
+    if log is None:
+        lp, lq = length_logs(L)
+    else:
+        p1 = filter_transitions(1, L)[0]
+        with np.errstate(divide="ignore"):
+            lp, lq = log(p1), log(np.float32(1.0) - p1)
     lf = L.astype(np.float32)
-    with np.errstate(divide="ignore", invalid="ignore"):        # L = 0: never scored
-        step = (np.asarray(forward, np.float32) + (lf * log(p1)).astype(np.float32))
-        return (step.astype(np.float32) + log(f(1.0) - p1)).astype(np.float32)
+    with np.errstate(invalid="ignore"):                         # L = 0: never scored
+        step = (np.asarray(forward, np.float32) + (lf * lp).astype(np.float32))
+        return (step.astype(np.float32) + lq).astype(np.float32)
 
 
 def filter_forward(M: int, composition, background, seqs, idx, Kp: int = 29) -> np.ndarray:
@@ -129,7 +167,7 @@ def filter_forward(M: int, composition, background, seqs, idx, Kp: int = 29) -> 
     if not idx.size:
         return out
     eo = biased_odds(composition, background, Kp)
-    L = seqs.lengths[idx]
+    L = _lengths(seqs, idx)
     keep = np.flatnonzero(L > 0)
     # length-sorted batches of at most BATCH_RESIDUES padded residues (or one sequence)
     order = keep[np.argsort(L[keep], kind="stable")]
@@ -146,9 +184,9 @@ def filter_forward(M: int, composition, background, seqs, idx, Kp: int = 29) -> 
 
 def _batch(M, eo, seqs, idx, Kp) -> np.ndarray:
     f = np.float32
-    perm = np.argsort(-seqs.lengths[idx], kind="stable")     # longest first
+    perm = np.argsort(-_lengths(seqs, idx), kind="stable")   # longest first
     order = idx[perm]
-    L = seqs.lengths[order]
+    L = _lengths(seqs, order)
     X = seqs.padded(order, fill=Kp)
     N, W = X.shape
     active = np.searchsorted(-L, -np.arange(W), side="left")  # row i: the first active[i]

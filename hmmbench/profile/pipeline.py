@@ -75,16 +75,19 @@ def filter_null(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
 
 
 def bias_stage(model: ProfileModel, seqs: SequenceSet, idx, usc, F1: float = F1,
-               F2: float = F2, forward=None) -> tuple:
+               F2: float = F2, forward=None, L=None) -> tuple:
     """HMMER's bias filter on the MSV survivors ``idx`` (MSV scores ``usc``): (passed, on to
     the Viterbi filter, filter null score) per survivor. A survivor whose P-value against the
     filter null is <= F2 skips the Viterbi filter (HMMER tests the bias filter's P there).
     ``forward``: the filter HMM's Forward scores of ``idx`` where a device computed them
-    (None: the NumPy reference's)."""
+    (None: the NumPy reference's); ``L``: the lengths of ``idx`` where the caller has them."""
+    idx = np.asarray(idx)
     if forward is None:
-        fsc = filter_null(model, seqs, idx)
-    else:
-        fsc = pb.with_length(forward, seqs.lengths[np.asarray(idx)])
+        forward = pb.filter_forward(model.M, model.composition, model.background, seqs, idx,
+                                    model.Kp)
+    if L is None:
+        L = seqs.offsets[idx + 1] - seqs.offsets[idx]
+    fsc = pb.with_length(forward, L)
     ev = model.evalue
     with np.errstate(invalid="ignore"):
         P = gumbel_surv(seq_bits(usc, fsc), ev["m_mu"], ev["m_lambda"])

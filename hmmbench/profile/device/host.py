@@ -22,9 +22,13 @@ from ..model import ProfileModel, SequenceSet
 FILTER_KINDS = ("ssv", "msv", "vf")
 
 
-def launch_order(seqs: SequenceSet, idx=None) -> np.ndarray:
-    """``idx`` (default: every sequence) by decreasing length, ties in ``idx`` order."""
-    L = seqs.lengths if idx is None else seqs.lengths[np.asarray(idx)]
+def launch_order(seqs: SequenceSet, idx=None, lengths=None) -> np.ndarray:
+    """``idx`` (default: every sequence) by decreasing length, ties in ``idx`` order;
+    ``lengths``: those of ``idx`` where the caller has them (no pass over the database)."""
+    if lengths is not None:
+        L = np.asarray(lengths)
+    else:
+        L = seqs.lengths if idx is None else seqs.lengths[np.asarray(idx)]
     if L.size and L.max() <= 0xFFFF:      # 16-bit keys: numpy's stable sort is a radix sort
         key = np.invert(L.astype(np.uint16))              # 0xFFFF - L
     else:

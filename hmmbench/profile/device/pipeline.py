@@ -170,8 +170,11 @@ def _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivor
                    fwd_tables) -> tuple:
     """The stages after the device's MSV decision with the bias filter (see the module's
     docstring): the host decides, the device runs the Viterbi filter and Forward on the
-    lists the host uploads."""
+    lists the host uploads. Host work here is on the search's critical path (the GPU waits),
+    so it touches the survivors only, never a per-sequence array of the whole database but
+    the codes and the result."""
     seqs, n, ev = db.seqs, db.n, model.evalue
+    offsets = seqs.offsets
     xe, xj = raw
     on_device = hasattr(dev, "bias_forward")     # the filter HMM's Forward as a kernel
     if on_device:
@@ -182,19 +185,18 @@ def _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivor
     forward = dev.bias_forward_scores() if on_device else None
     t0 = time.perf_counter()
     with host("prep"):
-        L = seqs.lengths
         surv = np.flatnonzero((stage == pl.PENDING_VIT) | (stage == pl.TO_FORWARD))
-        Ls = L[surv]
+        Ls = offsets[surv + 1] - offsets[surv]
         usc, redo = pf.ssv_from_xe(model, xe_all[surv].astype(np.int64), Ls)
         if redo.any():                           # MSV recomputed where SSV could not decide
             xjr = xj_all[surv[redo]].astype(np.int64)
             usc[redo] = pf.msv_from_xj(model, np.maximum(xjr, 0), xjr < 0, Ls[redo])
         passed, to_vit, fsc = pl.bias_stage(
-            model, seqs, surv, usc, forward=None if forward is None else forward[surv])
-        null = np.full(n, np.nan, np.float32)
-        null[surv] = fsc
+            model, seqs, surv, usc, forward=None if forward is None else forward[surv], L=Ls)
         stage[surv] = np.where(passed, pl.TO_FORWARD, pl.FAIL_BIAS)
-        vit = launch_order(seqs, surv[to_vit])
+        at = np.flatnonzero(to_vit)              # survivor positions, in launch order
+        at = launch_order(seqs, at, lengths=Ls[at])
+        vit = surv[at]
     bias_s = time.perf_counter() - t0
 
     dev.use_clock(_Tee(device, per_stage["vit"]))
@@ -203,31 +205,37 @@ def _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivor
         xc = dev.vf_xc(model, seqs, None, move, on_device=(dev.upload_list(vit), int(vit.size)))
         xc = dev.download_ints(xc, n)[vit].astype(np.int64)
         with host("prep"):
-            vf = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L[vit])
+            vf = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, Ls[at])
             with np.errstate(invalid="ignore"):
-                P = pl.gumbel_surv(pl.seq_bits(vf, null[vit]), ev["v_mu"], ev["v_lambda"])
-            stage[vit[P > pl.F2]] = pl.FAIL_VIT
+                P = pl.gumbel_surv(pl.seq_bits(vf, fsc[at]), ev["v_mu"], ev["v_lambda"])
+            failed = P > pl.F2
+            stage[vit[failed]] = pl.FAIL_VIT
+            passed[at[failed]] = False
 
     dev.use_clock(_Tee(device, per_stage["fwd"]))
     with host("prep"):
-        reached = launch_order(seqs, np.flatnonzero(stage == pl.TO_FORWARD))
+        at = np.flatnonzero(passed)              # survivors on to Forward, in launch order
+        at = launch_order(seqs, at, lengths=Ls[at])
+        reached = surv[at]
+        counts = {"searched": n, "msv": int(surv.size),
+                  "bias": int(np.count_nonzero(stage[surv] != pl.FAIL_BIAS)),
+                  "vit": int(reached.size), "fwd": 0}
     survivors["fwd_launched"] = int(reached.size)
-    with host("prep"):
-        counts = pl.counts_of(stage)
     if reached.size:
         fwd_scores = dev.forward(model, dev.upload_list(reached), int(reached.size), host,
                                  fwd_tables)
-        fwd = fwd_scores()
+        with host("prep"):                       # while Forward runs
+            values = np.multiply(stage, pl.STAGE_STEP, dtype=np.float64)
+        fwd = fwd_scores()[reached]
         with host("prep"):
-            passed = pl.forward_passes(model, fwd[reached].astype(np.float64), L[reached],
-                                       null=null[reached])
-            stage[reached[passed]] = pl.PASSED
-            counts["fwd"] = int(np.count_nonzero(passed))
+            won = pl.forward_passes(model, fwd.astype(np.float64), Ls[at], null=fsc[at])
+            stage[reached[won]] = pl.PASSED
+            values[reached] = pl.outcome(stage[reached], fwd)
+            counts["fwd"] = int(np.count_nonzero(won))
+    else:
+        with host("prep"):
+            values = np.multiply(stage, pl.STAGE_STEP, dtype=np.float64)
     dev.use_clock(device)
-    with host("prep"):
-        values = np.multiply(stage, pl.STAGE_STEP, dtype=np.float64)
-        if reached.size:
-            values[reached] = pl.outcome(stage[reached], fwd[reached])
     info = {"pass_counts": counts, "stage_launches": survivors, "bias_filter": True,
             "bias_survivors": int(surv.size), "bias_host_s": bias_s,
             "bias_forward": "device" if on_device else "host",
