@@ -1,6 +1,7 @@
 """A many-model search: the seeded ``models-mixed<N>`` file (sizes, calibration, one generation
 per cache) and, model by model, HMMER's pipeline pass counts of the reference identical to
-pyhmmer's Pipeline and to the hmmsearch binary on the same models and sequences."""
+pyhmmer's Pipeline (with its bias filter and without) and to the hmmsearch binary on the same
+models and sequences."""
 import json
 import os
 
@@ -76,21 +77,34 @@ def test_bad_model_set_names_are_usage_errors(name, message):
 
 
 @pytest.fixture(scope="module")
-def reference_counts(specs, homologs):
-    """The reference pipeline's pass counts per model: the pipeline the device pipelines are
+def both_counts(specs, homologs):
+    """The reference pipeline's pass counts per model, with the bias filter (HMMER's default)
+    and without (``--nobias``), one MSV pass each: the pipeline the device pipelines are
     cross-checked against, stage by stage."""
     _, seqs = homologs
-    return {s.name: pl.pass_counts(s.load()[0], seqs)[0].as_dict() for s in specs}
+    out = {}
+    for s in specs:
+        model = s.load()[0]
+        msv = pl.pf.msv_filter(model, seqs)
+        out[s.name] = {b: pl.pass_counts(model, seqs, msv_fn=lambda *_: msv,
+                                         bias_filter=b)[0].as_dict() for b in (True, False)}
+    return out
 
 
-def test_pass_counts_identical_to_pyhmmers_pipeline_per_model(specs, homologs,
-                                                              reference_counts):
+@pytest.fixture(scope="module")
+def reference_counts(both_counts):
+    """The default pipeline's (bias filter on) counts per model."""
+    return {name: counts[True] for name, counts in both_counts.items()}
+
+
+def test_pass_counts_identical_to_pyhmmers_pipeline_per_model(specs, homologs, both_counts):
     _, seqs = homologs
     block = seqs.to_pyhmmer()
     for spec in specs:
-        ours = reference_counts[spec.name]
-        assert ours == pl.pyhmmer_pass_counts(spec.load()[1], block).as_dict(), spec.name
-        assert ours["fwd"] >= 1, spec.name                   # its own emitted sequence
+        for bias_filter, ours in both_counts[spec.name].items():
+            theirs = pl.pyhmmer_pass_counts(spec.load()[1], block, bias_filter).as_dict()
+            assert ours == theirs, (spec.name, bias_filter)
+            assert ours["fwd"] >= 1, spec.name               # its own emitted sequence
 
 
 def test_one_command_searches_every_model_as_hmmsearch_counts(specs, homologs, tmp_path,
