@@ -127,6 +127,14 @@ class Workload:
         unknown (the reference is then budgeted on the whole unit)."""
         return None
 
+    def sample_shapes(self, dataset, mode: str, per_piece: int,
+                      join: Optional[int] = None) -> Optional[list]:
+        """The shapes of the cross-check's samples, one per unit, drawn as the check draws them
+        (``per_piece`` items of each piece a unit joins, the unit's index the seed) from what
+        is known of the set without generating it: the units of chunking ``mode``, or a
+        sharded run's (``join`` pieces a unit). None: unknown (:meth:`sample_shape` then)."""
+        return None
+
     def measured_unit(self, cell: str) -> tuple:
         """(unit, its shape, the shape the run's check reads before loading it -- None: the
         same) of a cell named for a memory measurement (:mod:`hmmbench.memory_peak`)."""

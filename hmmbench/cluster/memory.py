@@ -111,7 +111,7 @@ def check_client(session, counts: list, datasets: list, cfg, limit) -> None:
     else the memory available here); past it, the one-line refusal naming the reference."""
     from ..registry import select
     from ..runner.benchmark import plan_cells
-    from ..runner.memory import cell_need, check_host_device, reference_need
+    from ..runner.memory import check_host_device, reference_need, sample_need
     try:
         reference = select([cfg.reference], cfg.workload)[0]
     except Exception:  # noqa: BLE001 - no reference: no cross-check to budget for
@@ -125,15 +125,17 @@ def check_client(session, counts: list, datasets: list, cfg, limit) -> None:
                 if (id(ds), n) in seen:
                     continue
                 seen.add((id(ds), n))
-                planned = wl.planned_units(ds, n)
-                if planned is None:
-                    continue
-                unit = planned.shape([(u, 0, len(planned.costs(u)))
-                                      for u in range(len(planned.units))], groups=True)
-                sample = wl.sample_shape(unit, cfg.sample_pairs * n)
-                if sample is not None:
-                    check_host_device(ds.name, reference,
-                                      cell_need(reference, sample, "merged"), limit)
+                samples = wl.sample_shapes(ds, cell.mode, cfg.sample_pairs, join=n)
+                if samples is None:
+                    planned = wl.planned_units(ds, n)
+                    if planned is None:
+                        continue
+                    unit = planned.shape([(u, 0, len(planned.costs(u)))
+                                          for u in range(len(planned.units))], groups=True)
+                    samples = [wl.sample_shape(unit, cfg.sample_pairs * n)]
+                if samples[0] is not None:
+                    check_host_device(ds.name, reference, sample_need(reference, samples),
+                                      limit)
         elif (id(ds), cell.mode) not in seen:
             seen.add((id(ds), cell.mode))
             try:
@@ -144,4 +146,5 @@ def check_client(session, counts: list, datasets: list, cfg, limit) -> None:
                 shape = None
             if shape is not None:
                 check_host_device(ds.name, reference,
-                                  reference_need(wl, ds, reference, shape, cfg), limit)
+                                  reference_need(wl, ds, reference, shape, cfg, cell.mode),
+                                  limit)

@@ -13,10 +13,11 @@ from ..report import Column, Listing, Styled, fmt_count
 from ..workload import Workload
 from . import datasets
 from .datasets.chunking import launches, parse_mode
-from .datasets.chunks import LazyChunkDataset, plan_shape, plan_units
+from .datasets.chunks import (LazyChunkDataset, PlanLengths, plan_shape, plan_unit_ranges,
+                              plan_units)
 from .datasets.synthetic import TABLES, shape_of, split_name, synthetic_bytes
 from .model import LOG10_RANGE_FLOOR
-from .shape import PairShape
+from .shape import PairShape, sampled_groups, wavefront_groups
 
 
 def _dataset_status(ds) -> str:
@@ -142,8 +143,38 @@ class PairHMM(Workload):
         n = min(items, shape.pairs)
         sample = alone.part(int(np.ceil(alone.read_bases * n / max(alone.pairs, 1))))
         bases = sample.read_bases + sample.hap_bases
-        sample = replace(sample, pairs=n, reads=n, haps=n, batches=n, held_bytes=None, pieces=1)
+        sample = replace(sample, pairs=n, reads=n, haps=n, batches=n, held_bytes=None, pieces=1,
+                         groups=None if shape.groups is None else sampled_groups(shape.groups, n))
         return replace(sample, making_bytes=sample.nbytes + 16 * bases)
+
+    def sample_shapes(self, dataset, mode: str, per_piece: int, join=None):
+        """A chunk set's, from its plan of lengths: each unit's sampled pairs found in the plan
+        (:meth:`.datasets.chunks.PlanLengths.pair_lengths`), each pair a batch of its own."""
+        if not isinstance(dataset, LazyChunkDataset):
+            return None
+        from ..runner.check import sample_indexes
+        plan = dataset.plan
+        lengths = PlanLengths(plan)
+        if join:
+            units = plan_units(plan, join).units
+        else:
+            units = plan_unit_ranges(plan, self.launch_items(mode) if dataset.lazy else None,
+                                     lengths)
+        starts = [a for a, _ in plan.pieces()]
+        out = []
+        for seed, (a, b) in enumerate(units):
+            pieces = join or sum(1 for s in starts if a <= s < b)
+            idx = sample_indexes(int(lengths.pairs[a:b].sum()), per_piece * pieces, seed)
+            m, n = lengths.pair_lengths(a, b, idx)
+            k = len(idx)
+            shape = PairShape(pairs=k, reads=k, haps=k, read_bases=int(m.sum()),
+                              hap_bases=int(n.sum()), min_read=int(m.min()),
+                              max_read=int(m.max()), max_hap=int(n.max()), batches=k,
+                              max_batch_pairs=1, max_batch_read_bases=int(m.max()),
+                              groups=wavefront_groups(m, n) if len(np.unique(m)) > 1 else None)
+            out.append(replace(shape, making_bytes=shape.nbytes
+                               + 16 * (shape.read_bases + shape.hap_bases)))
+        return out
 
     def measured_unit(self, cell: str) -> tuple:
         """A dataset by name: the loaded set and its shape."""

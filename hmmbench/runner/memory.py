@@ -43,7 +43,7 @@ def check_memory(cells: list, cfg: RunConfig, limit: MemoryLimit) -> None:
                        cfg.in_flight if c.backend.api != "numpy" else 1, limit)
         if fresh and shape is not None and reference is not None:
             check_host_device(ds.name, reference,
-                              reference_need(workload, ds, reference, shape, cfg), limit)
+                              reference_need(workload, ds, reference, shape, cfg, c.mode), limit)
 
 
 def cell_need(backend, shape, mode: str, at_once: int = 1) -> tuple:
@@ -56,22 +56,32 @@ def cell_need(backend, shape, mode: str, at_once: int = 1) -> tuple:
             at_once * need.device)
 
 
-def reference_need(workload, ds, reference, shape, cfg: RunConfig) -> tuple:
+def reference_need(workload, ds, reference, shape, cfg: RunConfig, mode: str = "merged") -> tuple:
     """(host bytes, device bytes) the cross-check's reference needs on a unit of ``shape``:
     the whole unit in one call where the check covers every item (:func:`.check.check_plan`);
-    where it samples, the sample it draws from the unit (``sample_pairs`` items of each piece
-    the unit joins) -- made and computed while the unit is held -- which is all it computes.
-    A workload that cannot shape a sample (:meth:`Workload.sample_shape`) is budgeted on the
-    whole unit."""
+    where it samples, the sample it draws from each unit of chunking ``mode`` (``sample_pairs``
+    items of each piece the unit joins) -- made and computed while the unit is held -- which is
+    all it computes: each unit's sample as drawn where the workload knows the set's lengths
+    (:meth:`Workload.sample_shapes`), else one shaped from the unit's
+    (:meth:`Workload.sample_shape`); a workload that can do neither is budgeted on the whole
+    unit."""
     from .check import check_plan
     if ds.n_cells is not None and ds.n_pairs is not None:
         full, per_piece = check_plan(ds, ds.n_cells, ds.n_pairs, cfg)
-        sample = None if full else workload.sample_shape(
-            shape, per_piece * getattr(shape, "pieces", 1))
-        if sample is not None:
-            host, device = cell_need(reference, sample, "merged")
-            return max(shape.making_bytes, shape.held + host), device
+        if not full:
+            samples = workload.sample_shapes(ds, mode, per_piece) or [
+                workload.sample_shape(shape, per_piece * getattr(shape, "pieces", 1))]
+            if samples[0] is not None:
+                return sample_need(reference, samples, shape.held, shape.making_bytes)
     return cell_need(reference, shape, "merged")
+
+
+def sample_need(reference, samples: list, held: int = 0, making: int = 0) -> tuple:
+    """(host bytes, device bytes) of the reference on the largest of ``samples`` beside
+    ``held`` bytes, or ``making`` when that is more."""
+    needs = [cell_need(reference, s, "merged") for s in samples]
+    host, device = max(n[0] for n in needs), max(n[1] for n in needs)
+    return max(making, held + host), device
 
 
 def check_need(dataset: str, backend, shape, mode: str, at_once: int,

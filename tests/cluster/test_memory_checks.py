@@ -112,13 +112,15 @@ def test_the_clients_cross_check_is_budgeted_on_what_it_holds(lazy_set, monkeypa
     limit: the one-line refusal naming the reference and the limit."""
     from hmmbench.memory import MemoryLimit
     from hmmbench.pairhmm.datasets import synthetic
-    from hmmbench.runner.memory import cell_need, reference_need
+    from hmmbench.runner.memory import cell_need, reference_need, sample_need
     monkeypatch.setattr(chunks, "generate_piece",
                         lambda *a: pytest.fail("generated a piece before the memory check"))
     cfg, ref = RunConfig(chunking="original", sample_pairs=100), NumpyBackend("numpy", "float64")
     units = PAIRHMM.planned_units(lazy_set, 2)
     unit = units.shape([(u, 0, len(units.costs(u))) for u in range(len(units.units))], True)
-    sample = cell_need(ref, PAIRHMM.sample_shape(unit, 200), "merged")[0]
+    samples = PAIRHMM.sample_shapes(lazy_set, "original", 100, join=2)
+    assert len(samples) == len(units.units) and {s.pairs for s in samples} == {200}
+    sample = sample_need(ref, samples)[0]
     assert sample < cell_need(ref, unit, "merged")[0]
     check_client(_Session([None] * 2), [2], [lazy_set], cfg, MemoryLimit(sample, "test"))
     with pytest.raises(UserError) as err:

@@ -187,6 +187,77 @@ def test_a_lazy_sets_check_sample_is_shaped_as_drawn(monkeypatch):
     assert shape.making_bytes > shape.nbytes
 
 
+def _sample_within_one_and_a_half(name: str, samples: list, k: int, units: list) -> None:
+    """The reference's estimate on the check's samples of ``k`` pairs (their shapes, nothing
+    drawn) against the peak tracemalloc sees while the check draws the sample of a unit (its
+    seed: the unit's index) and computes it, the most of any unit: never below, within 1.5x."""
+    from hmmbench.runner.check import sample_indexes
+    from hmmbench.runner.memory import sample_need
+    ref = NumpyBackend("numpy", "float64")
+    estimate = sample_need(ref, samples)[0]
+    # the process's one-time allocations (0.6 MiB on tiny's first call), not a call's
+    ref.run(units[0].subset(sample_indexes(units[0].n_pairs, k, seed=0)))
+    peak = max(traced_peak(lambda: ref.run(u.subset(sample_indexes(u.n_pairs, k, seed=ci))))
+               for ci, u in enumerate(units))
+    assert peak <= estimate <= 1.5 * peak, (name, k, peak, estimate)
+
+
+@pytest.mark.parametrize("name", ["tiny", "10s", "shape-300x8@2000"])
+def test_a_check_samples_reference_is_estimated_within_one_and_a_half(name):
+    """A sampled check (a set past the full check's cells) of 200 pairs, on sets of mixed
+    lengths (the sample's groups shaped from the set's groups) and of one length: never below
+    the traced peak, within 1.5x (the set's own groups cut to 200 pairs were 3.4x on 10s)."""
+    from hmmbench.pairhmm.datasets import resolve
+    from hmmbench.pairhmm.workload import WORKLOAD
+    ds = resolve(name)
+    shape = WORKLOAD.sample_shape(WORKLOAD.unit_shape(ds, "original"), 200)
+    _sample_within_one_and_a_half(name, [shape], 200, [ds.load()])
+
+
+def test_a_lazy_sets_check_samples_are_found_in_its_plan(monkeypatch):
+    """Each unit's check sample of a set generated piece by piece, found in the set's plan of
+    lengths as the check draws it (nothing generated), is the drawn sample's shape exactly --
+    in the runner's units and in a sharded run's (pieces joined two at a time) -- and the
+    reference's estimate on it is within 1.5x of the traced peak of drawing and computing it,
+    never below (4.5x at 200 pairs when the sample was shaped from the unit's groups; shaped
+    from the plan's first pieces it was 0.83x on a unit unlike them)."""
+    from hmmbench.cluster.shards import joined
+    from hmmbench.pairhmm.datasets import chunks
+    from hmmbench.pairhmm.workload import WORKLOAD
+    from hmmbench.runner.check import sample_indexes
+    monkeypatch.setattr(chunks, "PIECE_PAIRS", 2000)
+    monkeypatch.setattr(chunks.iter_pieces, "__defaults__", (None,))
+    ds = chunks.LazyChunkDataset.build("chunks", 4000, chunks.DEFAULT_CHUNK_PAIRS, 5, True, "")
+    monkeypatch.setattr(chunks, "generate_piece", _no_pieces(chunks.generate_piece))
+    samples = WORKLOAD.sample_shapes(ds, "original", 200)
+    doubled = WORKLOAD.sample_shapes(ds, "original", 150, join=2)
+    _no_pieces.allowed = True
+    units = list(ds.chunks())
+    assert len(units) == 2 and len(np.unique(units[0].read_lengths)) > 10
+    for ci, (unit, shape) in enumerate(zip(units, samples)):
+        assert shape == _drawn(unit, sample_indexes(unit.n_pairs, 200, seed=ci))
+    both = next(joined(iter(units), 2))
+    assert doubled == [_drawn(both, sample_indexes(both.n_pairs, 300, seed=0))]
+    _sample_within_one_and_a_half(ds.name, samples, 200, units)
+
+
+def _drawn(unit, idx):
+    """The shape the reference's estimate reads of a drawn sample, as sample_shapes gives it."""
+    from dataclasses import replace
+    shape = PairShape.of(unit.subset(idx))
+    return replace(shape, making_bytes=shape.nbytes + 16 * (shape.read_bases + shape.hap_bases))
+
+
+def _no_pieces(generate):
+    """generate_piece refused until ``_no_pieces.allowed`` (nothing generated for a shape)."""
+    _no_pieces.allowed = False
+
+    def guarded(*a, **kw):
+        assert _no_pieces.allowed, "generated a piece to shape a sample"
+        return generate(*a, **kw)
+    return guarded
+
+
 @pytest.mark.parametrize("mode", ["original", "merged:6000"])
 def test_a_lazy_sets_reference_is_budgeted_on_its_sample(monkeypatch, mode):
     """The cross-check of a lazy set computes the reference on a sample of each unit (its
@@ -202,12 +273,12 @@ def test_a_lazy_sets_reference_is_budgeted_on_its_sample(monkeypatch, mode):
     ds = _small_lazy_set(monkeypatch)
     monkeypatch.setattr(chunks, "generate_piece",
                         lambda *a: pytest.fail("generated a piece for the memory check"))
-    cfg = RunConfig(chunking=mode, sample_pairs=200)
+    cfg = RunConfig(chunking=mode, sample_pairs=600)    # a sample larger than the launch
     backend, reference = NumpyBackend("numpy-f32", "float32"), NumpyBackend("numpy", "float64")
     shape = WORKLOAD.unit_shape(ds, mode)
     assert shape.pieces == (3 if mode.startswith("merged") else 1)
     whole = cell_need(reference, shape, "merged")[0]           # the reference on the whole unit
-    sample = reference_need(WORKLOAD, ds, reference, shape, cfg)[0]
+    sample = reference_need(WORKLOAD, ds, reference, shape, cfg, mode)[0]
     own = cell_need(backend, shape, mode)[0]
     assert max(own, sample) < whole
     cells = [Cell(ds, mode, backend)]

@@ -115,6 +115,18 @@ class PlanLengths:
         self.cells = self.read_sum * self.hap_sum
         self.extremes = int(rl.min()), int(rl.max()), int(hl.max())
 
+    def pair_lengths(self, a: int, b: int, idx: np.ndarray) -> tuple:
+        """(read lengths, haplotype lengths) of pairs ``idx`` of the run of chunks [a, b), in
+        the order a made unit holds them: chunk by chunk, each chunk's pairs read-major (every
+        haplotype of its first read, then of the next)."""
+        ends = np.cumsum(self.pairs[a:b])
+        c = np.searchsorted(ends, idx, side="right")
+        j = idx - (ends[c] - self.pairs[a + c])
+        chunk = a + c
+        rl, hl = self.plan.read_lengths, self.plan.hap_lengths
+        return (rl[self.rs[chunk] + j // self.h[chunk]].astype(np.int64),
+                hl[self.hs[chunk] + j % self.h[chunk]].astype(np.int64))
+
     def shape(self, spans, groups: bool = False) -> PairShape:
         """Chunk ranges ``(a, b)``: each count the most of any of them; ``groups``: with the
         wavefront groups of the plan's first chunks, as many read positions as the shape's."""
@@ -133,6 +145,24 @@ class PlanLengths:
         return shape
 
 
+def plan_unit_ranges(plan: ChunkPlan, unit_items: Optional[int] = None,
+                     lengths: Optional["PlanLengths"] = None) -> list:
+    """The chunk ranges ``(a, b)`` of the units the runner makes of a plan's pieces (its
+    grouped_pieces): consecutive pieces joined into units of at most ``unit_items`` pairs (a
+    piece larger than that alone; 0: one piece a unit; None: the whole set)."""
+    lengths = lengths or PlanLengths(plan)
+    lazy = unit_items is not None
+    units, size = [], 0
+    for a, b in plan.pieces():
+        n = int(lengths.pairs[a:b].sum())
+        if units and (not lazy or 0 < unit_items and size + n <= unit_items):
+            units[-1], size = (units[-1][0], b), size + n
+        else:
+            units.append((a, b))
+            size = n
+    return units
+
+
 def plan_shape(plan: ChunkPlan, unit_items: Optional[int] = None) -> PairShape:
     """The shape of the largest unit a backend is given, from the plan's lengths alone (no
     bases generated): consecutive pieces joined into units of at most ``unit_items`` pairs, as
@@ -144,14 +174,7 @@ def plan_shape(plan: ChunkPlan, unit_items: Optional[int] = None) -> PairShape:
     lengths = PlanLengths(plan)
     bounds = plan.pieces()
     lazy = unit_items is not None
-    units, size = [], 0                          # the runner's grouped_pieces, on the plan
-    for a, b in bounds:
-        n = int(lengths.pairs[a:b].sum())
-        if units and (not lazy or 0 < unit_items and size + n <= unit_items):
-            units[-1], size = (units[-1][0], b), size + n
-        else:
-            units.append((a, b))
-            size = n
+    units = plan_unit_ranges(plan, unit_items, lengths)
     k = max(sum(1 for a, _ in bounds if lo <= a < hi) for lo, hi in units)
     shape = lengths.shape(units, groups=True)
     unit = shape.nbytes
