@@ -327,10 +327,10 @@ def word_profile(model: ProfileModel) -> WordProfile:
     tsc[T_II] = np.minimum(tsc[T_II], -1)     # no zero-cost II
     for t in (T_BM, T_MM, T_IM, T_DM, T_MD, T_MI):
         tsc[t] = np.minimum(tsc[t], 0)
-    ddbound = WORD_NEG_INF
-    w = lambda k, t: int(wordify(scale, model.tsc[t, k]))
-    for k in range(2, M - 1):
-        ddbound = max(ddbound, w(k, T_DD) + w(k + 1, T_DM) - w(k + 1, T_BM))
+    # max over k = 2..M-2 of DD(k) + DM(k+1) - BM(k+1), in words (whole rows at once)
+    w = lambda t, lo, hi: wordify(scale, model.tsc[t, lo:hi]).astype(np.int64)   # noqa: E731
+    bound = w(T_DD, 2, M - 1) + w(T_DM, 3, M) - w(T_BM, 3, M)
+    ddbound = max(WORD_NEG_INF, int(bound.max())) if bound.size else WORD_NEG_INF
     return WordProfile(scale=scale, base=12000, match=match, tsc=tsc,
                        e_loop=int(wordify(scale, np.float32(-LOG2))),
                        e_move=int(wordify(scale, np.float32(-LOG2))), ddbound=ddbound)
