@@ -5,6 +5,8 @@ the N/C loop's rounding (35,000 residues), length-1 sequences, tiny models (M = 
 a multiple of the work-group, M = 1203; work-groups of 32/64/128 with the scans in local memory
 and on sub-group shuffles (the CUDA path's logic: warps of GN_WARP lanes), all within the kind's
 tolerance of the float64 reference."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -70,6 +72,7 @@ def as_set(codes: list) -> SequenceSet:
     return SequenceSet([f"s{i}" for i in range(len(codes))], np.concatenate(codes), offs)
 
 
+@functools.cache
 def shipped(acc: str):
     hmm = next((h for p in datasets.model_files() for h in datasets.read_hmms(p)
                 if acc in str(h.accession)), None)
@@ -113,21 +116,21 @@ def test_forward_long_sequences_scaled_not_overflowing(backend):
 
 
 @pytest.mark.parametrize("M", [1, 2, 3, 33, 129])
-def test_small_models_and_partial_groups(backend, M):
+def test_small_models_and_partial_groups(backend, proteome, M):
     """Tiny models (most work-items own no position) and M not a multiple of the group."""
     model, _ = datasets.resolve_model(f"query-M{M}").load()
-    prot = datasets.load_proteome()
+    prot = proteome
     rng = np.random.default_rng(M)
     sub = [prot.codes(i) for i in range(0, len(prot), 97)]
     check(backend, model, as_set(sub + [random_codes(rng, 1), np.array([3], np.uint8)]))
 
 
 @pytest.mark.parametrize("threads", [32, 128])
-def test_large_model(backend, threads):
+def test_large_model(backend, proteome, threads):
     """M = 1203: 10 positions per work-item (the next row's emissions read ahead) and 38 (read
     in the row: GN_PREFETCH off)."""
     model, _ = datasets.resolve_model("query-M1203").load()
-    prot = datasets.load_proteome()
+    prot = proteome
     rng = np.random.default_rng(5)
     seqs = as_set([prot.codes(i) for i in range(0, len(prot), 400)]
                   + [random_codes(rng, 1), random_codes(rng, 2000)])
@@ -138,7 +141,7 @@ def test_large_model(backend, threads):
 
 @pytest.mark.parametrize("threads", [16, 32, 64, 128])
 @pytest.mark.parametrize("shuffle", [False, True], ids=["local", "subgroup"])
-def test_group_sizes_and_shuffle_scans(backend, threads, shuffle):
+def test_group_sizes_and_shuffle_scans(backend, proteome, threads, shuffle):
     """The block sizes the CUDA launch can take, with the scans in local memory and on
     sub-group shuffles of this device's width (16 here): one warp per group (CUDA's barrier-free
     THREADS 32 path) and several (its one-barrier path)."""
@@ -146,11 +149,10 @@ def test_group_sizes_and_shuffle_scans(backend, threads, shuffle):
     if shuffle and not sg:
         pytest.skip("no required-size sub-groups on this OpenCL device")
     model, hmm = shipped("PF02826")
-    prot = datasets.load_proteome()
-    rng = np.random.default_rng(threads)
-    seqs = as_set([prot.codes(i) for i in range(0, len(prot), 60)]
+    rng = np.random.default_rng(16)
+    seqs = as_set([proteome.codes(i) for i in range(0, len(proteome), 60)]
                   + [np.array([7], np.uint8), emitted_codes(rng, hmm, 3000)])
-    # the same sequences (seeded by threads) for both scans: their reference computed once
+    # the same sequences for every group size and both scans: their reference computed once
     key = (model.M, seqs.residues.tobytes(), seqs.offsets.tobytes())
     check(backend, model, seqs, _GROUP_REFS.setdefault(key, {}), threads=threads, subgroup=sg)
 
