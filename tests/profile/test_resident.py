@@ -67,9 +67,15 @@ def test_a_second_database_is_a_second_upload(opencl, tmp_path):
         [DB, "proteins-1e4:3"]
 
 
-def test_model_file_sweep_on_the_proteome(opencl, tmp_path):
+def test_model_file_sweep_on_the_proteome(opencl, proteome, tmp_path):
+    """Every model of a HMM file against every 20th protein of the proteome (a FASTA file of
+    105 proteins), one upload for the whole sweep."""
     path = next(p for p in pds.model_files() if p.endswith("RREFam.hmm"))
-    code, doc = run(tmp_path, "-d", "proteome", "--model", path, "--kind", "ssv",
+    fasta = tmp_path / "proteome-every-20th.faa"
+    with open(fasta, "wb") as fh:
+        for seq in proteome.to_pyhmmer(range(0, len(proteome), 20)):
+            seq.textize().write(fh)
+    code, doc = run(tmp_path, "-d", str(fasta), "--model", path, "--kind", "ssv",
                     "-b", "profile-opencl-task")
     assert code == 0
     runs = doc["runs"]
