@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -52,23 +53,15 @@ def _libm():
     return lib
 
 
-_LOGF_CACHE: dict = {}
-
-
 def c_logf(x) -> np.ndarray:
-    """The C library's ``logf`` of float32 values (what HMMER calls), once per distinct value
-    per process; the float64 log rounded where no C math library loads."""
+    """The C library's ``logf`` of float32 values (what HMMER calls), a call per distinct
+    value; the float64 log rounded where no C math library loads."""
     lib = _libm()
     x = np.asarray(x, np.float32)
     if lib is None:
         return logf(x)
     uniq, inv = np.unique(x, return_inverse=True)
-    vals = np.empty(uniq.size, np.float32)
-    for j, v in enumerate(uniq.tolist()):
-        got = _LOGF_CACHE.get(v)
-        if got is None:
-            got = _LOGF_CACHE[v] = lib.logf(v)
-        vals[j] = got
+    vals = np.array([lib.logf(v) for v in uniq.tolist()], np.float32)
     return vals[inv.reshape(x.shape)] if x.ndim else vals[0]
 
 
@@ -118,13 +111,18 @@ def _lengths(seqs, idx) -> np.ndarray:
 #: on first use of each length (a search's survivors share a few thousand lengths)
 _LENGTH_LOGS = {"have": np.zeros(0, bool), "p1": np.zeros(0, np.float32),
                 "q1": np.zeros(0, np.float32)}
+_LENGTH_LOGS_LOCK = threading.Lock()      # searches may run in threads (grown, then read)
 
 
 def length_logs(L) -> tuple:
     """(logf(p1), logf(1 - p1)) float32 per length, p1 = L / (L + 1) in float32, through a
     table per length that :func:`c_logf` fills once per process."""
     L = np.asarray(L, np.int64)
-    t = _LENGTH_LOGS
+    with _LENGTH_LOGS_LOCK:
+        return _length_logs(L, _LENGTH_LOGS)
+
+
+def _length_logs(L, t: dict) -> tuple:
     top = int(L.max()) + 1 if L.size else 0
     if top > t["have"].size:
         grow = max(top, 2 * t["have"].size)
