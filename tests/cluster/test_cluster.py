@@ -108,7 +108,7 @@ def test_a_shard_past_its_worker_memory_limit_is_refused(cluster):
     from hmmbench.cluster.sharded import ClusterDataset, Session, ShardedBackend
     _, client = cluster
     assert set(worker_memory_limits(client).values()) == {None}   # the fixture's: memory_limit=0
-    ds, inner = _dataset("chunks@3000"), _backend("numpy")
+    ds, inner = _dataset("chunks@700"), _backend("numpy")
     session = Session(client, PAIRHMM, {"dataset": [ds.name], "backend": ["numpy"]})
     session.probe(wait_for_workers(client, 2, 60), [inner])
     session.use(2)
@@ -496,10 +496,12 @@ def test_restarted_workers_run_each_row_of_a_scaling_study(cluster, tmp_path, ca
 
 # --- faults ----------------------------------------------------------------------------------
 def test_killed_worker_shards_rerun_elsewhere_with_identical_results(cluster):
-    """(Last of the tests on the shared cluster: it leaves a restarted worker behind.)"""
+    """A real set's shards (10s: each worker computes its half, 7 active regions, for ~0.2 s),
+    the victim killed while it computes its own. (Last of the tests on the shared cluster: it
+    leaves a restarted worker behind.)"""
     _, client = cluster
-    single = _single_values("numpy-f32", "1m")
-    got, session, sb, cds = _sharded_values(client, "numpy-f32", _dataset("1m"))
+    single = _single_values("numpy-f32", "10s")
+    got, session, sb, cds = _sharded_values(client, "numpy-f32", _dataset("10s"))
     assert np.array_equal(got, single)
     victim = session.active[1]
     pid = session.probes[victim]["pid"]

@@ -784,6 +784,18 @@ def test_chunk_bounds_cover_every_batch_once_without_splitting_batches():
         assert ps.n_pairs > n and len(bounds) > ramp
 
 
+def _batch_shape(name: str):
+    """What the chunking reads of the equal-length generated set ``name`` (its pairs, cells,
+    batches and pairs before each batch), from the set's plan and the generator's batch layout
+    without drawing its bases (the test checks it against the sets it draws)."""
+    from types import SimpleNamespace
+    from hmmbench.pairhmm.datasets.synthetic import fixed_shape_layout
+    ds = resolve(name)
+    reads, haps = fixed_shape_layout(ds.n_pairs)
+    return SimpleNamespace(n_pairs=ds.n_pairs, cells=ds.n_cells, n_batches=len(reads),
+                           batch_pairs=np.concatenate([[0], np.cumsum(reads * haps)]))
+
+
 def test_a_last_chunk_under_half_a_chunk_joins_the_one_before():
     """``join_tail``: the cuts of the plain chunking but its last, when under half a chunk of
     pairs follow it (equal-256@488281: 393,216 + 95,065 pairs -> one chunk); a tail of half a
@@ -800,7 +812,12 @@ def test_a_last_chunk_under_half_a_chunk_joins_the_one_before():
         tail = int(ps.batch_pairs[plain[-1][1]] - ps.batch_pairs[plain[-1][0]])
         assert (tail < n // 2) == joined, name
         assert got == (plain[:-2] + [(plain[-2][0], plain[-1][1])] if joined else plain), name
-    ps = resolve("equal-256@488281").load()
+        if name.startswith("equal-"):
+            shape = _batch_shape(name)
+            assert (shape.n_pairs, shape.cells, shape.n_batches) == (ps.n_pairs, ps.cells,
+                                                                     ps.n_batches), name
+            assert np.array_equal(shape.batch_pairs, ps.batch_pairs), name
+    ps = _batch_shape("equal-256@488281")     # 32e9 cells: its bases are not needed here
     b = sw.SubwarpBackend("t")
     assert len(b.chunk_bounds(ps)) == 2   # not by default
     b.join_tail = 1
