@@ -53,16 +53,27 @@ class MemoryLimit:
     """How many bytes a run may take, and why that many (printed in a refusal)."""
     bytes: Optional[int]           # None: unknown (no /proc/meminfo and no --memory-limit)
     why: str
+    #: ``--device-memory-limit``: bytes a run may take of a GPU (None: its free memory only)
+    device: Optional[int] = None
 
     @classmethod
-    def of(cls, option: Optional[int]) -> "MemoryLimit":
+    def of(cls, option: Optional[int], device: Optional[int] = None) -> "MemoryLimit":
         """``--memory-limit`` when given, else the memory available now."""
         if option is not None:
-            return cls(option, f"--memory-limit {fmt_bytes(option)}")
+            return cls(option, f"--memory-limit {fmt_bytes(option)}", device)
         available = available_memory()
         if available is None:
-            return cls(None, "unknown (no /proc/meminfo; give --memory-limit)")
-        return cls(available, f"the memory available now, {fmt_bytes(available)}")
+            return cls(None, "unknown (no /proc/meminfo; give --memory-limit)", device)
+        return cls(available, f"the memory available now, {fmt_bytes(available)}", device)
+
+    def on_device(self, free: Optional[int], where: str = "") -> Optional["MemoryLimit"]:
+        """The device's limit: its ``free`` bytes (None: unknown) or ``--device-memory-limit``,
+        whichever is less; None when neither is known."""
+        if self.device is not None and (free is None or self.device <= free):
+            return MemoryLimit(self.device, f"--device-memory-limit {fmt_bytes(self.device)}")
+        if free is None:
+            return None
+        return MemoryLimit(free, f"the device's free memory{where}, {fmt_bytes(free)}")
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ class RunOptions:
     quiet: bool = False
     opencl_device: Optional[str] = None
     memory_limit: Optional[int] = None    # bytes a run may take; None: the memory available now
+    #: bytes a run may take of a backend's device (GPU); None: the device's free memory now
+    device_memory_limit: Optional[int] = None
     argv: tuple = ()                      # the command line, for the result file's header
     workload_options: Any = None          # Workload.parse_options's object
     # the cluster's options are hmmbench.cluster.options.ClusterOptions, built beside these
@@ -112,6 +114,8 @@ def run_options(values: Mapping, workload) -> RunOptions:
         quiet=bool(v.get("quiet", False)), opencl_device=v.get("opencl_device"),
         memory_limit=(None if v.get("memory_limit") is None
                       else parse_size(v["memory_limit"])),
+        device_memory_limit=(None if v.get("device_memory_limit") is None
+                             else parse_size(v["device_memory_limit"], "--device-memory-limit")),
         argv=_tuple(v.get("argv")),
         workload_options=workload.parse_options(v))
 

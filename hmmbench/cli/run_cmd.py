@@ -79,6 +79,11 @@ def add_parser(sub, workloads) -> None:
                     help="most memory the run may take, such as 8G or 512M (default: the "
                          "memory available now); a backend whose estimated need is more is "
                          "refused before anything is allocated (docs/reliability.md)")
+    sp.add_argument("--device-memory-limit", metavar="SIZE",
+                    help="most memory the run may take of a GPU, such as 40G (default: the "
+                         "device's free memory now; on a cluster, each worker's): a backend "
+                         "whose estimated device need is more is refused before anything is "
+                         "allocated")
     sp.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
     add_workload_options(sp)
     cluster_args.add_arguments(sp)
@@ -152,7 +157,7 @@ def run(args, workload) -> int:
         raise UserError("--in-flight is for runs of one process, not --cluster runs")
     if not cluster:                  # a cluster's workers check their own memory
         check_memory(plan_cells(datasets, backends, cfg, plan.get("backends_for")), cfg,
-                     MemoryLimit.of(opts.memory_limit))
+                     MemoryLimit.of(opts.memory_limit, opts.device_memory_limit))
     matrix = (opts, cfg, backends, datasets, plan)
     if out_path is None:
         return _run(args, workload, matrix, None, unavailable_line, cluster)

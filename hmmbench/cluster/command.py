@@ -64,9 +64,10 @@ def _shard(client, workers, info, opts: ClusterOptions, workload, cfg, backends,
     if counts[-1] > len(session.capable):
         raise UserError(f"--workers {counts[-1]}: only {len(session.capable)} workers of the "
                         "cluster can run the backends asked for")
-    check_shards(session, counts, backends, datasets, cfg, plan.get("backends_for"))
-    check_client(session, counts, datasets, cfg,
-                 MemoryLimit.of(run_options(opts.run_options, workload).memory_limit))
+    given = run_options(opts.run_options, workload)
+    limit = MemoryLimit.of(given.memory_limit, given.device_memory_limit)
+    check_shards(session, counts, backends, datasets, cfg, plan.get("backends_for"), limit)
+    check_client(session, counts, datasets, cfg, limit)
     stealing = scheduler_stealing(client)
     if stealing:
         say("the scheduler steals work: an idle worker may run a piece away from its shard "

@@ -6,7 +6,8 @@ set generated piece by piece, found from the set's plan of lengths
 :func:`.connect.worker_memory_limits`; a worker without one is not checked). A worker keeps its
 shards of every unit, so it needs the most of what making them holds (its shards made so far,
 then a unit at its making peak) and of its shards beside a backend's call on the largest shard
-in the cell's chunking mode. Past the limit, at any of the run's worker counts: one line naming
+in the cell's chunking mode; a worker in the sets of several backends holds its shards of
+each set at once. Past the limit, at any of the run's worker counts: one line naming
 the dataset, backend, worker, its shards, the estimate and the limit.
 
 Once placed, each call is checked again on its worker, against the shards it holds
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..errors import UserError
-from ..memory import fmt_bytes
+from ..memory import MemoryLimit, fmt_bytes
 from .shards import balance
 
 
@@ -67,29 +68,69 @@ def plan_shards(workload, ds, n_workers: int, per_worker: int) -> Optional[list]
 
 
 def check_shards(session, counts: list, backends: list, datasets: list, cfg,
-                 pick: Optional[Callable] = None) -> None:
+                 pick: Optional[Callable] = None, limit: Optional[MemoryLimit] = None) -> None:
     """Raises UserError (one line) for the first worker whose shards of a lazy set, at one of
-    the worker ``counts``, would not fit in its memory limit; nothing generated or sent."""
+    the worker ``counts``, would not fit in its memory limit; nothing generated or sent.
+
+    A dataset's shards are placed once per worker set and kept until the next dataset
+    (:meth:`.sharded.Session.place`): the active workers' first (the runner sizes the pieces
+    on them), then each backend's set as its first cell comes. A worker in several sets holds
+    its shards of each at once, so a cell is budgeted on its worker's shards of every set
+    placed so far beside the call. A GPU backend's device need, its call on the largest shard
+    (the shards stay in host memory), is checked against the worker's device: its free memory
+    when probed (``device_free``) or ``limit.device`` (--device-memory-limit), the less."""
     from ..runner.benchmark import plan_cells
+    from ..runner.memory import cell_need
     k = session.per_worker
     planned: dict = {}
     for n in counts:
+        placed: dict = {}                 # per dataset: the worker sets holding its shards
         for cell in plan_cells(datasets, backends, cfg, pick):
             ds = cell.dataset
-            workers = session.workers_for(cell.backend.name, n)
+            workers = tuple(session.workers_for(cell.backend.name, n))
             if not ds.lazy or len(workers) < n:   # too few workers: its cell says why
                 continue
-            if not any(session.memory_limits.get(w) for w in workers):
+            sets = placed.setdefault(id(ds), [tuple(session.capable[:n])])
+            if workers not in sets:
+                sets.append(workers)
+            device_limits = [_device_limit(session, w, cell.backend.name, limit)
+                             for w in workers]
+            if not any(session.memory_limits.get(w) for w in workers) and \
+                    not any(device_limits):
                 continue
             key = (id(ds), n)
             if key not in planned:
                 planned[key] = plan_shards(session.workload, ds, n, k)
-            for shards, w in zip(planned[key] or [], workers):
-                limit = session.memory_limits.get(w)
+            if planned[key] is None:
+                continue
+            for shards, w, on_device in zip(planned[key], workers, device_limits):
+                device = cell_need(cell.backend, shards.largest, cell.mode)[1]
+                if on_device is not None and device > on_device.bytes:
+                    raise UserError(
+                        f"dataset '{ds.name}' on backend '{cell.backend.name}' over {n} "
+                        f"workers: worker {session.label(w)}'s call on the largest shard needs "
+                        f"about {fmt_bytes(device)} of device memory (estimate from the set's "
+                        f"plan), more than the limit, {on_device.why}: ask for more workers, "
+                        "fewer pairs or smaller launches (--chunking merged:N)")
+                host_limit = session.memory_limits.get(w)
                 need, what = shards.need(cell.backend, cell.mode)
-                if limit and need > limit:
+                others = [other for other in sets if other != workers and w in other]
+                if others:
+                    need += sum(planned[key][other.index(w)].held for other in others)
+                    what += (f", beside its shards of the same set on {len(others)} other "
+                             f"worker set{'s' if len(others) > 1 else ''}")
+                if host_limit and need > host_limit:
                     raise UserError(_refusal(session.label(w), ds.name, cell.backend.name, n,
-                                             k, shards, need, what, limit))
+                                             k, shards, need, what, host_limit))
+
+
+def _device_limit(session, w: str, backend: str, limit) -> Optional[MemoryLimit]:
+    """A worker's device limit for a backend: what its probe found free, or
+    --device-memory-limit, the less (None: neither known)."""
+    free = session.probes.get(w, {}).get("backends", {}).get(backend, {}).get("device_free")
+    if limit is None:
+        limit = MemoryLimit(None, "")
+    return limit.on_device(free, f" on worker {session.label(w)}")
 
 
 def _refusal(worker: str, dataset: str, backend: str, n: int, k: int, shards: WorkerShards,

@@ -13,6 +13,7 @@ import os
 import socket
 import sys
 import time
+import weakref
 from dataclasses import replace
 from typing import Optional
 
@@ -29,6 +30,10 @@ _PLAN: dict = {}          # one entry: (workload, dataset name, args) -> the pla
 #: mode, piece, shard) the latest call's (token, values); a later call of the same piece
 #: replaces them, so a worker holds at most one pass of results per backend
 _KEPT: dict = {}
+#: the Parts this process's workers hold now, per (worker address, id): a dataset placed on
+#: several worker sets (backends that run on different workers) puts one Part per set on a
+#: worker in more than one, all held until the next dataset; a call is budgeted beside them
+_RESIDENT: dict = {}
 
 
 def releases_device(task):
@@ -134,13 +139,17 @@ def probe(backends: list, env: dict) -> dict:
     for sent in backends:
         b = backend(sent)
         reason = availability(b).reason
-        device = None
+        device = free = None
         if reason is None:
             try:
                 device = device_name(b)
             except Exception as exc:  # noqa: BLE001 - a device that cannot name itself
                 device = f"unknown ({exc})"
-        out[b.name] = {"reason": reason, "device": device}
+            try:
+                free = b.device_memory_free()
+            except Exception:  # noqa: BLE001 - no figure: its calls are not checked for it
+                free = None
+        out[b.name] = {"reason": reason, "device": device, "device_free": free}
     from .connect import TRIM_ENV, versions
     return {**whoami(), "backends": out, "versions": versions(), "cpus": cpus(),
             "malloc_trim_threshold": os.environ.get(TRIM_ENV)}
@@ -184,24 +193,54 @@ def memory_refusal(part: Part, piece: int, shard: int, b, mode: str,
     (:func:`hmmbench.runner.memory.cell_need`). Found once per backend, mode and shard."""
     if not limit:
         return None
+    from ..workload import get
+    wl = get(b.workload)
     key = (b.workload, b.name, mode, piece, shard)
     if key not in part.checked:
         from ..runner.memory import cell_need
-        from ..workload import get
-        wl = get(b.workload)
-        if part.held is None:
-            part.held = sum(wl.loaded_shape(u, detailed=False).held for shards in part
-                            for u in shards)
         shape = wl.loaded_shape(part[piece][shard])
-        part.checked[key] = part.held - shape.held + cell_need(b, shape, mode)[0]
-    host = part.checked[key]
+        part.checked[key] = _held(wl, part) - shape.held + cell_need(b, shape, mode)[0]
+    others = [p for p in resident(part) if p is not part]
+    host = part.checked[key] + sum(_held(wl, p) for p in others)
     if host <= limit:
         return None
     from ..memory import fmt_bytes
+    beside = (f", and its shards of {len(others)} other placement"
+              f"{'s' if len(others) > 1 else ''} of a dataset" if others else "")
     return (f"its shard of piece {piece} needs about {fmt_bytes(host)} of memory (estimate: "
-            f"this worker's shards and {b.name}'s call), more than the limit, the worker's "
-            f"memory limit, {fmt_bytes(limit)}: ask for more workers, fewer pairs or another "
-            "backend, or give the workers more memory")
+            f"this worker's shards and {b.name}'s call{beside}), more than the limit, the "
+            f"worker's memory limit, {fmt_bytes(limit)}: ask for more workers, fewer pairs or "
+            "another backend, or give the workers more memory")
+
+
+def _held(wl, part: Part) -> int:
+    if part.held is None:
+        part.held = sum(wl.loaded_shape(u, detailed=False).held for shards in part
+                        for u in shards)
+    return part.held
+
+
+def _worker_address() -> Optional[str]:
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):              # not in a Dask task: a test's own call
+        return None
+
+
+def _hold(part: Part) -> Part:
+    """Counts ``part`` among this worker's Parts (:func:`resident`) while it lives."""
+    key = (_worker_address(), id(part))
+    part.resident_key = key
+    _RESIDENT[key] = weakref.ref(part, lambda _, key=key: _RESIDENT.pop(key, None))
+    return part
+
+
+def resident(part: Part) -> list:
+    """The Parts the worker holding ``part`` holds now, ``part`` among them."""
+    worker = getattr(part, "resident_key", (None,))[0]
+    held = [ref() for (w, _), ref in list(_RESIDENT.items()) if w == worker]
+    return [p for p in held if p is not None]
 
 
 def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict,
@@ -216,7 +255,7 @@ def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict
     from .shards import joined, shard_bounds
     _apply(env)
     if "units" in spec:
-        return Part(spec["units"])
+        return _hold(Part(spec["units"]))
     wl = get(spec["workload"])
     ds = rebuild(spec)
     if memory_limit and not ds.lazy:
@@ -229,7 +268,7 @@ def load_part(spec: dict, index: int, n_workers: int, per_worker: int, env: dict
     part = [[wl.shard(unit, a, b) for a, b in shard_bounds(wl, unit, n_workers * per_worker)[mine]]
             for unit in pieces]
     ds._cache = None                               # keep the shards, not the whole set
-    return Part(part)
+    return _hold(Part(part))
 
 
 def _check_rebuild(wl, ds, limit: int) -> None:

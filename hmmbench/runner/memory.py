@@ -10,7 +10,7 @@ which ends the process with no message and loses the run."""
 from __future__ import annotations
 
 from ..errors import UserError
-from ..memory import MemoryLimit, fmt_bytes, refusal
+from ..memory import MemoryLimit, refusal
 from ..registry import select
 from .config import RunConfig
 
@@ -101,7 +101,6 @@ def check_host_device(dataset: str, backend, need: tuple, limit: MemoryLimit) ->
             free = backend.device_memory_free()
         except Exception:  # noqa: BLE001 - no device to ask: the cell says so when it runs
             free = None
-        if free is not None and device > free:
-            raise refusal(dataset, backend.name, device,
-                          MemoryLimit(free, f"the device's free memory, {fmt_bytes(free)}"),
-                          "device memory")
+        on_device = limit.on_device(free)
+        if on_device is not None and device > on_device.bytes:
+            raise refusal(dataset, backend.name, device, on_device, "device memory")

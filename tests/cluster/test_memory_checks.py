@@ -3,6 +3,8 @@ placed: each worker's shards, found from the set's plan as the worker cuts them,
 worker's memory limit (hmmbench.cluster.memory)."""
 from __future__ import annotations
 
+from typing import Optional
+
 import pytest
 
 from hmmbench import workload
@@ -67,12 +69,15 @@ class _Session:
     """What check_shards reads of a shard-mode session: its workers, their limits and names."""
     workload = PAIRHMM
 
-    def __init__(self, limits: list, per_worker: int = 1):
+    def __init__(self, limits: list, per_worker: int = 1, cannot: Optional[dict] = None):
         self.memory_limits = {f"w{i}": limit for i, limit in enumerate(limits)}
+        self.capable = list(self.memory_limits)
         self.per_worker = per_worker
+        self.cannot = cannot or {}                # backend name -> workers that cannot run it
+        self.probes: dict = {}                    # what the workers' probes found
 
     def workers_for(self, name: str, n: int) -> list:
-        return list(self.memory_limits)[:n]
+        return [w for w in self.capable if w not in self.cannot.get(name, ())][:n]
 
     def label(self, w: str) -> str:
         return f"{w}@here"
@@ -103,6 +108,95 @@ def test_a_workers_shards_past_its_limit_are_refused_before_any_piece(lazy_set, 
     with pytest.raises(UserError) as err:
         check_shards(_Session([halves - 1] * 2, 2), [1, 2], [b], [lazy_set], cfg)
     assert "over 1 workers: worker w0@here (shards 1-2 of 2 of each" in str(err.value)
+
+
+def test_a_worker_in_two_backends_sets_holds_its_shards_of_both(lazy_set, monkeypatch):
+    """Two backends on different worker sets (w0 cannot run numpy): the dataset's shards are
+    placed on each set and kept until the next dataset, so w1 -- shard 2 of the active set
+    (numpy-f32's), shard 1 of numpy's -- holds both at once: numpy's call on it is budgeted
+    beside its shards of the other set (one line naming w1 and the other set past the limit;
+    each set's need alone is below it). On one set, the two backends share one placement."""
+    monkeypatch.setattr(chunks, "generate_piece",
+                        lambda *a: pytest.fail("generated a piece before the memory check"))
+    cfg = RunConfig(chunking="original")
+    b32, b64 = NumpyBackend("numpy-f32", "float32"), NumpyBackend("numpy", "float64")
+    shards = plan_shards(PAIRHMM, lazy_set, 2, 1)
+    alone = max(shards[1].need(b32, "original")[0], shards[0].need(b64, "original")[0])
+    both = shards[1].held + shards[0].need(b64, "original")[0]
+    assert shards[1].held > 0 and both > alone
+    split = {"numpy": ("w0",)}
+    one_set = max(s.need(b, "original")[0] for s in shards for b in (b32, b64))
+    check_shards(_Session([one_set] * 3), [2], [b32, b64], [lazy_set], cfg)
+    check_shards(_Session([None, both, None], cannot=split), [2], [b32, b64], [lazy_set], cfg)
+    with pytest.raises(UserError) as err:
+        check_shards(_Session([None, both - 1, None], cannot=split), [2], [b32, b64],
+                     [lazy_set], cfg)
+    line = str(err.value)
+    assert "\n" not in line and both - 1 >= alone
+    for part in ("on backend 'numpy' over 2 workers: worker w1@here (shard 1 of 2",
+                 "beside its shards of the same set on 1 other worker set",
+                 "the worker's memory limit"):
+        assert part in line, line
+
+
+def test_a_workers_call_is_budgeted_beside_every_part_it_holds(lazy_set, monkeypatch):
+    """On the worker, once placed: a call is checked against the worker's limit on its shards
+    and the backend's call, beside every other placement's shards the worker holds now (a
+    dataset on two worker sets); a placement let go no longer counts."""
+    import gc
+    monkeypatch.setattr(worker, "rebuild", lambda spec: lazy_set)
+    b = NumpyBackend("numpy-f32", "float32")
+    mine = worker.load_part({"workload": "pairhmm"}, 1, 2, 1, {})
+    assert all(worker.memory_refusal(mine, p, 0, b, "original", 1 << 40) is None
+               for p in range(len(mine)))
+    alone = max(mine.checked.values())             # each call's estimate, this Part alone
+    assert all(worker.memory_refusal(mine, p, 0, b, "original", alone) is None
+               for p in range(len(mine)))
+    other = worker.load_part({"workload": "pairhmm"}, 0, 2, 1, {})
+    assert other.held is None and worker.resident(mine) == [mine, other]
+    reasons = [worker.memory_refusal(mine, p, 0, b, "original", alone)
+               for p in range(len(mine))]
+    assert other.held > 0 and any(reasons)
+    line = next(r for r in reasons if r)
+    assert "and its shards of 1 other placement of a dataset" in line and "\n" not in line
+    del other
+    gc.collect()
+    assert worker.resident(mine) == [mine]
+    assert worker.memory_refusal(mine, 0, 0, b, "original", alone) is None
+
+
+def test_a_gpu_backends_device_need_is_checked_from_the_plan(lazy_set, monkeypatch):
+    """A CUDA backend's call on the largest planned shard needs device memory: checked before
+    anything is placed against the worker's device -- --device-memory-limit (a figure given
+    on a machine without a GPU), or what the worker's probe found free, the less -- one line
+    naming the worker, the estimate and the limit; at the need itself, it fits."""
+    from hmmbench.memory import MemoryLimit
+    from hmmbench.registry import select
+    from hmmbench.runner.memory import cell_need
+    monkeypatch.setattr(chunks, "generate_piece",
+                        lambda *a: pytest.fail("generated a piece before the memory check"))
+    cfg = RunConfig(chunking="original")
+    gpu = select(["cuda-inter-tile8"], "pairhmm")[0]
+    largest = plan_shards(PAIRHMM, lazy_set, 2, 1)[0].largest
+    device = cell_need(gpu, largest, "original")[1]
+    assert device > 0
+    check_shards(_Session([None] * 2), [2], [gpu], [lazy_set], cfg,
+                 limit=MemoryLimit(None, "", device=device))
+    with pytest.raises(UserError) as err:
+        check_shards(_Session([None] * 2), [2], [gpu], [lazy_set], cfg,
+                     limit=MemoryLimit(None, "", device=device - 1))
+    line = str(err.value)
+    for part in ("dataset '" + lazy_set.name + "' on backend 'cuda-inter-tile8' over 2 workers",
+                 "worker w0@here's call on the largest shard needs about",
+                 "of device memory (estimate from the set's plan)",
+                 "--device-memory-limit"):
+        assert part in line, line
+    probed = _Session([None] * 2)
+    probed.probes = {"w1": {"backends": {"cuda-inter-tile8": {"device_free": device - 1}}}}
+    with pytest.raises(UserError) as err:
+        check_shards(probed, [2], [gpu], [lazy_set], cfg, limit=MemoryLimit(None, "", device << 1))
+    assert "worker w1@here's call" in str(err.value)
+    assert "the device's free memory on worker w1@here" in str(err.value)
 
 
 def test_the_clients_cross_check_is_budgeted_on_what_it_holds(lazy_set, monkeypatch):

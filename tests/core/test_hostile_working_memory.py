@@ -330,6 +330,31 @@ def test_a_gpu_backend_past_its_free_device_memory_is_refused():
     assert "the device's free memory, 2.0 GiB" in str(err.value)
 
 
+def test_a_cuda_backend_past_the_device_memory_limit_is_refused(world, capsys, monkeypatch):
+    """--device-memory-limit (the device's part, on a machine without a GPU too): a CUDA
+    backend whose estimated device need is more is refused through the command line, one line
+    naming the estimate and the limit, exit 2, no result file, nothing generated; a limit that
+    is no size is refused as --memory-limit's is."""
+    from hmmbench.pairhmm.workload import WORKLOAD
+    from hmmbench.registry import select
+    from hmmbench.runner.memory import cell_need
+    monkeypatch.setattr(synthetic, "generate_fixed",
+                        lambda *a: pytest.fail("generated a set before the memory check"))
+    gpu = select(["cuda-inter-tile8"], "pairhmm")[0]
+    shape = WORKLOAD.unit_shape(synthetic.synthetic_dataset("equal-64@1e4"), "merged")
+    device = cell_need(gpu, shape, "merged")[1]
+    assert device > 1 << 20
+    line = refused(world, capsys, ["run", "-b", "cuda-inter-tile8", "-d", "equal-64@1e4",
+                                   "--device-memory-limit", "1M", "--memory-limit", "64G",
+                                   "--json", str(world / "out.json")],
+                   "equal-64@1e4", "'cuda-inter-tile8'", "of device memory (estimate)",
+                   "--device-memory-limit 1.0 MiB")
+    assert f"needs about {memory.fmt_bytes(device)} of device memory" in line
+    assert not (world / "out.json").exists()
+    refused(world, capsys, RUN + ["-d", "equal-8@16", "--device-memory-limit=lots"],
+            "--device-memory-limit", "lots")
+
+
 def _gpu_peaks():
     """The CUDA host peaks docs/reliability.md quotes from an H200 (cell, backend, MiB)."""
     text = (REPO / "docs" / "reliability.md").read_text()
