@@ -1,9 +1,9 @@
 """Profile workload: data model and SIMD-filter reference vs HMMER 3.4 (pyhmmer).
 
 SSV and MSV filters: every shipped protein model x the whole 2,100-protein proteome, identical;
-the Viterbi filter (the slow reference) on every 7th protein plus every protein on which some
+the Viterbi filter (the slow reference) on every 14th protein plus every protein on which some
 shipped model's Viterbi filter overflows, the models' strongest hits and the longest protein,
-identical. Generic Viterbi/Forward (float): every model x every 40th protein (a deterministic
+identical. Generic Viterbi/Forward (float): every model x every 80th protein (a deterministic
 subset: the float64 reference is the slow one), within the bars.
 """
 
@@ -17,7 +17,7 @@ from hmmbench.profile.model import ProfileModel  # noqa: E402
 from cpu_reference.profile import filters as pf  # noqa: E402
 from helpers.profile_models import HMMS, IDS  # noqa: E402
 
-VF_STRIDE = 7
+VF_STRIDE = 14
 #: proteins on which a shipped model's Viterbi filter overflows (KR: 9, 1208, 1218; 2-Hacid_dh_C:
 #: 112, 828, 1210, 1471; Ranthipeptide_rSAM_RRE: 1666; no others in the proteome), each model's
 #: three strongest hits, and the longest protein (2045, 4,560 residues)
@@ -37,6 +37,30 @@ def same(a, b):
 
 
 
+
+
+_PROFILES: dict = {}
+
+
+def profile_of(hmm) -> ProfileModel:
+    """The model's search profile, built once for every test of this file."""
+    if id(hmm) not in _PROFILES:                     # HMMS holds the models for the session
+        _PROFILES[id(hmm)] = ProfileModel.from_hmm(hmm)
+    return _PROFILES[id(hmm)]
+
+
+@pytest.fixture(scope="module")
+def ssv_msv(proteome):
+    """The reference's SSV and MSV scores of a model on the whole proteome, computed once."""
+    done: dict = {}
+
+    def get(hmm) -> tuple:
+        if id(hmm) not in done:
+            model = profile_of(hmm)
+            ssv = pf.ssv_filter(model, proteome)
+            done[id(hmm)] = ssv, pf.msv_filter(model, proteome, ssv)
+        return done[id(hmm)]
+    return get
 
 
 def pyhmmer_optimized(hmm):
@@ -73,7 +97,7 @@ def test_sequence_set_subset_and_padding(proteome):
 
 @pytest.mark.parametrize("hmm", [h for _, _, h in HMMS], ids=IDS)
 def test_quantized_profile_matches_hmmer(hmm):
-    model = ProfileModel.from_hmm(hmm)
+    model = profile_of(hmm)
     om = pyhmmer_optimized(hmm)
     bp = model.byte
     assert (bp.bias, bp.base, bp.tbm, bp.tec) == (om.bias_b, om.base_b, om.tbm, om.tec)
@@ -86,12 +110,10 @@ def test_quantized_profile_matches_hmmer(hmm):
 
 
 @pytest.mark.parametrize("entry", HMMS, ids=IDS)
-def test_ssv_msv_identical_full_proteome(entry, proteome, block):
+def test_ssv_msv_identical_full_proteome(entry, block, ssv_msv):
     _, _, hmm = entry
-    model = ProfileModel.from_hmm(hmm)
     om = pyhmmer_optimized(hmm)
-    ssv = pf.ssv_filter(model, proteome)
-    msv = pf.msv_filter(model, proteome, ssv)
+    ssv, msv = ssv_msv(hmm)
     want_ssv = np.empty(len(block), np.float32)
     want_msv = np.empty(len(block), np.float32)
     for i, seq in enumerate(block):
@@ -105,14 +127,13 @@ def test_ssv_msv_identical_full_proteome(entry, proteome, block):
     assert not np.isnan(msv).any()
 
 
-def test_overflow_paths_exercised(proteome):
+def test_overflow_paths_exercised(ssv_msv):
     """Some model x protein pairs overflow (inf) or need the full MSV (SSV nan)."""
     n_inf = n_nan = 0
     for _, _, hmm in HMMS[:4]:
-        model = ProfileModel.from_hmm(hmm)
-        ssv = pf.ssv_filter(model, proteome)
+        ssv, msv = ssv_msv(hmm)
         n_nan += int(np.isnan(ssv).sum())
-        n_inf += int(np.isinf(pf.msv_filter(model, proteome, ssv)).sum())
+        n_inf += int(np.isinf(msv).sum())
     assert n_inf > 0 and n_nan > 0
 
 
@@ -121,7 +142,7 @@ def test_overflow_paths_exercised(proteome):
 def test_viterbi_filter_identical(entry, proteome, oracles):
     fname, j, hmm = entry
     sub = proteome.subset(sorted({*range(0, len(proteome), VF_STRIDE), *VF_EDGES}))
-    model = ProfileModel.from_hmm(hmm)
+    model = profile_of(hmm)
     got = pf.viterbi_filter(model, sub)
     name = hmm.name.decode() if isinstance(hmm.name, bytes) else hmm.name
     assert np.isposinf(got).any() == (name in VF_OVERFLOWS), name
@@ -140,7 +161,7 @@ def test_generator_is_seeded_and_realistic():
     np.testing.assert_allclose(freq, datasets.background_frequencies(), atol=0.005)
 
 
-GENERIC_STRIDE = 40
+GENERIC_STRIDE = 80
 
 
 @pytest.mark.parametrize("entry", HMMS, ids=IDS)
@@ -151,7 +172,7 @@ def test_generic_viterbi_forward_subset(entry, proteome, oracles):
     from cpu_reference.profile import generic as pg
     fname, j, hmm = entry
     sub = proteome.subset(range(0, len(proteome), GENERIC_STRIDE))
-    model = ProfileModel.from_hmm(hmm)
+    model = profile_of(hmm)
     gv = pg.generic_viterbi(model, sub)
     gf = pg.generic_forward(model, sub)
     want = oracles(fname).scores(j, [sub.codes(i) for i in range(len(sub))],
