@@ -153,6 +153,8 @@ def _batch(model: Profile, seqs: Sequences, idx, forward: bool) -> np.ndarray:
     comb = np.logaddexp if forward else np.maximum
     scan = np.logaddexp.accumulate if forward else np.maximum.accumulate
 
+    # the rows of the active sequences only: a row's arrays are the next row's state (their
+    # first ``active[i]`` rows; a finished sequence's row is never read again)
     Mr = np.full((N, M), NEG)
     Ir = np.full((N, M), NEG)
     Dr = np.full((N, M), NEG)
@@ -162,36 +164,45 @@ def _batch(model: Profile, seqs: Sequences, idx, forward: bool) -> np.ndarray:
     xC = np.full(N, NEG)
     sh = np.empty((N, M))
     A = np.full((N, M), NEG)
+    # a D->D score of -inf makes a - P NaN past it (-inf - -inf): those D entries are -inf
+    nan_free = bool(np.isfinite(P).all())
 
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for i in range(W):
             n = active[i]
             m, ir, d, s = Mr[:n], Ir[:n], Dr[:n], sh[:n]
+            x = X[:n, i]
             s[:, 0] = NEG
             sv = xB[:n, None] + BM
             np.add(m[:, :M - 1], MM[1:], out=s[:, 1:])
-            sv = comb(sv, s)
+            comb(sv, s, out=sv)
             np.add(ir[:, :M - 1], IM[1:], out=s[:, 1:])
-            sv = comb(sv, s)
+            comb(sv, s, out=sv)
             np.add(d[:, :M - 1], DM[1:], out=s[:, 1:])
-            sv = comb(sv, s)
-            sv += msc[X[:n, i]]
-            inew = comb(m + MI, ir + II) + isc[X[:n, i]]
+            comb(sv, s, out=sv)
+            sv += msc[x]
+            inew = m + MI
+            comb(inew, ir + II, out=inew)
+            inew += isc[x]
             a = A[:n]
-            a[:, 1:] = sv[:, :M - 1] + MD
-            dnew = scan(a - P, axis=1) + P
-            dnew[np.isnan(dnew)] = NEG
+            np.add(sv[:, :M - 1], MD, out=a[:, 1:])
+            dnew = scan(a - P, axis=1)
+            dnew += P
+            if not nan_free:
+                dnew[np.isnan(dnew)] = NEG
             # local mode: every M_k and D_k exits to E (for Viterbi a D_k never beats
             # the M it came from, so this equals HMMER's M_k + D_M form)
             if forward:
                 xE = np.logaddexp(np.logaddexp.reduce(sv, axis=1), np.logaddexp.reduce(dnew, axis=1))
             else:
                 xE = np.maximum(sv.max(axis=1), dnew.max(axis=1))
-            xJ[:n] = comb(xJ[:n] + loop[:n], xE + e_loop)
-            xC[:n] = comb(xC[:n] + loop[:n], xE + e_move)
-            xN[:n] = xN[:n] + loop[:n]
-            xB[:n] = comb(xN[:n] + move[:n], xJ[:n] + move[:n])
-            Mr[:n], Ir[:n], Dr[:n] = sv, inew, dnew
+            lp, mv = loop[:n], move[:n]
+            xJ[:n] = comb(xJ[:n] + lp, xE + e_loop)
+            xC[:n] = comb(xC[:n] + lp, xE + e_move)
+            xn = xN[:n]
+            xn += lp
+            xB[:n] = comb(xn + mv, xJ[:n] + mv)
+            Mr, Ir, Dr = sv, inew, dnew
     out = np.empty(N)
     out[_positions(idx, order)] = xC + move
     return out
