@@ -111,6 +111,9 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         # bins enqueued longest reads first, every bin before any chained recompute kernel (as
         # CUDA's order; False: shortest first, each bin's recompute right after it)
         self.longest_bins_first = True
+        # a small call's buffers, queues and launch arguments kept per plan and call shape, as
+        # CUDA's SmallLaunches (False: made anew every call)
+        self.keep_launches = True
         # below this many pairs a call launches as CUDA's small call (opencl_call.py)
         self.small_call_pairs = SMALL_CALL_PAIRS
         self.rescue_on_device = True  # the float64 rescue queued on the device (needs fp64)
@@ -265,17 +268,17 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
                 Launch(cl_module().Kernel(prg, "subwarp_forward")), block)
         return got
 
-    def _launch_bin(self, kit, queue, b: Bin, double: bool, items, arrays: tuple, ranges,
-                    range_at, n_items: int, max_hap: int, results: tuple, rescue: bool,
-                    wait_for=None, recompute: bool = False, cap: Optional[int] = None,
-                    cus: Optional[int] = None):
-        """Bin b's kernel on ``queue`` over the items that ``ranges`` holds at int offset
-        ``range_at`` (on the device: [first, count]), at most ``n_items``; ``arrays``: the slot
-        and each ``KERNEL_ARRAYS`` array's byte offset in it; ``results``: the kernel's result
-        arguments (the sums, or with the rescue the results buffer and their offset, the queue
-        heads and this bin's head offset, the queued items). A recompute queue's grid is capped
-        as CUDA's (the queue's count is known on the device only), any grid at ``cap``
-        work-items; ``cus``: the device's compute units. Returns its event."""
+    def _bin_launch(self, kit, b: Bin, double: bool, items, arrays: tuple, ranges, range_at,
+                    n_items: int, max_hap: int, results: tuple, rescue: bool,
+                    recompute: bool = False, cap: Optional[int] = None,
+                    cus: Optional[int] = None) -> tuple:
+        """Bin b's launch, (:class:`Launch`, global size, local size, arguments), over the items
+        that ``ranges`` holds at int offset ``range_at`` (on the device: [first, count]), at
+        most ``n_items``; ``arrays``: the slot and each ``KERNEL_ARRAYS`` array's byte offset in
+        it; ``results``: the kernel's result arguments (the sums, or with the rescue the results
+        buffer and their offset, the queue heads and this bin's head offset, the queued items).
+        A recompute queue's grid is capped as CUDA's (the queue's count is known on the device
+        only), any grid at ``cap`` work-items; ``cus``: the device's compute units."""
         kernel, block = self.bin_kernel(kit, b, double, rescue)
         groups = block // b.p
         blocks = -(-n_items // groups)
@@ -294,9 +297,9 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
                               max(blocks * groups * stride * quad, 16))
         if not rescue:
             results = (results[0],)
-        return kernel(queue, (max(blocks, 1) * block,), (block,),
-                      (items, ranges, range_at, np.int32(n_items), *arrays, *results, scratch,
-                       np.int32(stride)), wait_for=wait_for)
+        return kernel, (max(blocks, 1) * block,), (block,), \
+            (items, ranges, range_at, np.int32(n_items), *arrays, *results, scratch,
+             np.int32(stride))
 
     def close(self) -> None:
         self._bin_kernels.clear()

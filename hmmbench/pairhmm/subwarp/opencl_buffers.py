@@ -35,6 +35,9 @@ ARRAY_ALIGN = 256
 RANGE_INTS = 2
 #: Bins a call may have (the layout's histogram: SW_MAX_BINS in subwarp_layout.cl).
 MAX_BINS = 64
+#: Call shapes a backend keeps (``opencl_call.CallShape``: each holds the device buffers that were
+#: current when it was made).
+MAX_SHAPES = 8
 LAYOUT_KERNELS = ("sw_layout_clear", "sw_layout_count", "sw_layout_scan", "sw_layout_scatter")
 
 
@@ -53,7 +56,7 @@ class Launch:
     def __call__(self, queue, global_size, local_size, args: tuple, wait_for=None):
         # the same arguments as the last launch (one tuple comparison: identity, then value):
         # nothing to set -- a call's launches mostly repeat the last call's
-        if args != self.last:
+        if args is not self.last and args != self.last:
             old, kernel = self.args, self.kernel
             if len(old) != len(args):
                 old = self.args = [None] * len(args)
@@ -88,6 +91,14 @@ class DeviceBuffers:
         self._luts: dict = {}  # (bins, longest read) -> bin_lut
         self._counters = None  # (key histogram, pairs per bin): 0 between calls
         self.counters_clear = False
+        self.shapes: dict = {}  # a small call's shape key -> opencl_call.CallShape
+
+    def keep_shape(self, key: tuple, shape, most: int = MAX_SHAPES) -> None:
+        """Keeps a call's shape (at most ``most``: each holds the device buffers it was made
+        with, which a larger call's may since have replaced)."""
+        if len(self.shapes) >= most:
+            self.shapes.clear()
+        self.shapes[key] = shape
 
     def layout(self) -> dict:
         """The layout's kernels (:class:`Launch`, built once)."""
@@ -171,6 +182,7 @@ class DeviceBuffers:
         for queue in (self.kit.queue, *self._side):
             queue.finish()
         self._layout = None
+        self.shapes.clear()
         for held in (self._host, self._out):
             if held is not None:
                 held[1].base.release(self.kit.queue)

@@ -43,8 +43,8 @@ import numpy as np
 from ...apis.opencl import DeviceKit, cl_module
 from ..model import PairSet
 from .layout import SW_LEVELS, Bin, items_per_bin
-from .opencl_buffers import (ITEM_BYTES, LAYOUT_THREADS, MAX_BINS, RANGE_INTS, DeviceBuffers,
-                             Launch)
+from .opencl_buffers import (ITEM_BYTES, LAYOUT_KERNELS, LAYOUT_THREADS, MAX_BINS, RANGE_INTS,
+                             DeviceBuffers, Launch)
 from .opencl_stages import read_spans, stage_seconds
 from .staging import (CHUNK_PARTS, STREAM_ORDER, part_ranges, stage_chunk_part, stage_whole,
                       whole_offsets)
@@ -115,26 +115,111 @@ def _small_uploads(backend, bufs: DeviceBuffers, q, slot, pairs: PairSet, offs, 
     return ints, laid, [cl.enqueue_copy(q, slot, views[0][:offs[7]], is_blocking=False)], staged
 
 
-def _recompute(backend, kit, cq, qbin: Bin, fb_items, arrays, heads, head: int, n_pairs: int,
-               max_hap: int, both, out_at, cus: int, wait_for=None):
-    """A recompute queue's float64 kernel on ``cq`` over the items its head (``heads`` at int
-    offset ``head``) counts; its event."""
-    head = np.int32(head)
-    return backend._launch_bin(kit, cq, qbin, True, fb_items, arrays, heads, head, n_pairs,
-                               max_hap, (both, out_at, heads, head, fb_items), True, wait_for,
-                               recompute=True, cus=cus)
+#: A step's waits: none (its queue's order), the layout (``READY``: a bin on a side queue; a split
+#: call's sequences' upload) or every side queue's last command (``JOIN``: a recompute queue fed
+#: by several bins, on the main queue).
+NONE, READY, JOIN = 0, 1, 2
 
 
-def _recompute_after(backend, kit, cqs, chain, rescue, queue_of, queue_at: int, fb_items, arrays,
-                     heads, n_pairs: int, max_hap: int, both, out_at, cus: int, kernels: list,
-                     last: dict) -> None:
-    """For each (queue index, bin) of ``chain`` the bin's recompute queue's kernel on that queue
-    (after the bin: in-order queues); adds the events to ``kernels`` and ``last``."""
-    for k, i in chain:
-        j = queue_of[i]
-        ev = last[k] = _recompute(backend, kit, cqs[k], rescue[0][j], fb_items, arrays, heads,
-                                  queue_at + j * RANGE_INTS, n_pairs, max_hap, both, out_at, cus)
-        kernels.append(ev)
+class CallShape:
+    """What a call's commands need beyond its data, made from the plan and the call's sizes:
+    the device buffers, the layout's arguments, the queues, and each bin's and recompute
+    queue's launch in enqueue order, ``steps``: (queue index, :class:`Launch`, global size,
+    local size, arguments, waits, (bin, recompute)) -- the longest reads' bin first (as CUDA's,
+    whose block scheduler starts the first launch's blocks first; here each launch also waits
+    ~25 us for the host to enqueue the one before), and with chained recompute queues every
+    bin before the recompute kernel after it (``longest_bins_first`` off: shortest first, each
+    recompute right after its bin). Kernels are built here, before the first enqueue (no
+    build falls between two timed events)."""
+
+    def __init__(self, backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
+                 bins: Sequence[Bin], double: bool, rescue: Optional[tuple], small: bool,
+                 units: int, per_pair: bool, offs: list, slot_bytes: int, max_read: int,
+                 max_hap: int, counts: Optional[list]):
+        self.plan = (bins, rescue)  # held: the keys name them by id
+        nb, n_pairs = len(bins), pairs.n_pairs
+        queue_of = list(rescue[1]) if rescue else [0] * nb
+        # device buffers (grow-only); the kernels take the slot and each staged array's byte
+        # offset, a bin's range and a queue's head as their buffer and an int offset (no
+        # sub-buffers)
+        slot = self.slot = bufs.device("slot", slot_bytes)
+        at = [np.int64(o) for o in offs]
+        arrays = (slot, *at[:8])  # the bin kernels' KERNEL_ARRAYS: STAGED's first eight
+        raw = bufs.device("raw", units * ITEM_BYTES)
+        items = bufs.device("items", units * ITEM_BYTES)
+        key_rank = bufs.device("key_rank", units * 8)
+        key_start = bufs.device("key_start", nb * SW_LEVELS * 4)
+        hist, bin_pairs = bufs.counters()
+        range_bytes = nb * RANGE_INTS * 4
+        self.heads_bytes = 0
+        if rescue:  # bin ranges, queue heads, the results (float64: 16-byte bins): one copy back
+            self.heads_bytes = 2 * range_bytes
+            both = bin_range = heads = self.out_buffer = bufs.device(
+                "out", self.heads_bytes + n_pairs * 8)
+            out_at, queue_at = np.int32(self.heads_bytes // 8), nb * RANGE_INTS
+        else:
+            bin_range = bufs.device("bin_range", range_bytes)
+            heads = bufs.device("queues", range_bytes)
+            queue_at = 0
+            real = np.float64 if double else np.float32
+            sums = self.out_buffer = kit.scratch(f"sums{np.dtype(real).itemsize}",
+                                                 n_pairs * np.dtype(real).itemsize)
+        self.queue_at = queue_at
+        fb_items = bufs.device("fb_items", n_pairs * ITEM_BYTES) if rescue else None
+        self.lk = [bufs.layout()[name] for name in LAYOUT_KERNELS]
+        self.grid = (-(-units // LAYOUT_THREADS) * LAYOUT_THREADS,)
+        self.clear_args = (hist, bin_pairs)
+        self.count_args = (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches), slot,
+                           at[8], at[9], at[10], at[5], at[7], at[11], raw, key_rank, hist,
+                           bin_pairs)
+        self.scan_args = (slot, at[11], hist, bin_pairs, key_start, bin_range, np.int32(0), heads,
+                          np.int32(queue_at))
+        self.scatter_args = (np.int32(units), raw, key_rank, key_start, items)
+        if small:  # as CUDA's small call: every bin up to the longest read, bound by all items
+            launched = [i for i in range(nb) if bins[i].lo <= max_read]
+            bound = [units] * nb
+        else:
+            launched = [i for i in range(nb) if counts[i]]
+            bound = counts
+        self.launched = launched
+        self.labels = [(i, bins[i].label) for i in launched]
+        fed: dict = {}  # recompute queue -> the launched bins feeding it
+        if rescue:
+            for i in launched:
+                fed.setdefault(queue_of[i], []).append(i)
+        self.fed = list(fed)
+        # side queues: one per launched bin (CUDA's side streams); a queue fed by one bin
+        # follows it
+        cqs = self.cqs = bufs.queues(len(launched) if backend.side_queues else 1)
+        chained = all(len(v) == 1 for v in fed.values())
+        cus = bufs.compute_units
+        cap = cus * RESIDENT_ITEMS_PER_CU if small else None
+
+        def recompute(j: int) -> tuple:
+            head = np.int32(queue_at + j * RANGE_INTS)
+            return backend._bin_launch(kit, rescue[0][j], True, fb_items, arrays, heads, head,
+                                       n_pairs, max_hap, (both, out_at, heads, head, fb_items),
+                                       True, recompute=True, cus=cus)
+
+        steps = self.steps = []
+        order = launched[::-1] if backend.longest_bins_first else launched
+        chain = []  # (queue index, bin) of each bin its recompute queue's kernel follows
+        for n_q, i in enumerate(order):
+            k = n_q % len(cqs)
+            res = (both, out_at, heads, np.int32(queue_at + queue_of[i] * RANGE_INTS), fb_items) \
+                if rescue else (sums,)
+            steps.append((k, *backend._bin_launch(kit, bins[i], double, items, arrays, bin_range,
+                                                  np.int32(i * RANGE_INTS), bound[i], max_hap,
+                                                  res, bool(rescue), cap=cap, cus=cus),
+                          READY if k else NONE, (bins[i], False)))
+            if rescue and chained:
+                chain.append((k, i))
+            if chain and (not backend.longest_bins_first or n_q == len(order) - 1):
+                steps.extend((k, *recompute(queue_of[i]), NONE, (rescue[0][queue_of[i]], True))
+                             for k, i in chain)
+                chain = []
+        if rescue and not chained:  # on the main queue after every side queue's bins
+            steps.extend((0, *recompute(j), JOIN, (rescue[0][j], True)) for j in fed)
 
 
 def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
@@ -189,78 +274,47 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
         used = stage_whole(pairs, meta, offs, ends, views)
     per_pair = pairs.n_pairs <= backend.per_pair_below
     units = pairs.n_pairs if per_pair else ends[1] - ends[0]
-    lut = bufs.lut(bins, max_read)
+    lut = None if small and rescue else bufs.lut(bins, max_read)  # a small rescue call: unused
     counts = None if small else items_per_bin(lut, nb, read_lengths, pairs.batch_reads,
                                               pairs.batch_haps, per_pair).astype(np.int64).tolist()
     t_prep = time.perf_counter() - t0
 
-    # device buffers (grow-only); the kernels take the slot and each staged array's byte offset,
-    # a bin's range and a queue's head as their buffer and an int offset (no sub-buffers);
-    # kernels built before the first enqueue (no build falls between two timed events)
-    slot = bufs.device("slot", slot_bytes)
-    at = [np.int64(o) for o in offs]
-    arrays = (slot, *at[:8])  # the bin kernels' KERNEL_ARRAYS: STAGED's first eight
-    raw = bufs.device("raw", units * ITEM_BYTES)
-    items = bufs.device("items", units * ITEM_BYTES)
-    key_rank = bufs.device("key_rank", units * 8)
-    key_start = bufs.device("key_start", nb * SW_LEVELS * 4)
-    hist, bin_pairs = bufs.counters()
-    range_bytes = nb * RANGE_INTS * 4
-    if rescue:  # bin ranges, queue heads, the results (float64: 16-byte bins): one copy back
-        heads_bytes = 2 * range_bytes
-        both = bin_range = heads = bufs.device("out", heads_bytes + pairs.n_pairs * 8)
-        out_at, queue_at = np.int32(heads_bytes // 8), nb * RANGE_INTS
-    else:
-        bin_range = bufs.device("bin_range", range_bytes)
-        heads = bufs.device("queues", range_bytes)
-        queue_at = 0
-        sums = kit.scratch(f"sums{np.dtype(real).itemsize}",
-                           pairs.n_pairs * np.dtype(real).itemsize)
-    fb_items = bufs.device("fb_items", pairs.n_pairs * ITEM_BYTES) if rescue else None
-    lk = bufs.layout()
-    if small:  # as CUDA's small call: every bin up to the longest read, bound by all items
-        launched = [i for i in range(nb) if bins[i].lo <= max_read]
-        bound = [units] * nb
-    else:
-        launched = [i for i in range(nb) if counts[i]]
-        bound = counts
-    for i in launched:
-        backend.bin_kernel(kit, bins[i], double, bool(rescue))
-    fed: dict = {}  # recompute queue -> the launched bins feeding it
-    if rescue:
-        for i in launched:
-            fed.setdefault(queue_of[i], []).append(i)
-        for j in fed:
-            backend.bin_kernel(kit, rescue[0][j], True, True)
-    # side queues: one per launched bin (CUDA's side streams); a queue fed by one bin follows it
-    cqs = bufs.queues(len(launched) if backend.side_queues else 1)
-    chained = all(len(v) == 1 for v in fed.values())
-    if rescue:
-        host_out = bufs.results(heads_bytes + pairs.n_pairs * 8)[:heads_bytes + pairs.n_pairs * 8]
-        head_view = host_out[:heads_bytes].view(np.int32)  # bin ranges, then queue heads
-        out = host_out[heads_bytes:].view(np.float64)
+    # plan: buffers, kernels, queues and every launch's arguments (:class:`CallShape`); a small
+    # call with the rescue keeps them per plan and call shape, as CUDA's SmallLaunches (set once,
+    # not per call), other calls make them anew
+    key = None
+    if small and rescue and backend.keep_launches:
+        key = (id(bins), id(rescue), double, max_read, max_hap, pairs.n_pairs, pairs.n_batches,
+               units, per_pair, slot_bytes, backend.side_queues, backend.longest_bins_first,
+               *offs)
+    shape = bufs.shapes.get(key) if key is not None else None
+    if shape is None:
+        shape = CallShape(backend, kit, bufs, pairs, bins, double, rescue, small, units,
+                          per_pair, offs, slot_bytes, max_read, max_hap, counts)
+        if key is not None:
+            bufs.keep_shape(key, shape)
+    slot, cqs, launched = shape.slot, shape.cqs, shape.launched
+    if rescue:  # bin ranges, queue heads, the results (float64): one copy back
+        n_out = shape.heads_bytes + pairs.n_pairs * 8
+        host_out = bufs.results(n_out)[:n_out]
+        head_view = host_out[:shape.heads_bytes].view(np.int32)  # bin ranges, then queue heads
+        out = host_out[shape.heads_bytes:].view(np.float64)
     else:
         out = np.empty(pairs.n_pairs, real)
-    grid = (-(-units // LAYOUT_THREADS) * LAYOUT_THREADS,)
+    lk = shape.lk
 
     def layout() -> list:
         """The layout's launches (count, scan, scatter; a clearing one first where needed)."""
         evs = []
         if not bufs.counters_clear:  # a first use, or a call that stopped before its scan
-            evs.append(lk["sw_layout_clear"](q, (MAX_BINS * SW_LEVELS,), None, (hist, bin_pairs)))
+            evs.append(lk[0](q, (MAX_BINS * SW_LEVELS,), None, shape.clear_args))
         bufs.counters_clear = False
-        evs.append(lk["sw_layout_count"](
-            q, grid, (LAYOUT_THREADS,),
-            (np.int32(units), np.int32(per_pair), np.int32(pairs.n_batches), slot, at[8], at[9],
-             at[10], at[5], at[7], at[11], raw, key_rank, hist, bin_pairs)))
-        evs.append(lk["sw_layout_scan"](q, (LAYOUT_THREADS,), (LAYOUT_THREADS,),
-                                        (slot, at[11], hist, bin_pairs, key_start, bin_range,
-                                         np.int32(0), heads, np.int32(queue_at))))
+        evs.append(lk[1](q, shape.grid, (LAYOUT_THREADS,), shape.count_args))
+        evs.append(lk[2](q, (LAYOUT_THREADS,), (LAYOUT_THREADS,), shape.scan_args))
         bufs.counters_clear = True
         # one work-group size for every grid (a runtime free to pick one per grid, as PoCL,
         # compiles the kernel again for each size it picks)
-        evs.append(lk["sw_layout_scatter"](q, grid, (LAYOUT_THREADS,),
-                                           (np.int32(units), raw, key_rank, key_start, items)))
+        evs.append(lk[3](q, shape.grid, (LAYOUT_THREADS,), shape.scatter_args))
         return evs
     t_plan = time.perf_counter() - t0 - t_prep
 
@@ -293,44 +347,19 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
     laid_out = kernels[-1]
     # what a side queue's bin waits for: the layout, and a split call's sequences (after it)
     ready = [seqs[-1] if split and seqs else laid_out]
-    cus = bufs.compute_units
-    cap = cus * RESIDENT_ITEMS_PER_CU if small else None
     last = {0: laid_out}  # queue index -> its last event
-    # the longest reads' bin first (as CUDA's, whose block scheduler starts the first launch's
-    # blocks first; here each launch also waits ~25 us for the host to enqueue the one before),
-    # and with chained recompute queues every bin before the recompute kernel after it
-    order = launched[::-1] if backend.longest_bins_first else launched
-    chain = []  # (queue index, bin) of each bin its recompute queue's kernel follows
-    for n_q, i in enumerate(order):
-        k = n_q % len(cqs)
-        cq = cqs[k]
-        wait_for = ready if cq is not q else None
-        res = (both, out_at, heads, np.int32(queue_at + queue_of[i] * RANGE_INTS), fb_items) \
-            if rescue \
-            else (sums,)
-        ev = last[k] = backend._launch_bin(kit, cq, bins[i], double, items, arrays, bin_range,
-                                           np.int32(i * RANGE_INTS), bound[i], max_hap, res,
-                                           bool(rescue), wait_for, cap=cap, cus=cus)
+    joins = None  # a join step's waits: every side queue's last event
+    for k, launch, gsize, lsize, args, waits, _ in shape.steps:
+        if waits == JOIN and joins is None:
+            joins = [ev for j, ev in last.items() if j] or None
+        ev = last[k] = launch(cqs[k], gsize, lsize, args, wait_for=ready if waits == READY
+                              else joins if waits == JOIN else None)
         kernels.append(ev)
-        if rescue and chained:
-            chain.append((k, i))
-        if chain and not backend.longest_bins_first:
-            chain, after = [], chain
-            _recompute_after(backend, kit, cqs, after, rescue, queue_of, queue_at, fb_items,
-                             arrays, heads, pairs.n_pairs, max_hap, both, out_at, cus, kernels,
-                             last)
-    if chain:
-        _recompute_after(backend, kit, cqs, chain, rescue, queue_of, queue_at, fb_items, arrays,
-                         heads, pairs.n_pairs, max_hap, both, out_at, cus, kernels, last)
-    joins = [ev for k, ev in last.items() if cqs[k] is not q]
-    if rescue and not chained:
-        for j in fed:
-            last[0] = _recompute(backend, kit, q, rescue[0][j], fb_items, arrays, heads,
-                                 queue_at + j * RANGE_INTS, pairs.n_pairs, max_hap, both,
-                                 out_at, cus, joins or None)
-            kernels.append(last[0])
+    if joins is None:  # the copy back waits for every side queue's last command
+        joins = [ev for j, ev in last.items() if j]
+    else:
         joins = []
-    down = cl.enqueue_copy(q, host_out if rescue else out, both if rescue else sums,
+    down = cl.enqueue_copy(q, host_out if rescue else out, shape.out_buffer,
                            wait_for=joins or None, is_blocking=False)
     t_enqueue = time.perf_counter() - t0 - wait - staged
     t0 = time.perf_counter()
@@ -357,7 +386,7 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
         timing[k] += stages[k]
     n_redo = 0
     if rescue:
-        n_redo = int(sum(int(head_view[queue_at + j * RANGE_INTS + 1]) for j in fed))
+        n_redo = int(sum(int(head_view[shape.queue_at + j * RANGE_INTS + 1]) for j in shape.fed))
         out = out.copy()
     stats = {"recomputed": n_redo, "queues": len(cqs), "gpu_span_s": stages["gpu_span_s"],
              "kernel_span_s": stages["kernel_span_s"],
@@ -366,4 +395,4 @@ def device_pass(backend, kit: DeviceKit, bufs: DeviceBuffers, pairs: PairSet,
                         "device_wait": t_wait,
                         "finish": time.perf_counter() - t0,
                         "call": time.perf_counter() - t_call}}
-    return out, {bins[i].label: int(counts[i]) for i in launched if counts[i]}, stats
+    return out, {label: int(counts[i]) for i, label in shape.labels if counts[i]}, stats

@@ -348,23 +348,21 @@ def test_the_longest_reads_bin_is_enqueued_first_and_the_recompute_after_every_b
     """A small call's bins go in longest reads first (as CUDA's; the bin that runs longest starts
     before the host spends ~25 us a launch on the others), each on its queue, then each bin's
     recompute queue's kernel on that bin's queue; the other order (``longest_bins_first`` off:
-    shortest first, each recompute right after its bin) gives the same results."""
+    shortest first, each recompute right after its bin) gives the same results. The launches
+    are made once per call shape and kept (as CUDA's SmallLaunches): made anew every call
+    (``keep_launches`` off), the same results."""
     pairs, ref = real["1m-rescue"]
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
                       small_tiers=None)
-    seen = []
-    launch = b._launch_bin
-
-    def record(kit, queue, bin_, double, *args, recompute=False, **kw):
-        seen.append((queue, bin_.lo, recompute))
-        return launch(kit, queue, bin_, double, *args, recompute=recompute, **kw)
-
-    b._launch_bin = record
     results = {}
     for first in (True, False):
         b.longest_bins_first = first
-        seen.clear()
         results[first] = _check(b, pairs, ref)
+        again = b.run(pairs)
+        assert np.array_equal(again.log10, results[first].log10)
+        # one shape a plan and order, its launches made once and kept
+        shape = b._buffers.shapes[next(k for k in b._buffers.shapes if k[11] == first)]
+        seen = [(k, step_bin.lo, redo) for k, *_, (step_bin, redo) in shape.steps]
         bins = [(q, lo) for q, lo, redo in seen if not redo]
         redo = [q for q, _, r in seen if r]
         assert len(bins) == len(results[first].info["bins"]) >= 2
@@ -377,8 +375,14 @@ def test_the_longest_reads_bin_is_enqueued_first_and_the_recompute_after_every_b
             assert redo == [q for q, _ in bins]
         else:
             assert [r for _, _, r in seen] == [False, True] * len(bins)
+    assert len(b._buffers.shapes) == 2
     assert np.array_equal(results[True].log10, results[False].log10)
     assert results[True].n_fallback == results[False].n_fallback >= 1
+    b.keep_launches = False
+    b._buffers.shapes.clear()
+    anew = _check(b, pairs, ref)
+    assert not b._buffers.shapes
+    assert np.array_equal(anew.log10, results[False].log10)
 
 
 @needs_device

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from cpu_reference.pairhmm import forward_log10
+from hmmbench.pairhmm.subwarp.opencl_buffers import Launch
 from hmmbench.pairhmm.subwarp.opencl_stages import busy_seconds, stage_seconds
 from helpers.opencl_subwarp import DEVICES, needs_device
 from helpers.opencl_subwarp import backend as _backend
@@ -34,26 +35,26 @@ def test_the_kernel_stage_is_the_union_of_the_kernels_spans():
 @needs_device
 @pytest.mark.parametrize("one_upload", [True, False])
 def test_a_host_paced_gap_between_two_launches_is_no_kernel_time(monkeypatch, one_upload):
-    """A small call whose host sleeps 0.1 s (after a flush) before its second kernel launch:
-    the device waits for it, and that wait is in the kernels' span but not in the kernel
-    stage; the results still agree with the float64 reference."""
+    """A small call whose host sleeps 0.1 s (after a flush) before its second kernel launch (the
+    layout's scan): the device waits for it, and that wait is in the kernels' span but not in
+    the kernel stage; the results still agree with the float64 reference."""
     b = _backend(DEVICES[0], "local")
     pairs = real_set("tiny").load()
     ref = forward_log10(pairs, "float64")
     monkeypatch.setattr(b, "side_queues", False)
     monkeypatch.setattr(b, "sequences_after_layout", not one_upload)
     b.run(pairs)  # programs built, buffers sized
-    launch, calls = type(b)._launch_bin, []
+    launch, calls = Launch.__call__, []
 
-    def late(self, kit, queue, *args, **kw):
+    def late(self, queue, *args, **kw):
         calls.append(1)
         if len(calls) == 2:
             queue.flush()
             queue.finish()  # the first kernel done: the device now waits for this thread
             time.sleep(0.1)
-        return launch(self, kit, queue, *args, **kw)
+        return launch(self, queue, *args, **kw)
 
-    monkeypatch.setattr(type(b), "_launch_bin", late)
+    monkeypatch.setattr(Launch, "__call__", late)
     ex = b.run(pairs)
     assert len(calls) >= 2
     with np.errstate(invalid="ignore"):
