@@ -1,7 +1,8 @@
 """What an ``opencl-subwarp`` backend keeps across its calls on one device
 (:class:`DeviceBuffers`): the page-locked staging and result buffers (``ALLOC_HOST_PTR`` buffers
 mapped once, grow-only), the device buffers (``DeviceKit.scratch``, grow-only), the layout's
-counters and kernels, the side queues, the staging threads, each plan's bin per read length; and
+counters and kernels, the side queues, the staging threads, each plan's bin per read length,
+the small calls' shapes (``opencl_call.CallShape``); and
 :class:`Launch`, a kernel object of the backend's own whose arguments stay set between calls.
 
 No sub-buffers: the kernels take the slot and each array's byte offset, a buffer and an int

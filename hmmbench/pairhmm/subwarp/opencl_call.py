@@ -26,7 +26,9 @@ below ``SMALL_CALL_PAIRS`` pairs, else the first chunk of ``call.SubwarpCall``):
 
 No sub-buffers (``opencl_buffers.py``, with what a backend keeps across calls: staging, result
 and device buffers, the layout's counters and kernels, side queues, staging threads, and
-:class:`Launch`, whose kernel arguments stay set between calls).
+:class:`Launch`, whose kernel arguments stay set between calls). A small call with the rescue
+keeps its :class:`CallShape` (buffers, queues, every launch's grid and arguments) per plan and
+call shape, as CUDA's ``SmallLaunches``: a repeated call looks it up and enqueues.
 
 Stages from the commands' OpenCL profiling events (``opencl_stages.py``): h2d, kernel and d2h
 the unions of the uploads', the kernels' and the copy back's spans; the events that end before
