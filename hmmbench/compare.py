@@ -102,6 +102,16 @@ def data_difference(base: dict, cand: dict) -> str:
             f"{base['dataset_sha256'][:12]} in the baseline")
 
 
+def check_stage(stage: str, docs: list) -> None:
+    """Refuses a ``--stage`` that no run of the result files ``docs`` timed: compared on it,
+    every cell would be 'not-compared' and the gate would pass having compared nothing."""
+    timed = {k for doc in docs for r in doc.get("runs", []) for k in (r.get("timing_s") or {})}
+    if stage not in timed:
+        from .errors import UserError
+        raise UserError(f"--stage '{stage}': no run of the result files timed that stage (they "
+                        f"time: {', '.join(sorted(timed)) or 'nothing'})")
+
+
 def _total(run: dict, stage: str = "total") -> Optional[float]:
     """The run's median time of ``stage`` (``total``: the whole timed call)."""
     t = (run.get("timing_s") or {}).get(stage)

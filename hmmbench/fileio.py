@@ -89,6 +89,36 @@ def check_output_path(path, option: str, inputs=()) -> Path:
     return path
 
 
+def output_folder(path, option: str) -> Path:
+    """A folder for output files, made (its parents too) when missing; refused, before any
+    work, when it cannot hold them: a file or anything else that is not a folder, a symlink
+    loop or one to a missing folder, a path through a file, a folder without write access."""
+    path = Path(path)
+    where = f"{option} {path}"
+    try:
+        mode = path.stat().st_mode                 # follows links: the folder files would go in
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise UserError(f"{where}: a symlink to a missing folder") from None
+        mode = None
+    except OSError as exc:
+        raise UserError(f"{where}: {_stat_problem(exc)}") from None
+    except ValueError:                              # a NUL byte in the name
+        raise UserError(f"{where}: not a valid folder name") from None
+    if mode is not None and not stat.S_ISDIR(mode):
+        what = (kind_problem(mode) or "is a file").split(",")[0]
+        raise UserError(f"{where}: {what}, not a directory")
+    if mode is None:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"{where}: cannot create the folder: "
+                            f"{_stat_problem(exc).replace('not found: ', '')}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UserError(f"{where}: no write access to the folder")
+    return path
+
+
 # --- inputs -------------------------------------------------------------------------------------
 def _stat_problem(exc: OSError) -> str:
     """What an ``os.stat`` failure means for an input path, in words."""

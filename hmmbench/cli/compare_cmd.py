@@ -35,6 +35,7 @@ def run(args, workload) -> int:
         raise UserError(f"{args.candidate}: holds {', '.join(sorted(kinds[1]))} runs but the "
                         f"baseline {args.baseline} holds {', '.join(sorted(kinds[0]))} runs: "
                         "nothing to compare")
+    compare.check_stage(args.stage, [base, cand])
     comp = compare.compare(base, cand, args.max_slowdown, args.noise_floor, args.stage)
     with printer(args.format) as out:
         out.print_compare(comp, str(args.baseline), str(args.candidate))

@@ -16,7 +16,10 @@ import time
 from pathlib import Path
 
 from .. import results, rounds
+from ..backend import STAGES
+from ..compare import check_stage
 from ..errors import UserError
+from ..fileio import output_folder
 from .common import add_format_option, printer
 
 SIDES = ("baseline", "candidate")
@@ -106,7 +109,7 @@ def run(args, workload) -> int:
                         "cannot show a change)")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: --out is not a directory")
+        raise UserError(f"--out {out}: is not a directory")
     run_args = args.run_args[1:] if args.run_args[:1] == ["--"] else list(args.run_args)
     if args.judge:
         paths = round_files(out)
@@ -114,7 +117,11 @@ def run(args, workload) -> int:
             raise UserError(f"{out}: no round files (round-01.baseline.json, "
                             "round-01.candidate.json, ...) to judge")
         docs = [tuple(results.load(p) for p in pair) for pair in paths]
+        check_stage(args.stage, [doc for pair in docs for doc in pair])
     else:
+        if args.stage not in ("total",) + STAGES:
+            raise UserError(f"--stage '{args.stage}': hmmbench run times total, "
+                            f"{', '.join(STAGES)}")
         docs = _run_rounds(args, out, run_args)
     comp = rounds.compare_rounds(docs, args.rounds, args.max_slowdown, args.stage)
     with printer(args.format) as shown:
@@ -129,10 +136,10 @@ def _run_rounds(args, out: Path, run_args: list) -> list:
     clash = [a for a in run_args if a.split("=")[0] in OWN_RUN_OPTIONS]
     if clash:
         raise UserError(f"{clash[0]}: the gate sets the runs' result files itself (--out)")
-    if out.exists() and any(out.glob("round-*.json")):
+    output_folder(out, "--out")                # before any round: made now, or refused
+    if any(out.glob("round-*.json")):
         raise UserError(f"{out}: holds round files of an earlier gate (--judge judges them; "
                         "give a new --out to run again)")
-    out.mkdir(parents=True, exist_ok=True)
     cmds = {side: _command(getattr(args, f"{side}_cmd")) for side in SIDES}
     docs: list = []
     for i in range(1, args.rounds + 1):

@@ -15,7 +15,7 @@ from typing import Callable
 
 from .. import suites
 from ..errors import UserError
-from ..fileio import check_output_path
+from ..fileio import check_output_path, output_folder
 from ..report import Column, Listing
 from .common import terminal
 
@@ -50,6 +50,7 @@ def run(args, workload, *, build_parser: Callable, main: Callable) -> int:
         return 0
     for _, step, out_dir in plan:        # a folder no result file can go to: before any step
         if step.writes:
+            output_folder(out_dir, "--out")
             check_output_path(out_dir / f"{step.name}.json", "--out")
     return _run_steps(plan, main)
 

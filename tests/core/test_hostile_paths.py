@@ -124,6 +124,33 @@ def test_output_path_kinds(world, capsys, kind):
             needle)
 
 
+#: What sits where an output folder is asked for, and what the message must say.
+FOLDER_KINDS = {"fifo": "not a directory", "file": "not a directory",
+                "device": "not a directory", "symlink-loop": "symlink loop",
+                "dangling-link": "a symlink to a missing folder",
+                "through-a-file": "a part of the path is a file"}
+#: The commands that write into a folder: the gate's rounds, a suite's steps.
+FOLDER_COMMANDS = {"gate": ["gate", "--out", "{}", "--", "-b", "numpy", "-d", "tiny"],
+                   "suite": ["suite", "run", "smoke", "--out", "{}"]}
+
+
+@pytest.mark.parametrize("kind", list(FOLDER_KINDS))
+@pytest.mark.parametrize("command", list(FOLDER_COMMANDS))
+def test_output_folder_kinds(world, capsys, command, kind):
+    """An output folder that is something else, or cannot be made, is refused before any
+    round or step: one line, exit 2 (a symlink loop or a path through a file was a
+    FileExistsError / NotADirectoryError: exit 3)."""
+    if kind == "file":
+        name = put(world, "afile", "x\n")
+    elif kind == "through-a-file":
+        put(world, "afile", "x\n")
+        name = "afile/rounds"
+    else:
+        name = make(world, "out", kind)
+    argv = [a.format(name) for a in FOLDER_COMMANDS[command]]
+    refused(world, capsys, argv, FOLDER_KINDS[kind])
+
+
 @pytest.mark.parametrize("kind", ["fifo", "directory", "symlink-loop", "device"])
 def test_reference_cache_entry_replaced(world, capsys, kind):
     """A cache entry replaced by a FIFO, directory, loop or device: the run notes it, computes

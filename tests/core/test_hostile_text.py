@@ -160,3 +160,22 @@ def test_identical_files_keep_their_own_names(world, capsys):
     doc = results.load(world / "out.json")
     assert [r["dataset"] for r in doc["runs"]] == ["a.in", "b.in"]
     assert len({r["dataset_sha256"] for r in doc["runs"]}) == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "earlier.json", "earlier.json", "--stage", "nosuch"],
+    ["compare", "earlier.json", "earlier.json", "--stage", "[bold]x[/]"],
+    ["gate", "--out", "rounds", "--stage", "nosuch", "--", "-b", "numpy", "-d", "tiny"],
+    ["gate", "--out", "judged", "--judge", "--stage", "nosuch"]],
+    ids=["compare", "compare-markup", "gate", "gate-judge"])
+def test_a_stage_nothing_timed_is_refused(world, capsys, argv):
+    """A --stage no run timed compared nothing, and the gate passed (exit 0): refused, one
+    line naming the stage (and, of result files, the stages they time); no round run."""
+    if "--judge" in argv:
+        (world / "judged").mkdir()
+        for side in ("baseline", "candidate"):
+            (world / "judged" / f"round-01.{side}.json").write_text(earlier_document())
+    line = refused(world, capsys, argv, "--stage '")
+    assert not (world / "rounds").exists()
+    if argv[0] == "compare" or "--judge" in argv:
+        assert "they time: total" in line
