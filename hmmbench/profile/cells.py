@@ -47,6 +47,19 @@ def _make_cell_class():
         #: the sequence database and the number of models: the memory estimate's shape
         database: Optional[Dataset] = field(default=None, repr=False)
         n_models: int = 1
+        #: the cell's sha256 from its database's and models' identities, computed on first use
+        #: (a generated model set is planned before its file exists: modelsets.SetModelSpec)
+        identity: Optional[Callable] = field(default=None, repr=False)
+
+        @property
+        def sha256(self) -> str:
+            if self._sha256 is None and self.identity is not None:
+                self._sha256 = self.identity()
+            return self._sha256
+
+        @sha256.setter
+        def sha256(self, value) -> None:
+            self._sha256 = value
 
         def loading_note(self) -> Optional[str]:
             return self.note() if self.note else None
@@ -112,16 +125,19 @@ def _cell(cell_class, db, specs: list, name: str, kind: str, last: _LastDatabase
             return parts[0]
         return ProfileBatch(parts, tuple(s.name for s in specs), database=db.sha256,
                             size=batch)
-    model_key = specs[0].sha256 if batch == 1 else [s.sha256 for s in specs]
-    key = {"database": db.sha256, "model": model_key, "kind": kind}
-    if not bias_filter:
-        key["bias_filter"] = False
     kind_label = kind if bias_filter else f"{kind} (--nobias)"
+
+    def identity() -> str:
+        model_key = specs[0].sha256 if batch == 1 else [s.sha256 for s in specs]
+        key = {"database": db.sha256, "model": model_key, "kind": kind}
+        if not bias_filter:
+            key["bias_filter"] = False
+        return sha256_of_params(key)
     return cell_class(
         name=db.name, kind="profile", loader=load,
         description=f"{db.name} x {name} (M={M}) x {kind_label}" if batch == 1 else
         f"{db.name} x {name} ({len(specs)} models, M={min(s.M for s in specs)}..{M}) x {kind}",
-        sha256=sha256_of_params(key),
+        sha256=None, identity=identity,
         n_pairs=db.n_pairs and db.n_pairs * len(specs), params=params,
         default_chunking="whole", axes=axes, tolerance=TOLERANCE.get(kind),
         check_cells=REFERENCE_CHECK_CELLS.get(kind), note=note, database=db,

@@ -43,6 +43,36 @@ def test_every_step_parses_and_resolves(suite, step, tmp_path):
         w.check_chunking(mode)
 
 
+def test_a_generated_model_set_is_planned_without_generating_it(tmp_path, monkeypatch):
+    """profile-many's plan knows models-mixed100's 100 models (names, sizes) from the set's
+    parameters and generates nothing; a set's models so known are the ones its file holds once
+    generated (names, sizes, descriptions, identities), and a cell's identity is its model's."""
+    pytest.importorskip("pyhmmer")
+    from hmmbench.profile import datasets as pds
+    from hmmbench.profile.datasets.modelsets import DESCRIPTION, mixed_lengths
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(cache))
+    step = steps_by_name()["profile-many"]
+    args = cli.build_parser().parse_args(step.argv(tmp_path))
+    w = workload.get(args.workload)
+    cells, _ = w.plan(run_options(vars(args), w), registry.select(step.backends, w.name))
+    assert [c.axes["model_length"] for c in cells] == list(mixed_lengths(100, 1))
+    assert [c.axes["model"] for c in cells[:2]] == ["models-mixed100/mixed001-M50",
+                                                    "models-mixed100/mixed002-M2000"]
+    small = pds.resolve_models("models-mixed2:5")
+    assert not list(cache.rglob("*.hmm"))                        # nothing generated
+    generated = pds.file_models(str(pds.model_set_file("models-mixed2:5")), DESCRIPTION)
+    fields = [(s.name, s.M, s.description, s.aliases, s.keep, s.sha256) for s in generated]
+    assert [(s.name, s.M, s.description, s.aliases, s.keep, s.sha256) for s in small] == fields
+    assert [s.name for s in small] == ["models-mixed2:5/mixed1-M50", "models-mixed2:5/mixed2-M2000"]
+    assert small[1].load()[0].M == 2000
+    db = pds.resolve_database("proteins-2e8")
+    cell = w.plan(run_options({**vars(args), "model": ["models-mixed2:5"]}, w),
+                  registry.select(step.backends, w.name))[0][1]
+    assert cell.sha256 == pds.sha256_of_params({"database": db.sha256,
+                                                "model": generated[1].sha256, "kind": "pipeline"})
+
+
 def test_the_studies_are_suites():
     names = suites.names()
     assert {"tiles", "table3", "smallcount", "chunking", "apis", "peak", "e2e", "profile-curve",

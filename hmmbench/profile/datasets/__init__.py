@@ -19,7 +19,7 @@ from .files import (PROTEOME, _names_a_file, _sha256_file, load_fasta, load_mode
                     model_files, pyhmmer_data_dir, read_hmms, sha256_of_params)
 from .models import KEEP_PROFILES, MAX_MODEL_M, ModelSpec, file_models, is_calibrated, \
     shipped_models
-from .modelsets import MODEL_SET_PATTERNS, model_set_file, parse_model_set
+from .modelsets import MODEL_SET_PATTERNS, model_set_file, model_set_specs, parse_model_set
 from .synthetic import (GENERATE_RESIDUES_PER_S, MODEL_PATTERNS, PROTEINS_PATTERN, SYNTHETIC,
                         _generated_model, background_frequencies, generate_proteins)
 
@@ -28,8 +28,8 @@ __all__ = [
     "KEEP_PROFILES", "MAX_MODEL_M", "MODEL_PATTERN", "MODEL_PATTERNS", "MODEL_SET_PATTERNS",
     "ModelSpec", "PROTEOME", "PROTEINS_PATTERN", "SYNTHETIC", "background_frequencies",
     "catalog", "file_models", "generate_proteins", "is_calibrated", "load_fasta", "load_models",
-    "load_proteome", "model_files", "model_set_file", "pyhmmer_data_dir", "read_hmms",
-    "resolve_database", "resolve_model", "resolve_models", "sha256_of_params", "shipped_models",
+    "load_proteome", "model_files", "model_set_file", "model_set_specs", "pyhmmer_data_dir",
+    "read_hmms", "resolve_database", "resolve_model", "resolve_models", "sha256_of_params", "shipped_models",
 ]
 
 #: random-M<size>[:seed]: pyhmmer's HMM.sample; query-M<size>[:seed]: a calibrated
@@ -131,7 +131,7 @@ def resolve_models(name: str) -> list:
         raise UserError(f"model '{name}' needs pyhmmer (pip install pyhmmer); generated "
                         f"models: {', '.join(MODEL_PATTERNS)}")
     if parse_model_set(name):
-        return file_models(str(model_set_file(name)), "seeded, calibrated family model: ")
+        return model_set_specs(name)          # generated when a model's sha256 or HMM is needed
     if _names_a_file(name, (".hmm", ".txt")):
         check_input_file(name, "HMM file")
         try:
