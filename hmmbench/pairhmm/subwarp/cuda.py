@@ -259,8 +259,9 @@ class SubwarpBackend(RecordsExtraWork, Backend):
         """Host: the CUDA runtime, the page-locked staging slots (the set's bytes, at most
         STAGING_SLOTS chunks of them; the layout is built on the GPU) and the results; an H200
         measured 131.5 MiB on equal-512@20000 against 140 (docs/reliability.md). Device: budgeted
-        as the dataset-order CUDA rows with a row-vector scratch per pair, more than the bins
-        hold (not measured)."""
+        as the dataset-order CUDA rows with a row-vector scratch per pair, and the device
+        runtime's part (DEVICE_RUNTIME_BYTES): 1.03x the device peak measured on an H200 on
+        equal-512@20000 (docs/reliability.md)."""
         per_pair = shape.nbytes / max(shape.pairs, 1)
         staged = min(shape.nbytes, int(STAGING_SLOTS * self.chunk_pairs * per_pair))
         device = device_need(shape, cpu_device=False, sorted_rows=False, scratch=True,
