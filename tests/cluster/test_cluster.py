@@ -210,12 +210,13 @@ def test_sharded_10s_identical_to_single_process(cluster, backend, monkeypatch):
 def test_sharded_generated_set_is_rebuilt_on_workers(cluster, per_worker=3):
     from hmmbench.cluster.sharded import sharded_values
     _, client = cluster
-    ds = _dataset("chunks@2000")      # 19 batches: 6 shards
+    ds = _dataset("chunks@1000")      # 14 batches: 6 shards, none empty
     single = _backend("numpy-f32").run(ds.load()).log10
     got, session, _, _ = sharded_values(client, PAIRHMM, "numpy-f32", ds, 2, "merged",
                                         per_worker=per_worker, gather="call")
     assert np.array_equal(got, single)
     assert len(session.current.shard_sizes) == 2 * per_worker
+    assert all(s[0][0] > 0 for s in session.current.shard_sizes)   # every shard has work
     session.release()
 
 

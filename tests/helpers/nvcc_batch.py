@@ -7,7 +7,9 @@ include once, before the namespaces), with the kernel and its
 ``extern __shared__`` array renamed (``extern "C"`` names and shared arrays share one scope).
 The front end (the CUDA headers, about half of a call's CPU time) then runs once instead of once
 per specialization; ptxas ``-v`` reports every renamed entry apart, with the registers and spills
-of a build of that specialization alone (the test compares one against ``glue.nvcc_cubin``)."""
+of a build of that specialization alone (the test compares one against ``glue.nvcc_cubin``).
+``compile_distinct`` runs ptxas once per distinct entry (specializations whose defines make
+the same PTX for a kernel)."""
 from __future__ import annotations
 
 import os
@@ -121,3 +123,68 @@ def compile_each(source_name: str, specs: list[dict], renamed: tuple[str, ...], 
         return [log if proc.returncode == 0 else None for log in logs]
     with ThreadPoolExecutor(max_workers=n) as pool:
         return [log for logs in pool.map(build, parts) for log in logs]
+
+
+_ENTRY = re.compile(r"^\.visible \.entry (\w+)\(", re.M)
+_COMMENT = re.compile(r"^\s*//.*\n?", re.M)
+
+
+def _own_text(text: str, i: int, renamed: tuple[str, ...]) -> str:
+    """PTX of specialization ``i`` with what names it as ``i`` taken out: its renamed symbols
+    (plain and mangled in namespace ``spec_<i>``), its namespace, the numbers ptxas' input
+    gives per function (branch labels, local depots), comments."""
+    ns = f"spec_{i}"
+    for n in renamed:
+        text = text.replace(f"_ZN{len(ns)}{ns}{len(f'{n}_{i}')}{n}_{i}E", f"@{n}")
+        text = re.sub(rf"\b{n}_{i}(?![0-9])", n, text)
+    text = text.replace(f"_ZN{len(ns)}{ns}", "_ZN@")
+    text = re.sub(r"\$L__BB\d+_", "$L__BB_", text)
+    text = re.sub(r"__local_depot\d+", "__local_depot", text)
+    return _COMMENT.sub("", text)
+
+
+def compile_distinct(source_name: str, specs: list[dict], renamed: tuple[str, ...],
+                     kernels: tuple[str, ...], folder: Path, first: int = 0,
+                     arch: str = "sm_90"):
+    """``compile_together`` with ptxas run once per distinct kernel: the translation unit to PTX
+    (nvcc -ptx: the front end and cicc, as ``nvcc -cubin`` runs them), then ptxas ``-v`` (as
+    nvcc runs it) on that PTX with each entry whose text, and the declarations of its
+    specialization, equal an earlier one's but for its number left out (define sets that make
+    the same code: the entry PTX ptxas compiles is the same, so are its registers and SASS).
+    Returns the CompletedProcess of the step that failed, or ptxas', the cubin's path, and per
+    (kernel, specialization) of ``kernels``: (the entry compiled for it, the part of ptxas' log
+    about that entry, None where it has none)."""
+    cu, ptx = folder / f"specs_{first}.cu", folder / f"specs_{first}.ptx"
+    cubin = folder / f"specs_{first}.cubin"
+    cu.write_text(translation_unit(source_name, specs, renamed, first))
+    proc = subprocess.run(["nvcc", "-ptx", f"-arch={arch}", *glue.BASE_OPTIONS,
+                           *(f"-I{d}" for d in glue.include_dirs(source_name)), str(cu), "-o",
+                           str(ptx)], capture_output=True, text=True)
+    if proc.returncode:
+        return proc, cubin, {}
+    text = ptx.read_text()
+    starts = [m.start() for m in _ENTRY.finditer(text)]
+    head = text[:starts[0]] if starts else text
+    declared = {i: "".join(_own_text(line, i, renamed) for line in head.splitlines(True)
+                           if f"spec_{i}" in line) for i in range(first, first + len(specs))}
+    kept, twin = [], {}
+    seen: dict = {}
+    for a, b in zip(starts, starts[1:] + [len(text)]):
+        name = _ENTRY.match(text, a).group(1)
+        base, i = name.rsplit("_", 1)
+        key = (base, _own_text(text[a:b], int(i), renamed), declared[int(i)])
+        twin[name] = seen.setdefault(key, name)
+        if twin[name] == name:
+            kept.append(text[a:b])
+    distinct = folder / f"specs_{first}.distinct.ptx"
+    distinct.write_text(head + "".join(kept))
+    proc = subprocess.run(["ptxas", f"-arch={arch}", "-m64", "-v", str(distinct), "-o",
+                           str(cubin)], capture_output=True, text=True)
+    parts = re.split(r"(?=ptxas info\s*: Compiling entry function ')", proc.stderr)
+    entries = {}
+    for i in range(first, first + len(specs)):
+        for k in kernels:
+            name = twin.get(f"{k}_{i}")
+            head_line = f"Compiling entry function '{name}'"
+            entries[k, i] = (name, next((p for p in parts if name and head_line in p), None))
+    return proc, cubin, entries

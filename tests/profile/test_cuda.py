@@ -112,21 +112,22 @@ FILTER_RENAMED = tuple(KERNELS) + ("smem_profile",)
 def filter_builds(tmp_path_factory):
     """Per FILTER_SPECS entry, the kernels of KERNELS that ptxas compiled (its ``-v`` log names
     the entry) and the cubin holds; the specializations through one nvcc call per CPU
-    (helpers.nvcc_batch: the CUDA headers parsed once per call), None for those of a call
-    that failed."""
+    (helpers.nvcc_batch: the CUDA headers parsed once per call; ptxas once per distinct entry,
+    e.g. the task kernels of warp variants at one QB), None for those of a call that failed."""
     folder = tmp_path_factory.mktemp("filters")
     n = os.cpu_count() or 2
     size = -(-len(FILTER_SPECS) // n)
 
     def build(lo):
         mine = FILTER_SPECS[lo:lo + size]
-        proc, _ = nvcc_batch.compile_together("profile/filters.cu", mine, FILTER_RENAMED,
-                                              KERNELS[0], folder, first=lo)
+        proc, cubin, entries = nvcc_batch.compile_distinct("profile/filters.cu", mine,
+                                                           FILTER_RENAMED, KERNELS, folder,
+                                                           first=lo)
         if proc.returncode != 0:
             return [None] * len(mine)
-        blob = (folder / f"specs_{lo}.cubin").read_bytes()
-        return [{k for k in KERNELS if f"Compiling entry function '{k}_{i}'" in proc.stderr
-                 and f"{k}_{i}".encode() in blob} for i in range(lo, lo + len(mine))]
+        blob = cubin.read_bytes()
+        return [{k for k in KERNELS if entries[k, i][1] is not None
+                 and entries[k, i][0].encode() in blob} for i in range(lo, lo + len(mine))]
     with ThreadPoolExecutor(max_workers=n) as pool:
         return [r for part in pool.map(build, range(0, len(FILTER_SPECS), size)) for r in part]
 
