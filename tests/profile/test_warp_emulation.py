@@ -79,11 +79,12 @@ def neg_floor_alu(t):
 
 
 def sat_add_dpx(a, b, alu=False):
-    """VF_DPX's a + b for b <= 0: max(a, -32768 - b) + b (no wrap, no saturation needed); with
-    ``alu`` the floor -32768 - b computed as the kernel's ALU form instead of the table."""
-    assert (b <= 0).all()
+    """VF_DPX's a + b for b <= 0 (``b``: a transition row, vf_xc_warp asserts b <= 0 of the
+    whole table): max(a, -32768 - b) + b (no wrap, no saturation needed); with ``alu`` the
+    floor -32768 - b computed as the kernel's ALU form instead of the table."""
     out = np.maximum(a, neg_floor_alu(b) if alu else -32768 - b) + b
-    assert (out >= NEG).all() and (out <= 32767).all()
+    # the ufuncs' own reductions: ndarray.all()'s wrapper cost more than the add itself
+    assert NEG <= np.minimum.reduce(out) and np.maximum.reduce(out) <= 32767
     return out
 
 
@@ -154,6 +155,7 @@ def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv, dpx=False, 
     xN = base
     xB, xJ, xC = xN + mv, NEG, NEG
     if dpx:
+        assert (tsc <= 0).all()              # every b of sat_add_dpx is a row of tsc
         add = lambda a, b, j: sat_add_dpx(a, b, bool((ntsc_mask >> j) & 1))   # noqa: E731
     else:
         add = lambda a, b, j: sat_s16(a + b)                                   # noqa: E731
