@@ -9,6 +9,7 @@ range; the node lines come in order, M of them. A problem is an :class:`InputErr
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from typing import Optional
@@ -181,11 +182,43 @@ def _node(lines: _Lines, K: int, k: int) -> None:
                                             f"({', '.join(TRANSITIONS[lo:hi])})")
 
 
+#: (content digest, sums) of the files this process found clean -> their model count: a run
+#: reads a model file again for every model of it that it searches, and the same bytes check
+#: the same
+_CLEAN: dict = {}
+
+
+def _content_key(fh, sums: bool) -> Optional[tuple]:
+    """(digest of the open file's bytes, sums), the file rewound; None where it cannot seek."""
+    try:
+        if not fh.seekable():
+            return None
+        start = fh.tell()
+        digest = hashlib.blake2b(digest_size=20)
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+        fh.seek(start)
+    except (AttributeError, OSError):
+        return None
+    return digest.digest(), sums
+
+
 def check_hmm_file(path: str, fh, sums: bool = True) -> int:
     """Check every model of an open (binary) HMMER3 text file; return how many there are.
     ``sums=False``: the numbers only, not the sums of the distributions (half the time: a
     Pfam-sized file in about twice pyhmmer's own reading time); HMMER's ``validate`` checks the
-    sums, and a file with a model it refuses is read again with ``sums=True``, for the line."""
+    sums, and a file with a model it refuses is read again with ``sums=True``, for the line.
+    Bytes found clean before (with the same ``sums``) are not read again."""
+    key = _content_key(fh, sums)
+    if key in _CLEAN:
+        return _CLEAN[key]
+    models = _check(path, fh, sums)
+    if key is not None:
+        _CLEAN[key] = models
+    return models
+
+
+def _check(path: str, fh, sums: bool) -> int:
     head = fh.peek(16)[:16] if hasattr(fh, "peek") else b""
     if not head.lstrip().startswith(b"HMMER3"):
         return 0        # not HMMER3 text (a pressed binary file, HMMER2...): pyhmmer decides
