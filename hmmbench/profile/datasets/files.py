@@ -107,15 +107,35 @@ def _names_a_file(name: str, suffixes: tuple) -> bool:
 
 def _check_utf8_lines(path: str, what: str) -> None:
     """Every line of a text input is UTF-8 (pyhmmer would raise UnicodeDecodeError on a name
-    later, with no line); an InputError at the first line that is not."""
+    later, with no line); an InputError at the first line that is not. Blocks of whole lines
+    are decoded at once (a UTF-8 character never holds a newline byte), and only a block that
+    fails is scanned line by line."""
     with open_input(path) as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(path, lineno, f"not UTF-8 {what} text: byte "
-                                               f"0x{raw[exc.start]:02x} at column "
-                                               f"{exc.start + 1}") from None
+        before, rest = 0, b""
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            block = rest + block
+            end = block.rfind(b"\n") + 1
+            lines, rest = block[:end], block[end:]
+            _check_utf8_block(path, what, lines, before)
+            before += lines.count(b"\n")
+        _check_utf8_block(path, what, rest, before)
+
+
+def _check_utf8_block(path: str, what: str, lines: bytes, before: int) -> None:
+    """Lines ``before + 1``.. of the input, as one block of bytes: an InputError at the first
+    one that is not UTF-8."""
+    try:
+        lines.decode("utf-8")
+        return
+    except UnicodeDecodeError:
+        pass
+    for lineno, raw in enumerate(lines.split(b"\n"), start=before + 1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(path, lineno, f"not UTF-8 {what} text: byte "
+                                           f"0x{raw[exc.start]:02x} at column "
+                                           f"{exc.start + 1}") from None
 
 
 def load_fasta(path: str) -> SequenceSet:
