@@ -11,18 +11,14 @@ those maxima summed in order -- plus the null model's length distribution:
 ``fwd + L * logf(p1) + logf(1 - p1)``.
 
 Float32 throughout, operation for operation as HMMER (no fused multiply-add, the row logs in
-double then rounded, the log sum sequential), so the scores are HMMER's bit for bit: the two
-``logf`` of the length model are the C library's own (:func:`c_logf`; the float64 log rounded
-differs from glibc's logf at 17 of the lengths up to 100,000, L = 74 and 102 among them).
+double then rounded, the log sum sequential), so the scores are HMMER's bit for bit given the
+length model's two ``logf``: HMMER's are the C library's, which a caller passes (``log``;
+hmmbench.profile.libm through ctypes); the default, the float64 log rounded, differs from
+glibc's logf at 17 of the lengths up to 100,000, L = 74 and 102 among them.
 Vectorized across sequences: a length-sorted batch advances one residue at a time, the row
 maxima are logged per block of rows at once.
 """
 from __future__ import annotations
-
-import ctypes
-import ctypes.util
-import threading
-from functools import lru_cache
 
 import numpy as np
 
@@ -39,30 +35,6 @@ AMINO_DEGENERATE = {21: (2, 11), 22: (7, 9), 23: (3, 13), 24: (8,), 25: (1,),
 LOG_ROWS = 256
 #: sequences of about this many residues go through one batch
 BATCH_RESIDUES = 1 << 23
-
-
-@lru_cache(maxsize=None)
-def _libm():
-    name = ctypes.util.find_library("m")
-    try:
-        lib = ctypes.CDLL(name) if name else None
-    except OSError:
-        lib = None
-    if lib is not None:
-        lib.logf.restype, lib.logf.argtypes = ctypes.c_float, [ctypes.c_float]
-    return lib
-
-
-def c_logf(x) -> np.ndarray:
-    """The C library's ``logf`` of float32 values (what HMMER calls), a call per distinct
-    value; the float64 log rounded where no C math library loads."""
-    lib = _libm()
-    x = np.asarray(x, np.float32)
-    if lib is None:
-        return logf(x)
-    uniq, inv = np.unique(x, return_inverse=True)
-    vals = np.array([lib.logf(v) for v in uniq.tolist()], np.float32)
-    return vals[inv.reshape(x.shape)] if x.ndim else vals[0]
 
 
 def biased_odds(composition, background, Kp: int,
@@ -94,12 +66,13 @@ def filter_transitions(M: int, L) -> tuple:
 
 
 def filter_score(M: int, composition, background, seqs, idx=None, Kp: int = 29,
-                 log=None) -> np.ndarray:
+                 log=logf) -> np.ndarray:
     """p7_bg_FilterScore (float32 nats) of the sequences ``idx`` (default: all), in ``idx``
-    order; NaN for an empty sequence (the pipeline never scores one)."""
+    order; NaN for an empty sequence (the pipeline never scores one). ``log``: the length
+    model's ``logf`` (HMMER's bit for bit with the C library's)."""
     idx = np.arange(len(seqs.offsets) - 1) if idx is None else np.asarray(idx, np.int64)
     fwd = filter_forward(M, composition, background, seqs, idx, Kp)
-    return with_length(fwd, _lengths(seqs, idx), log)
+    return with_length(fwd, _lengths(seqs, idx), log=log)
 
 
 def _lengths(seqs, idx) -> np.ndarray:
@@ -107,50 +80,20 @@ def _lengths(seqs, idx) -> np.ndarray:
     return seqs.offsets[idx + 1] - seqs.offsets[idx]
 
 
-#: per target length L: the C library's logf(p1) and logf(1 - p1), p1 = L / (L + 1), filled
-#: on first use of each length (a search's survivors share a few thousand lengths)
-_LENGTH_LOGS = {"have": np.zeros(0, bool), "p1": np.zeros(0, np.float32),
-                "q1": np.zeros(0, np.float32)}
-_LENGTH_LOGS_LOCK = threading.Lock()      # searches may run in threads (grown, then read)
+def length_terms(L, log=logf) -> tuple:
+    """(logf(p1), logf(1 - p1)) float32 per target length, p1 = L / (L + 1) in float32
+    (p7_bg_SetLength); ``log``: the ``logf`` to use (HMMER's is the C library's)."""
+    p1 = filter_transitions(1, np.asarray(L))[0]
+    with np.errstate(divide="ignore"):                          # L = 0: never scored
+        return log(p1), log(np.float32(1.0) - p1)
 
 
-def length_logs(L) -> tuple:
-    """(logf(p1), logf(1 - p1)) float32 per length, p1 = L / (L + 1) in float32, through a
-    table per length that :func:`c_logf` fills once per process."""
-    L = np.asarray(L, np.int64)
-    with _LENGTH_LOGS_LOCK:
-        return _length_logs(L, _LENGTH_LOGS)
-
-
-def _length_logs(L, t: dict) -> tuple:
-    top = int(L.max()) + 1 if L.size else 0
-    if top > t["have"].size:
-        grow = max(top, 2 * t["have"].size)
-        for key, dtype in (("have", bool), ("p1", np.float32), ("q1", np.float32)):
-            new = np.zeros(grow, dtype)
-            new[:t[key].size] = t[key]
-            t[key] = new
-    if L.size and not t["have"][L].all():
-        need = np.unique(L[~t["have"][L]])
-        p1 = filter_transitions(1, need)[0]
-        with np.errstate(divide="ignore"):                      # L = 0: never scored
-            t["p1"][need] = c_logf(p1)
-            t["q1"][need] = c_logf(np.float32(1.0) - p1)
-        t["have"][need] = True
-    return t["p1"][L], t["q1"][L]
-
-
-def with_length(forward, L, log=None) -> np.ndarray:
+def with_length(forward, L, terms=None, log=logf) -> np.ndarray:
     """The filter score from esl_hmm_Forward's score: ``fwd + L * logf(p1) + logf(1 - p1)``
-    in float32, p1 = L / (L + 1) (p7_bg_SetLength); ``log``: another logf than the C
-    library's (the tests' comparison)."""
+    in float32; ``terms``: the two logs per sequence where the caller has them
+    (:func:`length_terms` with ``log`` otherwise)."""
     L = np.asarray(L)
-    if log is None:
-        lp, lq = length_logs(L)
-    else:
-        p1 = filter_transitions(1, L)[0]
-        with np.errstate(divide="ignore"):
-            lp, lq = log(p1), log(np.float32(1.0) - p1)
+    lp, lq = length_terms(L, log) if terms is None else terms
     lf = L.astype(np.float32)
     with np.errstate(invalid="ignore"):                         # L = 0: never scored
         step = (np.asarray(forward, np.float32) + (lf * lp).astype(np.float32))

@@ -20,6 +20,7 @@ import numpy as np
 from cpu_reference.profile import bias as pb, filters as pf, generic as pg
 from cpu_reference.profile.generic import null_score
 
+from . import libm
 from .model import LOG2, ProfileModel, SequenceSet
 
 F1, F2, F3 = 0.02, 1e-3, 1e-5
@@ -70,8 +71,10 @@ def pass_counts(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None
 
 
 def filter_null(model: ProfileModel, seqs: SequenceSet, idx) -> np.ndarray:
-    """The bias filter's null score (p7_bg_FilterScore, float32 nats) of the sequences idx."""
-    return pb.filter_score(model.M, model.composition, model.background, seqs, idx, model.Kp)
+    """The bias filter's null score (p7_bg_FilterScore, float32 nats) of the sequences idx,
+    HMMER's bit for bit (the C library's logf in the length terms)."""
+    return pb.filter_score(model.M, model.composition, model.background, seqs, idx, model.Kp,
+                           log=libm.c_logf)
 
 
 def bias_stage(model: ProfileModel, seqs: SequenceSet, idx, usc, F1: float = F1,
@@ -87,7 +90,7 @@ def bias_stage(model: ProfileModel, seqs: SequenceSet, idx, usc, F1: float = F1,
                                     model.Kp)
     if L is None:
         L = seqs.offsets[idx + 1] - seqs.offsets[idx]
-    fsc = pb.with_length(forward, L)
+    fsc = pb.with_length(forward, L, terms=libm.length_terms(L))
     ev = model.evalue
     with np.errstate(invalid="ignore"):
         P = gumbel_surv(seq_bits(usc, fsc), ev["m_mu"], ev["m_lambda"])

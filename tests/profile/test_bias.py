@@ -10,7 +10,7 @@ pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip inst
 
 from cpu_reference.profile import bias  # noqa: E402
 from cpu_reference.profile.generic import logf  # noqa: E402
-from hmmbench.profile import datasets, pipeline as pl  # noqa: E402
+from hmmbench.profile import datasets, libm, pipeline as pl  # noqa: E402
 from hmmbench.profile.datasets.synthetic import background_frequencies  # noqa: E402
 from hmmbench.profile.model import SequenceSet  # noqa: E402
 
@@ -69,7 +69,7 @@ def test_filter_score_is_hmmers_bit_for_bit(name, loaded, proteome, oracles):
     assert {74, 102} <= set(L[picks].tolist())          # glibc's logf matters there
     seqs = biased_set(model.composition)
     for sset, idx in ((proteome, picks), (seqs, np.arange(len(seqs)))):
-        ours = bias.filter_score(model.M, model.composition, model.background, sset, idx)
+        ours = pl.filter_null(model, sset, idx)
         theirs = oracle.filter_scores(which, model.composition,
                                       [sset.codes(int(i)) for i in idx])
         assert np.array_equal(ours, theirs), (name, np.flatnonzero(ours != theirs)[:5])
@@ -77,13 +77,21 @@ def test_filter_score_is_hmmers_bit_for_bit(name, loaded, proteome, oracles):
 
 def test_length_model_logs_are_the_c_librarys():
     """L = 74 and 102 (in the proteome): the float64 log rounded to float32 is one ulp off
-    glibc's logf of p1 = L/(L+1), which is why the reference calls the C library's."""
+    glibc's logf of p1 = L/(L+1), which is why the pipeline passes the C library's; the
+    per-length table gives what a call per length gives, in any order and after growing."""
     L = np.array([74, 102], np.float32)
     p1 = L / (L + np.float32(1))
-    if bias._libm() is None:
+    if libm.libm() is None:
         pytest.skip("no C math library to compare with")
-    assert (bias.c_logf(p1) != logf(p1)).all()
-    assert bias.c_logf(np.float32(0.5)) == np.float32(np.log(0.5))
+    assert (libm.c_logf(p1) != logf(p1)).all()
+    assert libm.c_logf(np.float32(0.5)) == np.float32(np.log(0.5))
+    lengths = np.array([5000, 74, 1, 102, 74, 20000, 3])
+    want = bias.length_terms(lengths, libm.c_logf)
+    backwards = [a[::-1] for a in libm.length_terms(lengths[::-1])]
+    for got in (libm.length_terms(lengths), backwards):
+        for g, w in zip(got, want):
+            assert np.array_equal(g, w)
+    assert not np.array_equal(bias.length_terms(lengths)[0], want[0])
 
 
 @pytest.mark.parametrize("name", MODELS)
