@@ -214,6 +214,38 @@ def test_float32_underflow_is_recomputed_and_counted(device, name):
 
 @needs_device
 @pytest.mark.parametrize("device", DEVICES)
+def test_a_cpu_devices_recompute_in_pieces_shares_one_float64_program(edge, device,
+                                                                     monkeypatch):
+    """The edge set's float64 recompute runs in pieces whose longest haplotypes differ; a CPU
+    device lays each out for the call's longest haplotype, so they share one program (a GPU
+    keeps each piece's own)."""
+    pairs, ref = edge
+    b = _backend(device, "opencl-intra-naive")
+    kit = b.kit()
+    calls, launched = [], []
+    sums, kernel = b._sums, kit.kernel
+    monkeypatch.setattr(b, "_sums", lambda p, dtype, *a: calls.append((p, dtype)) or
+                        sums(p, dtype, *a))
+    monkeypatch.setattr(kit, "kernel", lambda src, name, d: launched.append(d) or
+                        kernel(src, name, d))
+    ex = _check(b, pairs, ref)
+    pieces = [p for p, dtype in calls if dtype == np.float64]
+    if not kit.fp64:                      # the CPU reference recomputes: no float64 program
+        assert ex.n_fallback and not pieces
+        return
+    assert len(pieces) >= 2 and sum(p.n_pairs for p in pieces) == ex.n_fallback
+    assert len({b.hap_stride(p.max_hap_length) for p in pieces}) >= 2     # their own differ
+    doubles = [d for d in launched if d["USE_DOUBLE"]]
+    assert len(doubles) == len(pieces)
+    if kit.is_gpu:
+        assert [d["HAP_STRIDE"] for d in doubles] == [b.hap_stride(p.max_hap_length)
+                                                      for p in pieces]
+    else:
+        assert {d["HAP_STRIDE"] for d in doubles} == {b.hap_stride(pairs.max_hap_length)}
+
+
+@needs_device
+@pytest.mark.parametrize("device", DEVICES)
 def test_empty_pair_set(device):
     pairs = pack([Batch([], [])])
     ex = _backend(device, "opencl-inter-naive").run(pairs)

@@ -203,12 +203,14 @@ class OpenCLBackend(Backend):
         raise NotImplementedError
 
     # --- common flow --------------------------------------------------------------------------
-    def _sums(self, pairs: PairSet, real_dtype, timing: dict) -> np.ndarray:
-        """Raw forward sums (dataset order) in ``real_dtype``; adds to ``timing``."""
+    def _sums(self, pairs: PairSet, real_dtype, timing: dict, hap_floor: int = 0) -> np.ndarray:
+        """Raw forward sums (dataset order) in ``real_dtype``; adds to ``timing``. ``hap_floor``:
+        lay the pairs out as if their longest haplotype were at least that long."""
         cl = cl_module()
         kit = self.kit()
         t0 = time.perf_counter()
         lay = self.layout(pairs)
+        lay.loop_n_max = max(lay.loop_n_max, hap_floor)
         timing["prep"] += time.perf_counter() - t0
         self.last_layout_meta = dict(lay.meta)
         events = _Events()
@@ -250,8 +252,12 @@ class OpenCLBackend(Backend):
         with the device's double build, or the CPU reference without fp64."""
         if kit.fp64:
             before = dict(timing)
-            log10, redo = finish_float32(pairs, sums,
-                                         lambda subset: self._sums(subset, np.float64, timing))
+            # A CPU device lays every piece of the recompute out for the call's longest
+            # haplotype, so that the pieces share one float64 program (there a build costs more
+            # than the piece it runs); a GPU keeps each piece's own.
+            floor = 0 if kit.is_gpu else pairs.max_hap_length
+            log10, redo = finish_float32(
+                pairs, sums, lambda subset: self._sums(subset, np.float64, timing, floor))
             if len(redo):
                 info["fallback_seconds"] = {k: timing[k] - before[k] for k in timing}
             info["fallback_on"] = "device (float64)"
