@@ -1,5 +1,7 @@
 """opencl-subwarp-f64rescue backends on this machine's OpenCL devices, built once per (device,
-exchange path, bins) for the whole test session (their programs stay compiled)."""
+exchange path, bins) for the whole test session (their programs stay compiled). On these CPU
+devices their bin programs build without the optimizer (``UNOPTIMIZED``: the same bits, checked
+in test_opencl.py, at a tenth of the compile time)."""
 from __future__ import annotations
 
 import pytest
@@ -22,6 +24,8 @@ needs_device = pytest.mark.skipif(not DEVICES, reason="no usable OpenCL device (
 #: every group size, a multi-tile tail; the edge cases, 10s and 1m share their programs.
 TEST_BINS = ((16, 4, 4), (64, 8, 8), (128, 16, 8), (256, 32, 8))
 TEST_LONG = (8, 8)
+#: The tests' backends' ``unoptimized_on_cpu``: their CPU builds cost 10-40x their runs.
+UNOPTIMIZED = {"unoptimized_on_cpu": True}
 _BACKENDS: dict = {}
 
 
@@ -31,7 +35,8 @@ def backend(device: str, exchange: str, registered: bool = False) -> SubwarpOpen
     key = (device, exchange, registered)
     if key not in _BACKENDS:
         kw = {} if registered else dict(bins=TEST_BINS, long_config=TEST_LONG, small_tiers=None)
-        b = SubwarpOpenCL("opencl-subwarp-f64rescue", device=device, exchange=exchange, **kw)
+        b = SubwarpOpenCL("opencl-subwarp-f64rescue", device=device, exchange=exchange,
+                          **UNOPTIMIZED, **kw)
         reason = b.unavailable_reason()
         if reason:
             pytest.skip(f"opencl-subwarp-f64rescue on {device}: {reason}")

@@ -37,7 +37,7 @@ import numpy as np
 
 from cpu_reference.pairhmm import forward_log10
 
-from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
+from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module, kernel_source
 from ...backend import Backend, Execution
 from ..intertask.opencl import OpenCLBackend
 from ..model import LOG10_C32, LOG10_C64, PairSet
@@ -62,6 +62,25 @@ KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", 
 MT_GROUPS_PER_CU = 16
 #: Plans (bins and recompute queues) kept per backend, by (size tier, longest read).
 MAX_PLANS = 256
+#: ``unoptimized_on_cpu``'s build option: on the CPU runtimes here a bin program builds 10-40x
+#: faster without the optimizer (Intel's vectorizer spends 15 s on one p32 program) and gives the
+#: optimized program's bits (test_opencl.py checks it), but runs ~10x slower.
+OPT_DISABLE = "-cl-opt-disable"
+_UNOPTIMIZED: dict = {}  # (kit, defines) -> program built with OPT_DISABLE
+
+
+def unoptimized_program(kit: DeviceKit, defines: dict):
+    """The bin program ``kit.program(SOURCE, defines)`` builds, with its options (the float
+    builds' ``-cl-denorms-are-zero -cl-mad-enable``) and ``OPT_DISABLE``; one per kit and
+    defines."""
+    key = (kit, tuple(sorted(defines.items())))
+    prg = _UNOPTIMIZED.get(key)
+    if prg is None:
+        options = [f"-D{k}={v}" for k, v in sorted(defines.items())]
+        options += ["-cl-denorms-are-zero", "-cl-mad-enable", OPT_DISABLE]
+        prg = _UNOPTIMIZED[key] = cl_module().Program(kit.context, kernel_source(SOURCE)).build(
+            options=options)
+    return prg
 
 
 class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
@@ -78,11 +97,13 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
                  long_config: Optional[tuple] = DEFAULT_LONG,
                  small_tiers: Optional[Sequence[tuple]] = SMALL_TIERS, exchange: str = "auto",
                  per_pair_below: int = PER_PAIR_BELOW, device: Optional[str] = None,
-                 description: str = "", batch_calls: bool = False):
+                 description: str = "", batch_calls: bool = False,
+                 unoptimized_on_cpu: bool = False):
         super().__init__(name, "subwarp", device=device, bins=[list(b) for b in bins],
                          long_config=long_config, exchange=exchange,
                          small_tiers=tiers_param(small_tiers),
-                         **({"batch_calls": True} if batch_calls else {}))
+                         **({"batch_calls": True} if batch_calls else {}),
+                         **({"unoptimized_on_cpu": True} if unoptimized_on_cpu else {}))
         # calls in flight run as one call (batched.py), as cuda-subwarp-batched
         self._batches = CallBatches(self.run) if batch_calls else None
         self.description = description
@@ -117,6 +138,9 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         # below this many pairs a call launches as CUDA's small call (opencl_call.py)
         self.small_call_pairs = SMALL_CALL_PAIRS
         self.rescue_on_device = True  # the float64 rescue queued on the device (needs fp64)
+        # on CPU devices, bin programs built without the optimizer (OPT_DISABLE): the tests'
+        # setting, where the builds cost more than the runs; GPUs build as always
+        self.unoptimized_on_cpu = unoptimized_on_cpu
 
     def submit(self, pairs: PairSet):
         if self._batches is not None:
@@ -263,7 +287,9 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         if got is None:
             path = self.path(kit, b.p)
             block = self.block(kit, b, path, double)
-            prg = kit.program(SOURCE, self._defines(b, path, block, double, rescue))
+            defines = self._defines(b, path, block, double, rescue)
+            prg = unoptimized_program(kit, defines) if self.unoptimized_on_cpu and \
+                not kit.is_gpu else kit.program(SOURCE, defines)
             got = self._bin_kernels[key] = (
                 Launch(cl_module().Kernel(prg, "subwarp_forward")), block)
         return got

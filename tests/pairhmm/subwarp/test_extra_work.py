@@ -17,7 +17,7 @@ from hmmbench.pairhmm.subwarp import variants as swv
 from hmmbench.pairhmm.subwarp import extra_work
 from hmmbench.pairhmm.subwarp.layout import Bin
 from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL
-from helpers.opencl_subwarp import DEVICES, TEST_BINS, TEST_LONG, needs_device
+from helpers.opencl_subwarp import DEVICES, TEST_BINS, TEST_LONG, UNOPTIMIZED, needs_device
 
 BIN = Bin(1, 64, 8, 8)
 
@@ -84,7 +84,8 @@ def test_extra_work_gives_the_same_bits(monkeypatch):
 
     def one_bin():
         return SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0], exchange="auto",
-                             bins=((16, 4, 4),), long_config=None, small_tiers=None)
+                             bins=((16, 4, 4),), long_config=None, small_tiers=None,
+                             **UNOPTIMIZED)
     monkeypatch.delenv(extra_work.ENV, raising=False)
     plain = one_bin()
     want = plain.run(pairs).log10

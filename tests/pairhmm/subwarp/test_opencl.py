@@ -13,7 +13,7 @@ from hmmbench.pairhmm import datasets
 from hmmbench.pairhmm.model import Batch, Read, pack
 from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL, backends
 from hmmbench.pairhmm.subwarp.layout import Bin, table_bytes
-from helpers.opencl_subwarp import DEVICES, TEST_BINS, TEST_LONG, needs_device
+from helpers.opencl_subwarp import DEVICES, TEST_BINS, TEST_LONG, UNOPTIMIZED, needs_device
 from helpers.opencl_subwarp import backend as _backend
 from helpers.real_data import real_set
 
@@ -165,6 +165,35 @@ def test_edge_cases_and_the_float64_rescue(edge, device, exchange):
 
 
 @needs_device
+def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits():
+    """The tests' backends build their CPU programs without the optimizer (``UNOPTIMIZED``, a
+    tenth of the compile time): on Intel's runtime (sub-group shuffles) and on PoCL's (local
+    memory) a float32 bin and its float64 rescue give the optimized programs' results to the
+    bit, the rescue's pairs included (one p8k8 bin: the optimized CPU builds of the wider ones
+    take 5-15 s each)."""
+    from helpers.pairgen import deep_pairs
+    from hmmbench.pairhmm.subwarp.opencl import OPT_DISABLE
+    pairs = deep_pairs(7, 16, length=(20, 65), base_q=(20, 45))
+    ref = forward_log10(pairs, "float64")
+    picked = [next((d for d in DEVICES if vendor in d), None) for vendor in ("Intel", "Portable")]
+    assert any(picked)
+    for device in filter(None, picked):
+        runs = [SubwarpOpenCL("t", device=device, bins=((64, 8, 8),), long_config=None,
+                              small_tiers=None, unoptimized_on_cpu=flag) for flag in (False, True)]
+        optimized, unoptimized = (_check(b, pairs, ref) for b in runs)
+        assert 0 < optimized.n_fallback < pairs.n_pairs  # the float64 rescue ran
+        assert unoptimized.n_fallback == optimized.n_fallback
+        assert np.array_equal(unoptimized.log10, optimized.log10, equal_nan=True), device
+        cl = opencl_api.cl_module()
+        for b, flag in zip(runs, (False, True)):  # the bin's and its rescue's programs
+            options = [launch.kernel.get_info(cl.kernel_info.PROGRAM).get_build_info(
+                b.kit().device, cl.program_build_info.OPTIONS) for launch, _ in
+                b._bin_kernels.values()]
+            assert len(options) == 2 and all((OPT_DISABLE in o) == flag for o in options)
+        assert runs[1].params["unoptimized_on_cpu"] and "unoptimized_on_cpu" not in runs[0].params
+
+
+@needs_device
 @pytest.mark.parametrize("dataset", ["10s", "1m"])
 @pytest.mark.parametrize("exchange", ["auto", "local"])
 @pytest.mark.parametrize("device", DEVICES)
@@ -243,7 +272,7 @@ def test_the_device_layout_puts_every_item_in_its_bin_as_the_host_layout(edge, p
     from hmmbench.pairhmm.subwarp.layout import host_layout
     pairs, _ = edge
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
-                      small_tiers=None, per_pair_below=1 << 30 if per_pair else 0)
+                      small_tiers=None, **UNOPTIMIZED, per_pair_below=1 << 30 if per_pair else 0)
     b.pageable_from_bytes = 1 << 40 if per_pair else 0
     bins = b.bins_for(pairs)
     got, timing = _device_layout(b, pairs, bins)
@@ -315,7 +344,7 @@ def test_the_device_rescue_recomputes_the_pairs_the_host_rule_picks(edge, real, 
     from the PairSet's arrays or staged by the calling thread in one copy, with the bins on side
     queues or all on one, launched as a small call or (threads) as a large one."""
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
-                      small_tiers=None)
+                      small_tiers=None, **UNOPTIMIZED)
     b.pool_from_pairs = 0 if staging == "threads" else 1 << 40
     # staged by the threads: launched as a large call (bins sized by the host's counts)
     b.small_call_pairs = 0 if staging == "threads" else 1 << 16
@@ -353,7 +382,7 @@ def test_the_longest_reads_bin_is_enqueued_first_and_the_recompute_after_every_b
     (``keep_launches`` off), the same results."""
     pairs, ref = real["1m-rescue"]
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
-                      small_tiers=None)
+                      small_tiers=None, **UNOPTIMIZED)
     results = {}
     for first in (True, False):
         b.longest_bins_first = first
@@ -395,7 +424,7 @@ def test_the_layout_sizes_each_recompute_queue_by_the_pairs_of_its_bins(edge):
     from hmmbench.pairhmm.subwarp.rescue import recompute_queues
     pairs, _ = edge
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
-                      small_tiers=None, per_pair_below=0)
+                      small_tiers=None, **UNOPTIMIZED, per_pair_below=0)
     ex = b.run(pairs)
     bins = b.bins_for(pairs)
     _, queue_of = recompute_queues(bins)
@@ -421,7 +450,7 @@ def test_the_scan_leaves_the_layout_counters_clear_and_a_stopped_call_is_repaire
     cl = cl_module()
     pairs, ref = edge
     b = SubwarpOpenCL("t", device=DEVICES[0], bins=TEST_BINS, long_config=TEST_LONG,
-                      small_tiers=None)
+                      small_tiers=None, **UNOPTIMIZED)
     first = _check(b, pairs, ref)
     bufs, q = b._buffers, b.kit().queue
     hist, bin_pairs = bufs.counters()

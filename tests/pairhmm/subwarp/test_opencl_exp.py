@@ -14,6 +14,7 @@ from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import opencl as opencl_api
 from hmmbench.pairhmm.model import PairSet
 from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCLExp
+from helpers.opencl_subwarp import UNOPTIMIZED
 from helpers.pairgen import deep_pairs, ragged_pairs
 
 TOL = 1e-4
@@ -33,7 +34,7 @@ def backend():
     if device is None:
         pytest.skip("no Intel CPU OpenCL runtime (scripts/install_opencl_cpu.sh installs it)")
     b = SubwarpOpenCLExp("opencl-subwarp", device="Intel", bins=BINS, long_config=LONG,
-                         small_tiers=None)
+                         small_tiers=None, **UNOPTIMIZED)
     reason = b.unavailable_reason()
     if reason:
         pytest.skip(f"opencl-subwarp: {reason}")
@@ -55,7 +56,8 @@ def with_defines(base: SubwarpOpenCLExp, name: str, extra: dict, bins=BINS, long
 
         def path(self, kit, p):
             return base.path(kit, p)
-    return Variant(name, device="Intel", bins=bins, long_config=long, small_tiers=None)
+    return Variant(name, device="Intel", bins=bins, long_config=long, small_tiers=None,
+                   **UNOPTIMIZED)
 
 
 def test_the_kernel_keeps_pairs_below_1e300_in_float32_and_agrees_with_the_emulation(backend):
@@ -177,3 +179,29 @@ def test_a_check_every_24_steps_agrees_with_its_emulation(backend):
     fin = np.isfinite(ref)
     assert np.max(np.abs(ex.log10[fin] - ref[fin])) <= TOL
     assert np.sum(ref[:24] < -300) >= 2 and np.sum(ref[:16] < -38) >= 10
+
+
+def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits(backend):
+    """The module's backends build without the optimizer (``UNOPTIMIZED``, a tenth of the
+    compile time): a bin with exponents and the float64 kernel the host hands its NaN pairs to
+    (gap quality 0) give the optimized programs' results to the bit (one p8k8 bin: the optimized
+    CPU builds of the wider ones take 5-15 s each)."""
+    from hmmbench.pairhmm.subwarp.opencl import OPT_DISABLE
+    ps = deep_pairs(2, 12, length=(20, 65), gcp_q=(10, 11))
+    gcp = ps.gcp_qual.copy()
+    zeroed = np.arange(ps.n_pairs) % 3 == 0
+    for r in np.flatnonzero(zeroed):
+        gcp[(ps.read_offsets[r] + ps.read_offsets[r + 1]) // 2] = 0
+    ps = dataclasses.replace(ps, gcp_qual=gcp)
+    runs = [SubwarpOpenCLExp("t", device="Intel", bins=((64, 8, 8),), long_config=None,
+                             small_tiers=None, unoptimized_on_cpu=flag) for flag in (False, True)]
+    optimized, unoptimized = (b.run(ps) for b in runs)
+    assert optimized.n_fallback == unoptimized.n_fallback == zeroed.sum()
+    assert np.array_equal(unoptimized.log10, optimized.log10, equal_nan=True)
+    assert np.max(np.abs(optimized.log10 - forward_log10(ps, "float64"))) <= TOL
+    cl = opencl_api.cl_module()
+    for b, flag in zip(runs, (False, True)):  # the bin's and the float64 kernel's programs
+        options = [launch.kernel.get_info(cl.kernel_info.PROGRAM).get_build_info(
+            b.kit().device, cl.program_build_info.OPTIONS) for launch, _ in
+            b._bin_kernels.values()]
+        assert len(options) == 2 and all((OPT_DISABLE in o) == flag for o in options)
