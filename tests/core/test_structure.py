@@ -164,10 +164,8 @@ LIBRARY_CODE = sorted(p for top in ("hmmbench", "cpu_reference") for p in (ROOT 
 def test_the_reference_imports_nothing_of_hmmbench(path):
     """The NumPy reference stands alone: what it needs of the data model comes as arrays, and
     the algorithms' constants are its own (hmmbench imports them from it, never the reverse)."""
-    # ctypes: C's logf from the C library, where HMMER's float arithmetic must be matched bit
-    # for bit (the bias filter's length model); threading: the lock around its table
     allowed = ("cpu_reference", "numpy", "__future__", "dataclasses", "typing", "contextlib",
-               "functools", "math", "ctypes", "threading")
+               "functools", "math")
     bad = [(line, name) for line, name in imported(path, parse(path))
            if name.split(".")[0] not in allowed]
     assert not bad, f"{rel(path)} imports {bad}"
