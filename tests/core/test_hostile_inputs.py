@@ -325,7 +325,7 @@ MISC_CASES = {
     "datasets-no-action": (["datasets"], "ACTION"),
     "suite-unknown": (["suite", "run", "nope"], "unknown suite 'nope'"),
     "suite-out-under-a-file": (["suite", "run", "smoke", "--out", "earlier.json/x"],
-                               "--out earlier.json/x/"),
+                               "--out earlier.json/x: not found: a part of the path is a file"),
     "history-missing": (["history", "missing.json"], "missing.json"),
     "history-min-files": (["history", "earlier.json", "--min-files", "0"], "--min-files"),
     "axis-syntax": (["run", "-b", "numpy", "-d", "ren16-t1.1@16", "--axis", "tile"], "--axis"),
