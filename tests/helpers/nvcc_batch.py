@@ -147,8 +147,8 @@ def compile_distinct(source_name: str, specs: list[dict], renamed: tuple[str, ..
                      kernels: tuple[str, ...], folder: Path, first: int = 0,
                      arch: str = "sm_90"):
     """``compile_together`` with ptxas run once per distinct kernel: the translation unit to PTX
-    (nvcc -ptx: the front end and cicc, as ``nvcc -cubin`` runs them), then ptxas ``-v`` (as
-    nvcc runs it) on that PTX with each entry whose text, and the declarations of its
+    (nvcc -ptx: the front end and cicc, as ``nvcc -cubin`` runs them), then nvcc's ptxas ``-v``
+    on that PTX with each entry whose text, and the declarations of its
     specialization, equal an earlier one's but for its number left out (define sets that make
     the same code: the entry PTX ptxas compiles is the same, so are its registers and SASS).
     Returns the CompletedProcess of the step that failed, or ptxas', the cubin's path, and per
@@ -178,8 +178,8 @@ def compile_distinct(source_name: str, specs: list[dict], renamed: tuple[str, ..
             kept.append(text[a:b])
     distinct = folder / f"specs_{first}.distinct.ptx"
     distinct.write_text(head + "".join(kept))
-    proc = subprocess.run(["ptxas", f"-arch={arch}", "-m64", "-v", str(distinct), "-o",
-                           str(cubin)], capture_output=True, text=True)
+    proc = subprocess.run(["nvcc", "-cubin", f"-arch={arch}", *glue.BASE_OPTIONS, "-Xptxas",
+                           "-v", str(distinct), "-o", str(cubin)], capture_output=True, text=True)
     parts = re.split(r"(?=ptxas info\s*: Compiling entry function ')", proc.stderr)
     entries = {}
     for i in range(first, first + len(specs)):
