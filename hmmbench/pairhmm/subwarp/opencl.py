@@ -263,10 +263,12 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         info.update(bins=per_bin, fallback_on="device (float64)", **stats)
         return Execution(log10, timing, n_redo, info)
 
-    def _sums(self, pairs: PairSet, real_dtype, timing: dict) -> np.ndarray:
+    def _sums(self, pairs: PairSet, real_dtype, timing: dict, hap_floor: int = 0) -> np.ndarray:
         """Raw forward sums in ``real_dtype`` (dataset order): the float32 bins, or for the
         float64 rescue the double configurations their reads feed (``recompute_queues``: each
-        a bin of its own in the device's layout); adds to ``timing``."""
+        a bin of its own in the device's layout); adds to ``timing``. ``hap_floor`` (the
+        wavefront's program per haplotype stride) is unused: a bin's program is the same for
+        every haplotype length."""
         kit = self.kit()
         bins = self.bins_for(pairs)
         double = np.dtype(real_dtype) == np.float64
