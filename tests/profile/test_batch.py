@@ -23,6 +23,7 @@ from hmmbench.profile.cells import profile_cells  # noqa: E402
 from hmmbench.profile.device.host import launch_order  # noqa: E402
 from hmmbench.profile.job import ProfileBatch, ProfileSearch  # noqa: E402
 from hmmbench.profile.model import AMINO_SYMBOLS, SequenceSet  # noqa: E402
+from hmmbench.profile.device import warp  # noqa: E402
 from hmmbench.profile.device.opencl import OpenCLProfile, ProfileWarpOpenCL  # noqa: E402
 from helpers.profile_models import use_backends  # noqa: E402
 
@@ -82,8 +83,16 @@ def test_each_model_of_a_batch_equals_its_own_launch_and_the_reference(exchange,
     by_m = sorted(range(len(rrefam)), key=lambda i: rrefam[i].M)
     # M 138 with 83 (another group size and Q than the small one alone), then 4 and 8 mixed
     batches = [[by_m[-1], by_m[0]], [by_m[0], by_m[4], by_m[-1], by_m[7]], by_m[:8]]
-    if exchange == "local":                 # every model, on the quick-building path
-        batches += [by_m[8:], by_m[2:6]]
+    if exchange == "local":                 # every model, on the quick-building path: two more
+        # batches whose programs the first two built (the same count, group size and Q)
+        batches += [by_m[8:], [by_m[2], by_m[3], by_m[5], by_m[-1]]]
+
+        def program(b, kind):
+            models = [rrefam[i] for i in b]
+            Q = warp.batch_profile(models, kind, runner.variant)[0]
+            return warp.batch_defines(models, kind, Q, runner.variant, runner.block)
+        assert all(program(batches[k + 3], kind) == program(batches[k], kind)
+                   for k in (0, 1) for kind in ("ssv", "msv"))
     alone = {}
     for i in sorted({i for b in batches for i in b}):
         m = rrefam[i]
