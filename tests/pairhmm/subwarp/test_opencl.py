@@ -91,27 +91,56 @@ def edge():
     return pairs, forward_log10(pairs, "float64")
 
 
-def rescue_batches(pairs, ref):
-    """The batches of ``pairs`` (a real set) holding a pair under the float32 floor (1e-28 with
-    C: the float64 rescue's), then the pairs of its longest read (each a batch of its own), as a
-    set of their own with their reference: real data with its rescue pairs and longest read at
-    a fraction of the set's size (1m: 4 batches with reads of every test bin, 1,250 pairs of
-    29,307)."""
+def _reads_of_batch(pairs, b: int, reads) -> tuple:
+    """(PairSet of one batch: ``reads`` of batch ``b`` x every haplotype of it, the indices of
+    its pairs in ``pairs``): real reads against their own haplotypes, read-major as the set."""
+    from hmmbench.pairhmm.model import PairSet, ranges
+    reads = np.asarray(reads, np.int64)
+    rl = pairs.read_lengths[reads]
+    r_idx = ranges(pairs.read_offsets[reads], rl)
+    h0, h1 = int(pairs.batch_haps[b]), int(pairs.batch_haps[b + 1])
+    hap_at = pairs.hap_offsets[h0:h1 + 1]
+    nh = h1 - h0
+    sub = PairSet(read_bases=pairs.read_bases[r_idx],
+                  read_offsets=np.concatenate([[0], np.cumsum(rl)]).astype(np.int64),
+                  base_qual=pairs.base_qual[r_idx], ins_qual=pairs.ins_qual[r_idx],
+                  del_qual=pairs.del_qual[r_idx], gcp_qual=pairs.gcp_qual[r_idx],
+                  hap_bases=pairs.hap_bases[hap_at[0]:hap_at[-1]], hap_offsets=hap_at - hap_at[0],
+                  batch_reads=np.array([0, len(reads)], np.int64),
+                  batch_haps=np.array([0, nh], np.int64))
+    first = pairs.batch_pairs[b] + (reads - pairs.batch_reads[b]) * nh
+    return sub, (first[:, None] + np.arange(nh)).ravel()
+
+
+def rescue_reads(pairs, ref):
+    """The reads of ``pairs`` (a real set) with a pair under the float32 floor (1e-28 with C:
+    the float64 rescue's), each with the first read of every test bin in its batch and every
+    haplotype of that batch; then the pairs of the set's longest read (each a batch of its own):
+    real data with its rescue pairs, every bin and its longest read at a fraction of the set's
+    size (1m: its 13 rescue pairs among 90 of its 29,307 pairs, 0.7 % of its cells)."""
     from cpu_reference.pairhmm.constants import F32_MIN_ACCEPTED, LOG10_C32
     low = np.flatnonzero(ref < np.log10(F32_MIN_ACCEPTED) - LOG10_C32)
-    keep = sorted(set(int(b) for b in np.searchsorted(pairs.batch_pairs, low, side="right") - 1))
+    parts, picked = [], []
+    bin_of = np.searchsorted([hi for hi, _, _ in TEST_BINS], pairs.read_lengths)
+    for b in sorted(set(int(b) for b in np.searchsorted(pairs.batch_pairs, low, side="right") - 1)):
+        r0, r1 = int(pairs.batch_reads[b]), int(pairs.batch_reads[b + 1])
+        own = r0 + np.arange(r1 - r0)
+        firsts = [int(own[bin_of[own] == k][0]) for k in range(len(TEST_BINS) + 1)
+                  if (bin_of[own] == k).any()]
+        sub, at = _reads_of_batch(pairs, b, sorted(set(pairs.pair_read[low].tolist()) &
+                                                   set(own.tolist()) | set(firsts)))
+        parts.append(sub)
+        picked.append(at)
     longest = np.flatnonzero(pairs.pair_read == np.argmax(pairs.read_lengths))
-    bp = pairs.batch_pairs
-    return (pairs.concatenate([pairs.select_batches(b, b + 1) for b in keep]
-                              + [pairs.subset_pairs(longest)]),
-            np.concatenate([ref[bp[b]:bp[b + 1]] for b in keep] + [ref[longest]]))
+    return (pairs.concatenate(parts + [pairs.subset_pairs(longest)]),
+            np.concatenate([ref[at] for at in picked] + [ref[longest]]))
 
 
 @pytest.fixture(scope="module")
 def real():
     sets = {name: real_set(name).load() for name in ("10s", "1m")}
     out = {name: (ps, forward_log10(ps, "float64")) for name, ps in sets.items()}
-    out["1m-rescue"] = rescue_batches(*out["1m"])
+    out["1m-rescue"] = rescue_reads(*out["1m"])
     return out
 
 
@@ -169,16 +198,18 @@ def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits():
     """The tests' backends build their CPU programs without the optimizer (``UNOPTIMIZED``, a
     tenth of the compile time): on Intel's runtime (sub-group shuffles) and on PoCL's (local
     memory) a float32 bin and its float64 rescue give the optimized programs' results to the
-    bit, the rescue's pairs included (one p8k8 bin: the optimized CPU builds of the wider ones
-    take 5-15 s each)."""
-    from helpers.pairgen import deep_pairs
+    bit, the rescue's pairs included (one p4k4 bin: the optimized CPU builds of the wider ones
+    take 2-15 s each)."""
     from hmmbench.pairhmm.subwarp.opencl import OPT_DISABLE
-    pairs = deep_pairs(7, 16, length=(20, 65), base_q=(20, 45))
+    rng = np.random.default_rng(5)
+    conf = Read(b"A" * 16, *(bytes([50 + 33] * 16),) * 4)  # 1e-79 against the C's: rescued
+    pairs = pack([Batch([conf, _read(rng, 16), _read(rng, 9)], [b"C" * 40, _hap(rng, 30)]),
+                  Batch([_read(rng, n) for n in (1, 5, 14)], [_hap(rng, 12), _hap(rng, 50)])])
     ref = forward_log10(pairs, "float64")
     picked = [next((d for d in DEVICES if vendor in d), None) for vendor in ("Intel", "Portable")]
     assert any(picked)
     for device in filter(None, picked):
-        runs = [SubwarpOpenCL("t", device=device, bins=((64, 8, 8),), long_config=None,
+        runs = [SubwarpOpenCL("t", device=device, bins=((16, 4, 4),), long_config=None,
                               small_tiers=None, unoptimized_on_cpu=flag) for flag in (False, True)]
         optimized, unoptimized = (_check(b, pairs, ref) for b in runs)
         assert 0 < optimized.n_fallback < pairs.n_pairs  # the float64 rescue ran
@@ -198,8 +229,8 @@ def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits():
 @pytest.mark.parametrize("exchange", ["auto", "local"])
 @pytest.mark.parametrize("device", DEVICES)
 def test_matches_reference_on_real_data(real, device, exchange, dataset):
-    """10s whole; 1m as its rescue batches and longest read (``rescue_batches``: the cases the
-    whole set holds, at a twentieth of its pairs)."""
+    """10s whole; 1m as its rescue reads and longest read (``rescue_reads``: the cases the
+    whole set holds, at 0.7 % of its cells)."""
     pairs, ref = real[dataset if dataset == "10s" else "1m-rescue"]
     _, ex = _check_path(device, exchange, dataset, pairs, ref)
     if dataset == "1m":  # the set's underflows and its longest read are in

@@ -184,16 +184,16 @@ def test_a_check_every_24_steps_agrees_with_its_emulation(backend):
 def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits(backend):
     """The module's backends build without the optimizer (``UNOPTIMIZED``, a tenth of the
     compile time): a bin with exponents and the float64 kernel the host hands its NaN pairs to
-    (gap quality 0) give the optimized programs' results to the bit (one p8k8 bin: the optimized
-    CPU builds of the wider ones take 5-15 s each)."""
+    (gap quality 0) give the optimized programs' results to the bit (one p4k4 bin: the optimized
+    CPU builds of the wider ones take 2-15 s each)."""
     from hmmbench.pairhmm.subwarp.opencl import OPT_DISABLE
-    ps = deep_pairs(2, 12, length=(20, 65), gcp_q=(10, 11))
+    ps = deep_pairs(2, 12, length=(6, 17), gcp_q=(10, 11))
     gcp = ps.gcp_qual.copy()
     zeroed = np.arange(ps.n_pairs) % 3 == 0
     for r in np.flatnonzero(zeroed):
         gcp[(ps.read_offsets[r] + ps.read_offsets[r + 1]) // 2] = 0
     ps = dataclasses.replace(ps, gcp_qual=gcp)
-    runs = [SubwarpOpenCLExp("t", device="Intel", bins=((64, 8, 8),), long_config=None,
+    runs = [SubwarpOpenCLExp("t", device="Intel", bins=((16, 4, 4),), long_config=None,
                              small_tiers=None, unoptimized_on_cpu=flag) for flag in (False, True)]
     optimized, unoptimized = (b.run(ps) for b in runs)
     assert optimized.n_fallback == unoptimized.n_fallback == zeroed.sum()
