@@ -9,6 +9,15 @@ new machine (docs/reliability.md quotes its output).
     python scripts/memory_ratio.py -b numpy -b numpy-f32 -d shape-16x16@6000 -d tiny
     python scripts/memory_ratio.py -b profile-numpy -d proteins-2e5/random-M50/ssv
 
+With ``--check-samples``, the cross-check's reference (``numpy``, float64) on its sample
+instead: the estimate the run's memory check makes (``PairHMM.sample_shapes``, else
+``PairHMM.sample_shape``; nothing drawn) against the peak tracemalloc sees while the check
+draws each unit's sample and computes it, the most of any unit (after an untraced call on the
+same sample: the process's one-time allocations), a Markdown row per set:
+
+    python scripts/memory_ratio.py --check-samples 10,20,50,100,200,1000 --piece-pairs 2000 \
+        -d tiny -d 10s -d 1m -d shape-300x8@2000 -d equal-512@1e4 -d chunks@4000:seed=5
+
 A profile cell is DATABASE/MODEL/KIND; its estimate is also given from the database's name
 alone (``from name``: what the run's check reads, nothing generated).
 """
@@ -22,9 +31,18 @@ from hmmbench.memory_peak import in_own_process
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-b", "--backend", action="append", required=True)
+    ap.add_argument("-b", "--backend", action="append")
     ap.add_argument("-d", "--dataset", action="append", required=True)
+    ap.add_argument("--check-samples", metavar="SIZES",
+                    help="the check's sample sizes, comma-separated (no -b)")
+    ap.add_argument("--piece-pairs", type=int, default=None,
+                    help="with --check-samples: a chunk set generated in pieces of this many pairs")
     args = ap.parse_args(argv)
+    if args.check_samples:
+        return check_samples(args.dataset, [int(k) for k in args.check_samples.split(",")],
+                             args.piece_pairs)
+    if not args.backend:
+        ap.error("-b is required")
     mib = 1 << 20
     for ds in args.dataset:
         workload = "profile" if ds.count("/") == 2 else "pairhmm"
@@ -45,6 +63,41 @@ def main(argv=None) -> int:
             if r["device"]:
                 line += f"   device {r['device'] / mib:.1f} MiB"
             print(line + (f"   {r['note']}" if r["note"] else ""), flush=True)
+    return 0
+
+
+def check_samples(datasets: list, sizes: list, piece_pairs) -> int:
+    """The --check-samples table."""
+    from hmmbench.memory_peak import traced_peak
+    from hmmbench.pairhmm.datasets import chunks, resolve
+    from hmmbench.pairhmm.reference import NumpyBackend
+    from hmmbench.pairhmm.workload import WORKLOAD
+    from hmmbench.runner.check import sample_indexes
+    from hmmbench.runner.memory import sample_need
+    if piece_pairs:
+        chunks.PIECE_PAIRS = piece_pairs
+    ref = NumpyBackend("numpy", "float64")
+    print("| set | " + " | ".join(f"{k} pairs" for k in sizes) + " |")
+    print("|---|" + "---:|" * len(sizes))
+    for name in datasets:
+        ds = resolve(name)
+        if piece_pairs and isinstance(ds, chunks.LazyChunkDataset):
+            ds = chunks.LazyChunkDataset.build("chunks", ds.n_pairs, chunks.DEFAULT_CHUNK_PAIRS,
+                                               ds.params["seed"], True, "")
+            chunks.iter_pieces.__defaults__ = (None,)
+        units = list(ds.chunks())
+        row = []
+        for k in sizes:
+            samples = WORKLOAD.sample_shapes(ds, "original", k) or [
+                WORKLOAD.sample_shape(WORKLOAD.unit_shape(ds, "original"), k)]
+            estimate = sample_need(ref, samples)[0]
+            peaks = []
+            for ci, u in enumerate(units):
+                idx = sample_indexes(u.n_pairs, k, seed=ci)
+                ref.run(u.subset(idx))
+                peaks.append(traced_peak(lambda: ref.run(u.subset(idx))))
+            row.append(f"{estimate / max(peaks):.2f}")
+        print(f"| `{ds.name}` | " + " | ".join(row) + " |", flush=True)
     return 0
 
 

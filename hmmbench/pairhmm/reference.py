@@ -27,6 +27,9 @@ POSITION_BYTES_KEPT = 56
 PAIR_BYTES, PAIR_BYTES_LONG = 48, 112
 #: The model fits the traced peaks within a few %: this much added so that it errs high.
 ESTIMATE_MARGIN = 1.05
+#: Python's own objects of one call (the clock, the groups' lists, the result): 7-9 KiB traced
+#: on calls of 1-5 pairs, where the arrays are a few KiB.
+CALL_BYTES = 16 << 10
 
 
 def piece_bounds(pairs: PairSet, most: Optional[int] = None) -> list:
@@ -92,7 +95,7 @@ def numpy_need(shape: PairShape, precision: str) -> MemoryNeed:
         redo = alone.part(int(share * alone.read_bases))
         held = (POSITION_BYTES_KEPT + 8 * 4) * piece.read_bases
         need = max(wavefront_bytes(piece, 4), held + wavefront_bytes(redo, 8)) * ESTIMATE_MARGIN
-    need += 24 * shape.pairs                           # the whole call's results
+    need += 24 * shape.pairs + CALL_BYTES              # the whole call's results
     n = len_pieces(shape)
     note = (f"in {n} pieces of about {PIECE_READ_BASES} read positions "
             f"({fmt_bytes(need)} at most)" if n > 1 else "")

@@ -17,7 +17,7 @@ from .datasets.chunks import (LazyChunkDataset, PlanLengths, plan_shape, plan_un
                               plan_units)
 from .datasets.synthetic import TABLES, shape_of, split_name, synthetic_bytes
 from .model import LOG10_RANGE_FLOOR
-from .shape import PairShape, sampled_groups, wavefront_groups
+from .shape import PairShape, drawn_shape, sampled_groups
 
 
 def _dataset_status(ds) -> str:
@@ -148,11 +148,21 @@ class PairHMM(Workload):
         return replace(sample, making_bytes=sample.nbytes + 16 * bases)
 
     def sample_shapes(self, dataset, mode: str, per_piece: int, join=None):
-        """A chunk set's, from its plan of lengths: each unit's sampled pairs found in the plan
-        (:meth:`.datasets.chunks.PlanLengths.pair_lengths`), each pair a batch of its own."""
-        if not isinstance(dataset, LazyChunkDataset):
-            return None
+        """Each unit's sampled pairs as the check draws them, each pair a batch of its own: a
+        chunk set's found in its plan of lengths (:meth:`.datasets.chunks.PlanLengths.pair_lengths`),
+        a file set's in the loaded set (one unit; kept only if it was loaded already). A
+        generated set of one length is shaped from its name (:meth:`sample_shape`)."""
         from ..runner.check import sample_indexes
+        if not isinstance(dataset, LazyChunkDataset):
+            if join or dataset.lazy or dataset.kind == "synthetic":
+                return None
+            loaded = dataset._cache is not None
+            pairs = dataset.load()
+            if not loaded:
+                dataset._cache = None                  # read again at its turn, as unit_shape
+            idx = sample_indexes(pairs.n_pairs, per_piece, 0)
+            return [drawn_shape(pairs.pair_read_lengths[idx], pairs.pair_hap_lengths[idx],
+                                max(len(pairs.read_lengths), len(pairs.hap_lengths)))]
         plan = dataset.plan
         lengths = PlanLengths(plan)
         if join:
@@ -165,15 +175,8 @@ class PairHMM(Workload):
         for seed, (a, b) in enumerate(units):
             pieces = join or sum(1 for s in starts if a <= s < b)
             idx = sample_indexes(int(lengths.pairs[a:b].sum()), per_piece * pieces, seed)
-            m, n = lengths.pair_lengths(a, b, idx)
-            k = len(idx)
-            shape = PairShape(pairs=k, reads=k, haps=k, read_bases=int(m.sum()),
-                              hap_bases=int(n.sum()), min_read=int(m.min()),
-                              max_read=int(m.max()), max_hap=int(n.max()), batches=k,
-                              max_batch_pairs=1, max_batch_read_bases=int(m.max()),
-                              groups=wavefront_groups(m, n) if len(np.unique(m)) > 1 else None)
-            out.append(replace(shape, making_bytes=shape.nbytes
-                               + 16 * (shape.read_bases + shape.hap_bases)))
+            rows = max(int(lengths.r[a:b].sum()), int(lengths.h[a:b].sum()))
+            out.append(drawn_shape(*lengths.pair_lengths(a, b, idx), rows))
         return out
 
     def measured_unit(self, cell: str) -> tuple:
