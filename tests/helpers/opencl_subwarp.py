@@ -29,6 +29,14 @@ UNOPTIMIZED = {"unoptimized_on_cpu": True}
 _BACKENDS: dict = {}
 
 
+def bin_build_options(b: SubwarpOpenCL) -> list:
+    """The build options of the programs behind ``b``'s bin kernels (its last call's), as its
+    device's runtime reports them."""
+    cl = opencl_api.cl_module()
+    return [launch.kernel.get_info(cl.kernel_info.PROGRAM).get_build_info(
+        b.kit().device, cl.program_build_info.OPTIONS) for launch, _ in b._bin_kernels.values()]
+
+
 def backend(device: str, exchange: str, registered: bool = False) -> SubwarpOpenCL:
     """One backend per (device, path, bins) for the module (programs stay compiled): the test
     bins, or the registered ones (as cuda-subwarp's)."""

@@ -14,7 +14,7 @@ from cpu_reference.pairhmm import forward_log10
 from hmmbench.apis import opencl as opencl_api
 from hmmbench.pairhmm.model import PairSet
 from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCLExp
-from helpers.opencl_subwarp import UNOPTIMIZED
+from helpers.opencl_subwarp import UNOPTIMIZED, bin_build_options
 from helpers.pairgen import deep_pairs, ragged_pairs
 
 TOL = 1e-4
@@ -202,9 +202,6 @@ def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits(backend):
     assert optimized.n_fallback == unoptimized.n_fallback == zeroed.sum()
     assert np.array_equal(unoptimized.log10, optimized.log10, equal_nan=True)
     assert np.max(np.abs(optimized.log10 - forward_log10(ps, "float64"))) <= TOL
-    cl = opencl_api.cl_module()
     for b, flag in zip(runs, (False, True)):  # the bin's and the float64 kernel's programs
-        options = [launch.kernel.get_info(cl.kernel_info.PROGRAM).get_build_info(
-            b.kit().device, cl.program_build_info.OPTIONS) for launch, _ in
-            b._bin_kernels.values()]
+        options = bin_build_options(b)
         assert len(options) == 2 and all((OPT_DISABLE in o) == flag for o in options)
