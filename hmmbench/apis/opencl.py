@@ -40,6 +40,10 @@ def _default_icd_vendors() -> None:
 
 #: Set (to "1", as ``hmmbench --verbose`` does): pyopencl shows the compilers' build logs.
 VERBOSE_ENV = "PYOPENCL_COMPILER_OUTPUT"
+#: the build option of the tests' unoptimized CPU programs (``DeviceKit.program``'s
+#: ``unoptimized``): on the CPU runtimes here a program builds up to 10-70x faster without the
+#: optimizer and gives the optimized program's bits, but runs several times slower
+OPT_DISABLE = "-cl-opt-disable"
 
 
 _CL: list = []  # pyopencl, imported on first use
@@ -234,8 +238,11 @@ class DeviceKit:
             return 16
         return 32
 
-    def program(self, source: str, defines: dict):
-        key = (source, tuple(sorted(defines.items())))
+    def program(self, source: str, defines: dict, unoptimized: bool = False):
+        """``source`` built with ``defines``; ``unoptimized``: with ``OPT_DISABLE`` where the
+        device is not a GPU (a GPU builds the same program either way)."""
+        unoptimized = unoptimized and not self.is_gpu
+        key = (source, tuple(sorted(defines.items())), unoptimized)
         prg = self._programs.get(key)
         if prg is None:
             options = [f"-D{k}={v}" for k, v in sorted(defines.items())]
@@ -244,16 +251,20 @@ class DeviceKit:
                 # matter to a sum that passes the 1e-28 test. a*b+c may become one FMA, as nvcc
                 # does by default for the CUDA twins.
                 options += ["-cl-denorms-are-zero", "-cl-mad-enable"]
+            if unoptimized:
+                options.append(OPT_DISABLE)
             prg = cl_module().Program(self.context, kernel_source(source)).build(options=options)
             self._programs[key] = prg
         return prg
 
-    def kernel(self, source: str, name: str, defines: dict):
+    def kernel(self, source: str, name: str, defines: dict, unoptimized: bool = False):
         """One kernel object per (program, name): PyOpenCL builds a new one on each retrieval."""
-        key = (source, name, tuple(sorted(defines.items())))
+        unoptimized = unoptimized and not self.is_gpu
+        key = (source, name, tuple(sorted(defines.items())), unoptimized)
         k = self._kernels.get(key)
         if k is None:
-            k = self._kernels[key] = cl_module().Kernel(self.program(source, defines), name)
+            k = self._kernels[key] = cl_module().Kernel(
+                self.program(source, defines, unoptimized), name)
         return k
 
     def err_table(self, dtype) -> object:

@@ -77,7 +77,9 @@ def _tjbm(model, L):
 @pytest.mark.parametrize("exchange", ["local", "auto"])
 def test_each_model_of_a_batch_equals_its_own_launch_and_the_reference(exchange, rrefam, seqs,
                                                                         reference):
-    runner = ProfileWarpOpenCL(DEVICES[0], exchange)
+    # PoCL compiles a batch program at its first launch: 3-4 s each with its optimizer, a
+    # third of it without (the same bits: test_unoptimized_batch_programs_give_the_same_bits)
+    runner = ProfileWarpOpenCL(DEVICES[0], exchange, unoptimized_on_cpu=True)
     runner._clock = StageClock()
     order, L, n = launch_order(seqs), seqs.lengths, len(seqs)
     by_m = sorted(range(len(rrefam)), key=lambda i: rrefam[i].M)
@@ -115,10 +117,43 @@ def test_each_model_of_a_batch_equals_its_own_launch_and_the_reference(exchange,
     assert any((alone[i][1] < 0).any() for i in alone)           # and some: the overflow path
 
 
+@needs_device
+def test_unoptimized_batch_programs_give_the_same_bits(rrefam, seqs):
+    """A batch of the two shortest models, SSV and MSV, on every device: the programs built
+    with OPT_DISABLE on a CPU (the other tests' setting) give the optimized programs' integers;
+    a GPU builds the optimized program either way."""
+    from hmmbench.apis.opencl import OPT_DISABLE
+    cl = opencl_api.cl_module()
+    order, L = launch_order(seqs)[::3], seqs.lengths  # a third of them, the longest included
+    assert L[order[0]] == L.max()
+    models = sorted(rrefam, key=lambda m: m.M)[:2]
+    tjbm = np.concatenate([_tjbm(m, L) for m in models])
+    for device in DEVICES:
+        got = []
+        for flag in (False, True):
+            runner = ProfileWarpOpenCL(device, unoptimized_on_cpu=flag)
+            runner._clock = StageClock()
+            got.append((runner.ssv_xe(models, seqs, order),
+                        runner.msv_xj(models, seqs, order, tjbm)))
+            kit = runner.kit
+            options = [prg.get_build_info(kit.device, cl.program_build_info.OPTIONS)
+                       for (src, d, unopt), prg in kit._programs.items()
+                       if src == "profile/warp.cl" and unopt == (flag and not kit.is_gpu)
+                       and ("MODELS", 2) in d]
+            assert len(options) >= 2, device            # the SSV and the MSV batch programs
+            assert all((OPT_DISABLE in o) == (flag and not kit.is_gpu) for o in options), device
+        (xe, xj), (xe_u, xj_u) = ([a.reshape(2, -1)[:, order] for a in g] for g in got)
+        assert np.array_equal(xe, xe_u) and np.array_equal(xj, xj_u), device
+        assert (xe > 0).any() and (xj > 0).any()                # scores, not zeros
+    assert OpenCLProfile(warp_kernels=True, unoptimized_on_cpu=True).params[
+        "unoptimized_on_cpu"] and "unoptimized_on_cpu" not in OpenCLProfile().params
+
+
 @pytest.fixture
 def warp_run(monkeypatch, tmp_path):
-    """The runner with the reference and profile-opencl-warp only."""
-    backend = OpenCLProfile(warp_kernels=True)
+    """The runner with the reference and profile-opencl-warp only (optimizer-free programs on
+    a CPU device, as in test_each_model_of_a_batch_equals_its_own_launch_and_the_reference)."""
+    backend = OpenCLProfile(warp_kernels=True, unoptimized_on_cpu=True)
     if backend.unavailable_reason():
         pytest.skip(backend.unavailable_reason())
     use_backends(monkeypatch, tmp_path, NumpyProfile(), backend)

@@ -37,7 +37,8 @@ import numpy as np
 
 from cpu_reference.pairhmm import forward_log10
 
-from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module, kernel_source
+from ...apis.opencl import (EXCHANGE, OPT_DISABLE, PATH_NAMES, DeviceKit,  # noqa: F401
+                             cl_module)
 from ...backend import Backend, Execution
 from ..intertask.opencl import OpenCLBackend
 from ..model import LOG10_C32, LOG10_C64, PairSet
@@ -62,27 +63,6 @@ KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", 
 MT_GROUPS_PER_CU = 16
 #: Plans (bins and recompute queues) kept per backend, by (size tier, longest read).
 MAX_PLANS = 256
-#: ``unoptimized_on_cpu``'s build option: on the CPU runtimes here a bin program builds 10-40x
-#: faster without the optimizer (Intel's vectorizer spends 15 s on one p32 program) and gives the
-#: optimized program's bits (test_opencl.py checks it), but runs ~10x slower.
-OPT_DISABLE = "-cl-opt-disable"
-_UNOPTIMIZED: dict = {}  # (kit, defines) -> program built with OPT_DISABLE
-
-
-def unoptimized_program(kit: DeviceKit, defines: dict):
-    """The bin program ``kit.program(SOURCE, defines)`` builds, with its options (the float
-    builds' ``-cl-denorms-are-zero -cl-mad-enable``) and ``OPT_DISABLE``; one per kit and
-    defines."""
-    key = (kit, tuple(sorted(defines.items())))
-    prg = _UNOPTIMIZED.get(key)
-    if prg is None:
-        options = [f"-D{k}={v}" for k, v in sorted(defines.items())]
-        options += ["-cl-denorms-are-zero", "-cl-mad-enable", OPT_DISABLE]
-        prg = _UNOPTIMIZED[key] = cl_module().Program(kit.context, kernel_source(SOURCE)).build(
-            options=options)
-    return prg
-
-
 class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
     """Float32 bins, then the float64 rescue of the pairs under 1e-28 (``OpenCLBackend.run``)."""
 
@@ -290,8 +270,7 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
             path = self.path(kit, b.p)
             block = self.block(kit, b, path, double)
             defines = self._defines(b, path, block, double, rescue)
-            prg = unoptimized_program(kit, defines) if self.unoptimized_on_cpu and \
-                not kit.is_gpu else kit.program(SOURCE, defines)
+            prg = kit.program(SOURCE, defines, unoptimized=self.unoptimized_on_cpu)
             got = self._bin_kernels[key] = (
                 Launch(cl_module().Kernel(prg, "subwarp_forward")), block)
         return got

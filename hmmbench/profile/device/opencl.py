@@ -218,8 +218,12 @@ def one_kernel_defines(name: str, defines: dict) -> dict:
 class ProfileWarpOpenCL(ProfileFiltersOpenCL):
     """The warp-group kernels (one group of lanes per sequence, the model striped over it)."""
 
-    def __init__(self, device: Optional[str] = None, exchange: str = "auto"):
+    def __init__(self, device: Optional[str] = None, exchange: str = "auto",
+                 unoptimized_on_cpu: bool = False):
         super().__init__(device)
+        # on CPU devices, programs built without the optimizer (DeviceKit.program's
+        # ``unoptimized``): the tests' setting, where PoCL's builds cost more than the runs
+        self.unoptimized_on_cpu = unoptimized_on_cpu
         self.variant = dict(warp.TUNED_VARIANT)
         self.path = self._path(exchange)
         self.block = 32 if self.path == "local" else WARP_BLOCK
@@ -264,7 +268,8 @@ class ProfileWarpOpenCL(ProfileFiltersOpenCL):
             extra = [self._buf(a) for a in extra_args]
         out = self._output(kind + ("_batch" if head else ""), n_out, on_device)
         if m:
-            kern = self.kit.kernel(WARP_SOURCE, name, one_kernel_defines(name, defines))
+            kern = self.kit.kernel(WARP_SOURCE, name, one_kernel_defines(name, defines),
+                                   self.unoptimized_on_cpu)
             per_group = (self.block // 32) * (32 // defines["GROUP"])
             groups = min(-(-m // per_group), self.kit.device.max_compute_units * WARP_GROUPS_PER_CU)
             ev = kern(self.kit.queue, (groups * self.block,), (self.block,), prof, res, offs,
@@ -313,10 +318,13 @@ class OpenCLProfile(Backend):
     kinds = ("ssv", "msv", "vf", PIPELINE)
 
     def __init__(self, device: Optional[str] = None, warp_kernels: bool = False,
-                 exchange: str = "auto", **params):
+                 exchange: str = "auto", unoptimized_on_cpu: bool = False, **params):
+        if unoptimized_on_cpu:  # recorded: a CPU device then runs the optimizer-free warp kernels
+            params["unoptimized_on_cpu"] = True
         super().__init__(device=device, **params)
         self._runner = None
         self._warp, self._exchange = warp_kernels, exchange
+        self._unoptimized = unoptimized_on_cpu
         if warp_kernels:
             self.name, self.family = "profile-opencl-warp", "warp-group"
 
@@ -340,7 +348,8 @@ class OpenCLProfile(Backend):
     def runner(self) -> ProfileFiltersOpenCL:
         if self._runner is None:
             device = self.params.get("device")
-            self._runner = (ProfileWarpOpenCL(device, self._exchange) if self._warp
+            self._runner = (ProfileWarpOpenCL(device, self._exchange, self._unoptimized)
+                            if self._warp
                             else ProfileFiltersOpenCL(device))
             if self._warp:
                 self.params["path"] = PATH_NAMES[self._runner.path]
