@@ -44,12 +44,12 @@ OVERFLOWS, LONGEST = (468, 1666), 2045
 
 @pytest.fixture(scope="module")
 def seqs():
-    """Edge lengths (0, 1, under / at / over a group and a warp, a long one), every 30th
+    """Edge lengths (0, 1, under / at / over a group and a warp, a long one), every 60th
     protein of the proteome, its longest and those whose full MSV overflows."""
     rng = np.random.default_rng(11)
     parts = [rng.integers(0, 20, n).astype(np.uint8) for n in (0, 1, 2, 7, 8, 9, 31, 33, 2000)]
     prot = pds.load_proteome()
-    parts += [prot.codes(i) for i in [*range(0, len(prot), 30), *OVERFLOWS, LONGEST]]
+    parts += [prot.codes(i) for i in [*range(0, len(prot), 60), *OVERFLOWS, LONGEST]]
     offs = np.zeros(len(parts) + 1, np.int64)
     np.cumsum([p.size for p in parts], out=offs[1:])
     return SequenceSet([f"s{i}" for i in range(len(parts))], np.concatenate(parts), offs)
