@@ -2,7 +2,9 @@
 
 CI gets two CPU devices from scripts/install_opencl_cpu.sh: PoCL (no sub-groups: the warp family's
 local-memory path) and Intel's CPU runtime (sub-group shuffles: the warp family's shuffle path).
-Tests needing a device skip with the reason when there is none.
+Tests needing a device skip with the reason when there is none. On these CPU devices the tests'
+backends build without the optimizer (``UNOPTIMIZED``: the same bits, checked below, at a third of
+the compile time), but on the default device, whose whole real sets run longer than they compile.
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ DEVICES = _device_labels()
 needs_device = pytest.mark.skipif(not DEVICES, reason="no OpenCL platform/device (pyopencl or an "
                                   "ICD missing; scripts/install_opencl_cpu.sh installs CPU ones)")
 FAMILIES = [b.name for b in opencl.backends()]
+#: The tests' backends' ``unoptimized_on_cpu``: their CPU builds cost several times their runs.
+UNOPTIMIZED = {"unoptimized_on_cpu": True}
 
 
 def _reference(pairs):
@@ -87,10 +91,13 @@ _BACKENDS: dict = {}
 
 
 def _backend(device: str, name: str):
-    """One backend object per (device, family) for the whole module (programs stay compiled)."""
+    """One backend object per (device, family) for the whole module (programs stay compiled);
+    optimized programs on the default device only, which runs the whole 10s set (4-5x slower
+    without the optimizer on Intel's runtime)."""
     key = (device, name)
     if key not in _BACKENDS:
-        b = {x.name: x for x in opencl.backends(device=device)}[name]
+        kw = {} if device == _default_device() else UNOPTIMIZED
+        b = {x.name: x for x in opencl.backends(device=device, **kw)}[name]
         reason = b.unavailable_reason()
         if reason:
             pytest.skip(f"{name} on {device}: {reason}")
@@ -193,7 +200,7 @@ def test_family_edge_cases(edge, device, name):
 def test_inter_task_gpu_settings_on_any_device(edge, real_sets, device, interleaved, tile, vec):
     """The GPU's scratch blocking (VEC columns per access) and 32-wide groups, checked here too."""
     b = opencl.InterTask("opencl-inter-test", tile=tile, interleaved=interleaved, local_size=32,
-                         vec=vec, device=device)
+                         vec=vec, device=device, **UNOPTIMIZED)
     if b.unavailable_reason():
         pytest.skip(b.unavailable_reason())
     _check(b, *edge)
@@ -226,8 +233,8 @@ def test_a_cpu_devices_recompute_in_pieces_shares_one_float64_program(edge, devi
     sums, kernel = b._sums, kit.kernel
     monkeypatch.setattr(b, "_sums", lambda p, dtype, *a: calls.append((p, dtype)) or
                         sums(p, dtype, *a))
-    monkeypatch.setattr(kit, "kernel", lambda src, name, d: launched.append(d) or
-                        kernel(src, name, d))
+    monkeypatch.setattr(kit, "kernel", lambda src, name, d, **kw: launched.append(d) or
+                        kernel(src, name, d, **kw))
     ex = _check(b, pairs, ref)
     pieces = [p for p, dtype in calls if dtype == np.float64]
     if not kit.fp64:                      # the CPU reference recomputes: no float64 program
@@ -242,6 +249,34 @@ def test_a_cpu_devices_recompute_in_pieces_shares_one_float64_program(edge, devi
                                                       for p in pieces]
     else:
         assert {d["HAP_STRIDE"] for d in doubles} == {b.hap_stride(pairs.max_hap_length)}
+
+
+@needs_device
+@pytest.mark.parametrize("device", DEVICES)
+def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits(device):
+    """The tests' backends build their CPU programs without the optimizer (``UNOPTIMIZED``): on
+    every device an inter-task (tile 4, sorted) and a warp backend give the optimized programs'
+    results to the bit, float32 and the float64 recompute of the underflowing pairs; a GPU builds
+    as always."""
+    pairs = underflow_pairs()
+    ref = _reference(pairs)
+    cl = opencl_api.cl_module()
+    for name in ("opencl-inter-tile4-sorted", "opencl-warp"):
+        runs = [{b.name: b for b in opencl.backends(device=device, unoptimized_on_cpu=flag)}[name]
+                for flag in (False, True)]
+        optimized, unoptimized = (_check(b, pairs, ref) for b in runs)
+        assert optimized.n_fallback >= 1 and unoptimized.n_fallback == optimized.n_fallback
+        assert np.array_equal(unoptimized.log10, optimized.log10), (name, device)
+        kit = runs[0].kit()
+        for b, flag in zip(runs, (False, True)):  # its float32 and float64 programs
+            unopt = flag and not kit.is_gpu
+            built = [(dict(defines)["USE_DOUBLE"], prg.get_build_info(
+                kit.device, cl.program_build_info.OPTIONS))
+                for (source, defines, u), prg in kit._programs.items()
+                if source == b.source and u == unopt and dict(defines).get("TILE") == b.tile]
+            assert {double for double, _ in built} == ({0, 1} if kit.fp64 else {0})
+            assert all((opencl_api.OPT_DISABLE in o) == unopt for _, o in built)
+        assert runs[1].params["unoptimized_on_cpu"] and "unoptimized_on_cpu" not in runs[0].params
 
 
 @needs_device

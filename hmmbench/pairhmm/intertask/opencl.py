@@ -125,9 +125,13 @@ class OpenCLBackend(Backend):
     precision = "float32"
     source = ""
 
-    def __init__(self, name: str, family: str, *, device: Optional[str] = None, **params):
-        super().__init__(**params)
+    def __init__(self, name: str, family: str, *, device: Optional[str] = None,
+                 unoptimized_on_cpu: bool = False, **params):
+        super().__init__(**params, **({"unoptimized_on_cpu": True} if unoptimized_on_cpu else {}))
         self.name, self.family = name, family
+        # on CPU devices, programs built without the optimizer (OPT_DISABLE): the tests'
+        # setting, where the builds cost more than the runs; GPUs build as always
+        self.unoptimized_on_cpu = unoptimized_on_cpu
         self._device_spec = device
         self._kit: Optional[DeviceKit] = None
         self.last_layout_meta: dict = {}
@@ -283,8 +287,10 @@ class InterTask(OpenCLBackend):
     defaults = {"tile": 8, "sorted": False, "local": 0}
 
     def __init__(self, name: str, *, tile: int, interleaved: bool, local_size: Optional[int] = None,
-                 vec: Optional[int] = None, device: Optional[str] = None):
-        super().__init__(name, "inter-task", device=device, tile=tile, sorted=interleaved)
+                 vec: Optional[int] = None, device: Optional[str] = None,
+                 unoptimized_on_cpu: bool = False):
+        super().__init__(name, "inter-task", device=device, tile=tile, sorted=interleaved,
+                         unoptimized_on_cpu=unoptimized_on_cpu)
         self.tile, self.interleaved = tile, interleaved
         self._local_size, self._vec = local_size, vec
 
@@ -332,7 +338,7 @@ class InterTask(OpenCLBackend):
                    "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
         if not kit.is_gpu:
             defines["FORCE_INLINE"] = 1     # see inter_task.cl: CPU compilers may call strip()
-        kernel = kit.kernel(self.source, "inter_task", defines)
+        kernel = kit.kernel(self.source, "inter_task", defines, unoptimized=self.unoptimized_on_cpu)
         itemsize = np.dtype(real_dtype).itemsize
         scratch = kit.scratch(f"inter_scratch{itemsize}", lay.meta["scratch_values"] * itemsize)
         haps = dev["hap_data"] if self.interleaved else dev["hap_bases"]
@@ -349,8 +355,10 @@ class Wavefront(OpenCLBackend):
     source = "pairhmm/wavefront.cl"
 
     def __init__(self, name: str, family: str, *, tile: int = 1, threads: Optional[int] = None,
-                 exchange: str = "local", pairs_per_group: int = 1, device: Optional[str] = None):
-        super().__init__(name, family, device=device, tile=tile)
+                 exchange: str = "local", pairs_per_group: int = 1, device: Optional[str] = None,
+                 unoptimized_on_cpu: bool = False):
+        super().__init__(name, family, device=device, tile=tile,
+                         unoptimized_on_cpu=unoptimized_on_cpu)
         self.tile, self._threads, self._exchange = tile, threads, exchange
         self._pairs_per_group = pairs_per_group
 
@@ -415,7 +423,7 @@ class Wavefront(OpenCLBackend):
         defines = {"TILE": self.tile, "THREADS": threads, "PAIRS_PER_GROUP": ppg,
                    "EXCHANGE": EXCHANGE[path], "HAP_STRIDE": self.hap_stride(lay.loop_n_max),
                    "USE_DOUBLE": int(np.dtype(real_dtype) == np.float64)}
-        kernel = kit.kernel(self.source, "wavefront", defines)
+        kernel = kit.kernel(self.source, "wavefront", defines, unoptimized=self.unoptimized_on_cpu)
         groups = -(-lay.n_slots // ppg)
         events.add("kernel", kernel(
             kit.queue, (groups * threads * ppg,), (threads * ppg,),
@@ -424,11 +432,12 @@ class Wavefront(OpenCLBackend):
             np.int32(lay.n_slots)))
 
 
-def families(device: Optional[str] = None) -> list[BackendFamily]:
+def families(device: Optional[str] = None,
+             unoptimized_on_cpu: bool = False) -> list[BackendFamily]:
     """The backends with parameter axes (``hmmbench run -b opencl-inter --axis tile=2,4``)."""
     def inter(name: str, tile: int, sorted: bool, local: int) -> InterTask:
         return InterTask(name, tile=tile, interleaved=sorted, local_size=local or None,
-                         device=device)
+                         device=device, unoptimized_on_cpu=unoptimized_on_cpu)
 
     return [BackendFamily(
         "opencl-inter", InterTask.axes, InterTask.defaults, inter,
@@ -436,12 +445,14 @@ def families(device: Optional[str] = None) -> list[BackendFamily]:
         presets=tuple({"tile": t, "sorted": s} for t in (1,) + INTER_TILES for s in (False, True)))]
 
 
-def backends(device: Optional[str] = None) -> list[Backend]:
-    """Every OpenCL family on ``device`` (a substring; default $HMMBENCH_OPENCL_DEVICE)."""
-    out: list[Backend] = [b for fam in families(device) for b in fam.preset_backends()]
-    out.append(Wavefront("opencl-intra-naive", "intra-task", tile=1, device=device))
-    out.append(Wavefront("opencl-intra-tile2", "intra-task", tile=2, device=device))
-    out.append(Wavefront("opencl-warp", "warp", exchange="shuffle", device=device))
+def backends(device: Optional[str] = None, unoptimized_on_cpu: bool = False) -> list[Backend]:
+    """Every OpenCL family on ``device`` (a substring; default $HMMBENCH_OPENCL_DEVICE);
+    ``unoptimized_on_cpu``: their programs built without the optimizer on CPU devices."""
+    kw = dict(device=device, unoptimized_on_cpu=unoptimized_on_cpu)
+    out: list[Backend] = [b for fam in families(**kw) for b in fam.preset_backends()]
+    out.append(Wavefront("opencl-intra-naive", "intra-task", tile=1, **kw))
+    out.append(Wavefront("opencl-intra-tile2", "intra-task", tile=2, **kw))
+    out.append(Wavefront("opencl-warp", "warp", exchange="shuffle", **kw))
     out.append(Wavefront("opencl-multiwarp", "multi-warp", exchange="shuffle", pairs_per_group=4,
-                         device=device))
+                         **kw))
     return out

@@ -83,7 +83,7 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
                          long_config=long_config, exchange=exchange,
                          small_tiers=tiers_param(small_tiers),
                          **({"batch_calls": True} if batch_calls else {}),
-                         **({"unoptimized_on_cpu": True} if unoptimized_on_cpu else {}))
+                         unoptimized_on_cpu=unoptimized_on_cpu)
         # calls in flight run as one call (batched.py), as cuda-subwarp-batched
         self._batches = CallBatches(self.run) if batch_calls else None
         self.description = description
@@ -118,9 +118,6 @@ class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
         # below this many pairs a call launches as CUDA's small call (opencl_call.py)
         self.small_call_pairs = SMALL_CALL_PAIRS
         self.rescue_on_device = True  # the float64 rescue queued on the device (needs fp64)
-        # on CPU devices, bin programs built without the optimizer (OPT_DISABLE): the tests'
-        # setting, where the builds cost more than the runs; GPUs build as always
-        self.unoptimized_on_cpu = unoptimized_on_cpu
 
     def submit(self, pairs: PairSet):
         if self._batches is not None:
