@@ -37,8 +37,7 @@ import numpy as np
 
 from cpu_reference.pairhmm import forward_log10
 
-from ...apis.opencl import (EXCHANGE, OPT_DISABLE, PATH_NAMES, DeviceKit,  # noqa: F401
-                             cl_module)
+from ...apis.opencl import EXCHANGE, PATH_NAMES, DeviceKit, cl_module
 from ...backend import Backend, Execution
 from ..intertask.opencl import OpenCLBackend
 from ..model import LOG10_C32, LOG10_C64, PairSet
@@ -63,6 +62,8 @@ KERNEL_ARRAYS = ("read_bases", "base_qual", "ins_qual", "del_qual", "gcp_qual", 
 MT_GROUPS_PER_CU = 16
 #: Plans (bins and recompute queues) kept per backend, by (size tier, longest read).
 MAX_PLANS = 256
+
+
 class SubwarpOpenCL(RecordsExtraWork, OpenCLBackend):
     """Float32 bins, then the float64 rescue of the pairs under 1e-28 (``OpenCLBackend.run``)."""
 

@@ -324,7 +324,6 @@ class OpenCLProfile(Backend):
         super().__init__(device=device, **params)
         self._runner = None
         self._warp, self._exchange = warp_kernels, exchange
-        self._unoptimized = unoptimized_on_cpu
         if warp_kernels:
             self.name, self.family = "profile-opencl-warp", "warp-group"
 
@@ -348,7 +347,8 @@ class OpenCLProfile(Backend):
     def runner(self) -> ProfileFiltersOpenCL:
         if self._runner is None:
             device = self.params.get("device")
-            self._runner = (ProfileWarpOpenCL(device, self._exchange, self._unoptimized)
+            self._runner = (ProfileWarpOpenCL(device, self._exchange,
+                                               self.params.get("unoptimized_on_cpu", False))
                             if self._warp
                             else ProfileFiltersOpenCL(device))
             if self._warp:

@@ -201,7 +201,7 @@ def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits():
     memory) a float32 bin and its float64 rescue give the optimized programs' results to the
     bit, the rescue's pairs included (one p4k4 bin: the optimized CPU builds of the wider ones
     take 2-15 s each)."""
-    from hmmbench.pairhmm.subwarp.opencl import OPT_DISABLE
+    from hmmbench.apis.opencl import OPT_DISABLE
     rng = np.random.default_rng(5)
     conf = Read(b"A" * 16, *(bytes([50 + 33] * 16),) * 4)  # 1e-79 against the C's: rescued
     pairs = pack([Batch([conf, _read(rng, 16), _read(rng, 9)], [b"C" * 40, _hap(rng, 30)]),

@@ -189,7 +189,7 @@ def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits(backend):
     compile time): a bin with exponents and the float64 kernel the host hands its NaN pairs to
     (gap quality 0) give the optimized programs' results to the bit (one p4k4 bin: the optimized
     CPU builds of the wider ones take 2-15 s each)."""
-    from hmmbench.pairhmm.subwarp.opencl import OPT_DISABLE
+    from hmmbench.apis.opencl import OPT_DISABLE
     ps = deep_pairs(2, 12, length=(6, 17), gcp_q=(10, 11))
     gcp = ps.gcp_qual.copy()
     zeroed = np.arange(ps.n_pairs) % 3 == 0
