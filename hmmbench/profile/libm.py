@@ -24,6 +24,8 @@ def libm():
         lib = ctypes.CDLL(name) if name else None
     except OSError:
         return None
+    if lib is None:
+        return None
     lib.logf.restype, lib.logf.argtypes = ctypes.c_float, [ctypes.c_float]
     return lib
 

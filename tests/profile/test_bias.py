@@ -94,6 +94,19 @@ def test_length_model_logs_are_the_c_librarys():
     assert not np.array_equal(bias.length_terms(lengths)[0], want[0])
 
 
+def test_without_a_c_math_library_logf_is_the_rounded_float64_log(monkeypatch):
+    """No libm found: c_logf falls back to the reference's logf instead of failing."""
+    import ctypes.util
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    libm.libm.cache_clear()
+    try:
+        assert libm.libm() is None
+        x = np.array([0.5, 74 / 75, 3.0], np.float32)
+        assert np.array_equal(libm.c_logf(x), logf(x))
+    finally:
+        libm.libm.cache_clear()
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_pass_counts_with_and_without_the_filter_are_pyhmmers(name, loaded):
     model, hmm = loaded[name]
