@@ -13,6 +13,7 @@ sequences).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -260,6 +261,59 @@ def least_true(pred, lo, hi, est, steps: int = 4) -> np.ndarray:
         a = np.where(wide & ~ok, mid, a)
     x[todo] = b
     return x
+
+
+def _float_key(x) -> np.ndarray:
+    """float32 values as int64 keys in the same order (-0 and 0 alike)."""
+    i = np.asarray(x, np.float32).view(np.int32).astype(np.int64)
+    return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+
+def _key_float(k) -> np.ndarray:
+    k = np.asarray(k, np.int64)
+    return np.where(k < 0, (-k) | 0x80000000, k).astype(np.uint32).view(np.float32)
+
+
+@functools.lru_cache(maxsize=1 << 12)       # per model and threshold: a few calls a search
+def least_passing_bits(mu, lam, F: float, window: int = 8) -> np.float32:
+    """The least float32 score in bits whose Gumbel P-value (:func:`gumbel_surv`, as HMMER's
+    stages compute it) is <= F: a stage decided per sequence against its own null score
+    (past the bias filter) passes exactly where its bits (:func:`seq_bits`) are >= this or
+    NaN. Exact because P only falls as the bits grow: the float32 values a few steps around
+    the inverse of the tail are tried at once (the least passing one whose predecessor fails),
+    else bisected over every finite float32."""
+    def passes(keys):
+        return gumbel_surv(_key_float(keys), mu, lam) <= F
+    est = _float_key(np.float32(np.clip(gumbel_threshold(mu, lam, F), -3e38, 3e38)))
+    keys = est + np.arange(-window, window + 1)
+    ok = passes(keys)
+    step = np.flatnonzero(ok[1:] & ~ok[:-1])
+    if step.size == 1 and ok[step[0] + 1:].all():
+        return _key_float(keys[step[0] + 1])[()]
+    lo, hi = _float_key(np.float32(-3.4e38)), _float_key(np.float32(3.4e38))  # fails, passes
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
+    return _key_float(hi)[()]
+
+
+def stage_bits_thresholds(model: ProfileModel, F1: float = F1, F2: float = F2) -> tuple:
+    """(MSV at F1, MSV at F2, Viterbi filter at F2): :func:`least_passing_bits` of the model's
+    E-value parameters, the per-sequence decisions of the bias filter and of the Viterbi
+    filter after it (a device compares each sequence's bits with them)."""
+    ev = model.evalue
+    return (least_passing_bits(ev["m_mu"], ev["m_lambda"], F1),
+            least_passing_bits(ev["m_mu"], ev["m_lambda"], F2),
+            least_passing_bits(ev["v_mu"], ev["v_lambda"], F2))
+
+
+def bits_decision(bits, b_pass, b_skip=None) -> np.ndarray:
+    """What a device decides from each sequence's bits with those thresholds: 0 failed, 1 on
+    to the next filter, 2 past it as well (``b_skip``: the stricter threshold past which the
+    next filter is skipped; None: never). NaN passes and skips, as HMMER's ``P > F`` tests."""
+    bits = np.asarray(bits, np.float32)
+    out = np.where(bits < b_pass, 0, 1 if b_skip is None else np.where(bits < b_skip, 1, 2))
+    return np.where(np.isnan(bits), 1 if b_skip is None else 2, out).astype(np.int8)
 
 
 def _least_passing(model: ProfileModel, scores, nullsc, F: float) -> np.ndarray:

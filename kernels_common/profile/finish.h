@@ -5,9 +5,7 @@
  *
  * Length-dependent terms (SSV/MSV tjb(L), the Viterbi filter's move(L)) come per distinct
  * length (``per_class``, indexed by ``cls[s]``: the resident database's length classes).
- * HMMER's ``(float) n / scale - 3.0`` is computed in double: the float32 quotient of two
- * float32 values rounded once from double is the correctly rounded float32 quotient (53 >=
- * 2 x 24 + 2), then the subtraction in double as HMMER does.
+ * The finishing of one value is scores.h's.
  *
  * Spelled by the including file as stages.h is; also: SCORE_INF, SCORE_NAN (float constants).
  * Outputs: score[s] (nan = SSV cannot decide, recompute with the full MSV), redo[s] (1 there).
@@ -15,7 +13,7 @@
 #ifndef PROFILE_FINISH_H
 #define PROFILE_FINISH_H
 
-#define FINISH(num, scale) ((float)((double)(float)((double)(num) / (double)(scale)) - 3.0))
+#include "profile/scores.h"
 
 /* one signature for the three finishings: ssv uses bias, base, tbm, tec; msv and vf base */
 #define FINISH_KERNEL(name) STAGE_KERNEL(name)(IN(int) order, const int n, IN(int) raw,      \
@@ -27,22 +25,9 @@ FINISH_KERNEL(finish_ssv)
     const int i = GLOBAL_ID;
     if (i >= n) return;
     const int s = order[i];
-    const int xE = raw[s], tjb = per_class[cls[s]];
-    int noresult = (tjb + tbm + tec + bias) >= 127;              /* unsafe length model */
-    float sc;
-    if (xE >= 255 - bias) {                                       /* overflow */
-        sc = SCORE_INF;
-        noresult |= (base - tjb - tbm) < 128;                     /* not a sure one */
-    } else {
-        const int xe2 = (xE + base - tjb - tbm - 128) & 0xFFFF;
-        if (xe2 >= 255 - bias) {
-            sc = SCORE_INF;
-        } else {
-            const int xj = (xe2 - tec) & 0xFFFF;
-            if (xj > base) { noresult = 1; sc = 0.0f; }           /* the J state was used */
-            else sc = FINISH(xj - tjb - base, scale);
-        }
-    }
+    int noresult;
+    const float sc = ssv_score(raw[s], per_class[cls[s]], bias, base, tbm, tec, scale,
+                               &noresult);
     score[s] = noresult ? SCORE_NAN : sc;
     redo[s] = (u8)noresult;
 }
@@ -52,8 +37,7 @@ FINISH_KERNEL(finish_msv)
     const int i = GLOBAL_ID;
     if (i >= n) return;
     const int s = order[i];
-    const int xJ = raw[s];                                        /* -1: overflow */
-    score[s] = xJ < 0 ? SCORE_INF : FINISH(xJ - per_class[cls[s]] - base, scale);
+    score[s] = msv_score(raw[s], per_class[cls[s]], base, scale);    /* xJ -1: overflow */
     redo[s] = 0;
 }
 
@@ -62,9 +46,7 @@ FINISH_KERNEL(finish_vf)
     const int i = GLOBAL_ID;
     if (i >= n) return;
     const int s = order[i];
-    const int xC = raw[s];                                        /* 32768: overflow */
-    score[s] = xC > 32767 ? SCORE_INF : xC <= -32768 ? -SCORE_INF
-             : FINISH(xC + per_class[cls[s]] - base, scale);
+    score[s] = vf_score(raw[s], per_class[cls[s]], base, scale);     /* xC 32768: overflow */
     redo[s] = 0;
 }
 

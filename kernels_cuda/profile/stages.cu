@@ -15,6 +15,7 @@
 #define SCORE_INF INFINITY
 #define SCORE_NAN __int_as_float(0x7fc00000)
 typedef uint8_t u8;
+#define SCORE_FN static __device__ __forceinline__
 
 #include "profile/stages.h"
 #include "profile/finish.h"

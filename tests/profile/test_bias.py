@@ -8,7 +8,7 @@ import pytest
 
 pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 
-from cpu_reference.profile import bias  # noqa: E402
+from cpu_reference.profile import bias, filters as pf  # noqa: E402
 from cpu_reference.profile.generic import logf  # noqa: E402
 from hmmbench.profile import datasets, libm, pipeline as pl  # noqa: E402
 from hmmbench.profile.datasets.synthetic import background_frequencies  # noqa: E402
@@ -141,3 +141,163 @@ def test_bias_stage_decisions():
     assert np.array_equal(got, fsc)
     assert passed.tolist()[:6] == [True, True, False, True, True, False]
     assert to_vit.tolist()[:6] == [False, True, False, False, True, False]
+
+
+def _ulps(x, k: int) -> np.ndarray:
+    """The float32 values k steps either side of x (x included)."""
+    out = [np.float32(x)]
+    for direction in (np.inf, -np.inf):
+        v = np.float32(x)
+        for _ in range(k):
+            v = np.nextafter(v, np.float32(direction))
+            out.append(v)
+    return np.array(out, np.float32)
+
+
+def test_least_passing_bits_decide_as_the_p_values():
+    """The thresholds in bits a device compares each sequence's bits with (past the bias filter
+    every sequence has its own null score): the least float32 whose Gumbel P-value passes
+    (it passes, the float below fails), for every shipped model's MSV and Viterbi parameters
+    at F1 and F2; and the decision from them (bits_decision) is HMMER's P > F test on bits
+    around the thresholds, far from them, NaN and infinite."""
+    rng = np.random.default_rng(3)
+    for spec in datasets.shipped_models():
+        ev = spec.load()[0].evalue
+        for mu, lam in ((ev["m_mu"], ev["m_lambda"]), (ev["v_mu"], ev["v_lambda"])):
+            b1, b2 = pl.least_passing_bits(mu, lam, pl.F1), pl.least_passing_bits(mu, lam, pl.F2)
+            assert isinstance(b1, np.float32) and b1 < b2
+            bits = np.concatenate([_ulps(b1, 3), _ulps(b2, 3), rng.normal(b1, 8, 200),
+                                   [np.nan, np.inf, -np.inf]]).astype(np.float32)
+            with np.errstate(invalid="ignore"):
+                P = pl.gumbel_surv(bits, mu, lam)
+            passed = ~(P > pl.F1)
+            want = np.where(passed, np.where(P > pl.F2, 1, 2), 0)
+            assert np.array_equal(pl.bits_decision(bits, b1, b2), want)
+            assert np.array_equal(pl.bits_decision(bits, b2), ~(P > pl.F2))
+            assert {0, 1, 2} <= set(want.tolist())
+    # far from the inverse of the tail's estimate: the bisection finds it too
+    assert pl.least_passing_bits(0.0, 1.0, 0.5, window=0) == pl.least_passing_bits(0.0, 1.0, 0.5)
+
+
+def emulated_bias_decide(model, seqs, idx, xe, xj, bits: tuple) -> tuple:
+    """kernels_cuda/profile/bias.cu's bias_decide in NumPy, float32 step for step: the MSV
+    score from SSV's raw ``xe`` or, where SSV cannot decide, the full MSV's ``xj`` (given for
+    those, in order), the filter null from the filter HMM's Forward and the per-length logs,
+    the bits, the comparisons with the thresholds ``bits`` (F1, F2). (codes: 0 failed, 1 on
+    to the Viterbi filter, 2 on to Forward; the filter null scores) of the sequences ``idx``."""
+    L = seqs.lengths[idx]
+    usc, redo = pf.ssv_from_xe(model, np.asarray(xe, np.int64), L)
+    xj = np.asarray(xj, np.int64)
+    usc[redo] = pf.msv_from_xj(model, np.maximum(xj, 0), xj < 0, L[redo])
+    fwd = bias.filter_forward(model.M, model.composition, model.background, seqs, idx, model.Kp)
+    lp, lq = libm.length_terms(L)
+    f32 = np.float32
+    with np.errstate(invalid="ignore"):
+        fsc = ((fwd + (L.astype(f32) * lp).astype(f32)).astype(f32) + lq).astype(f32)
+        b = (((usc.astype(f32) - fsc).astype(f32)).astype(np.float64) / pl.LOG2).astype(f32)
+    return pl.bits_decision(b, *bits), fsc
+
+
+def emulated_vf_decide(model, vf, null, bv) -> np.ndarray:
+    """bias.cu's vf_decide in NumPy: True where the Viterbi filter's scores ``vf`` fail against
+    each sequence's filter null."""
+    with np.errstate(invalid="ignore"):
+        b = (((vf - null).astype(np.float32)).astype(np.float64) / pl.LOG2).astype(np.float32)
+    return pl.bits_decision(b, bv) == 0
+
+
+@pytest.mark.parametrize("name", ["LuxC", "PF02826"])
+def test_device_bias_decision_emulated_is_the_references(name, loaded):
+    """bias_decide and vf_decide emulated (above): the codes (failed / on to the Viterbi filter
+    / on to Forward) and null scores of pipeline.bias_stage, and the Viterbi filter's
+    decision of the reference pipeline, on biased-composition sequences where the filter
+    stops some."""
+    model, _ = loaded[name]
+    seqs = biased_set(model.composition, n=120)
+    idx = np.arange(len(seqs))
+    b1, b2, bv = pl.stage_bits_thresholds(model)
+    xe = pf.ssv_xe(model, seqs, idx)
+    redo = pf.ssv_from_xe(model, xe.astype(np.int64), seqs.lengths)[1]
+    codes, fsc = emulated_bias_decide(model, seqs, idx, xe,
+                                      pf.msv_full(model, seqs, np.flatnonzero(redo)), (b1, b2))
+    msv = pf.msv_filter(model, seqs)
+    passed, to_vit, want_fsc = pl.bias_stage(model, seqs, idx, msv)
+    assert np.array_equal(fsc, want_fsc, equal_nan=True)
+    assert np.array_equal(codes, np.where(passed, np.where(to_vit, 1, 2), 0))
+    assert (codes == 0).any() and (codes == 1).any()
+    vit = np.flatnonzero(codes == 1)
+    vf = pf.viterbi_filter(model, seqs.subset(vit))
+    ev = model.evalue
+    with np.errstate(invalid="ignore"):
+        fails = pl.gumbel_surv(pl.seq_bits(vf, fsc[vit]), ev["v_mu"], ev["v_lambda"]) > pl.F2
+    assert np.array_equal(emulated_vf_decide(model, vf, fsc[vit], bv), fails)
+
+
+def _deciding_device():
+    """The OpenCL CPU device with the CUDA pipeline's steps after MSV (bias.cu's bias_forward,
+    bias_decide, vf_decide) as the NumPy emulations above: run_pipeline then takes the path
+    where the device decides the bias filter and the Viterbi filter after it."""
+    pytest.importorskip("pyopencl", reason="pyopencl not installed")
+    import pyopencl as cl
+    from hmmbench.profile.device.opencl import ProfileFiltersOpenCL
+
+    class Deciding(ProfileFiltersOpenCL):
+        def _put_codes(self, codes):
+            cl.enqueue_copy(self.kit.queue, self._codes(), np.ascontiguousarray(codes))
+
+        def bias_forward(self, model, order, m, codes):
+            pass                                # scored by bias_decide's emulation
+
+        def bias_decide(self, model, order, m, codes, raw, tjb, terms, bits, to):
+            db, n = self._db, self._db.n
+            c = self.codes()
+            surv = np.flatnonzero(np.isin(c, codes))
+            xe = self.download_ints(raw[0], n)[surv]
+            redo = pf.ssv_from_xe(model, xe.astype(np.int64), db.seqs.lengths[surv])[1]
+            xj = self.download_ints(raw[1], n)[surv[redo]] if redo.any() else []
+            dec, fsc = emulated_bias_decide(model, db.seqs, surv, xe, xj, bits)
+            self.null = np.full(n, np.nan, np.float32)
+            self.null[surv] = fsc
+            c[surv] = np.asarray(to, np.uint8)[dec]
+            self._put_codes(c)
+
+        def vf_decide(self, model, order, m, xc, move, bits, to):
+            n = self._db.n
+            listed = self.download_ints(order, m)
+            x = self.download_ints(xc, n)[listed]
+            vf = pf.vf_from_xc(model, np.minimum(x, 32767), x > 32767,
+                               self._db.seqs.lengths[listed])
+            c = self.codes()
+            c[listed] = np.where(emulated_vf_decide(model, vf, self.null[listed], bits),
+                                 to[1], to[0])
+            self._put_codes(c)
+
+        def bias_nulls(self):
+            return self.null
+    try:
+        return Deciding(None)
+    except Exception as exc:  # noqa: BLE001 - no OpenCL platform
+        pytest.skip(f"no OpenCL device: {exc}")
+
+
+@pytest.mark.parametrize("name", ["LuxC", "PF02826"])
+def test_pipeline_with_the_device_deciding_the_bias_filter(name, loaded):
+    """The pipeline's path without a host round trip between MSV and the Viterbi filter (what
+    the CUDA backends run), with the device's decisions emulated: pass counts identical to
+    pyhmmer's Pipeline (bias filter on), the outcome per sequence as the reference's."""
+    from hmmbench.backend import StageClock
+    from hmmbench.profile.device.pipeline import run_pipeline
+    model, hmm = loaded[name]
+    dev = _deciding_device()
+    seqs = biased_set(model.composition, n=120)
+    dev._db = dev.resident.get_seqs(seqs, None)[0]
+    clock = StageClock()
+    got, info = run_pipeline(dev, model, dev._db, clock, clock, StageClock,
+                             lambda c: dict(c.timing))
+    assert info["bias_decision"] == "device"
+    theirs = pl.pyhmmer_pass_counts(hmm, seqs.to_pyhmmer()).as_dict()
+    assert info["pass_counts"] == theirs
+    if name != "PF02826":                     # no COMPO line: the filter stops nothing there
+        assert theirs["bias"] < theirs["msv"]
+    counts, stage, fwd = pl.run_stages(model, seqs)
+    assert np.max(np.abs(got - pl.outcome(stage, fwd))) < 1e-2

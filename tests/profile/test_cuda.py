@@ -362,15 +362,18 @@ def test_stage_kernels_compile_sm90(tmp_path):
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not found: CUDA kernels not compile-checked")
 def test_bias_kernel_compiles_without_contraction(tmp_path):
-    """The bias filter's Forward (kernels_cuda/profile/bias.cu): its float32 arithmetic stays
-    separate roundings (mul.rn / add.rn, which ptxas never fuses; no fma.f32), as HMMER's."""
+    """The bias filter's Forward and the decisions after it (kernels_cuda/profile/bias.cu):
+    their float32 arithmetic stays separate roundings (mul.rn / add.rn, which ptxas never
+    fuses; no fma.f32), as HMMER's and the reference's; the bits' division in double."""
     src = str(REPO / "kernels_cuda" / "profile" / "bias.cu")
     out = tmp_path / "b.ptx"
-    proc = subprocess.run([NVCC, "-arch=sm_90", "-ptx", "-O3", "-o", str(out), src],
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-ptx", "-O3", "-o", str(out), *INCLUDES, src],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     ptx = out.read_text()
-    assert ".entry bias_forward(" in ptx
+    for name in ("bias_forward", "bias_decide", "vf_decide"):
+        assert f".entry {name}(" in ptx
+    assert "div.rn.f64" in ptx and "sub.rn.f32" in ptx
     assert "mul.rn.f32" in ptx and "add.rn.f32" in ptx and "div.rn.f32" in ptx
     assert "fma.rn.f32" not in ptx and ".ftz.f32" not in ptx
 
@@ -410,7 +413,7 @@ def test_cuda_pipeline_on_gpu_matches_reference_and_pyhmmer(spec, proteome, bloc
             assert np.max(np.abs(ex.log10 - want)) < 1e-2, (name, spec.name, bias_filter)
             if not bias_filter:
                 continue
-            assert ex.info["bias_forward"] == "device"
+            assert ex.info["bias_forward"] == ex.info["bias_decision"] == "device"
             surv = np.flatnonzero(stage != 0)              # past MSV: what the kernel scored
             dev = every[name].device()
             dev.begin(EventTimer())

@@ -11,6 +11,8 @@ import numpy as np
 
 from cpu_reference.profile import bias
 
+from ..model import LOG2
+
 from .cuda_generic import generic_launch, generic_prepare
 
 #: the pipeline's stage kernels (kernels_common/profile/stages.h): work-group size and items
@@ -132,6 +134,52 @@ class CudaStages:
                np.float32(bias.PI_BACKGROUND), np.float32(bias.PI_BIASED), np.float32(t10),
                np.float32(t11), self.buffers.get("bias_out", 4 * self.db.n),
                block=(BIAS_GROUP, 1, 1), grid=(max(1, -(-m // BIAS_GROUP)), 1))
+
+    def bias_decide(self, model, order, m, codes: tuple, raw: tuple, tjb, terms: tuple,
+                    bits: tuple, to: tuple) -> None:
+        """The bias filter's decision on the device for the entries of ``order[:m]`` coded one
+        of ``codes`` (the MSV survivors, after :meth:`bias_forward`): their MSV scores from
+        ``raw`` = (SSV's xE, the full MSV's xJ or None) and ``tjb`` per length class, the filter
+        null from the Forward score and ``terms`` = (logf(p1), logf(1 - p1)) per length class,
+        the bits against ``bits`` = (F1, F2 thresholds); each coded one of ``to`` = (failed,
+        on to the Viterbi filter, on to Forward) and its filter null kept (:meth:`bias_nulls`)."""
+        if m == 0:
+            return
+        bp = model.byte
+        xe, xj = raw
+        with self.timer("h2d"):
+            tables = [self._up(np.ascontiguousarray(a, t))
+                      for a, t in ((tjb, np.int32), (terms[0], np.float32),
+                                   (terms[1], np.float32))]
+        fn = self.cuda.compile(BIAS_SOURCE).get_function("bias_decide")
+        with self.timer("kernel"):
+            fn(order, np.int32(m), self.buffers.get("codes", self.db.n), np.int32(codes[0]),
+               np.int32(codes[1]), xe, xe if xj is None else xj, self.db.buffers["classes"],
+               *tables, self.db.buffers["offsets"], self.buffers.get("bias_out", 4 * self.db.n),
+               *map(np.int32, (bp.bias, bp.base, bp.tbm, bp.tec)), np.float32(bp.scale),
+               np.float64(LOG2), *map(np.float32, bits), *map(np.int32, to),
+               self.buffers.get("bias_null", 4 * self.db.n),
+               block=(BIAS_GROUP, 1, 1), grid=(max(1, -(-m // BIAS_GROUP)), 1))
+
+    def vf_decide(self, model, order, m, xc, move, bits, to: tuple) -> None:
+        """The Viterbi filter's decision against each listed sequence's filter null (kept by
+        :meth:`bias_decide`): its score from ``xc`` and the per-sequence ``move`` (device),
+        coded ``to`` = (passed, failed) by its bits against ``bits`` (F2)."""
+        if m == 0:
+            return
+        wp = model.word
+        fn = self.cuda.compile(BIAS_SOURCE).get_function("vf_decide")
+        with self.timer("kernel"):
+            fn(order, np.int32(m), xc, move, np.int32(wp.base), np.float32(wp.scale),
+               self.buffers.get("bias_null", 4 * self.db.n), np.float64(LOG2),
+               np.float32(bits), *map(np.int32, to), self.buffers.get("codes", self.db.n),
+               block=(BIAS_GROUP, 1, 1), grid=(max(1, -(-m // BIAS_GROUP)), 1))
+
+    def bias_nulls(self) -> np.ndarray:
+        """The filter null scores :meth:`bias_decide` kept, per sequence (float32; only its
+        entries; the page-locked buffer, valid until the next float32 download)."""
+        return self._download(self.buffers.get("bias_null", 4 * self.db.n), self.db.n,
+                              np.float32, copy=False)
 
     def bias_forward_scores(self) -> np.ndarray:
         """What :meth:`bias_forward` wrote, per sequence (float32; only its entries)."""

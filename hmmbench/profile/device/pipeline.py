@@ -19,12 +19,19 @@ Forward stage's tables (made while SSV runs), ``forward(model, list, m, host, pr
 function that waits for the float32 nats per sequence (entries of the listed sequences; the
 host finishes the other sequences' results while Forward runs).
 
-With the bias filter the MSV survivors (a few per cent of the database) go to the host: their
-raw SSV/MSV values and the codes come back, the host finishes their MSV scores and decides the
-bias filter from their filter null scores (:func:`.pipeline.bias_stage`): the filter HMM's
-Forward computed on the device where it has the kernel (``bias_forward``, CUDA:
-kernels_cuda/profile/bias.cu), else by the NumPy reference across the survivors; the Viterbi filter and Forward then run on launch lists the host uploads, and
-their decisions (against each sequence's filter null, not a per-length table) are the host's.
+With the bias filter (hmmsearch's default) the MSV survivors are re-decided against their
+filter null score, a score of their own (no per-length table). A device that has the steps
+(CUDA: kernels_cuda/profile/bias.cu) keeps it there: the filter HMM's Forward per survivor
+(``bias_forward``), then ``bias_decide`` (the MSV score from the raw SSV/MSV values, the filter
+null, the bits against the least passing bits at F1 and F2, :func:`.pipeline.least_passing_bits`)
+codes each survivor failed / on to the Viterbi filter / on to Forward, and ``vf_decide`` decides
+the Viterbi filter against the same null, so MSV -> bias -> Viterbi filter -> Forward chain on
+the device with only the survivor counts coming back between them, as without the filter; the
+null scores of the sequences that reach Forward come back with its scores (``bias_nulls``).
+Elsewhere (OpenCL) the survivors go to the host: their raw SSV/MSV values and the codes come
+back, the host finishes their MSV scores and decides the bias filter
+(:func:`.pipeline.bias_stage`, the filter HMM's Forward by the NumPy reference), and the Viterbi
+filter and Forward run on launch lists the host uploads, their decisions the host's.
 
 The per-sequence result is :func:`.pipeline.outcome` (stage reached x 1e6 + Forward nats), the
 same values the NumPy reference gives, so the runner cross-checks it like any kind; per-stage
@@ -40,7 +47,7 @@ import time
 
 from cpu_reference.profile import filters as pf
 
-from .. import pipeline as pl
+from .. import libm, pipeline as pl
 from .host import FILTER_KINDS, launch_order
 
 
@@ -108,40 +115,59 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of,
     # SSV over the whole database first: the launch returns at once, so the host's tables
     # (per distinct length) are computed while the GPU runs it, not before
     xe = dev.ssv_xe(model, seqs, None, on_device=whole)
+    on_device = bias_filter and hasattr(dev, "bias_decide")     # the bias decision there
     with host("prep"):
         ssv_table, msv_table = pl.msv_tables(model, db.lengths)
         # with the bias filter, the Viterbi filter's null is each sequence's filter score
         vf_thr = None if bias_filter else pl.vf_thresholds(model, db.lengths)
         bp = model.byte
-        tjbm = ((bp.tjb(db.lengths) + bp.tbm) & 0xFF).astype(np.uint8)   # set1_epi8 wraps
+        tjb = bp.tjb(db.lengths)
+        tjbm = ((tjb + bp.tbm) & 0xFF).astype(np.uint8)                # set1_epi8 wraps
         move = model.word.move(db.lengths).astype(np.int16)
+        if on_device:
+            terms = libm.length_terms(db.lengths)
+            bits = pl.stage_bits_thresholds(model)
     fwd_tables = dev.forward_prepare(model, host)
     dev.prepare(model, "msv", short=True)     # the filters after SSV: profiles uploaded now
     dev.prepare(model, "vf")
     tjbm, move = dev.gather(tjbm, "tjbm"), dev.gather(move, "move")
     survivors = {}
 
-    def rescore(want: int, name: str, run_filter, **decide) -> tuple:
+    def rescore(want: int, name: str, run_filter, decide) -> tuple:
         """The sequences coded ``want``, compacted in launch order, through one more filter
         and its decision; (how many there were, the filter's raw output or None)."""
         todo = dev.compact(*whole, want, name)
         raw = None
         if todo[1]:
             raw = run_filter(todo)
-            dev.classify(*todo, raw, **decide)
+            decide(todo, raw)
         return todo[1], raw
 
     dev.classify(*whole, xe, table=ssv_table, width=pl.SSV_VALUES, offset=pl.SSV_OFFSET)
     survivors["msv_recomputed"], xj = rescore(
         pl.PENDING_MSV, "list_msv", lambda todo: dev.msv_xj(model, seqs, None, tjbm, todo),
-        table=msv_table, width=pl.MSV_VALUES, offset=pl.MSV_OFFSET)
-    if bias_filter:
+        lambda todo, raw: dev.classify(*todo, raw, table=msv_table, width=pl.MSV_VALUES,
+                                       offset=pl.MSV_OFFSET))
+    if bias_filter and not on_device:
         return _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivors,
                               (xe, xj), move, fwd_tables)
+    if on_device:
+        # the filter HMM's Forward and the decision for every MSV survivor, then the Viterbi
+        # filter's against its filter null: no round trip through the host between them
+        survived = (pl.PENDING_VIT, pl.TO_FORWARD)
+        dev.bias_forward(model, *whole, survived)
+        dev.bias_decide(model, *whole, survived, (xe, xj), tjb, terms, bits[:2],
+                        (pl.FAIL_BIAS & 0xFF, pl.PENDING_VIT, pl.TO_FORWARD))
+
+        def decide_vit(todo, raw):
+            dev.vf_decide(model, *todo, raw, move, bits[2], (pl.TO_FORWARD, pl.FAIL_VIT))
+    else:
+        def decide_vit(todo, raw):
+            dev.classify(*todo, raw, thr=vf_thr, hi=pl.TO_FORWARD, lo=pl.FAIL_VIT)
     dev.use_clock(_Tee(device, per_stage["vit"]))
     survivors["vit_launched"] = rescore(
         pl.PENDING_VIT, "list_vit", lambda todo: dev.vf_xc(model, seqs, None, move, todo),
-        thr=vf_thr, hi=pl.TO_FORWARD, lo=pl.FAIL_VIT)[0]
+        decide_vit)[0]
 
     dev.use_clock(_Tee(device, per_stage["fwd"]))
     fwd_list = dev.compact(*whole, pl.TO_FORWARD, "list_fwd")
@@ -152,17 +178,23 @@ def run_pipeline(dev, model, db, host, device, new_clock, seconds_of,
         hit = np.flatnonzero(stage >= pl.TO_FORWARD)
         values = np.multiply(stage, pl.STAGE_STEP, dtype=np.float64)   # pl.outcome, but hit
         counts = pl.counts_of(stage)
-    fwd = fwd_scores()                     # float32, read where Forward ran
+    fwd = fwd_scores()[hit]                # float32, read where Forward ran
+    null = dev.bias_nulls()[hit] if on_device else None
     dev.use_clock(device)
     with host("prep"):
-        reached = hit[stage[hit] == pl.TO_FORWARD]
-        passed = pl.forward_passes(model, fwd[reached].astype(np.float64),
-                                   db.lengths[db.classes[reached]])
+        at = np.flatnonzero(stage[hit] == pl.TO_FORWARD)
+        reached = hit[at]
+        passed = pl.forward_passes(model, fwd[at].astype(np.float64),
+                                   db.lengths[db.classes[reached]],
+                                   null=None if null is None else null[at])
         stage[reached[passed]] = pl.PASSED          # 2 -> 3: the same sequences are >= 2
-        values[hit] = pl.outcome(stage[hit], fwd[hit])
+        values[hit] = pl.outcome(stage[hit], fwd)
         counts["fwd"] += int(np.count_nonzero(passed))
-    info = {"pass_counts": counts, "stage_launches": survivors, "bias_filter": False,
+    info = {"pass_counts": counts, "stage_launches": survivors, "bias_filter": bias_filter,
             "pipeline_stage_s": {name: seconds_of(c) for name, c in per_stage.items()}}
+    if on_device:
+        info.update(bias_survivors=counts["msv"], bias_forward="device",
+                    bias_decision="device")
     return values, info
 
 
