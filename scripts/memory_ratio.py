@@ -20,6 +20,12 @@ same sample: the process's one-time allocations), a Markdown row per set:
 
 A profile cell is DATABASE/MODEL/KIND; its estimate is also given from the database's name
 alone (``from name``: what the run's check reads, nothing generated).
+
+With ``--device``, a GPU backend's device estimate against the most its CUDA device's free
+memory fell over the call instead (a third process per cell; run nothing else on the GPU
+meanwhile: the free memory is the whole device's):
+
+    python scripts/memory_ratio.py --device -b cuda-warp -b cuda-subwarp -d equal-512@20000
 """
 from __future__ import annotations
 
@@ -37,6 +43,8 @@ def main(argv=None) -> int:
                     help="the check's sample sizes, comma-separated (no -b)")
     ap.add_argument("--piece-pairs", type=int, default=None,
                     help="with --check-samples: a chunk set generated in pieces of this many pairs")
+    ap.add_argument("--device", action="store_true",
+                    help="the device estimate against the CUDA device's peak (GPU backends)")
     args = ap.parse_args(argv)
     if args.check_samples:
         return check_samples(args.dataset, [int(k) for k in args.check_samples.split(",")],
@@ -47,6 +55,9 @@ def main(argv=None) -> int:
     for ds in args.dataset:
         workload = "profile" if ds.count("/") == 2 else "pairhmm"
         for name in args.backend:
+            if args.device:
+                print(device_line(workload, name, ds), flush=True)
+                continue
             r = in_own_process(workload, name, ds, "resident")
             if "unavailable" in r:
                 print(f"{ds:22} {name:26} unavailable: {r['unavailable']}")
@@ -64,6 +75,18 @@ def main(argv=None) -> int:
                 line += f"   device {r['device'] / mib:.1f} MiB"
             print(line + (f"   {r['note']}" if r["note"] else ""), flush=True)
     return 0
+
+
+def device_line(workload: str, name: str, ds: str) -> str:
+    """One cell's device estimate (and from the name) against its device peak."""
+    mib = 1 << 20
+    r = in_own_process(workload, name, ds, "device")
+    if "unavailable" in r:
+        return f"{ds:22} {name:26} unavailable: {r['unavailable']}"
+    peak = max(r["device_peak"], 1)
+    return (f"{ds:22} {name:26} device estimate {r['device'] / mib:8.1f} MiB   device peak "
+            f"{r['device_peak'] / mib:8.1f} MiB ({r['device'] / peak:.2f}x, from name "
+            f"{r['named_device'] / peak:.2f}x)")
 
 
 def check_samples(datasets: list, sizes: list, piece_pairs) -> int:
