@@ -28,11 +28,12 @@ from .job import ProfileBackend, pipeline_refusal
 from .pipeline import hits_pass_counts
 
 #: Host memory of a pyhmmer call beyond the database: its digital sequence block (per residue,
-#: with its share of each sequence's object) and the profile, pipeline and buffers. Measured:
-#: growth of the resident peak over one call (2.3 MB on 200,000 residues, 6.8-7.5 MB on
-#: 2,000,000 at M 400 and 1200, 58.2 MB on 20,000,000: 2.8 bytes a residue past 2 MB; 2.5 made
-#: the last 0.91x of its peak). Another host's libc grew 4.6 MB on 2,000,000: this errs high there.
-PYHMMER_FIXED, PYHMMER_RESIDUE_BYTES = 2 * MiB, 3.0
+#: with its share of each sequence's object), the profile and optimized profile (per model
+#: position) and the filters' buffers and code. Fitted to the growth of the resident peak over
+#: one call measured from live memory (hmmbench.memory_peak: free heap pages released, the
+#: registry's imports done first): 1.3 / 6.6 / 57.5 MB on 0.2M / 2M / 20M residues at M 400
+#: and 7.3 MB on 2M at M 1500 (docs/reliability.md): 2.8 bytes a residue, ~0.65 KB a position.
+PYHMMER_FIXED, PYHMMER_NODE_BYTES, PYHMMER_RESIDUE_BYTES = 768 << 10, 1024, 3.0
 #: The hmmsearch process (its peak resident size, /usr/bin/time: 14 MiB on 200,000 and on
 #: 2,000,000 residues, with --cpu 1 to 32: it streams the FASTA) and what this process takes to
 #: write the FASTA (the text, a byte a residue: 2.1 / 4.0 MiB measured), erring high.
@@ -40,7 +41,8 @@ HMMSEARCH_FIXED, HMMSEARCH_RESIDUE_BYTES = 17 * MiB, 1.5
 
 
 def pyhmmer_need(shape) -> MemoryNeed:
-    return MemoryNeed(host=int(PYHMMER_FIXED + PYHMMER_RESIDUE_BYTES * shape.residues))
+    return MemoryNeed(host=int(PYHMMER_FIXED + PYHMMER_NODE_BYTES * shape.M
+                               + PYHMMER_RESIDUE_BYTES * shape.residues))
 
 
 class PyhmmerPeer(ProfileBackend):
