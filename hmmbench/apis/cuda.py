@@ -47,11 +47,12 @@ def _import_pycuda():
 #: resident peaks of 127.7-129.7 MiB measured on an H200 (driver 580, PyCUDA; first calls on 10s,
 #: whose own arrays need ~3 MiB) with scripts/memory_ratio.py (docs/reliability.md).
 HOST_RUNTIME_BYTES = 125 << 20
-#: Device memory a CUDA Pair-HMM call takes beyond the arrays its estimate counts (page
-#: rounding, the kernels' local-memory reservation, device-side staging): the first call's
-#: device peak on equal-512@20000 on an H200 was 6 MiB (cuda-inter-tile8) and 57 MiB
-#: (cuda-subwarp) past the arrays (docs/reliability.md); one cell each, not yet explained.
-DEVICE_RUNTIME_BYTES = 64 << 20
+#: Device memory a CUDA Pair-HMM call takes beyond the arrays its estimate counts (the modules,
+#: the kernels' local-memory reservation, 2 MiB page rounding): a first call's device peak on
+#: equal-512@20000 in a process of its own on an H200 was 8-18 MiB past the arrays of the
+#: inter-task, intra-task and warp families (hmmbench.memory_peak's device measure,
+#: docs/reliability.md); cuda-subwarp adds its own part.
+DEVICE_RUNTIME_BYTES = 32 << 20
 
 
 @functools.lru_cache(maxsize=1)

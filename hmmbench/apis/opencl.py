@@ -19,6 +19,12 @@ from ..errors import UserError
 ENV_DEVICE = "HMMBENCH_OPENCL_DEVICE"
 #: Where scripts/install_opencl_cpu.sh lists the ICDs it installed (beside the system's).
 VENDORS_SUBDIR = ("etc", "OpenCL", "hmmbench-vendors")
+#: Device memory a GPU's OpenCL driver takes for a process's context, queue and kernel builds,
+#: beyond the buffers: the first call's device peak less its buffers was 518-527 MiB on an H200
+#: (NVIDIA's driver 580; pair-HMM and profile backends, hmmbench.memory_peak's device measure,
+#: docs/reliability.md). A GPU's OpenCL estimates add it: the run checks them against the
+#: device's whole memory, before any context exists.
+GPU_CONTEXT_BYTES = 560 << 20
 #: Values of the EXCHANGE define of wavefront.cl.
 EXCHANGE = {"local": 0, "khr": 1, "intel": 2, "ptx": 3, "khr-indexed": 4}
 PATH_NAMES = {"local": "local-memory", "khr": "sub-group shuffle (cl_khr_subgroup_shuffle_relative)",

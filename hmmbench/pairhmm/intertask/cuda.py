@@ -330,6 +330,11 @@ class Wavefront(CudaBackend):
     def kernel_spec(self) -> tuple:
         return "pairhmm/wavefront.cu", self.defines(), "wavefront"
 
+    def footprint_kind(self) -> dict:
+        # passes in global memory: 3 values per haplotype column of each pair longer than a
+        # strip, budgeted as the inter-task row vectors (every pair, its longest haplotype)
+        return {"sorted_rows": False, "scratch": not self.pass_shared}
+
     @property
     def strip_rows(self) -> int:
         return self.threads * self.tile

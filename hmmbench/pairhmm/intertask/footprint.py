@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from cpu_reference.pairhmm.forward import MIN_REDO_PAIRS, MIN_REDO_POSITIONS
 
 from ...apis.cuda import DEVICE_RUNTIME_BYTES, HOST_RUNTIME_BYTES
+from ...apis.opencl import GPU_CONTEXT_BYTES
 from ...memory import MiB, MemoryNeed
 from ..shape import PairShape
 
@@ -89,6 +90,7 @@ def device_need(shape: PairShape, *, cpu_device: bool, sorted_rows: bool, scratc
     runtime = HOST_RUNTIME_BYTES if cuda_rows else RUNTIME_BYTES   # a CUDA driver's, measured
     host = max(main_phase, redo_phase) + 24 * shape.pairs + runtime
     device = 0 if cpu_device else max(main.buffers, held + redo.buffers)
-    if device and cuda_rows:
-        device += DEVICE_RUNTIME_BYTES
+    # a CUDA context exists when the run's check reads the free memory; an OpenCL one does not
+    if device:
+        device += DEVICE_RUNTIME_BYTES if cuda_rows else GPU_CONTEXT_BYTES
     return MemoryNeed(host=host, device=device)

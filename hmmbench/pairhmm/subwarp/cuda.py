@@ -98,6 +98,9 @@ SHORT_CHUNK_GROWTH = 4
 #: (8903acf:docs/evidence/subwarp-ab-chunk-pairs-h100.json); sets of typical reads (chunks@5e6, NA12878:
 #: ~23k cells a pair) keep ``chunk_pairs``, whose first chunk the GPU waits for at every call.
 SHORT_PAIR_CELLS = 128 * 128
+#: Device memory past what the estimate counts (the layout built on the GPU, its work buffers
+#: and queues: not modelled): 54 MiB of a first call's 260 MiB on equal-512@20000 on an H200.
+DEVICE_EXTRA_BYTES = 48 << 20
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
 # ------------------------------------------------------------------------------------------------
@@ -258,15 +261,16 @@ class SubwarpBackend(RecordsExtraWork, Backend):
     def memory_need(self, shape) -> MemoryNeed:
         """Host: the CUDA runtime, the page-locked staging slots (the set's bytes, at most
         STAGING_SLOTS chunks of them; the layout is built on the GPU) and the results; an H200
-        measured 131.5 MiB on equal-512@20000 against 140 (docs/reliability.md). Device: budgeted
-        as the dataset-order CUDA rows with a row-vector scratch per pair, and the device
-        runtime's part (DEVICE_RUNTIME_BYTES): 1.03x the device peak measured on an H200 on
-        equal-512@20000 (docs/reliability.md)."""
+        measured 131.5 MiB on equal-512@20000 against 140 (docs/reliability.md). Device: the
+        staging slots' device twins, the dataset-order CUDA rows with a row-vector scratch per
+        pair (a stand-in for the layout built on the GPU), the runtime (DEVICE_RUNTIME_BYTES)
+        and DEVICE_EXTRA_BYTES (docs/reliability.md)."""
         per_pair = shape.nbytes / max(shape.pairs, 1)
         staged = min(shape.nbytes, int(STAGING_SLOTS * self.chunk_pairs * per_pair))
         device = device_need(shape, cpu_device=False, sorted_rows=False, scratch=True,
                              cuda_rows=True).device
-        return MemoryNeed(host=glue.HOST_RUNTIME_BYTES + staged + 8 * shape.pairs, device=device)
+        return MemoryNeed(host=glue.HOST_RUNTIME_BYTES + staged + 8 * shape.pairs,
+                          device=device + staged + DEVICE_EXTRA_BYTES)
 
     def device_memory_free(self) -> Optional[int]:
         return glue.free_memory()

@@ -259,6 +259,12 @@ class _CudaDevice(CudaStages):
 #: Host bytes per sequence a CUDA profile call makes (from the code: the length classes and
 #: the launch order with its sort, the downloaded scores and stage codes).
 HOST_SEQUENCE_BYTES = 48
+#: Device memory of a filter call (from the code): per sequence, the launch order, length
+#: classes, scores and stage codes; the task kernels' DP rows, bytes per sequence and model
+#: position by kind; and the modules' and local memory's part (a first call on 2M and 20M
+#: residues took 2-4 MiB past the arrays on an H200, in 2 MiB pages: docs/reliability.md).
+DEVICE_SEQUENCE_BYTES, DEVICE_MODULE_BYTES = 16, 8 << 20
+TASK_ROW_BYTES = {"ssv": 1, "msv": 1, "vf": 6}
 
 
 def fn_name(name: str, warp: bool) -> str:
@@ -285,8 +291,8 @@ class _CudaProfileBackend(Backend):
         H200), the page-locked staging buffers of the database's upload and the search's upload
         arena, and the per-sequence arrays; the residues are uploaded from the database itself
         (page-locked in place), not copied.
-        Device: the default budget (DEFAULT_MEMORY_FACTOR x the database's bytes), not measured
-        on a GPU."""
+        Device: the default budget (DEFAULT_MEMORY_FACTOR x the database's bytes); the filter
+        backends' own is measured (CudaProfile.memory_need)."""
         host = (cuda.HOST_RUNTIME_BYTES + UPLOAD_BUFFERS * UPLOAD_CHUNK + UPLOAD_ARENA_BYTES
                 + HOST_SEQUENCE_BYTES * shape.sequences)
         return MemoryNeed(host=host, device=DEFAULT_MEMORY_FACTOR * shape.nbytes)
@@ -307,6 +313,18 @@ class CudaProfile(_CudaProfileBackend):
         self.name, self.family, self.warp = name, family, warp
         self.variant = variant
         self._device: Optional[_CudaDevice] = None   # kept across runs: the resident database
+
+    def memory_need(self, shape) -> MemoryNeed:
+        """The host part as every CUDA profile backend's; a filter's device part: the resident
+        database, the search's upload arena (its device twin), the per-sequence arrays and the
+        task kernels' DP rows (a pipeline's or a batch's stays the default budget, not measured)."""
+        need = super().memory_need(shape)
+        if shape.kind not in TASK_ROW_BYTES or shape.models > 1:
+            return need
+        rows = 0 if self.warp else TASK_ROW_BYTES[shape.kind] * shape.sequences * shape.M
+        device = (shape.nbytes + UPLOAD_ARENA_BYTES + DEVICE_SEQUENCE_BYTES * shape.sequences
+                  + rows + DEVICE_MODULE_BYTES)
+        return MemoryNeed(host=need.host, device=device)
 
     def device(self) -> "_CudaDevice":
         if self._device is None:

@@ -21,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from ...apis.opencl import EXCHANGE, PATH_NAMES, cl_module, device_kit
+from ...apis.opencl import EXCHANGE, GPU_CONTEXT_BYTES, PATH_NAMES, cl_module, device_kit
 from ...apis.opencl import devices as opencl_devices
 from ...backend import Backend, Execution, StageClock
 from ...memory import MemoryNeed
@@ -329,9 +329,14 @@ class OpenCLProfile(Backend):
 
     def memory_need(self, shape) -> MemoryNeed:
         """The runtime plus the data's layout and staging, on the host (a CPU device's
-        buffers are host memory); the data part on the device."""
+        buffers are host memory); the data part on the device, and a GPU's OpenCL context."""
         data = DATA_FACTOR * shape.nbytes
-        return MemoryNeed(host=OPENCL_RUNTIME_BYTES + data, device=data)
+        try:
+            on_gpu = self.runner().kit.is_gpu      # made by the probe; no device: no GPU part
+        except Exception:  # noqa: BLE001
+            on_gpu = False
+        return MemoryNeed(host=OPENCL_RUNTIME_BYTES + data,
+                          device=data + (GPU_CONTEXT_BYTES if on_gpu else 0))
 
     def unavailable_reason(self) -> Optional[str]:
         try:
