@@ -20,6 +20,7 @@ from hmmbench.pairhmm.datasets.synthetic import generate_fixed
 from hmmbench.pairhmm.reference import NumpyBackend
 from hmmbench.pairhmm.shape import PairShape
 from helpers.hostile_world import RUN, refused, world  # noqa: F401 - world is a fixture
+from helpers.gpu_memory import gpu_device_peak
 from helpers.paths import REPO
 
 #: (read length, haplotype length, pairs): short and long reads and haplotypes, few and many
@@ -371,10 +372,11 @@ def test_a_cuda_backend_past_the_device_memory_limit_is_refused(world, capsys, m
             "--device-memory-limit", "lots")
 
 
-def _gpu_peaks():
-    """The CUDA host peaks docs/reliability.md quotes from an H200 (cell, backend, MiB)."""
+def _gpu_peaks(header: str = "| cell | backend | resident peak | estimate / peak |"):
+    """The peaks a table of docs/reliability.md quotes from an H200 (cell, backend, MiB): the
+    CUDA host peaks, or with ``header`` another table of the same columns."""
     text = (REPO / "docs" / "reliability.md").read_text()
-    rows = text.split("| cell | backend | resident peak | estimate / peak |", 1)[1].split("\n\n")[0]
+    rows = text.split(header, 1)[1].split("\n\n")[0]
     out = []
     for line in rows.splitlines()[2:]:
         cell, backends, peaks, _ = [c.strip(" `") for c in line.strip("|").split("|")]
@@ -395,3 +397,43 @@ def test_cuda_host_estimate_within_one_and_a_half_of_the_measured_peak(cell, nam
     _, shape, _ = get(workload).measured_unit(cell)
     estimate = select([name], workload)[0].memory_need(shape).host / 2**20
     assert peak_mib / 1.5 <= estimate <= 1.5 * peak_mib, (estimate, peak_mib)
+
+
+DEVICE_PEAKS = "| cell | backend | device peak | estimate / peak |"
+
+
+def _named_shape(workload: str, cell: str):
+    """The shape the run's check reads from a generated cell's name (nothing generated)."""
+    if workload == "pairhmm":
+        from hmmbench.pairhmm.datasets.synthetic import synthetic_dataset
+        from hmmbench.pairhmm.workload import WORKLOAD
+        return WORKLOAD.unit_shape(synthetic_dataset(cell), "merged")
+    from hmmbench.profile import datasets as pds
+    from hmmbench.profile.shape import ProfileShape
+    db, model, kind = cell.split("/")
+    return ProfileShape.generated(int(pds.resolve_database(db).n_cells),
+                                  int(model.rsplit("M", 1)[1]), kind)
+
+
+def test_cuda_device_estimate_within_one_and_a_half_of_the_measured_device_peak():
+    """The CUDA device estimates the run's check makes (no GPU needed) against the device peaks
+    measured on an H200 that docs/reliability.md quotes: never below, within 1.5x."""
+    from hmmbench.registry import select
+    rows = _gpu_peaks(DEVICE_PEAKS)
+    assert len(rows) >= 8
+    for cell, name, peak_mib in rows:
+        workload = "profile" if cell.count("/") == 2 else "pairhmm"
+        estimate = select([name], workload)[0].memory_need(_named_shape(workload, cell)).device
+        assert peak_mib <= estimate / 2**20 <= 1.5 * peak_mib, (cell, name, estimate, peak_mib)
+
+
+@pytest.mark.parametrize("backend", ["cuda-inter-tile8", "cuda-intra-naive", "cuda-warp",
+                                     "cuda-subwarp", "opencl-intra-naive"])
+def test_gpu_device_estimate_within_one_and_a_half_of_the_device_peak(backend):
+    """One call in a process of its own on a GPU (OpenCL: NVIDIA's): the most the device's free
+    memory fell, from before the backend exists to the end of its first call, against the
+    device estimate (intra-task: its passes in global memory; OpenCL: the driver's context)."""
+    env = dict(os.environ, HMMBENCH_OPENCL_DEVICE="NVIDIA")
+    r = gpu_device_peak("pairhmm", backend, "equal-512@20000", env)
+    assert r["gpu"], r
+    assert r["device_peak"] <= r["device"] <= 1.5 * r["device_peak"], r

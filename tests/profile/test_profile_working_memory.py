@@ -15,6 +15,7 @@ from hmmbench.profile import datasets as pds
 from hmmbench.profile.job import ProfileSearch
 from hmmbench.profile.reference import NumpyProfile
 from hmmbench.profile.shape import ProfileShape
+from helpers.gpu_memory import gpu_device_peak
 from helpers.hostile_world import PROFILE_RUN, refused, world  # noqa: F401 - world is a fixture
 
 pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
@@ -102,6 +103,17 @@ def test_pyhmmer_estimate_within_one_and_a_half_of_the_resident_peak(residues):
     if "unavailable" in r:
         pytest.skip(r["unavailable"])
     assert r["hwm"] <= r["named"] <= 1.5 * r["hwm"], r
+
+
+@pytest.mark.parametrize("backend", ["profile-cuda-task", "profile-cuda-warp",
+                                     "profile-opencl-task"])
+def test_gpu_device_estimate_within_one_and_a_half_of_the_device_peak(backend):
+    """On a GPU (OpenCL: NVIDIA's), in a process of its own: the most the device's free memory
+    fell over the first call, against the device estimate from the database's name."""
+    env = dict(os.environ, HMMBENCH_OPENCL_DEVICE="NVIDIA")
+    r = gpu_device_peak("profile", backend, "proteins-2000000/random-M400/ssv", env)
+    assert r["gpu"], r
+    assert r["device_peak"] <= r["named_device"] <= 1.5 * r["device_peak"], r
 
 
 def test_cuda_estimate_budgets_the_host_side(world, capsys):
