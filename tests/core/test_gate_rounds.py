@@ -184,23 +184,22 @@ def test_earlier_round_files_are_never_overwritten(tmp_path, capsys):
     assert (tmp_path / "g" / "round-01.candidate.json").read_text() == before
 
 
-#: A stand-in for `hmmbench`: `STANDIN LOG SIDE SECONDS run ... --json PATH --quiet` appends SIDE
-#: to LOG and writes a result document whose one run took SECONDS.
+#: A stand-in for `hmmbench`: `STANDIN LOG SIDE DOCUMENT run ... --json PATH --quiet` appends SIDE
+#: to LOG and writes DOCUMENT (a result document, made here) to PATH; it imports nothing of ours.
 STANDIN = """
-import json, sys
-sys.path[:0] = {path!r}
-from helpers.records import document, run
-log, side, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+import shutil, sys
+log, side, doc = sys.argv[1], sys.argv[2], sys.argv[3]
 open(log, "a").write(side + "\\n")
-out = sys.argv[sys.argv.index("--json") + 1]
-open(out, "w").write(json.dumps(document([run("10s", "cpu-a", seconds)])))
+shutil.copyfile(doc, sys.argv[sys.argv.index("--json") + 1])
 """
 
 
 def standin_cmd(tmp_path, side: str, seconds: float) -> str:
-    script = tmp_path / "standin.py"
-    script.write_text(STANDIN.format(path=sys.path))
-    return f"{sys.executable} {script} {tmp_path / 'order.log'} {side} {seconds}"
+    """The stand-in for one side, its result document's one run taking ``seconds``."""
+    script, doc = tmp_path / "standin.py", tmp_path / f"standin-{side}-{seconds}.json"
+    script.write_text(STANDIN)
+    doc.write_text(json.dumps(document([run("10s", "cpu-a", seconds)])))
+    return f"{sys.executable} {script} {tmp_path / 'order.log'} {side} {doc}"
 
 
 def test_interleaved_runs_alternate_and_stop_when_settled(tmp_path, capsys):
