@@ -195,7 +195,8 @@ def test_cli_fleet_over_tcp_matches_one_process(hosts, tmp_path, monkeypatch):
 def test_killed_worker_shards_rerun_elsewhere_and_the_record_says_so(hosts, tmp_path):
     """SIGKILL to a worker (no nanny: it stays dead) while it computes its shard: Dask
     reschedules the lost tasks and rebuilds the shard on a live worker; the run's checks all
-    pass and ``shards_retried`` names the victim. Last on the module's cluster."""
+    pass and ``shards_retried`` names the victim. The last test that needs w1 (the last one on
+    the module's cluster kills its scheduler)."""
     ps, client = hosts
     victim = next(a for a, w in client.scheduler_info(n_workers=-1)["workers"].items()
                   if w["name"] == "w1")
@@ -224,50 +225,6 @@ def test_killed_worker_shards_rerun_elsewhere_and_the_record_says_so(hosts, tmp_
     assert moved and {x["planned"] for x in moved} == {victim}
     assert all(x["ran_on"] != victim for x in moved)
     assert run["info"]["shards_retried"] == moved
-
-
-def test_killed_scheduler_is_one_error_line_and_no_file(tmp_path):
-    ps = Processes(tmp_path)
-    out = tmp_path / "never.json"
-    try:
-        ps.scheduler()
-        ps.worker("w0")
-        with _client(ps.address, 1):
-            pass
-        proc = subprocess.Popen(
-            # a fixed count no run reaches in the test's time: the kill always lands mid-run
-            [sys.executable, "-m", "hmmbench", "run", "-d", "equal-64@400", "-b", "numpy-f32",
-             "--repeat", "1000000", "--cluster", ps.address, "--cluster-timeout", "5",
-             "--json", str(out)], cwd=REPO, env={**os.environ, **WORKER_ENV,
-                                                 "PYTHONUNBUFFERED": "1"},
-            stderr=subprocess.PIPE, text=True, start_new_session=True)
-        lines: queue.Queue = queue.Queue()
-        reader = threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr],
-                                  daemon=True)
-        reader.start()
-        try:
-            deadline = time.time() + START_TIMEOUT
-            while not lines.get(timeout=max(0.1, deadline - time.time())).startswith(
-                    "cluster: sharding over"):         # then the shards are being computed
-                pass
-            time.sleep(0.5)
-            ps.kill("scheduler")
-            proc.wait(timeout=60)
-            reader.join(timeout=10)
-            rest = "".join(lines.get_nowait() for _ in range(lines.qsize()))
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=30)
-    finally:
-        ps.close()
-    # after the kill: one line, nothing logged by Dask's client, no cell recorded as an error
-    after = rest.strip().splitlines()
-    assert len(after) == 1, rest
-    (line,) = after
-    assert proc.returncode == 2, rest
-    assert line.startswith(f"hmmbench: error: --cluster {ps.address}: lost the Dask scheduler")
-    assert not out.exists() and not list(tmp_path.glob("never.json*"))
 
 
 def test_a_scheduler_lost_while_this_process_is_busy_is_one_line(tmp_path):
@@ -328,3 +285,43 @@ def test_a_comm_error_before_the_client_sees_the_loss_is_the_loss(monkeypatch):
     assert not connect.failed_on_lost_scheduler(_Client(after=0.2), ValueError("a bug"))
     assert not connect.failed_on_lost_scheduler(_Client(), comm_error)
     assert connect.failed_on_lost_scheduler(_Client(after=0), ValueError("anything"))
+
+
+def test_killed_scheduler_is_one_error_line_and_no_file(hosts, tmp_path):
+    """The module's scheduler killed while ``hmmbench run`` computes its shards on the workers
+    left (w0 and w2). Last on the module's cluster and in the file: this process's client of it
+    is closed first (its reconnect attempts would log into the tests after it)."""
+    ps, client = hosts
+    out = tmp_path / "never.json"
+    client.close()
+    proc = subprocess.Popen(
+        # a fixed count no run reaches in the test's time: the kill always lands mid-run
+        [sys.executable, "-m", "hmmbench", "run", "-d", "equal-64@400", "-b", "numpy-f32",
+         "--repeat", "1000000", "--cluster", ps.address, "--cluster-timeout", "5",
+         "--json", str(out)], cwd=REPO, env={**os.environ, **WORKER_ENV,
+                                             "PYTHONUNBUFFERED": "1"},
+        stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: queue.Queue = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True)
+    reader.start()
+    try:
+        deadline = time.time() + START_TIMEOUT
+        while not lines.get(timeout=max(0.1, deadline - time.time())).startswith(
+                "cluster: sharding over"):         # then the shards are being computed
+            pass
+        time.sleep(0.5)
+        ps.kill("scheduler")
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
+        rest = "".join(lines.get_nowait() for _ in range(lines.qsize()))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    # after the kill: one line, nothing logged by Dask's client, no cell recorded as an error
+    after = rest.strip().splitlines()
+    assert len(after) == 1, rest
+    (line,) = after
+    assert proc.returncode == 2, rest
+    assert line.startswith(f"hmmbench: error: --cluster {ps.address}: lost the Dask scheduler")
+    assert not out.exists() and not list(tmp_path.glob("never.json*"))
