@@ -218,24 +218,29 @@ class DeviceKit:
         self._err_tables: dict = {}
         self._scratch: dict = {}
 
-    def working_shuffle(self, teams: int = 1) -> Optional[str]:
+    def working_shuffle(self, teams: int = 1, unoptimized: bool = False) -> Optional[str]:
         """The shuffle kind, once a probe build shows that in work-groups of ``teams`` teams of
         ``warp_width`` work-items each team is exactly one sub-group (else None: the warp
-        families take the local-memory path). NVIDIA's warps are 32 lanes by definition."""
+        families take the local-memory path). NVIDIA's warps are 32 lanes by definition.
+        The probe is a real warp kernel built as the caller builds its own (``unoptimized``, see
+        :meth:`program`): the sub-group size is the compiled program's, and a caller's first
+        launch on a short haplotype reuses it."""
         if self.shuffle is None or self.shuffle == "ptx":
             return self.shuffle
-        if teams not in self._shuffle_checked:
+        key = (teams, unoptimized and not self.is_gpu)
+        if key not in self._shuffle_checked:
             defines = {"TILE": 1, "THREADS": self.warp_width, "PAIRS_PER_GROUP": teams,
                        "EXCHANGE": EXCHANGE[self.shuffle], "HAP_STRIDE": 64, "USE_DOUBLE": 0}
             try:
-                kernel = self.kernel("pairhmm/wavefront.cl", "wavefront", defines)  # the probe: a real warp kernel
+                kernel = self.kernel("pairhmm/wavefront.cl", "wavefront", defines,
+                                     unoptimized=unoptimized)
                 size = kernel.get_sub_group_info(
                     self.device, cl_module().kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
                     [self.warp_width * teams])
-                self._shuffle_checked[teams] = int(size) == self.warp_width
+                self._shuffle_checked[key] = int(size) == self.warp_width
             except Exception:  # noqa: BLE001 - a failed build or query: no shuffle path
-                self._shuffle_checked[teams] = False
-        return self.shuffle if self._shuffle_checked[teams] else None
+                self._shuffle_checked[key] = False
+        return self.shuffle if self._shuffle_checked[key] else None
 
     @property
     def warp_width(self) -> int:

@@ -3,12 +3,11 @@
 CI gets two CPU devices from scripts/install_opencl_cpu.sh: PoCL (no sub-groups: the warp family's
 local-memory path) and Intel's CPU runtime (sub-group shuffles: the warp family's shuffle path).
 Tests needing a device skip with the reason when there is none. On these CPU devices the tests'
-backends build without the optimizer (``UNOPTIMIZED``: the same bits, checked below, at a third of
-the compile time), but on the default device, whose whole real sets run longer than they compile.
+backends build without the optimizer (``UNOPTIMIZED``: the same bits, checked below on every device
+against the optimized programs a user runs, at a third to a fifth of the compile time).
 """
 from __future__ import annotations
 
-import functools
 import os
 import subprocess
 import sys
@@ -68,36 +67,36 @@ def real_sets():
     return out
 
 
-def _cases(pairs, ref):
-    """The pairs of a set that hold its cases: every 10th, the longest read's and the longest
-    haplotype's (which set the wavefront kernels' HAP_STRIDE and the passes over a read)."""
-    keep = set(range(0, pairs.n_pairs, 10))
+#: log10 likelihood below which the float32 kernels' sum (2^120 C) misses GKL's 1e-28 and the
+#: pair is recomputed in float64; a pair within RESCUE_MARGIN decades of it is kept as a case
+RESCUE_LOG10 = np.log10(1e-28) - 120 * np.log10(2.0)
+RESCUE_MARGIN = 4.0
+
+
+def _cases(pairs, ref, every=50):
+    """The pairs of a set that hold its cases: the longest read's and the longest haplotype's
+    (which set the wavefront kernels' HAP_STRIDE and the passes over a read), every pair near or
+    below the float32 rescue threshold (10s: none below it, 24 within 3.4 decades), and every
+    50th for the mix of lengths a layout groups."""
+    near_rescue = np.flatnonzero(ref < RESCUE_LOG10 + RESCUE_MARGIN)
+    keep = set(range(0, pairs.n_pairs, every)) | set(near_rescue.tolist())
     keep |= {int(np.argmax(pairs.pair_read_lengths)), int(np.argmax(pairs.pair_hap_lengths))}
     idx = np.array(sorted(keep))
     sub = pairs.subset_pairs(idx)
     assert sub.max_read_length == pairs.max_read_length
     assert sub.max_hap_length == pairs.max_hap_length
+    assert np.isin(near_rescue, idx).all() and ref[idx].min() == ref.min()
     return sub, ref[idx]
-
-
-@functools.lru_cache(maxsize=None)
-def _default_device() -> str:
-    """The device hmmbench picks by default: it checks every family on the whole real sets."""
-    label = opencl_api._label(*opencl_api.choose_device())
-    return label if label in DEVICES else DEVICES[0]
 
 
 _BACKENDS: dict = {}
 
 
 def _backend(device: str, name: str):
-    """One backend object per (device, family) for the whole module (programs stay compiled);
-    optimized programs on the default device only, which runs the whole 10s set (4-5x slower
-    without the optimizer on Intel's runtime)."""
+    """One backend object per (device, family) for the whole module (programs stay compiled)."""
     key = (device, name)
     if key not in _BACKENDS:
-        kw = {} if device == _default_device() else UNOPTIMIZED
-        b = {x.name: x for x in opencl.backends(device=device, **kw)}[name]
+        b = {x.name: x for x in opencl.backends(device=device, **UNOPTIMIZED)}[name]
         reason = b.unavailable_reason()
         if reason:
             pytest.skip(f"{name} on {device}: {reason}")
@@ -124,8 +123,8 @@ def _check(backend, pairs, ref):
 @pytest.mark.parametrize("name", FAMILIES)
 @pytest.mark.parametrize("device", DEVICES)
 def test_family_matches_reference_on_real_data(real_sets, device, name, dataset):
-    """Whole sets on the default device; on the others, 10s's pairs that hold its cases."""
-    if dataset == "10s" and device != _default_device():
+    """tiny whole; of 10s, the pairs that hold its cases (``_cases``)."""
+    if dataset == "10s":
         dataset = "10s cases"
     pairs, ref = real_sets[dataset]
     _check(_backend(device, name), pairs, ref)
@@ -302,6 +301,23 @@ def test_warp_path_is_reported(device, edge):
         assert kit.working_shuffle() == kit.shuffle  # Intel's runtime: the shuffle path runs
     assert ex.info["path"] == expected == b.params["path"]
     assert b.params["threads"] == kit.warp_width
+
+
+@needs_device
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_warp_path_is_probed_with_the_programs_the_backend_builds(device, monkeypatch):
+    """The shuffle probe (a real warp kernel) is built as the backend builds: an unoptimized
+    backend builds no optimized program to choose its path, and its launch on short haplotypes
+    reuses the probe's program, so that a call builds one program in all."""
+    monkeypatch.setattr(opencl_api, "_KITS", {})  # a fresh kit: nothing built yet
+    b = {x.name: x for x in opencl.backends(device=device, **UNOPTIMIZED)}["opencl-warp"]
+    kit = b.kit()
+    probed = [unopt for (source, defines, unopt) in kit._programs]
+    assert probed == ([] if kit.shuffle in (None, "ptx") else [not kit.is_gpu])
+    rng = np.random.default_rng(5)
+    pairs = pack([Batch([_read(rng, 20), _read(rng, 45)], [_hap(rng, 30), _hap(rng, 64)])])
+    _check(b, pairs, _reference(pairs))
+    assert [unopt for (source, defines, unopt) in kit._programs] == [not kit.is_gpu]
 
 
 def test_a_device_with_sub_groups_is_tested_in_ci():

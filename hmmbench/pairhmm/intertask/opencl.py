@@ -366,7 +366,7 @@ class Wavefront(OpenCLBackend):
         """'local', or the device's shuffle kind for the warp families."""
         if self._exchange == "local":
             return "local"
-        return kit.working_shuffle(self._pairs_per_group) or "local"
+        return kit.working_shuffle(self._pairs_per_group, self.unoptimized_on_cpu) or "local"
 
     def threads(self, kit: DeviceKit) -> int:
         if self._threads:
