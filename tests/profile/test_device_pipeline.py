@@ -46,6 +46,7 @@ def test_pass_counts_identical_to_pyhmmer(backend, spec, bias_filter, proteome, 
     assert ex.info["bias_filter"] is bias_filter
     if bias_filter:                                  # the host scored every MSV survivor
         assert ex.info["bias_survivors"] == theirs["msv"]
+        assert ex.info["bias_decision"] == "host"
 
 
 @pytest.mark.parametrize("name", ["PF02826", "RREFam/Thuricin_rSAM_RRE"])

@@ -270,6 +270,6 @@ def _bias_pipeline(dev, model, db, host, device, per_stage, seconds_of, survivor
     dev.use_clock(device)
     info = {"pass_counts": counts, "stage_launches": survivors, "bias_filter": True,
             "bias_survivors": int(surv.size), "bias_host_s": bias_s,
-            "bias_forward": "device" if on_device else "host",
+            "bias_forward": "device" if on_device else "host", "bias_decision": "host",
             "pipeline_stage_s": {name: seconds_of(c) for name, c in per_stage.items()}}
     return values, info
