@@ -2,6 +2,8 @@
 device here, on both exchange paths: the device's shuffle (Intel's CPU runtime: one sub-group per
 group) and the local-memory path (PoCL's, forced here on every device)."""
 from __future__ import annotations
+
+import functools
 from types import SimpleNamespace
 
 import numpy as np
@@ -137,10 +139,45 @@ def rescue_reads(pairs, ref):
             np.concatenate([ref[at] for at in picked] + [ref[longest]]))
 
 
+def case_reads(pairs, ref):
+    """The reads of ``pairs`` (a real set) that hold its cases, each against every haplotype of
+    its batch: every 10th read, the longest read and the first read of the longest haplotype's
+    batch (10s: a tenth of its cells, every bin its whole set fills; asserted by the tests)."""
+    keep = set(range(0, int(pairs.batch_reads[-1]), 10)) | {int(np.argmax(pairs.read_lengths))}
+    hap_batch = int(np.searchsorted(pairs.batch_haps, np.argmax(pairs.hap_lengths), "right")) - 1
+    keep.add(int(pairs.batch_reads[hap_batch]))
+    parts, picked = [], []
+    for b in range(pairs.n_batches):
+        own = sorted(r for r in keep if pairs.batch_reads[b] <= r < pairs.batch_reads[b + 1])
+        if own:
+            sub, at = _reads_of_batch(pairs, b, own)
+            parts.append(sub)
+            picked.append(at)
+    sub = pairs.concatenate(parts)
+    assert sub.max_read_length == pairs.max_read_length
+    assert sub.max_hap_length == pairs.max_hap_length
+    return sub, np.concatenate([ref[at] for at in picked])
+
+
+@functools.lru_cache(maxsize=None)
+def _default_device() -> str:
+    """The device hmmbench picks by default: its own exchange path runs the whole 10s."""
+    label = opencl_api._label(*opencl_api.choose_device())
+    return label if label in DEVICES else DEVICES[0]
+
+
+def _bin_labels(lengths) -> set:
+    """The labels of the test bins that reads of ``lengths`` (none past the last) fall in."""
+    los = (1, *(hi + 1 for hi, _, _ in TEST_BINS[:-1]))
+    return {f"p{p}k{k}[{lo}..{hi}]" for lo, (hi, p, k) in zip(los, TEST_BINS)
+            if ((lengths >= lo) & (lengths <= hi)).any()}
+
+
 @pytest.fixture(scope="module")
 def real():
     sets = {name: real_set(name).load() for name in ("10s", "1m")}
     out = {name: (ps, forward_log10(ps, "float64")) for name, ps in sets.items()}
+    out["10s cases"] = case_reads(*out["10s"])
     out["1m-rescue"] = rescue_reads(*out["1m"])
     return out
 
@@ -227,22 +264,30 @@ def test_an_unoptimized_cpu_build_gives_the_optimized_builds_bits():
 @pytest.mark.parametrize("exchange", ["auto", "local"])
 @pytest.mark.parametrize("device", DEVICES)
 def test_matches_reference_on_real_data(real, device, exchange, dataset):
-    """10s whole; 1m as its rescue reads and longest read (``rescue_reads``: the cases the
-    whole set holds, at 0.7 % of its cells)."""
-    pairs, ref = real[dataset if dataset == "10s" else "1m-rescue"]
-    _, ex = _check_path(device, exchange, dataset, pairs, ref)
+    """10s whole on the default device's own path, elsewhere its reads that hold its cases
+    (``case_reads``: every bin the whole set fills, its longest read and haplotype, a tenth of
+    its cells); 1m as its rescue reads and longest read (``rescue_reads``: the cases the whole
+    set holds, at 0.7 % of its cells)."""
+    if dataset == "1m":
+        name = "1m-rescue"
+    else:
+        whole = device == _default_device() and exchange == "auto"
+        name = "10s" if whole else "10s cases"
+    pairs, ref = real[name]
+    _, ex = _check_path(device, exchange, name, pairs, ref)
+    # every test bin the whole set's reads fill ran (1m and 10s: all of them)
+    assert set(ex.info["bins"]) == _bin_labels(real[dataset][0].read_lengths) \
+        == _bin_labels(np.array([hi for hi, _, _ in TEST_BINS]))
     if dataset == "1m":  # the set's underflows and its longest read are in
         assert ex.n_fallback >= 1 and pairs.max_read_length == real["1m"][0].max_read_length
-        los = (1, *(hi + 1 for hi, _, _ in TEST_BINS[:-1]))
-        assert set(ex.info["bins"]) == {f"p{p}k{k}[{lo}..{hi}]"  # every test bin's reads
-                                        for lo, (hi, p, k) in zip(los, TEST_BINS)}
 
 
 @needs_device
 def test_the_registered_bins_match_the_reference_on_10s(real):
     """cuda-subwarp's own bins (10s: its smallest size tier, p32 k = 4 and 8), on the first
-    device."""
-    ex = _check(_backend(DEVICES[0], "auto", registered=True), *real["10s"])
+    device, on 10s's reads that hold its cases (``case_reads``: both bins)."""
+    pairs, ref = real["10s cases"]
+    ex = _check(_backend(DEVICES[0], "auto", registered=True), pairs, ref)
     assert set(ex.info["bins"]) == {"p32k4[1..128]", "p32k8[129..256]"}
 
 
