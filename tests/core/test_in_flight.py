@@ -142,22 +142,35 @@ def test_a_failed_batch_fails_each_of_its_calls_without_running_again():
 
 def test_opencl_subwarp_batched_in_flight_is_the_calls_alone():
     """opencl-subwarp with calls in flight merged (batch_calls, as cuda-subwarp-batched): the
-    results of the calls one by one (the merged calls' tier may differ: within 1e-5)."""
-    from helpers.opencl_subwarp import DEVICES
+    results of the calls one by one (the merged calls' tier may differ: within 1e-5). Their
+    CPU programs built without the optimizer (``UNOPTIMIZED``: the same bits, checked in
+    test_opencl.py; PoCL's optimized builds of the registered bins cost seconds each)."""
+    from helpers.opencl_subwarp import DEVICES, UNOPTIMIZED
     from hmmbench.pairhmm.subwarp.opencl import SubwarpOpenCL
     if not DEVICES:
         pytest.skip("no usable OpenCL device")
-    alone = SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0])
-    batched = SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0], batch_calls=True)
+    alone = SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0], **UNOPTIMIZED)
+    batched = SubwarpOpenCL("opencl-subwarp-f64rescue", device=DEVICES[0], batch_calls=True,
+                            **UNOPTIMIZED)
     for b in (alone, batched):
         reason = b.unavailable_reason()
         if reason:
             pytest.skip(reason)
-    regions = launches(resolve("1m").load(), "original")[:9]
+    # nine of 1m's regions, in its order: the eight of fewest cells and the one of fewest
+    # cells with reads over 128 (the registered small tier's two bins run, p32k4 and p32k8)
+    regions = launches(resolve("1m").load(), "original")
+    cells = [int(np.sum(p.pair_read_lengths * p.pair_hap_lengths)) for p in regions]
+    longer = min((i for i, p in enumerate(regions) if p.max_read_length > 128), key=cells.__getitem__)
+    rest = sorted((i for i in range(len(regions)) if i != longer), key=cells.__getitem__)[:8]
+    regions = [regions[i] for i in sorted(rest + [longer])]
+    assert sum(p.max_read_length > 128 for p in regions) == 1
     one = joined_values(run_launches(alone, regions)[0])
     outs = run_launches(batched, regions, in_flight=4)[0]
     assert [ex.info.get("batched_calls") for ex in outs] == [4] * 8 + [None]
+    assert {label for ex in outs for label in ex.info["bins"]} == {"p32k4[1..128]",
+                                                                   "p32k8[129..256]"}
     assert batched.params["batch_calls"] is True and "batch_calls" not in alone.params
+    assert alone.params["unoptimized_on_cpu"] and batched.params["unoptimized_on_cpu"]
     np.testing.assert_allclose(joined_values(outs), one, rtol=0, atol=1e-5)
 
 
