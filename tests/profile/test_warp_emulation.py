@@ -31,9 +31,10 @@ def sat_s16(x):
 
 
 def shift(v, fill):
+    """The one-lane warp shift along the last axis (lanes)."""
     out = np.empty_like(v)
-    out[0] = fill
-    out[1:] = v[:-1]
+    out[..., 0] = fill
+    out[..., 1:] = v[..., :-1]
     return out
 
 
@@ -84,7 +85,7 @@ def sat_add_dpx(a, b, alu=False):
     floor -32768 - b computed as the kernel's ALU form instead of the table."""
     out = np.maximum(a, neg_floor_alu(b) if alu else -32768 - b) + b
     # the ufuncs' own reductions: ndarray.all()'s wrapper cost more than the add itself
-    assert NEG <= np.minimum.reduce(out) and np.maximum.reduce(out) <= 32767
+    assert NEG <= np.minimum.reduce(out, axis=None) and np.maximum.reduce(out, axis=None) <= 32767
     return out
 
 
@@ -95,65 +96,96 @@ def emit_dpx(sv, e):
 
 
 def vf_row_ascending(M_, I_, D_, mpv, dpv, ipv, xB, tsc, e, add, emit):
-    """The kernel's VF_ROW, vectors in ascending order (ROW_INPLACE=0): (dcv, xEv, Dmaxv)."""
-    Q, W = M_.shape
-    dcv = np.full(W, NEG, np.int64)
+    """The kernel's VF_ROW, vectors in ascending order (ROW_INPLACE=0): (dcv, xEv, Dmaxv).
+    States (..., Q, lanes): a leading axis holds several sequences (``xB`` (..., 1) then)."""
+    Q, W = M_.shape[-2:]
+    dcv = np.full(M_.shape[:-2] + (W,), NEG, np.int64)
     xEv, Dmaxv = dcv.copy(), dcv.copy()
     for q in range(Q):
-        sv = add(np.full(W, xB), tsc[0, q], 0)
+        sv = add(xB + np.zeros(W, np.int64), tsc[0, q], 0)
         sv = np.maximum(sv, add(mpv, tsc[1, q], 1))
         sv = np.maximum(sv, add(ipv, tsc[2, q], 2))
         sv = np.maximum(sv, add(dpv, tsc[3, q], 3))
-        sv = emit(sv, e[q])
+        sv = emit(sv, e[..., q, :])
         xEv = np.maximum(xEv, sv)
-        mpv, dpv, ipv = M_[q].copy(), D_[q].copy(), I_[q].copy()
-        M_[q] = sv
-        D_[q] = dcv
+        mpv, dpv, ipv = M_[..., q, :].copy(), D_[..., q, :].copy(), I_[..., q, :].copy()
+        M_[..., q, :] = sv
+        D_[..., q, :] = dcv
         dcv = add(sv, tsc[4, q], 4)
         Dmaxv = np.maximum(Dmaxv, dcv)
-        I_[q] = np.maximum(add(mpv, tsc[5, q], 5), add(ipv, tsc[6, q], 6))
+        I_[..., q, :] = np.maximum(add(mpv, tsc[5, q], 5), add(ipv, tsc[6, q], 6))
     return dcv, xEv, Dmaxv
 
 
 def vf_row_inplace(M_, I_, D_, mpv, dpv, ipv, xB, tsc, e, add, emit):
     """VF_ROW with ROW_INPLACE=1: descending vectors, each state updated in place (vector q reads
     q-1's old values), D_[q+1] = vector q's M->D flow, D_[0] = -inf; row maxima folded over
-    (held, current) pairs as the kernel's three-way maxima."""
-    Q, W = M_.shape
-    neg = np.full(W, NEG, np.int64)
+    (held, current) pairs as the kernel's three-way maxima. Shapes as vf_row_ascending."""
+    Q, W = M_.shape[-2:]
+    neg = np.full(M_.shape[:-2] + (W,), NEG, np.int64)
     xEv, Dmaxv, heldE, heldD, dcv = neg.copy(), neg.copy(), neg.copy(), neg.copy(), None
     for q in range(Q - 1, -1, -1):
-        mp, ip, dp = (M_[q - 1], I_[q - 1], D_[q - 1]) if q > 0 else (mpv, ipv, dpv)
-        sv = add(np.full(W, xB), tsc[0, q], 0)
+        mp, ip, dp = ((M_[..., q - 1, :], I_[..., q - 1, :], D_[..., q - 1, :]) if q > 0
+                      else (mpv, ipv, dpv))
+        sv = add(xB + np.zeros(W, np.int64), tsc[0, q], 0)
         sv = np.maximum(sv, add(mp, tsc[1, q], 1))
         sv = np.maximum(sv, add(ip, tsc[2, q], 2))
         sv = np.maximum(sv, add(dp, tsc[3, q], 3))
-        sv = emit(sv, e[q])
-        I_[q] = np.maximum(add(I_[q], tsc[6, q], 6), add(M_[q], tsc[5, q], 5))
-        M_[q] = sv
+        sv = emit(sv, e[..., q, :])
+        I_[..., q, :] = np.maximum(add(I_[..., q, :], tsc[6, q], 6), add(M_[..., q, :], tsc[5, q], 5))
+        M_[..., q, :] = sv
         dc = add(sv, tsc[4, q], 4)
         if q == Q - 1:
             dcv = dc
         else:
-            D_[q + 1] = dc
+            D_[..., q + 1, :] = dc
         if (Q - 1 - q) & 1:
             xEv, Dmaxv = np.maximum.reduce([xEv, heldE, sv]), np.maximum.reduce([Dmaxv, heldD, dc])
         else:
             heldE, heldD = sv, dc
     if Q & 1:
         xEv, Dmaxv = np.maximum(xEv, heldE), np.maximum(Dmaxv, heldD)
-    D_[0] = neg
+    D_[..., 0, :] = neg
     return dcv, xEv, Dmaxv
 
 
-def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv, dpx=False, inplace=False,
-               ntsc_mask=0):
-    """``ntsc_mask``: VF_NTSC_MASK, the transitions j whose floor the kernel computes by ALU."""
+def lazy_dd(D_, dcv, tsc, add):
+    """The kernel's lazy-F D->D passes for sequences side by side (D_ (n, Q, lanes), dcv
+    (n, lanes), updated in place): one pass over every vector, then passes from vector 0 that
+    each sequence leaves at its first vector no lane of which improves (its early exit), again
+    while a pass ran through every vector."""
+    Q = D_.shape[1]
+    for q in range(Q):
+        D_[:, q] = np.maximum(dcv, D_[:, q])
+        dcv = add(D_[:, q], tsc[7, q], 7)
+    again = np.ones(len(D_), bool)
+    while again.any():
+        run = again.copy()
+        dcv = shift(dcv, NEG)
+        for q in range(Q):
+            run &= (dcv > D_[:, q]).any(axis=-1)          # the others exit here
+            if not run.any():
+                break
+            D_[run, q] = np.maximum(dcv[run], D_[run, q])
+            dcv[run] = add(D_[run, q], tsc[7, q], 7)
+        again = run                                        # ran through every vector
+        DD_PASSES["extra"] += int(again.sum())
+
+
+def vf_xc_warp(match, tsc, seq_codes, base, e_loop, e_move, ddbound, mv, dpx=False,
+               inplace=False, ntsc_mask=0):
+    """xC per sequence of ``seq_codes`` (each its own state, side by side; ``mv`` per sequence);
+    32768 where the row's xE overflowed (the kernel returns there).
+    ``ntsc_mask``: VF_NTSC_MASK, the transitions j whose floor the kernel computes by ALU."""
     Q, W = match.shape[1], match.shape[2]
-    M_ = np.full((Q, W), NEG, np.int64)
+    order, X, active = by_rows(seq_codes)
+    S = len(order)
+    mv = np.asarray(mv, np.int64)[order]
+    M_ = np.full((S, Q, W), NEG, np.int64)
     I_, D_ = M_.copy(), M_.copy()
     xN = base
-    xB, xJ, xC = xN + mv, NEG, NEG
+    xB, xJ, xC = xN + mv, np.full(S, NEG, np.int64), np.full(S, NEG, np.int64)
+    done = np.zeros(S, bool)
     if dpx:
         assert (tsc <= 0).all()              # every b of sat_add_dpx is a row of tsc
         add = lambda a, b, j: sat_add_dpx(a, b, bool((ntsc_mask >> j) & 1))   # noqa: E731
@@ -161,37 +193,35 @@ def vf_xc_warp(match, tsc, codes, base, e_loop, e_move, ddbound, mv, dpx=False, 
         add = lambda a, b, j: sat_s16(a + b)                                   # noqa: E731
     emit = emit_dpx if dpx else (lambda a, b: sat_s16(a + b))
     row = vf_row_inplace if inplace else vf_row_ascending
-    for x in codes:
-        mpv, dpv, ipv = shift(M_[Q - 1], NEG), shift(D_[Q - 1], NEG), shift(I_[Q - 1], NEG)
-        dcv, xEv, Dmaxv = row(M_, I_, D_, mpv, dpv, ipv, xB, tsc, match[x], add, emit)
-        xE = int(xEv.max())
-        if xE >= 32767:
-            return 32768
-        xC = max(xC, xE + e_move)
-        xJ = max(xJ, xE + e_loop)
-        xB = max(xJ + mv, xN + mv)
-        Dmax = int(Dmaxv.max())
+    for r, n in enumerate(active):
+        live = np.flatnonzero(~done[:n])
+        if not live.size:
+            continue
+        sel = slice(0, n) if live.size == n else live      # views, else copies put back
+        Mv, Iv, Dv = M_[sel], I_[sel], D_[sel]
+        mpv, dpv, ipv = shift(Mv[:, Q - 1], NEG), shift(Dv[:, Q - 1], NEG), shift(Iv[:, Q - 1], NEG)
+        dcv, xEv, Dmaxv = row(Mv, Iv, Dv, mpv, dpv, ipv, xB[sel][:, None], tsc,
+                              match[X[sel, r]], add, emit)
+        xE = xEv.max(axis=-1)
+        over = xE >= 32767
+        done[live[over]] = True
+        xC[sel] = np.where(over, xC[sel], np.maximum(xC[sel], xE + e_move))
+        xJ[sel] = np.where(over, xJ[sel], np.maximum(xJ[sel], xE + e_loop))
+        xB[sel] = np.maximum(xJ[sel] + mv[sel], xN + mv[sel])
+        Dmax = Dmaxv.max(axis=-1)
         dcv = shift(dcv, NEG)
-        if Dmax + ddbound > xB:
-            DD_PASSES["rows"] += 1
-            for q in range(Q):
-                D_[q] = np.maximum(dcv, D_[q])
-                dcv = add(D_[q], tsc[7, q], 7)
-            again = True
-            while again:
-                dcv = shift(dcv, NEG)
-                q = 0
-                while q < Q:
-                    if not (dcv > D_[q]).any():
-                        break
-                    D_[q] = np.maximum(dcv, D_[q])
-                    dcv = add(D_[q], tsc[7, q], 7)
-                    q += 1
-                again = q == Q
-                DD_PASSES["extra"] += int(again)
-        else:
-            D_[0] = dcv
-    return xC
+        full = ~over & (Dmax + ddbound > xB[sel])
+        DD_PASSES["rows"] += int(full.sum())
+        Dv[~full, 0] = dcv[~full]
+        if full.any():
+            Df = Dv[full]
+            lazy_dd(Df, dcv[full], tsc, add)
+            Dv[full] = Df
+        if live.size != n:
+            M_[live], I_[live], D_[live] = Mv, Iv, Dv
+    out = np.empty(S, np.int64)
+    out[order] = np.where(done, 32768, xC)
+    return out
 
 
 def wrap16(x):
@@ -200,22 +230,24 @@ def wrap16(x):
     return np.asarray(x, np.int64).astype(np.int16).astype(np.int64)
 
 
-def byte_row(dp, prof_row, cell, inplace=False):
+def byte_row(dp, prof_rows, cell, inplace=False):
     """One row of the group kernels' byte_row: shift, cell per vector, elementwise row max;
-    ``inplace`` (ROW_INPLACE): descending vectors, vector q reading q-1's old value in place."""
-    Q = dp.shape[0]
-    first = shift(dp[Q - 1], 0)
-    rowmax = np.zeros(dp.shape[1], np.int64)
+    ``inplace`` (ROW_INPLACE): descending vectors, vector q reading q-1's old value in place.
+    ``dp`` (..., Q, lanes) and ``prof_rows`` alike: a leading axis holds several sequences,
+    each with its own row (the same operations per element as one sequence alone)."""
+    Q = dp.shape[-2]
+    first = shift(dp[..., Q - 1, :], 0)
+    rowmax = np.zeros(first.shape, np.int64)
     if inplace:
         for q in range(Q - 1, -1, -1):
-            dp[q] = cell(dp[q - 1] if q > 0 else first, prof_row[q])
-            rowmax = np.maximum(rowmax, dp[q])
+            dp[..., q, :] = cell(dp[..., q - 1, :] if q > 0 else first, prof_rows[..., q, :])
+            rowmax = np.maximum(rowmax, dp[..., q, :])
         return rowmax
     mpv = first
     for q in range(Q):
-        sv = cell(mpv, prof_row[q])
-        mpv = dp[q].copy()
-        dp[q] = sv
+        sv = cell(mpv, prof_rows[..., q, :])
+        mpv = dp[..., q, :].copy()
+        dp[..., q, :] = sv
         rowmax = np.maximum(rowmax, sv)
     return rowmax
 
@@ -225,7 +257,7 @@ def cells(simd16, bias):
     if simd16:
         ssv = lambda m, pc: np.maximum(np.minimum(wrap16(m + pc), 255), 0)
         msv = lambda xb: (lambda m, pc: np.maximum(wrap16(np.maximum(wrap16(m + bias), xb) + pc), 0))
-        xbrow = lambda xB: min(xB + bias, 255)
+        xbrow = lambda xB: np.minimum(xB + bias, 255)
     else:
         ssv = lambda m, pc: sat_u8(sat_u8(m + bias) - pc)
         msv = lambda xb: (lambda m, pc: sat_u8(sat_u8(np.maximum(m, xb) + bias) - pc))
@@ -233,40 +265,64 @@ def cells(simd16, bias):
     return ssv, msv, xbrow
 
 
-def ssv_xe_group(prof, codes, bias, simd16, inplace=False):
+def by_rows(seq_rows):
+    """Several sequences' rows (code arrays) run side by side: (order by decreasing row count,
+    codes matrix in that order, how many sequences row r still has). Row r updates only the
+    first ``active[r]`` sequences: each sequence sees exactly its own rows."""
+    n_rows = np.array([len(r) for r in seq_rows])
+    order = np.argsort(-n_rows, kind="stable")
+    X = np.zeros((len(seq_rows), int(n_rows.max())), np.int64)
+    for j, i in enumerate(order):
+        X[j, :n_rows[i]] = seq_rows[i]
+    active = (n_rows[order][None, :] > np.arange(X.shape[1])[:, None]).sum(axis=1)
+    return order, X, active
+
+
+def ssv_xe_group(prof, seq_rows, bias, simd16, inplace=False):
+    """SSV's xE per sequence of ``seq_rows`` (each sequence's own state, side by side)."""
     ssv, _, _ = cells(simd16, bias)
-    dp = np.zeros(prof.shape[1:], np.int64)
-    xEv = np.zeros(prof.shape[2], np.int64)
-    for x in codes:
-        xEv = np.maximum(xEv, byte_row(dp, prof[x], ssv, inplace))
-    return 128 + int(xEv.max())
+    order, X, active = by_rows(seq_rows)
+    dp = np.zeros((len(order),) + prof.shape[1:], np.int64)
+    xEv = np.zeros((len(order), prof.shape[2]), np.int64)
+    for r, n in enumerate(active):
+        xEv[:n] = np.maximum(xEv[:n], byte_row(dp[:n], prof[X[:n, r]], ssv, inplace))
+    out = np.empty(len(order), np.int64)
+    out[order] = 128 + xEv.max(axis=1)
+    return out
 
 
-def msv_xj_group(prof, codes, bias, base, tec, jbm, simd16, lazy, inplace=False):
-    """msv_xj_warp with LAZY_XE on or off: the exact xE only on rows a lane flags."""
+def msv_xj_group(prof, seq_rows, bias, base, tec, jbm, simd16, lazy, inplace=False):
+    """msv_xj_warp with LAZY_XE on or off: the exact xE only on rows a lane flags (per
+    sequence of ``seq_rows``, side by side; ``jbm`` per sequence)."""
     _, msv, xbrow = cells(simd16, bias)
-    dp = np.zeros(prof.shape[1:], np.int64)
-    jtop, xJ, over = base, 0, False
-    xB = max(base - jbm, 0)
-    xEall = np.zeros(prof.shape[2], np.int64)
-    thr = min(255 - bias, jtop + tec + 1)
-    for x in codes:
-        rowmax = byte_row(dp, prof[x], msv(xbrow(xB)), inplace)
-        xEall = np.maximum(xEall, rowmax)
-        if lazy and not (rowmax >= thr).any():
-            continue
-        xE = int(rowmax.max())
-        if not over:
-            if xE + bias >= 255:
-                over = True
-            elif xE - tec > jtop:
-                jtop = xE - tec
-                xB = max(jtop - jbm, 0)
-            xJ = max(xJ, max(xE - tec, 0))
-        thr = 1 << 20 if over else min(255 - bias, jtop + tec + 1)
+    order, X, active = by_rows(seq_rows)
+    S = len(order)
+    jbm = np.asarray(jbm, np.int64)[order]
+    dp = np.zeros((S,) + prof.shape[1:], np.int64)
+    jtop, xJ, over = np.full(S, base, np.int64), np.zeros(S, np.int64), np.zeros(S, bool)
+    xB = np.maximum(base - jbm, 0)
+    xEall = np.zeros((S, prof.shape[2]), np.int64)
+    thr = np.minimum(255 - bias, jtop + tec + 1)
+    for r, n in enumerate(active):
+        rowmax = byte_row(dp[:n], prof[X[:n, r]], msv(xbrow(xB[:n])[:, None]), inplace)
+        xEall[:n] = np.maximum(xEall[:n], rowmax)
+        # the rows a lane flags (every row without LAZY_XE) take the exact xE
+        exact = (rowmax >= thr[:n, None]).any(axis=1) if lazy else np.ones(n, bool)
+        xE = rowmax.max(axis=1)
+        live = exact & ~over[:n]
+        now_over = live & (xE + bias >= 255)
+        higher = live & ~now_over & (xE - tec > jtop[:n])
+        jtop[:n] = np.where(higher, xE - tec, jtop[:n])
+        xB[:n] = np.where(higher, np.maximum(jtop[:n] - jbm[:n], 0), xB[:n])
+        xJ[:n] = np.where(live, np.maximum(xJ[:n], np.maximum(xE - tec, 0)), xJ[:n])
+        over[:n] |= now_over
+        thr[:n] = np.where(exact, np.where(over[:n], 1 << 20,
+                                           np.minimum(255 - bias, jtop[:n] + tec + 1)), thr[:n])
     if lazy:
-        xJ = max(int(xEall.max()) - tec, 0)
-    return -1 if over else xJ
+        xJ = np.maximum(xEall.max(axis=1) - tec, 0)
+    out = np.empty(S, np.int64)
+    out[order] = np.where(over, -1, xJ)
+    return out
 
 
 MODELS = datasets.load_models() if datasets.pyhmmer_data_dir() else []
@@ -332,9 +388,9 @@ def test_warp_vf_kernel_matches_reference(model, sample, reference, dpx, inplace
     L = sample.lengths
     mv = wp.move(L).astype(np.int64)
     rows_before = DD_PASSES["rows"]
-    xc = np.array([vf_xc_warp(match, tsc, sample.codes(i), wp.base, wp.e_loop, wp.e_move,
-                              wp.ddbound, int(mv[i]), dpx=dpx, inplace=inplace,
-                              ntsc_mask=ntsc_mask) for i in range(len(sample))])
+    xc = vf_xc_warp(match, tsc, [sample.codes(i) for i in range(len(sample))], wp.base,
+                    wp.e_loop, wp.e_move, wp.ddbound, mv, dpx=dpx, inplace=inplace,
+                    ntsc_mask=ntsc_mask)
     got = pf.vf_from_xc(model, np.minimum(xc, 32767), xc > 32767, L)
     np.testing.assert_array_equal(got, reference(model, "vf"))
     assert DD_PASSES["rows"] > rows_before   # the D->D branch was exercised
@@ -364,12 +420,11 @@ def test_group_byte_kernels_match_reference(model, sample, reference, group, sim
     Q, _ = layout.warp_byte_profile(model, "ssv", group, simd16)
     ssv_prof, msv_prof = striped("ssv"), striped("msv")
     assert ssv_prof.shape[1] == Q
-    xe = np.array([ssv_xe_group(ssv_prof, rows(i), bp.bias, simd16, inplace)
-                   for i in range(len(sample))])
+    seq_rows = [rows(i) for i in range(len(sample))]
+    xe = ssv_xe_group(ssv_prof, seq_rows, bp.bias, simd16, inplace)
     np.testing.assert_array_equal(pf.ssv_from_xe(model, xe, L)[0], reference(model, "ssv"))
     jbm = (bp.tjb(L) + bp.tbm) & 0xFF
-    xj = np.array([msv_xj_group(msv_prof, rows(i), bp.bias, bp.base, bp.tec, int(jbm[i]),
-                                simd16, lazy, inplace) for i in range(len(sample))])
+    xj = msv_xj_group(msv_prof, seq_rows, bp.bias, bp.base, bp.tec, jbm, simd16, lazy, inplace)
     got = pf.msv_from_xj(model, np.maximum(xj, 0), xj < 0, L)
     np.testing.assert_array_equal(got, reference(model, "msv"))
 
