@@ -68,19 +68,20 @@ def real_sets():
 
 
 #: log10 likelihood below which the float32 kernels' sum (2^120 C) misses GKL's 1e-28 and the
-#: pair is recomputed in float64; a pair within RESCUE_MARGIN decades of it is kept as a case
+#: pair is recomputed in float64; every pair within RESCUE_MARGIN decades of it is kept as a case
 RESCUE_LOG10 = np.log10(1e-28) - 120 * np.log10(2.0)
-RESCUE_MARGIN = 4.0
+RESCUE_MARGIN = 2.0
 
 
-def _cases(pairs, ref, every=50):
+def _cases(pairs, ref, every=100):
     """The pairs of a set that hold its cases: the longest read's and the longest haplotype's
-    (which set the wavefront kernels' HAP_STRIDE and the passes over a read), every pair near or
-    below the float32 rescue threshold (10s: none below it, 24 within 3.4 decades), and every
-    50th for the mix of lengths a layout groups."""
+    (which set the wavefront kernels' HAP_STRIDE and the passes over a read), the least likely
+    one and every pair near or below the float32 rescue threshold (10s: none, its least likely
+    is 3.4 decades above it), and every 100th for the mix of lengths a layout groups."""
     near_rescue = np.flatnonzero(ref < RESCUE_LOG10 + RESCUE_MARGIN)
     keep = set(range(0, pairs.n_pairs, every)) | set(near_rescue.tolist())
-    keep |= {int(np.argmax(pairs.pair_read_lengths)), int(np.argmax(pairs.pair_hap_lengths))}
+    keep |= {int(np.argmax(pairs.pair_read_lengths)), int(np.argmax(pairs.pair_hap_lengths)),
+             int(np.argmin(ref))}
     idx = np.array(sorted(keep))
     sub = pairs.subset_pairs(idx)
     assert sub.max_read_length == pairs.max_read_length
