@@ -166,6 +166,10 @@ def measure(workload: str, backend_name: str, cell: str, how: str) -> dict:
                 out["hwm"] = resident_high_water() - before
     if low is not None:
         out["device_peak"] = low.peak
+        if backend.api == "cuda":
+            from .apis.cuda import fetched_local_bytes
+            out["local_bytes"] = {f"{src}:{fn}": n
+                                  for (src, fn), n in fetched_local_bytes().items()}
     out["gpu"] = _on_gpu(backend)
     return out
 

@@ -18,8 +18,9 @@ same sample: the process's one-time allocations), a Markdown row per set:
     python scripts/memory_ratio.py --check-samples 10,20,50,100,200,1000 --piece-pairs 2000 \
         -d tiny -d 10s -d 1m -d shape-300x8@2000 -d equal-512@1e4 -d chunks@4000:seed=5
 
-A profile cell is DATABASE/MODEL/KIND; its estimate is also given from the database's name
-alone (``from name``: what the run's check reads, nothing generated).
+A profile cell is DATABASE/MODEL/KIND (MODEL+MODEL+...: a batched cell of those models); its
+estimate is also given from the database's name alone (``from name``: what the run's check
+reads, nothing generated).
 
 With ``--device``, a GPU backend's device estimate against the most its CUDA device's free
 memory fell over the call instead (a third process per cell; run nothing else on the GPU
@@ -84,9 +85,12 @@ def device_line(workload: str, name: str, ds: str) -> str:
     if "unavailable" in r:
         return f"{ds:22} {name:26} unavailable: {r['unavailable']}"
     peak = max(r["device_peak"], 1)
+    local = r.get("local_bytes")     # a CUDA backend's kernels: local memory bytes a thread
     return (f"{ds:22} {name:26} device estimate {r['device'] / mib:8.1f} MiB   device peak "
             f"{r['device_peak'] / mib:8.1f} MiB ({r['device'] / peak:.2f}x, from name "
-            f"{r['named_device'] / peak:.2f}x)")
+            f"{r['named_device'] / peak:.2f}x)"
+            + (f"   local bytes {max(local.values(), default=0)} (most of {len(local)} kernels)"
+               if local is not None else ""))
 
 
 def check_samples(datasets: list, sizes: list, piece_pairs) -> int:

@@ -348,10 +348,29 @@ def compile(source_name: str, defines: Optional[dict] = None, options=()):  # no
         quiet_compiler_remarks()
         from pycuda.compiler import SourceModule
         opts = list(BASE_OPTIONS) + define_flags(defines) + list(options)
-        _MODULES[key] = SourceModule(kernel_source(source_name), options=opts,
-                                     no_extern_c=True, arch=device_attributes()["arch"],
-                                     include_dirs=include_dirs(source_name))
+        mod = SourceModule(kernel_source(source_name), options=opts, no_extern_c=True,
+                           arch=device_attributes()["arch"], include_dirs=include_dirs(source_name))
+        mod.get_function = functools.partial(_fetched_function, mod.get_function, source_name)
+        _MODULES[key] = mod
     return _MODULES[key]
+
+
+#: (source, kernel name) -> local memory bytes per thread of every kernel this process fetched
+_LOCAL_BYTES: dict = {}
+
+
+def _fetched_function(get_function, source_name: str, name: str):
+    fn = get_function(name)
+    _LOCAL_BYTES[source_name, name] = max(_LOCAL_BYTES.get((source_name, name), 0),
+                                          fn.local_size_bytes)
+    return fn
+
+
+def fetched_local_bytes() -> dict:
+    """Local memory bytes per thread (the compiled kernel's attribute, its stack frame) of every
+    kernel this process fetched from a module :func:`compile` built, by (source, name): the
+    largest build of each."""
+    return dict(_LOCAL_BYTES)
 
 
 def build_into_cache(specs, threads: int = 16) -> int:

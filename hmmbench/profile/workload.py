@@ -153,14 +153,18 @@ class Profile(Workload):
 
     def measured_unit(self, cell: str) -> tuple:
         """``DATABASE/MODEL/KIND``: the search, its shape, and a generated database's shape from
-        its name alone."""
-        db_name, model_name, kind = cell.split("/")
+        its name alone; ``MODEL+MODEL+...``: a batched cell of those models (a ProfileBatch)."""
+        db_name, model_names, kind = cell.split("/")
         db = pds.resolve_database(db_name)
         seqs = db.load()
-        model, hmm = pds.resolve_model(model_name).load()
-        named = (ProfileShape.generated(db.n_cells, model.M, kind)
-                 if db.kind == "synthetic" else None)
-        return ProfileSearch(model, seqs, kind, hmm), ProfileShape.of(seqs, model.M, kind), named
+        parts = []
+        for name in model_names.split("+"):
+            model, hmm = pds.resolve_model(name).load()
+            parts.append(ProfileSearch(model, seqs, kind, hmm))
+        M, n = max(p.model.M for p in parts), len(parts)
+        named = ProfileShape.generated(db.n_cells, M, kind, n) if db.kind == "synthetic" else None
+        unit = parts[0] if n == 1 else ProfileBatch(parts, tuple(model_names.split("+")))
+        return unit, ProfileShape.of(seqs, M, kind, n), named
 
     def launches(self, unit, mode: str) -> list:
         return launches(unit, mode)
