@@ -47,12 +47,23 @@ def _import_pycuda():
 #: resident peaks of 127.7-129.7 MiB measured on an H200 (driver 580, PyCUDA; first calls on 10s,
 #: whose own arrays need ~3 MiB) with scripts/memory_ratio.py (docs/reliability.md).
 HOST_RUNTIME_BYTES = 125 << 20
-#: Device memory a CUDA Pair-HMM call takes beyond the arrays its estimate counts (the modules,
-#: the kernels' local-memory reservation, 2 MiB page rounding): a first call's device peak on
-#: equal-512@20000 in a process of its own on an H200 was 8-18 MiB past the arrays of the
-#: inter-task, intra-task and warp families (hmmbench.memory_peak's device measure,
-#: docs/reliability.md); cuda-subwarp adds its own part.
-DEVICE_RUNTIME_BYTES = 32 << 20
+#: The steps CUDA hands device memory out in (every device peak measured on an H200 is a
+#: multiple of 2 MiB): a call's device memory is its buffers in whole pages, the small ones
+#: sharing pages.
+DEVICE_PAGE_BYTES = 2 << 20
+#: Nothing else grows at a launch: the context (made before the run's check reads the free
+#: memory) already holds the default 1 KiB stack of local memory for every resident thread, and
+#: a launch grows it only for a kernel past that -- by (local bytes - 1 KiB) x SMs x threads per
+#: SM: 830,472,192 bytes for 4 KiB a thread on an H200, nothing for 512 B or 1 KiB; every CUDA
+#: kernel here takes at most 328 B; loading a small module took no page (docs/reliability.md).
+
+
+def device_pages(buffers) -> int:
+    """Device bytes of ``buffers`` (their sizes) in CUDA's 2 MiB pages: each one of at least a
+    page in its own, the smaller ones together (the driver sub-allocates them)."""
+    page = lambda n: -(-int(n) // DEVICE_PAGE_BYTES) * DEVICE_PAGE_BYTES  # noqa: E731
+    small = sum(b for b in buffers if b < DEVICE_PAGE_BYTES)
+    return sum(page(b) for b in buffers if b >= DEVICE_PAGE_BYTES) + page(small)
 
 
 @functools.lru_cache(maxsize=1)

@@ -333,7 +333,8 @@ class Wavefront(CudaBackend):
     def footprint_kind(self) -> dict:
         # passes in global memory: 3 values per haplotype column of each pair longer than a
         # strip, budgeted as the inter-task row vectors (every pair, its longest haplotype)
-        return {"sorted_rows": False, "scratch": not self.pass_shared}
+        # (the float64 twin keeps them in global memory either way)
+        return {"sorted_rows": False, "scratch": not self.pass_shared, "redo_scratch": True}
 
     @property
     def strip_rows(self) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cpu_reference.pairhmm.forward import MIN_REDO_PAIRS, MIN_REDO_POSITIONS
 
-from ...apis.cuda import DEVICE_RUNTIME_BYTES, HOST_RUNTIME_BYTES
+from ...apis.cuda import HOST_RUNTIME_BYTES, device_pages
 from ...apis.opencl import GPU_CONTEXT_BYTES
 from ...memory import MiB, MemoryNeed
 from ..shape import PairShape
@@ -74,7 +74,7 @@ def recompute_share(shape: PairShape) -> PairShape:
 
 
 def device_need(shape: PairShape, *, cpu_device: bool, sorted_rows: bool, scratch: bool,
-                vec: int = 1, cuda_rows: bool = False) -> MemoryNeed:
+                vec: int = 1, cuda_rows: bool = False, redo_scratch: bool = False) -> MemoryNeed:
     """One call of an OpenCL (``cuda_rows``: CUDA) Pair-HMM backend: its float32 pass, or the
     float64 recompute's largest piece while the float32 scratch is kept, whichever is more."""
     kind = {"sorted_rows": sorted_rows, "scratch": scratch, "vec": vec, "cuda_rows": cuda_rows}
@@ -89,8 +89,38 @@ def device_need(shape: PairShape, *, cpu_device: bool, sorted_rows: bool, scratc
                   + on_host * (held + redo.buffers))
     runtime = HOST_RUNTIME_BYTES if cuda_rows else RUNTIME_BYTES   # a CUDA driver's, measured
     host = max(main_phase, redo_phase) + 24 * shape.pairs + runtime
-    device = 0 if cpu_device else max(main.buffers, held + redo.buffers)
-    # a CUDA context exists when the run's check reads the free memory; an OpenCL one does not
-    if device:
-        device += DEVICE_RUNTIME_BYTES if cuda_rows else GPU_CONTEXT_BYTES
+    if cpu_device:
+        device = 0
+    elif cuda_rows:
+        device = cuda_device_need(shape, redo_shape, sorted_rows=sorted_rows, scratch=scratch,
+                                  vec=vec, redo_scratch=redo_scratch)
+    else:     # an OpenCL context does not exist yet when the run's check reads the memory
+        device = max(main.buffers, held + redo.buffers) + GPU_CONTEXT_BYTES
     return MemoryNeed(host=host, device=device)
+
+
+def cuda_buffers(shape: PairShape, itemsize: int, *, sorted_rows: bool, scratch: bool,
+                 vec: int = 1) -> dict:
+    """A CUDA family's device buffers by name, one float32 (4) or float64 (8) pass: the read
+    bases and their probabilities, the haplotypes, the per-pair index arrays and sums, the
+    scratch (inter-task row vectors, wavefront passes: 3 of a haplotype's columns per pair)."""
+    reads = shape.pairs * shape.max_read if sorted_rows else shape.read_bases
+    out = {"bases": reads, "probs": 7 * itemsize * reads,
+           "haps": shape.pairs * (shape.max_hap + 3) if sorted_rows else shape.hap_bases,
+           "pairs": 20 * shape.pairs, "sums": itemsize * shape.pairs}
+    if scratch:
+        out.update({f"scratch{i}": itemsize * shape.pairs * (shape.max_hap + vec)
+                    for i in range(3)})
+    return out
+
+
+def cuda_device_need(shape: PairShape, redo_shape: PairShape, *, scratch: bool,
+                     redo_scratch: bool = False, **kind) -> int:
+    """Device bytes of a CUDA call: its buffers are grow-only and shared by the float32 pass and
+    the float64 recompute (``DeviceBuffers``), so each name holds the larger of the two, in
+    CUDA's pages (nothing else grows: ``hmmbench.apis.cuda.device_pages``). ``redo_scratch``:
+    the recompute's build has scratch where the float32 one has none (the warp family's passes,
+    in shared memory in float32, in global memory in float64)."""
+    main = cuda_buffers(shape, 4, scratch=scratch, **kind)
+    redo = cuda_buffers(redo_shape, 8, scratch=scratch or redo_scratch, **kind)
+    return device_pages([max(main.get(k, 0), redo.get(k, 0)) for k in {**main, **redo}])

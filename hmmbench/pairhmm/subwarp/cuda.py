@@ -54,9 +54,9 @@ from ...backend import Backend, Execution, Finished, Limits
 from ...apis import cuda as glue
 from ...apis.cuda_timing import sm_clock_cached
 from ...memory import MemoryNeed
-from ..intertask.footprint import device_need
 from .batched import CallBatches
 from .extra_work import RecordsExtraWork, extra_work_pct
+from .footprint import FALLBACK_SM_COUNT, lane_bytes
 from .extra_work import defines as extra_work_defines
 from ..model import PairSet
 # The layout, rescue planning and staging are shared with opencl-subwarp; re-exported here.
@@ -98,9 +98,6 @@ SHORT_CHUNK_GROWTH = 4
 #: (8903acf:docs/evidence/subwarp-ab-chunk-pairs-h100.json); sets of typical reads (chunks@5e6, NA12878:
 #: ~23k cells a pair) keep ``chunk_pairs``, whose first chunk the GPU waits for at every call.
 SHORT_PAIR_CELLS = 128 * 128
-#: Device memory past what the estimate counts (the layout built on the GPU, its work buffers
-#: and queues: not modelled): 54 MiB of a first call's 260 MiB on equal-512@20000 on an H200.
-DEVICE_EXTRA_BYTES = 48 << 20
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
 # ------------------------------------------------------------------------------------------------
@@ -262,15 +259,19 @@ class SubwarpBackend(RecordsExtraWork, Backend):
         """Host: the CUDA runtime, the page-locked staging slots (the set's bytes, at most
         STAGING_SLOTS chunks of them; the layout is built on the GPU) and the results; an H200
         measured 131.5 MiB on equal-512@20000 against 140 (docs/reliability.md). Device: the
-        staging slots' device twins, the dataset-order CUDA rows with a row-vector scratch per
-        pair (a stand-in for the layout built on the GPU), the runtime (DEVICE_RUNTIME_BYTES)
-        and DEVICE_EXTRA_BYTES (docs/reliability.md)."""
+        lane's buffers and the multi-tile scratch (:func:`.footprint.lane_bytes`)."""
         per_pair = shape.nbytes / max(shape.pairs, 1)
         staged = min(shape.nbytes, int(STAGING_SLOTS * self.chunk_pairs * per_pair))
-        device = device_need(shape, cpu_device=False, sorted_rows=False, scratch=True,
-                             cuda_rows=True).device
+        # call_chunk_pairs from the shape: short pairs' chunks grow
+        cells = (shape.read_bases / max(shape.reads, 1) * shape.hap_bases / max(shape.haps, 1)
+                 * shape.pairs)
+        growth = SHORT_PAIR_CELLS * shape.pairs // max(int(cells), 1)
+        chunk = self.chunk_pairs * (max(1, min(SHORT_CHUNK_GROWTH, growth))
+                                    if shape.pairs > self.chunk_pairs else 1)
+        sm_count = (glue.device_attributes()["sm_count"] if glue.unavailable_reason() is None
+                    else FALLBACK_SM_COUNT)
         return MemoryNeed(host=glue.HOST_RUNTIME_BYTES + staged + 8 * shape.pairs,
-                          device=device + staged + DEVICE_EXTRA_BYTES)
+                          device=lane_bytes(self, shape, chunk, sm_count))
 
     def device_memory_free(self) -> Optional[int]:
         return glue.free_memory()
