@@ -400,19 +400,24 @@ def test_cuda_host_estimate_within_one_and_a_half_of_the_measured_peak(cell, nam
 
 
 DEVICE_PEAKS = "| cell | backend | device peak | estimate / peak |"
+DEVICE_PEAKS_OUTSIDE = "| cell | backend | device peak | estimate / peak (outside 1.5x) |"
 
 
 def _named_shape(workload: str, cell: str):
-    """The shape the run's check reads from a generated cell's name (nothing generated)."""
+    """The shape the run's check reads: a generated cell's from its name (nothing generated), a
+    file set's from the loaded set."""
     if workload == "pairhmm":
         from hmmbench.pairhmm.datasets.synthetic import synthetic_dataset
         from hmmbench.pairhmm.workload import WORKLOAD
+        if not any(cell.startswith(p) for p in ("equal-", "shape-")):
+            return WORKLOAD.measured_unit(cell)[1]
         return WORKLOAD.unit_shape(synthetic_dataset(cell), "merged")
     from hmmbench.profile import datasets as pds
     from hmmbench.profile.shape import ProfileShape
-    db, model, kind = cell.split("/")
-    return ProfileShape.generated(int(pds.resolve_database(db).n_cells),
-                                  int(model.rsplit("M", 1)[1]), kind)
+    db, models, kind = cell.split("/")
+    M = max(int(m.split(":")[0].rsplit("M", 1)[1]) for m in models.split("+"))
+    return ProfileShape.generated(int(pds.resolve_database(db).n_cells), M, kind,
+                                  len(models.split("+")))
 
 
 def test_cuda_device_estimate_within_one_and_a_half_of_the_measured_device_peak():
@@ -420,20 +425,27 @@ def test_cuda_device_estimate_within_one_and_a_half_of_the_measured_device_peak(
     measured on an H200 that docs/reliability.md quotes: never below, within 1.5x."""
     from hmmbench.registry import select
     rows = _gpu_peaks(DEVICE_PEAKS)
-    assert len(rows) >= 8
-    for cell, name, peak_mib in rows:
+    assert len(rows) >= 30
+    outside = {(cell, name) for cell, name, _ in _gpu_peaks(DEVICE_PEAKS_OUTSIDE)}
+    assert outside and not outside & {(c, n) for c, n, _ in rows}
+    for cell, name, peak_mib in rows + _gpu_peaks(DEVICE_PEAKS_OUTSIDE):
         workload = "profile" if cell.count("/") == 2 else "pairhmm"
         estimate = select([name], workload)[0].memory_need(_named_shape(workload, cell)).device
-        assert peak_mib <= estimate / 2**20 <= 1.5 * peak_mib, (cell, name, estimate, peak_mib)
+        # the cells the docs list as outside 1.5x are still never below their peak
+        top = float("inf") if (cell, name) in outside else 1.5 * peak_mib
+        assert peak_mib <= estimate / 2**20 <= top, (cell, name, estimate, peak_mib)
 
 
-@pytest.mark.parametrize("backend", ["cuda-inter-tile8", "cuda-intra-naive", "cuda-warp",
-                                     "cuda-subwarp", "opencl-intra-naive"])
-def test_gpu_device_estimate_within_one_and_a_half_of_the_device_peak(backend):
+@pytest.mark.parametrize("backend,cell", [
+    ("cuda-inter-tile8", "equal-512@20000"), ("cuda-intra-naive", "equal-512@20000"),
+    ("cuda-warp", "equal-512@20000"), ("cuda-subwarp", "equal-512@20000"),
+    ("opencl-intra-naive", "equal-512@20000"), ("cuda-inter-tile8", "10s"),
+    ("cuda-warp", "10s"), ("cuda-subwarp", "10s")])
+def test_gpu_device_estimate_within_one_and_a_half_of_the_device_peak(backend, cell):
     """One call in a process of its own on a GPU (OpenCL: NVIDIA's): the most the device's free
     memory fell, from before the backend exists to the end of its first call, against the
-    device estimate (intra-task: its passes in global memory; OpenCL: the driver's context)."""
+    device estimate (the buffers in CUDA's pages; OpenCL: the driver's context)."""
     env = dict(os.environ, HMMBENCH_OPENCL_DEVICE="NVIDIA")
-    r = gpu_device_peak("pairhmm", backend, "equal-512@20000", env)
+    r = gpu_device_peak("pairhmm", backend, cell, env)
     assert r["gpu"], r
     assert r["device_peak"] <= r["device"] <= 1.5 * r["device_peak"], r
