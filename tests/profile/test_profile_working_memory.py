@@ -109,13 +109,14 @@ def test_pyhmmer_estimate_within_one_and_a_half_of_the_resident_peak(residues):
     ("profile-cuda-task", "proteins-2000000/random-M400/ssv"),
     ("profile-cuda-warp", "proteins-2000000/random-M400/ssv"),
     ("profile-cuda-warp", "proteins-200000/query-M400/pipeline"),
-    ("profile-cuda-warp", "proteins-2000000/random-M400:1+random-M400:2/msv"),
+    ("profile-cuda-warp",
+     "proteins-2000000/random-M400:1+random-M400:2+random-M400:3+random-M400:4/msv"),
     ("profile-cuda-ganesan", "proteins-200000/random-M400/viterbi"),
     ("profile-opencl-task", "proteins-2000000/random-M400/ssv")])
 def test_gpu_device_estimate_within_one_and_a_half_of_the_device_peak(backend, cell):
     """On a GPU (OpenCL: NVIDIA's), in a process of its own: the most the device's free memory
     fell over the first call, against the device estimate from the database's name (a filter,
-    a pipeline, a batch of two models, the generic kernel)."""
+    a pipeline, a batch of four models, the generic kernel)."""
     env = dict(os.environ, HMMBENCH_OPENCL_DEVICE="NVIDIA")
     r = gpu_device_peak("profile", backend, cell, env)
     assert r["gpu"], r
