@@ -8,6 +8,10 @@ BIN := $(VENV)/bin
 # use) are read from beside the checkout (never committed); override to point elsewhere.
 HMMBENCH_DATA_PATH ?= $(abspath ../shared/data/pairhmm)
 export HMMBENCH_DATA_PATH
+# Python writes its bytecode caches (an environment that sets PYTHONDONTWRITEBYTECODE would have
+# every test process, Dask worker and CLI call compile hmmbench, the tests and, after pip's
+# --no-compile below, the venv's imports from source again)
+export PYTHONDONTWRITEBYTECODE :=
 # `hmmbench run` arguments for `make bench`, e.g. BENCH_ARGS="--dataset 1m --backend 'cuda-*'".
 BENCH_ARGS ?= --dataset tiny
 # `make test`: two pytest-xdist workers, each test file whole on one (module fixtures and the
@@ -23,12 +27,12 @@ venv: $(VENV)/.installed
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,opencl,plot,dask]'
+	@# --no-compile: what is imported is compiled (and cached) then, not every file of every package
+	$(BIN)/python -m pip install -q --no-compile -e '.[test,opencl,plot,dask]'
 	@# PyCUDA only where a CUDA toolkit and driver exist; its absence is reported by `hmmbench list`.
 	@if command -v nvidia-smi >/dev/null 2>&1 && command -v nvcc >/dev/null 2>&1; then \
-	    $(BIN)/python -m pip install -q -e '.[cuda]' || echo "make: pycuda not installed; cuda backends will say why"; \
-	    $(BIN)/python -m pip install -q -e '.[dask-cuda]' || echo "make: dask-cuda not installed; --cluster local starts CPU worker processes"; fi
+	    $(BIN)/python -m pip install -q --no-compile -e '.[cuda]' || echo "make: pycuda not installed; cuda backends will say why"; \
+	    $(BIN)/python -m pip install -q --no-compile -e '.[dask-cuda]' || echo "make: dask-cuda not installed; --cluster local starts CPU worker processes"; fi
 	touch $@
 
 opencl-cpu: venv

@@ -32,14 +32,14 @@ if [ "${HMMBENCH_SKIP_SYSTEM_POCL:-0}" != 1 ] && [ ! -e /etc/OpenCL/vendors/pocl
         echo "install_opencl_cpu: apt-get could not install pocl-opencl-icd; going on without it" >&2
     fi
 fi
-"$py" -m pip install -q "pyopencl[pocl]>=2024.1"
+"$py" -m pip install -q --no-compile "pyopencl[pocl]>=2024.1"
 vendors="$("$py" -c 'import sys; print(sys.prefix)')/etc/OpenCL/hmmbench-vendors"
 mkdir -p "$vendors"
 for icd in /etc/OpenCL/vendors/*.icd; do
     [ -e "$icd" ] && cp "$icd" "$vendors/"
 done
 if [ "${HMMBENCH_SKIP_INTEL_OPENCL:-0}" != 1 ]; then
-    "$py" -m pip install -q intel-opencl-rt intel-cmplr-lib-rt
+    "$py" -m pip install -q --no-compile intel-opencl-rt intel-cmplr-lib-rt
     lib="$("$py" -c 'import sys; print(sys.prefix)')/lib/libintelocl.so"
     [ -e "$lib" ] || { echo "install_opencl_cpu: $lib missing after pip install" >&2; exit 1; }
     echo "$lib" > "$vendors/intel-cpu.icd"
