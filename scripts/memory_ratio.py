@@ -4,7 +4,7 @@ high-water mark (VmHWM) from before the backend exists to the end of its call (t
 kernel builds, layout and, on a CPU OpenCL device, its buffers; not a peer program's own
 process), and for the NumPy backends (in a second process) the peak tracemalloc saw. Prints
 one line per cell with the ratios estimate / peak; the way to re-fit a family's constants on a
-new machine (docs/reliability.md quotes its output).
+new machine (docs/working-memory.md quotes its output).
 
     python scripts/memory_ratio.py -b numpy -b numpy-f32 -d shape-16x16@6000 -d tiny
     python scripts/memory_ratio.py -b profile-numpy -d proteins-2e5/random-M50/ssv

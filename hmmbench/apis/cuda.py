@@ -45,7 +45,7 @@ def _import_pycuda():
 
 #: Host memory of a CUDA backend's process for the driver, its context and the kernel builds:
 #: resident peaks of 127.7-129.7 MiB measured on an H200 (driver 580, PyCUDA; first calls on 10s,
-#: whose own arrays need ~3 MiB) with scripts/memory_ratio.py (docs/reliability.md).
+#: whose own arrays need ~3 MiB) with scripts/memory_ratio.py (docs/working-memory.md).
 HOST_RUNTIME_BYTES = 125 << 20
 #: The steps CUDA hands device memory out in (every device peak measured on an H200 is a
 #: multiple of 2 MiB): a call's device memory is its buffers in whole pages, the small ones
@@ -55,7 +55,7 @@ DEVICE_PAGE_BYTES = 2 << 20
 #: memory) already holds the default 1 KiB stack of local memory for every resident thread, and
 #: a launch grows it only for a kernel past that -- by (local bytes - 1 KiB) x SMs x threads per
 #: SM: 830,472,192 bytes for 4 KiB a thread on an H200, nothing for 512 B or 1 KiB; every CUDA
-#: kernel here takes at most 328 B; loading a small module took no page (docs/reliability.md).
+#: kernel here takes at most 328 B; loading a small module took no page (docs/working-memory.md).
 
 
 def device_pages(buffers) -> int:

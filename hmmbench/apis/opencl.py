@@ -22,7 +22,7 @@ VENDORS_SUBDIR = ("etc", "OpenCL", "hmmbench-vendors")
 #: Device memory a GPU's OpenCL driver takes for a process's context, queue and kernel builds,
 #: beyond the buffers: the first call's device peak less its buffers was 518-527 MiB on an H200
 #: (NVIDIA's driver 580; pair-HMM and profile backends, hmmbench.memory_peak's device measure,
-#: docs/reliability.md). A GPU's OpenCL estimates add it: the run checks them against the
+#: docs/working-memory.md). A GPU's OpenCL estimates add it: the run checks them against the
 #: device's whole memory, before any context exists.
 GPU_CONTEXT_BYTES = 560 << 20
 #: Values of the EXCHANGE define of wavefront.cl.

@@ -78,7 +78,7 @@ def add_parser(sub, workloads) -> None:
     sp.add_argument("--memory-limit", metavar="SIZE",
                     help="most memory the run may take, such as 8G or 512M (default: the "
                          "memory available now); a backend whose estimated need is more is "
-                         "refused before anything is allocated (docs/reliability.md)")
+                         "refused before anything is allocated (docs/working-memory.md)")
     sp.add_argument("--device-memory-limit", metavar="SIZE",
                     help="most memory the run may take of a GPU, such as 40G (default: the "
                          "device's free memory now; on a cluster, each worker's): a backend "

@@ -373,9 +373,9 @@ def test_a_cuda_backend_past_the_device_memory_limit_is_refused(world, capsys, m
 
 
 def _gpu_peaks(header: str = "| cell | backend | resident peak | estimate / peak |"):
-    """The peaks a table of docs/reliability.md quotes from an H200 (cell, backend, MiB): the
+    """The peaks a table of docs/working-memory.md quotes from an H200 (cell, backend, MiB): the
     CUDA host peaks, or with ``header`` another table of the same columns."""
-    text = (REPO / "docs" / "reliability.md").read_text()
+    text = (REPO / "docs" / "working-memory.md").read_text()
     rows = text.split(header, 1)[1].split("\n\n")[0]
     out = []
     for line in rows.splitlines()[2:]:
@@ -422,7 +422,7 @@ def _named_shape(workload: str, cell: str):
 
 def test_cuda_device_estimate_within_one_and_a_half_of_the_measured_device_peak():
     """The CUDA device estimates the run's check makes (no GPU needed) against the device peaks
-    measured on an H200 that docs/reliability.md quotes: never below, within 1.5x."""
+    measured on an H200 that docs/working-memory.md quotes: never below, within 1.5x."""
     from hmmbench.registry import select
     rows = _gpu_peaks(DEVICE_PEAKS)
     assert len(rows) >= 30

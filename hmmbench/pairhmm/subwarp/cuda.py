@@ -258,7 +258,7 @@ class SubwarpBackend(RecordsExtraWork, Backend):
     def memory_need(self, shape) -> MemoryNeed:
         """Host: the CUDA runtime, the page-locked staging slots (the set's bytes, at most
         STAGING_SLOTS chunks of them; the layout is built on the GPU) and the results; an H200
-        measured 131.5 MiB on equal-512@20000 against 140 (docs/reliability.md). Device: the
+        measured 131.5 MiB on equal-512@20000 against 140 (docs/working-memory.md). Device: the
         lane's buffers and the multi-tile scratch (:func:`.footprint.lane_bytes`)."""
         per_pair = shape.nbytes / max(shape.pairs, 1)
         staged = min(shape.nbytes, int(STAGING_SLOTS * self.chunk_pairs * per_pair))

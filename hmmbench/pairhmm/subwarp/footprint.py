@@ -6,7 +6,7 @@ then to CUDA's pages (``hmmbench.apis.cuda.device_pages``). The kernels' local m
 328 bytes a thread) stays within the stack the context holds already. These buffers were 60%,
 98% and 93% of the device peaks an H200 measured on 10s, equal-512@20000 and equal-512@100000;
 the rest (4, 6 and 28 MiB) is not in the code's allocations and is budgeted as UNMODELLED_*,
-fitted on those three cells (docs/reliability.md)."""
+fitted on those three cells (docs/working-memory.md)."""
 from __future__ import annotations
 
 import math

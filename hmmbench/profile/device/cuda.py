@@ -262,7 +262,7 @@ HOST_SEQUENCE_BYTES = 48
 #: Device memory of a filter call (from the code): per sequence, the launch order, length
 #: classes, scores and stage codes; the task kernels' DP rows, bytes per sequence and model
 #: position by kind; and the modules' and local memory's part (a first call on 2M and 20M
-#: residues took 2-4 MiB past the arrays on an H200, in 2 MiB pages: docs/reliability.md).
+#: residues took 2-4 MiB past the arrays on an H200, in 2 MiB pages: docs/working-memory.md).
 DEVICE_SEQUENCE_BYTES, DEVICE_MODULE_BYTES = 16, 8 << 20
 TASK_ROW_BYTES = {"ssv": 1, "msv": 1, "vf": 6}
 
@@ -320,7 +320,7 @@ class CudaProfile(_CudaProfileBackend):
         task kernels' DP rows (a pipeline's or a batch's stays the default budget, not measured)."""
         need = super().memory_need(shape)
         # a pipeline's first filter (SSV) runs on every sequence, the later ones on the few
-        # that pass: on 2M residues its peak was the SSV filter's (docs/reliability.md); a
+        # that pass: on 2M residues its peak was the SSV filter's (docs/working-memory.md); a
         # batch runs on the warp kernels, which keep no DP rows in global memory
         kind = "ssv" if shape.kind == PIPELINE else shape.kind
         if kind not in TASK_ROW_BYTES:
