@@ -136,12 +136,17 @@ def choose_device(spec: Optional[str] = None):
             raise UserError(f"no OpenCL device matches '{spec}' (devices: "
                             + "; ".join(_label(*pd) for pd in found) + ")")
         # the first that builds: PyPI's and Debian's PoCL may both match "Portable"
-        return min(hits, key=lambda pd: build_error(*pd) is not None)
-    # Devices that build first; then GPUs; then devices with sub-group shuffles (on CPUs: Intel's
-    # runtime, which also vectorizes the inter-task kernels far better than PyPI's PoCL); then
-    # platform order.
-    return min(found, key=lambda pd: (build_error(*pd) is not None, not _is_gpu(pd[1]),
-                                      _shuffle_kind(*pd) is None))
+        return _first_that_builds(hits)
+    # GPUs first; then devices with sub-group shuffles (on CPUs: Intel's runtime, which also
+    # vectorizes the inter-task kernels far better than PyPI's PoCL); then platform order.
+    return _first_that_builds(sorted(found, key=lambda pd: (not _is_gpu(pd[1]),
+                                                            _shuffle_kind(*pd) is None)))
+
+
+def _first_that_builds(ranked: list):
+    """The first of ``ranked`` whose compiler works, else the first. Only the devices before it
+    are probed: a process that uses the chosen device compiles nothing on the others."""
+    return next((pd for pd in ranked if build_error(*pd) is None), ranked[0])
 
 
 def _shuffle_kind(platform, device) -> Optional[str]:

@@ -340,6 +340,19 @@ def test_device_chosen_by_substring(monkeypatch):
 
 
 @needs_device
+@pytest.mark.parametrize("spec", [None, " / "])
+def test_a_device_is_chosen_without_building_on_the_devices_after_it(monkeypatch, spec):
+    """The default device (and the first of several a name matches) is the first, in its order,
+    whose compiler works: the devices after it are never probed (a run on the default device
+    compiles nothing on the others); one probed before it is one that failed."""
+    monkeypatch.setattr(opencl_api, "_BUILD_ERRORS", {})
+    platform, device = opencl_api.choose_device(spec)
+    chosen = (platform.int_ptr, device.int_ptr)
+    assert opencl_api._BUILD_ERRORS.pop(chosen) is None
+    assert all(error for error in opencl_api._BUILD_ERRORS.values())
+
+
+@needs_device
 def test_unknown_device_makes_backends_unavailable(monkeypatch):
     monkeypatch.setenv(opencl_api.ENV_DEVICE, "no-such-device-xyz")
     b = opencl.backends()[0]
