@@ -1,11 +1,12 @@
 """NumPy reference of HMMER's generic float DP: p7_GViterbi, p7_GForward and p7_GMSV (local multihit).
 
 Vectorized across sequences (length-sorted batches advance one residue row at a time) and across
-model positions; the D->D chain of a row is a scan, not a loop over k: with prefix sums
-P(k) = sum_{l<k} tDD(l) and D-entries A(k) = M(k-1) + tMD(k-1),
-``D(k) = P(k) + cummax_m(A(m) - P(m))`` for Viterbi and the same with a cumulative
-log-sum-exp for Forward. Float64 throughout (HMMER computes in float32 and approximates
-log-sum-exp with a lookup table; the bars are 1e-3 nats / 0.01 nats).
+model positions; the D->D chain of a row is a scan, not a loop over k: for Viterbi, with prefix
+sums P(k) = sum_{l<k} tDD(l) and D-entries A(k) = M(k-1) + tMD(k-1),
+``D(k) = P(k) + cummax_m(A(m) - P(m))``; Forward runs in probability space, each row scaled by
+its B state, the chain a prefix sum of A(m) / prod tDD over stretches of bounded product.
+Float64 throughout (HMMER computes in float32 and approximates log-sum-exp with a lookup table;
+the bars are 1e-3 nats / 0.01 nats).
 
 p7_GMSV (:func:`generic_msv`) is the MSV model in float log space: ungapped local segments
 B -> M_k -> M_k+1 -> ... -> M_j -> E with the J state for multiple hits, every core transition
@@ -127,12 +128,114 @@ def _msv_batch(model: Profile, seqs: Sequences, idx, nu, dtype, log) -> np.ndarr
 
 def _run(model, seqs, forward):
     out = np.empty(len(seqs), dtype=np.float64)
+    batch = _forward_batch if forward else _batch
     for idx in length_batches(seqs.lengths, model.M, cells=1 << 19):
-        out[idx] = _batch(model, seqs, idx, forward)
+        out[idx] = batch(model, seqs, idx)
     return out
 
 
-def _batch(model: Profile, seqs: Sequences, idx, forward: bool) -> np.ndarray:
+#: the D->D chain's products are taken over stretches of positions whose D->D scores sum to at
+#: most this many nats (e^-250 .. 1: their quotients stay far inside float64's range)
+DD_STRETCH_NATS = 250.0
+
+
+def _dd_stretches(dd: np.ndarray) -> list:
+    """(start, end, products) of the stretches of the D->D chain D(k) = D(k-1) tDD(k-1) + A(k)
+    over k = 0..M-1 (``dd[k-1]``: ln tDD into k): a stretch starts where the chain is cut
+    (tDD = 0) or its running sum would pass DD_STRETCH_NATS; ``products[j]`` is the product
+    of tDD from the stretch's start to its position j."""
+    M = dd.size + 1
+    out, start, total = [], 0, 0.0
+    for k in range(1, M + 1):
+        if k == M or not np.isfinite(dd[k - 1]) or total + dd[k - 1] < -DD_STRETCH_NATS:
+            logs = np.zeros(k - start)
+            np.cumsum(dd[start:k - 1], out=logs[1:])
+            out.append((start, k, np.exp(logs)))
+            start, total = k, 0.0
+        else:
+            total += dd[k - 1]
+    return out
+
+
+def _forward_batch(model: Profile, seqs: Sequences, idx) -> np.ndarray:
+    """Forward of one length-sorted batch in probability space: each sequence's row scaled by
+    e^-xB (its B state of the row before, in nats; every state of a row lies within tens of nats
+    of it: B enters every M_k), so a row is products and sums, with no exp or log per cell. The
+    D->D chain is a prefix sum over each stretch of :func:`_dd_stretches` (A(k) divided by the
+    stretch's tDD product to k, summed, multiplied back). The specials stay in nats."""
+    M = model.M
+    idx = np.asarray(idx)
+    order, X, L, active = sorted_rows(seqs, idx, model.Kp)
+    with np.errstate(under="ignore"):
+        t = np.exp(model.tsc.astype(np.float64))
+    BM, MM, IM, DM = t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M]   # into k = 1..M
+    MI, II = t[T_MI, 1:M + 1], t[T_II, 1:M + 1]                                 # at k = 1..M
+    MD = t[T_MD, 1:M]                                                           # k -> k+1
+    stretches = _dd_stretches(model.tsc[T_DD, 1:M].astype(np.float64))
+    msc = np.ones((model.Kp + 1, M))                                           # + padding row
+    msc[:model.Kp] = np.exp(model.match_scores[:, 1:].astype(np.float64))
+    isc = np.ones((model.Kp + 1, M))
+    isc[:model.Kp] = np.exp(model.insert_scores[:, 1:].astype(np.float64))
+    isc[:, M - 1] = 0.0                                                         # no I_M
+    N, W = X.shape
+    loop, move = (a.astype(np.float64) for a in model.specials(L))
+    e_loop, e_move = float(model.e_loop), float(model.e_move)
+    lae = np.logaddexp
+
+    # the active sequences' rows, scaled by e^-scale (scale: the xB they were computed with)
+    Mr, Ir, Dr = np.zeros((N, M)), np.zeros((N, M)), np.zeros((N, M))
+    scale = move.copy()
+    xN = np.zeros(N)
+    xB = move.copy()
+    xJ = np.full(N, NEG)
+    xC = np.full(N, NEG)
+    with np.errstate(divide="ignore", under="ignore"):
+        for i in range(W):
+            n = active[i]
+            m, ir, d = Mr[:n], Ir[:n], Dr[:n]
+            x = X[:n, i]
+            b = xB[:n]
+            f = np.exp(scale[:n] - b)[:, None]           # the row before, rescaled to this xB
+            sv = np.empty((n, M))
+            sv[:, 0] = BM[0]
+            s = sv[:, 1:]
+            np.multiply(m[:, :M - 1], MM[1:], out=s)
+            s += ir[:, :M - 1] * IM[1:]
+            s += d[:, :M - 1] * DM[1:]
+            s *= f
+            s += BM[1:]
+            sv *= msc[x]
+            inew = m * MI
+            inew += ir * II
+            inew *= f
+            inew *= isc[x]
+            dnew = np.empty((n, M))
+            dnew[:, 0] = 0.0
+            np.multiply(sv[:, :M - 1], MD, out=dnew[:, 1:])
+            for lo, hi, prod in stretches:
+                if lo:                                   # the chain from the stretch before
+                    dnew[:, lo] += dnew[:, lo - 1] * t[T_DD, lo]
+                part = dnew[:, lo:hi]
+                part /= prod
+                np.cumsum(part, axis=1, out=part)
+                part *= prod
+            # local mode: every M_k and D_k exits to E
+            xE = np.log(sv.sum(axis=1) + dnew.sum(axis=1)) + b
+            lp, mv = loop[:n], move[:n]
+            xJ[:n] = lae(xJ[:n] + lp, xE + e_loop)
+            xC[:n] = lae(xC[:n] + lp, xE + e_move)
+            xn = xN[:n]
+            xn += lp
+            scale[:n] = b
+            xB[:n] = lae(xn + mv, xJ[:n] + mv)
+            Mr[:n], Ir[:n], Dr[:n] = sv, inew, dnew
+    out = np.empty(N)
+    out[_positions(idx, order)] = xC + move
+    return out
+
+
+def _batch(model: Profile, seqs: Sequences, idx) -> np.ndarray:
+    """Viterbi of one length-sorted batch, in nats."""
     M = model.M
     idx = np.asarray(idx)
     order, X, L, active = sorted_rows(seqs, idx, model.Kp)
@@ -150,8 +253,7 @@ def _batch(model: Profile, seqs: Sequences, idx, forward: bool) -> np.ndarray:
     N, W = X.shape
     loop, move = (a.astype(np.float64) for a in model.specials(L))
     e_loop, e_move = float(model.e_loop), float(model.e_move)
-    comb = np.logaddexp if forward else np.maximum
-    scan = np.logaddexp.accumulate if forward else np.maximum.accumulate
+    comb, scan = np.maximum, np.maximum.accumulate
 
     # the rows of the active sequences only: a row's arrays are the next row's state (their
     # first ``active[i]`` rows; a finished sequence's row is never read again)
@@ -190,12 +292,9 @@ def _batch(model: Profile, seqs: Sequences, idx, forward: bool) -> np.ndarray:
             dnew += P
             if not nan_free:
                 dnew[np.isnan(dnew)] = NEG
-            # local mode: every M_k and D_k exits to E (for Viterbi a D_k never beats
-            # the M it came from, so this equals HMMER's M_k + D_M form)
-            if forward:
-                xE = np.logaddexp(np.logaddexp.reduce(sv, axis=1), np.logaddexp.reduce(dnew, axis=1))
-            else:
-                xE = np.maximum(sv.max(axis=1), dnew.max(axis=1))
+            # local mode: every M_k and D_k exits to E (a D_k never beats the M it came
+            # from, so this equals HMMER's M_k + D_M form)
+            xE = np.maximum(sv.max(axis=1), dnew.max(axis=1))
             lp, mv = loop[:n], move[:n]
             xJ[:n] = comb(xJ[:n] + lp, xE + e_loop)
             xC[:n] = comb(xC[:n] + lp, xE + e_move)

@@ -183,6 +183,58 @@ def test_generic_viterbi_forward_subset(entry, proteome, oracles):
     assert np.all(gf >= gv - 1e-9)                 # sum over paths >= best path
 
 
+def forward_cell_by_cell(model, codes) -> float:
+    """p7_GForward's recursion (local multihit) one cell after another, in nats: the oracle of
+    the reference's vectorized Forward."""
+    from cpu_reference.profile.constants import T_BM, T_DD, T_DM, T_II, T_IM, T_MD, T_MI, T_MM
+    lse = np.logaddexp.reduce
+    M, t = model.M, model.tsc.astype(np.float64)
+    msc, isc = model.match_scores.astype(np.float64), model.insert_scores.astype(np.float64)
+    loop, move = (float(v[0]) for v in model.specials(np.array([len(codes)])))
+    ninf = -np.inf
+    Mp, Ip, Dp = [ninf] * (M + 1), [ninf] * (M + 1), [ninf] * (M + 1)
+    xN, xB, xJ, xC = 0.0, move, ninf, ninf
+    for x in codes:
+        Mc, Ic, Dc = [ninf] * (M + 1), [ninf] * (M + 1), [ninf] * (M + 1)
+        for k in range(1, M + 1):
+            Mc[k] = msc[x, k] + lse([xB + t[T_BM, k - 1], Mp[k - 1] + t[T_MM, k - 1],
+                                     Ip[k - 1] + t[T_IM, k - 1], Dp[k - 1] + t[T_DM, k - 1]])
+            if k < M:
+                Ic[k] = isc[x, k] + lse([Mp[k] + t[T_MI, k], Ip[k] + t[T_II, k]])
+            if k > 1:
+                Dc[k] = lse([Mc[k - 1] + t[T_MD, k - 1], Dc[k - 1] + t[T_DD, k - 1]])
+        xE = lse(Mc[1:] + Dc[1:])
+        xJ = np.logaddexp(xJ + loop, xE + float(model.e_loop))
+        xC = np.logaddexp(xC + loop, xE + float(model.e_move))
+        xN += loop
+        xB = np.logaddexp(xN + move, xJ + move)
+        Mp, Ip, Dp = Mc, Ic, Dc
+    return xC + move
+
+
+def test_generic_forward_across_delete_chain_stretches(proteome):
+    """The reference's Forward takes the D->D chain as prefix sums over stretches of bounded
+    tDD product (cut where tDD = 0): on a model whose D->D scores make many stretches and cut
+    the chain, and on the model as shipped, it is the cell-by-cell recursion's."""
+    from cpu_reference.profile import generic as pg
+    from cpu_reference.profile.constants import T_DD, T_MD
+    model = profile_of(next(h for _, _, h in HMMS if h.M < 100))
+    tsc = model.tsc.copy()
+    # D->D steps of -120, -125, -6 nats: a stretch ends at each -6 step (-251 nats in all),
+    # which carries e^-6 of the chain into the next; the chain cut twice
+    tsc[T_DD, 1:model.M] = np.resize([-120.0, -125.0, -6.0], model.M - 1)
+    tsc[T_DD, 17] = tsc[T_DD, 40] = -np.inf
+    tsc[T_MD, 1:model.M] = -0.5                                  # deletes that matter
+    chains = ProfileModel(name="chains", M=model.M, match_scores=model.match_scores,
+                          insert_scores=model.insert_scores, tsc=tsc)
+    assert len(pg._dd_stretches(tsc[T_DD, 1:model.M].astype(np.float64))) >= 10
+    seqs = proteome.subset([int(np.argmin(proteome.lengths)), 0, 54])
+    for m in (chains, model):
+        got = pg.generic_forward(m, seqs)
+        want = [forward_cell_by_cell(m, seqs.codes(i)) for i in range(len(seqs))]
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
 def test_bits_against_null_model():
     from cpu_reference.profile import generic as pg
     L = np.array([100, 1000])
