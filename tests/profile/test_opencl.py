@@ -1,8 +1,11 @@
 """OpenCL profile filters identical to HMMER: SSV and MSV against pyhmmer, on the whole proteome
 for the first model, for the others on the proteins that hold the proteome's cases for that model
 (every 10th, the longest and shortest, each overflow or undefined score, the top scores); the
-Viterbi filter against the NumPy reference (itself identical to HMMER's p7_ViterbiFilter,
-tests/test_profile_filters.py) on every 50th protein. Runs on the CPU OpenCL devices in CI."""
+Viterbi filter against HMMER's own p7_ViterbiFilter (helpers/profile_oracle.py; the NumPy
+reference is identical to it, tests/profile/test_filters.py) on every 50th protein. Runs on the
+CPU OpenCL devices in CI."""
+import os
+
 import numpy as np
 import pytest
 
@@ -10,7 +13,6 @@ pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmme
 pytest.importorskip("pyopencl", reason="pyopencl not installed")
 
 from hmmbench.profile import datasets  # noqa: E402
-from cpu_reference.profile import filters as pf  # noqa: E402
 
 
 def _runner():
@@ -43,7 +45,10 @@ def block(proteome):
     return proteome.to_pyhmmer()
 
 
-HMMS = [h for p in datasets.model_files() for h in datasets.read_hmms(p) if h.alphabet.is_amino()]
+#: (model file name, index in it, model) of every protein model: HMMER's routines open the file
+ENTRIES = [(os.path.basename(p), j, h) for p in datasets.model_files()
+           for j, h in enumerate(datasets.read_hmms(p)) if h.alphabet.is_amino()]
+HMMS = [h for _, _, h in ENTRIES]
 
 
 def _cases(lengths, *scores) -> np.ndarray:
@@ -62,7 +67,7 @@ def _cases(lengths, *scores) -> np.ndarray:
 
 
 @pytest.mark.parametrize("hmm", HMMS, ids=[str(h.name) for h in HMMS])
-def test_opencl_filters_identical(hmm, runner, proteome, block):
+def test_opencl_filters_identical(hmm, runner, proteome, block, oracles):
     import pyhmmer
     from hmmbench.profile.model import ProfileModel
     model = ProfileModel.from_hmm(hmm)
@@ -80,7 +85,9 @@ def test_opencl_filters_identical(hmm, runner, proteome, block):
     assert same(runner.scores(model, seqs, "ssv"), want_ssv).all()
     assert same(runner.scores(model, seqs, "msv"), want_msv).all()
     sub = proteome.subset(range(0, len(proteome), 50))
-    assert same(runner.scores(model, sub, "vf"), pf.viterbi_filter(model, sub)).all()
+    fname, j = next((f, j) for f, j, h in ENTRIES if h is hmm)
+    want_vf = oracles(fname).scores(j, [sub.codes(i) for i in range(len(sub))], kinds=("vf",))
+    assert same(runner.scores(model, sub, "vf"), want_vf["vf"]).all()
 
 
 def test_opencl_unknown_score(runner, proteome):
@@ -90,7 +97,7 @@ def test_opencl_unknown_score(runner, proteome):
 
 @pytest.fixture(scope="module")
 def generic_case(proteome):
-    """PF02826, every 14th protein and the longest of every 7th (2627 residues: the most
+    """PF02826, every 28th protein and the longest of every 7th (2627 residues: the most
     rescaled Forward rows), plus odd sequences (length 1, a degenerate residue), and the NumPy
     reference's Viterbi and Forward of them (computed once: each test checks against one and
     tells it from the other)."""
@@ -102,7 +109,7 @@ def generic_case(proteome):
     model = ProfileModel.from_hmm(hmm)
     seventh = np.arange(0, len(proteome), 7)
     longest = int(seventh[np.argmax(proteome.lengths[seventh])])
-    sub = proteome.subset(sorted(set(range(0, len(proteome), 14)) | {longest}))
+    sub = proteome.subset(sorted(set(range(0, len(proteome), 28)) | {longest}))
     assert sub.lengths.max() == proteome.lengths[seventh].max()
     odd = np.array([3, 21, 5, 9], np.uint8)           # a length-1 sequence, one with a B
     seqs = SequenceSet(list(sub.names) + ["one", "degenerate"],
@@ -115,7 +122,7 @@ def generic_case(proteome):
 @pytest.mark.parametrize("kind", ["viterbi", "forward"])
 def test_opencl_generic_twin_within_the_kinds_tolerance(kind, generic_case):
     """profile-opencl-ganesan, the twin of profile-cuda-ganesan (one kernel body,
-    kernels_common/profile/generic.h): every 14th protein, the longest of every 7th and odd
+    kernels_common/profile/generic.h): every 28th protein, the longest of every 7th and odd
     sequences (length 1, a degenerate residue), within the kind's tolerance of the NumPy reference; the other mode's
     reference is off by more (the check can fail)."""
     from hmmbench.profile.job import TOLERANCE, ProfileSearch
