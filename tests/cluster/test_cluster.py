@@ -584,12 +584,14 @@ def test_ctrl_c_stops_the_local_cluster_and_writes_nothing(tmp_path):
                              "--workers", "2", "--json", str(out)], cwd=REPO, env=env,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        for line in proc.stderr:                   # wait until the shards are being computed
+        for line in proc.stderr:                   # the workers are up, the shards sent
             if line.startswith("cluster: sharding over"):
                 break
-        time.sleep(1.0)
         children = _children(proc.pid)
         assert children, "no worker processes found"
+        start, deadline = _cpu_seconds(children), time.time() + 30
+        while _cpu_seconds(children) - start < 0.3 and time.time() < deadline:
+            time.sleep(0.05)                       # until the workers compute their shards
         os.killpg(proc.pid, signal.SIGINT)             # what a terminal's Ctrl-C does
         rest = proc.communicate(timeout=60)[1]
     finally:
@@ -608,6 +610,18 @@ def _children(pid: int) -> list:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
                          text=True).stdout
     return [int(x) for x in out.split()]
+
+
+def _cpu_seconds(pids: list) -> float:
+    """The CPU time (user and system) the processes have used so far, from /proc."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])          # utime, stime: fields 14 and 15
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _alive(pid: int) -> bool:
