@@ -184,8 +184,11 @@ def _viterbi_filter_batch(model: Profile, seqs: Sequences, idx) -> np.ndarray:
     rsc = np.zeros((model.Kp + 1, M), dtype=np.int32)
     rsc[:model.Kp] = wp.match[:, 1:]
     N, W = X.shape
-    Mr = np.full((N, M), NEG16, dtype=np.int32)                  # k = 1..M
-    Ir, Dr = Mr.copy(), Mr.copy()
+    # the state rows, double-buffered (a row's arrays become the next row's state, no copy)
+    Mr, Mn = np.full((N, M), NEG16, dtype=np.int32), np.empty((N, M), dtype=np.int32)
+    Ir, In = Mr.copy(), np.empty((N, M), dtype=np.int32)
+    Dr, Dn = Mr.copy(), np.empty((N, M), dtype=np.int32)
+    Dn[:, 0] = Dr[:, 0] = NEG16                                  # no D_1
     move = wp.move(L).astype(np.int32)
     xN = wp.base
     xB = xN + move
@@ -193,43 +196,53 @@ def _viterbi_filter_batch(model: Profile, seqs: Sequences, idx) -> np.ndarray:
     xC = np.full(N, NEG16, dtype=np.int32)
     overflow = np.zeros(N, dtype=bool)
     sh = np.empty((N, M), dtype=np.int32)
-    A = np.empty((N, M), dtype=np.int32)
-    A[:, 0] = NEG16
+    sh[:, 0] = NEG16
+    lo, hi = np.int32(NEG16), np.int32(32767)
 
     for i in range(W):
         n = active[i]
         m, ir, d = Mr[:n], Ir[:n], Dr[:n]
         s = sh[:n]
-        sv = xB[:n, None] + BM                                   # B->M_k
-        s[:, 0] = NEG16
+        sv = Mn[:n]
+        np.add(xB[:n, None], BM, out=sv)                         # B->M_k
         np.add(m[:, :M - 1], MM[1:], out=s[:, 1:])               # M(k-1)->M(k)
         np.maximum(sv, s, out=sv)
         np.add(ir[:, :M - 1], IM[1:], out=s[:, 1:])
         np.maximum(sv, s, out=sv)
         np.add(d[:, :M - 1], DM[1:], out=s[:, 1:])
         np.maximum(sv, s, out=sv)
-        np.maximum(sv, NEG16, out=sv)
+        np.maximum(sv, lo, out=sv)
         sv += rsc[X[:n, i]]
-        np.clip(sv, NEG16, 32767, out=sv)
+        np.maximum(sv, lo, out=sv)
+        np.minimum(sv, hi, out=sv)
         xE = sv.max(axis=1)
         overflow[:n] |= xE >= 32767
-        # D candidates from M (M->D), delayed by one position
-        mdv = np.maximum(sv + MD, NEG16)
-        a = A[:n]
-        a[:, 1:] = mdv[:, :M - 1]
-        Dmax = mdv.max(axis=1)
-        inew = np.maximum(np.maximum(m + MI, ir + II), NEG16)
+        # D candidates from M (M->D), delayed by one position; the last M's too for Dmax
+        a = Dn[:n]
+        np.add(sv[:, :M - 1], MD[:M - 1], out=a[:, 1:])
+        np.maximum(a[:, 1:], lo, out=a[:, 1:])
+        Dmax = np.maximum(a[:, 1:].max(axis=1, initial=NEG16),
+                          np.maximum(sv[:, M - 1] + MD[M - 1], lo))
+        inew = In[:n]
+        np.add(m, MI, out=inew)
+        np.add(ir, II, out=s)
+        np.maximum(inew, s, out=inew)
+        np.maximum(inew, lo, out=inew)
         xC[:n] = np.maximum(xC[:n], xE + wp.e_move)
         xJ[:n] = np.maximum(xJ[:n], xE + wp.e_loop)
         xB[:n] = np.maximum(xJ[:n], xN) + move[:n]
         full = Dmax + wp.ddbound > xB[:n]                         # lazy F: D->D may matter
-        Dr[:n] = a
-        if full.any():
+        if full.all():
+            np.subtract(a, P, out=s)
+            np.maximum.accumulate(s, axis=1, out=s)
+            s += P
+            np.maximum(s, lo, out=a)
+        elif full.any():
             rows = np.flatnonzero(full)
             closure = np.maximum.accumulate(a[rows] - P, axis=1) + P
-            Dr[rows] = np.maximum(closure, NEG16)
-        Mr[:n] = sv
-        Ir[:n] = inew
+            a[rows] = np.maximum(closure, lo)
+        s[:, 0] = NEG16
+        Mr, Mn, Ir, In, Dr, Dn = Mn, Mr, In, Ir, Dn, Dr
     out = np.empty(N, dtype=np.float32)
     out[_positions(idx, order)] = vf_from_xc(model, xC, overflow, L)
     return out
