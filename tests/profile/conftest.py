@@ -30,3 +30,19 @@ def oracles():
             cache[fname] = HmmerOracle(path, [h.M for h in datasets.read_hmms(path)])
         return cache[fname]
     return get
+
+
+@pytest.fixture(scope="session")
+def proteome_msv(proteome):
+    """``get(model)``: the NumPy reference's SSV and MSV scores of a search profile on the whole
+    proteome, computed once per session for every file that asks (by the profile's contents)."""
+    from cpu_reference.profile import filters as pf
+    done: dict = {}
+
+    def get(model) -> tuple:
+        key = (model.name, model.M, model.match_scores.tobytes(), model.tsc.tobytes())
+        if key not in done:
+            ssv = pf.ssv_filter(model, proteome)
+            done[key] = ssv, pf.msv_filter(model, proteome, ssv)
+        return done[key]
+    return get
