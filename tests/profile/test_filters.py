@@ -50,17 +50,9 @@ def profile_of(hmm) -> ProfileModel:
 
 
 @pytest.fixture(scope="module")
-def ssv_msv(proteome):
+def ssv_msv(proteome_msv):
     """The reference's SSV and MSV scores of a model on the whole proteome, computed once."""
-    done: dict = {}
-
-    def get(hmm) -> tuple:
-        if id(hmm) not in done:
-            model = profile_of(hmm)
-            ssv = pf.ssv_filter(model, proteome)
-            done[id(hmm)] = ssv, pf.msv_filter(model, proteome, ssv)
-        return done[id(hmm)]
-    return get
+    return lambda hmm: proteome_msv(profile_of(hmm))
 
 
 def pyhmmer_optimized(hmm):

@@ -29,9 +29,9 @@ def once_per_sequence(score):
 
 
 @pytest.mark.parametrize("hmm", HMMS, ids=[str(h.name) for h in HMMS])
-def test_pass_counts_identical(hmm, proteome, block):
+def test_pass_counts_identical(hmm, proteome, block, proteome_msv):
     model = ProfileModel.from_hmm(hmm)
-    msv = pipeline.pf.msv_filter(model, proteome)         # one MSV pass for both pipelines
+    msv = proteome_msv(model)[1]                          # one MSV pass for both pipelines
     vit = once_per_sequence(pipeline.pf.viterbi_filter)
     fwd = once_per_sequence(pipeline.pg.generic_forward)
     for bias_filter in (True, False):
