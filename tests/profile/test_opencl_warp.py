@@ -67,17 +67,16 @@ def _runner(device: str, exchange: str, unoptimized: bool = False):
     return _RUNNERS[key]
 
 
-def _raw(runner, model, seqs, vf_runner=None) -> dict:
+def _raw(runner, model, seqs, ssv_runner=None) -> dict:
     """SSV xE, full-MSV xJ and VF xC of every sequence (the MSV on all, not only SSV's
-    undecided); the VF with ``vf_runner`` where given."""
+    undecided); the SSV with ``ssv_runner`` where given."""
     L = seqs.lengths
     order = launch_order(seqs)
     bp = model.byte
     tjbm = ((bp.tjb(L) + bp.tbm) & 0xFF).astype(np.uint8)
-    return {"ssv": runner.ssv_xe(model, seqs, order),
+    return {"ssv": (ssv_runner or runner).ssv_xe(model, seqs, order),
             "msv": runner.msv_xj(model, seqs, order, tjbm),
-            "vf": (vf_runner or runner).vf_xc(model, seqs, order,
-                                              model.word.move(L).astype(np.int16))}
+            "vf": runner.vf_xc(model, seqs, order, model.word.move(L).astype(np.int16))}
 
 
 def _task_raw(device: str, name: str, model, seqs) -> dict:
@@ -120,20 +119,21 @@ def proteome_cases(model, proteome, default_device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_raw_integers_equal_the_task_kernels_on_the_proteome_and_edges(
         device, exchange, model, proteome, default_device, proteome_cases):
-    # the VF program optimized everywhere (optimizer-free, it runs the proteome's cases 4-10x
-    # slower than PoCL builds it); the SSV and MSV programs optimizer-free on the devices but
-    # the default one (PoCL builds them in 0.3 s against 1-2 s; the same bits:
-    # tests/profile/test_batch.py::test_unoptimized_batch_programs_give_the_same_bits)
+    # the SSV program optimizer-free on the devices but the default one (PoCL builds it in
+    # 0.3 s against 2 s; the same bits:
+    # tests/profile/test_batch.py::test_unoptimized_batch_programs_give_the_same_bits); the MSV
+    # and VF programs optimized everywhere (optimizer-free, they run the proteome's cases and
+    # the edges slower than PoCL builds them)
     warp_runner = _runner(device, exchange)
-    filters = _runner(device, exchange, unoptimized=device != default_device)
+    ssv_runner = _runner(device, exchange, unoptimized=device != default_device)
     if exchange == "local":
         assert warp_runner.path == "local" and warp_runner.block == 32
-    assert filters.path == warp_runner.path
+    assert ssv_runner.path == warp_runner.path
     for name, seqs in (("proteome cases", proteome_cases), ("edges", edge_set(proteome))):
         want = _task_raw(device, name, model, seqs)
         key = (device, warp_runner.path, warp_runner.block, name)
         if key not in _RAW:
-            _RAW[key] = _raw(filters, model, seqs, vf_runner=warp_runner)
+            _RAW[key] = _raw(warp_runner, model, seqs, ssv_runner=ssv_runner)
         got = _RAW[key]
         for kind in ("ssv", "msv", "vf"):
             assert np.array_equal(got[kind], want[kind]), (kind, warp_runner.path, name)
