@@ -33,8 +33,14 @@ class WrongProfile(NumpyProfile):
         return ex
 
 
+@pytest.fixture(scope="module")
+def reference_cache(tmp_path_factory):
+    """The module's private cache: a cell's reference scores computed once for its tests."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture
-def profile_world(monkeypatch, tmp_path):
+def profile_world(monkeypatch, tmp_path, reference_cache):
     """A private reference cache and the real profile backends plus WrongProfile."""
     real = registry.discover
 
@@ -42,7 +48,7 @@ def profile_world(monkeypatch, tmp_path):
         extra = [WrongProfile()] if workload == "profile" else []
         return real(workload) + extra
     monkeypatch.setattr(registry, "discover", discover)
-    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HMMBENCH_CACHE_DIR", str(reference_cache))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
