@@ -117,7 +117,8 @@ def test_pipeline_cells_cross_checked_in_the_runner(monkeypatch, tmp_path, backe
     out = tmp_path / "p.json"
     code = cli.main(["run", "--workload", "profile", "-d", str(fasta), "--model", "PF02826",
                      "--kind", "pipeline", "-b", "profile-opencl-task", "-b", "profile-wrong-stage",
-                     "-b", "profile-hmmsearch", "--repeat", "1", "--quiet", "--json", str(out)])
+                     "-b", "profile-hmmsearch", "--repeat", "1", "--warmup-time", "0", "--quiet",
+                     "--json", str(out)])
     assert code == 0
     runs = {r["backend"]: r for r in results.load(out)["runs"]}
     ours = runs["profile-opencl-task"]
@@ -133,7 +134,8 @@ def test_pipeline_cells_cross_checked_in_the_runner(monkeypatch, tmp_path, backe
     off = tmp_path / "off.json"
     code = cli.main(["run", "--workload", "profile", "-d", str(fasta), "--model", "PF02826",
                      "--kind", "pipeline", "--nobias", "-b", "profile-opencl-task",
-                     "-b", "profile-hmmsearch", "--repeat", "1", "--quiet", "--json", str(off)])
+                     "-b", "profile-hmmsearch", "--repeat", "1", "--warmup-time", "0", "--quiet",
+                     "--json", str(off)])
     assert code == 0
     runs_off = {r["backend"]: r for r in results.load(off)["runs"]}
     ours_off = runs_off["profile-opencl-task"]

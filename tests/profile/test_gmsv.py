@@ -147,7 +147,8 @@ def test_runner_runs_gmsv_with_numpy_only(monkeypatch, tmp_path):
     out = tmp_path / "gmsv.json"
     code = cli.main(["run", "--workload", "profile", "-d", "proteins-2e4", "--model", "PF02826",
                      "--kind", "gmsv", "-b", "profile-numpy", "-b", "profile-pyhmmer",
-                     "-b", "profile-opencl-task", "--repeat", "1", "--quiet", "--json", str(out)])
+                     "-b", "profile-opencl-task", "--repeat", "1", "--warmup-time", "0", "--quiet",
+                     "--json", str(out)])
     assert code == 0
     runs = {r["backend"]: r for r in results.load(out)["runs"]}
     ref = runs["profile-numpy"]
