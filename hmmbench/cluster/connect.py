@@ -118,6 +118,7 @@ def connect(spec: str, n_workers: Optional[int] = None,
     check_address(spec)
     distributed = import_distributed()
     cluster = None
+    interrupted = False
     try:
         if spec == "local":
             cluster, kind = start_local(n_workers, timeout)
@@ -151,6 +152,7 @@ def connect(spec: str, n_workers: Optional[int] = None,
                 _quiet_logs()
                 raise UserError(lost_message(spec))
         except KeyboardInterrupt:
+            interrupted = True
             # closing mid-computation cancels the pending gather and the nannies' work: asyncio
             # and distributed would log those as tracebacks on the way out
             for name in ("asyncio", "distributed"):
@@ -165,14 +167,19 @@ def connect(spec: str, n_workers: Optional[int] = None,
             raise UserError(lost_message(spec)) from None
         finally:
             with contextlib.suppress(Exception):
-                client.close(timeout=timeout)
+                client.close(timeout=closing_timeout(timeout, interrupted))
             client_log.removeFilter(_no_reconnect_failure)
             if dask_log.level == max(dask_level, logging.WARNING):  # not quietened further
                 dask_log.setLevel(dask_level)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         if cluster is not None:
             with contextlib.suppress(Exception):
-                cluster.close(timeout=timeout)
+                cluster.close(timeout=closing_timeout(timeout, interrupted))
+            if interrupted:
+                stop_worker_processes()
 
 
 class SchedulerLost(BaseException):
@@ -184,6 +191,28 @@ class SchedulerLost(BaseException):
 def scheduler_lost(client) -> bool:
     """Whether the client lost its scheduler (it is reconnecting, or gave up)."""
     return client.status not in ("running", "newly-created")
+
+
+#: After a Ctrl-C the client and the local cluster each get this long to close, then the worker
+#: processes still running are stopped: they ignore the Ctrl-C (worker.dask_setup) and may be
+#: mid-task, and with the user's timeout for each of the two closes a Ctrl-C could take a
+#: minute (seen on a loaded machine: nothing printed for 60 s, the workers computing).
+INTERRUPTED_CLOSE_S = 5.0
+
+
+def stop_worker_processes() -> None:
+    """Stops the processes a local cluster started that are still running (SIGTERM, then
+    SIGKILL after 2 s): this process's multiprocessing children, which with ``--cluster local``
+    are Dask's worker processes."""
+    import multiprocessing
+    children = multiprocessing.active_children()
+    for child in children:
+        child.terminate()
+    for child in children:
+        child.join(2)
+        if child.is_alive():
+            child.kill()
+            child.join(2)
 
 
 #: how long a failed call waits for the client to see a dropped scheduler: the comm error can
@@ -221,6 +250,12 @@ def _quiet_logs() -> None:
     for name in [*roots, *logging.root.manager.loggerDict]:
         if name.split(".")[0] in roots:
             logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def closing_timeout(timeout: float, interrupted: bool) -> float:
+    """How long closing may take: the user's timeout, or at most INTERRUPTED_CLOSE_S after a
+    Ctrl-C."""
+    return min(timeout, INTERRUPTED_CLOSE_S) if interrupted else timeout
 
 
 def wait_for_workers(client, n: int, timeout: float) -> list:
