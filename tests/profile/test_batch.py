@@ -170,8 +170,9 @@ def warp_run(monkeypatch, tmp_path):
 
     def run(*args) -> tuple:
         out = tmp_path / "run.json"
-        code = cli.main(["run", "--workload", "profile", "--repeat", "1", "--quiet",
-                         "--json", str(out), "-b", "profile-opencl-warp", *args])
+        # no warm-up passes (up to 0.2 s a cell; tests/core/test_runner.py checks them)
+        code = cli.main(["run", "--workload", "profile", "--repeat", "1", "--warmup-time", "0",
+                         "--quiet", "--json", str(out), "-b", "profile-opencl-warp", *args])
         return code, (results.load(out) if out.exists() else None)
     return run
 
