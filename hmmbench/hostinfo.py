@@ -98,8 +98,9 @@ def host_info() -> dict:
     }
 
 
-def module_devices(workload: str = "pairhmm") -> list:
-    """(module, devices() list or error text) for each built-in backend module with devices()."""
+def module_devices(workload: str = "pairhmm", probe: bool = True) -> list:
+    """(module, devices() list or error text) for each built-in backend module with devices()
+    (``probe``: passed on; False asks for what is known without trial builds)."""
     import importlib
     from .registry import builtin_specs
     out = []
@@ -114,7 +115,7 @@ def module_devices(workload: str = "pairhmm") -> list:
         if fn is None:
             continue
         try:
-            out.append((mod_name, [dict(d) for d in fn()]))
+            out.append((mod_name, [dict(d) for d in fn(probe=probe)]))
         except Exception as exc:  # noqa: BLE001
             out.append((mod_name, f"devices() failed: {exc}"))
     return out
@@ -126,7 +127,9 @@ def enrich_devices(devices: list, workload: str = "pairhmm") -> None:
     used = [d for d in devices if d.get("api") not in ("numpy", None)]
     if not used:
         return
-    known = [d for _, devs in module_devices(workload) if isinstance(devs, list) for d in devs]
+    # the devices used were built on (their probes are cached); the others are not tried
+    known = [d for _, devs in module_devices(workload, probe=False) if isinstance(devs, list)
+             for d in devs]
     for d in used:
         for k in known:
             # OpenCL entries name the device as "platform / device", as its backends do

@@ -262,8 +262,9 @@ def device_attributes() -> dict:
     }
 
 
-def devices() -> list[dict]:
-    """For ``hmmbench list``: the CUDA devices, or one entry saying why there are none."""
+def devices(probe: bool = True) -> list[dict]:
+    """For ``hmmbench list``: the CUDA devices, or one entry saying why there are none
+    (``probe``: as OpenCL's; the driver is asked, nothing is built)."""
     reason = unavailable_reason()
     if reason:
         return [{"api": "cuda", "available": False, "reason": reason}]

@@ -317,8 +317,10 @@ def device_kit(spec: Optional[str] = None) -> DeviceKit:
     return _KITS[key]
 
 
-def devices() -> list[dict]:
-    """For ``hmmbench list``: every OpenCL platform's devices, the selected one marked."""
+def devices(probe: bool = True) -> list[dict]:
+    """For ``hmmbench list``: every OpenCL platform's devices, the selected one marked.
+    ``probe=False`` (a result's device details): no trial build on a device not built on yet
+    (its "builds" left out), which cost a run ~2 CPU-s on three CPU devices."""
     try:
         found = _all_devices()
     except ImportError:
@@ -341,7 +343,8 @@ def devices() -> list[dict]:
                     "version": d.version.strip(), "driver_version": d.driver_version.strip(),
                     "fp64": bool(d.double_fp_config),
                     "warp path": PATH_NAMES[shuffle or "local"],
-                    "builds": build_error(p, d) or "yes",
+                    **({"builds": build_error(p, d) or "yes"}
+                       if probe or (p.int_ptr, d.int_ptr) in _BUILD_ERRORS else {}),
                     "selected": _label(p, d) == chosen})
     if bad:
         out.append({"api": "opencl", "available": False, "reason": bad})

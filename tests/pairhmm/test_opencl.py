@@ -364,6 +364,30 @@ def test_unknown_device_makes_backends_unavailable(monkeypatch):
 
 
 @needs_device
+def test_a_results_device_details_try_no_build_on_devices_not_built_on(monkeypatch):
+    """``devices(probe=False)`` (what a result's device entries are filled from) builds only
+    where choosing the default device builds; ``devices()`` (``hmmbench list``) on every
+    device."""
+    from hmmbench import hostinfo
+    tried = []
+    real = opencl_api.build_error
+    monkeypatch.setattr(opencl_api, "_BUILD_ERRORS", {})
+    monkeypatch.setattr(opencl_api, "build_error",
+                        lambda p, d: tried.append(opencl_api._label(p, d)) or real(p, d))
+    chosen = opencl_api._label(*opencl_api.choose_device())
+    before_listing = list(tried)
+    used = [{"api": "opencl", "name": chosen}]
+    hostinfo.enrich_devices(used, "pairhmm")
+    assert used[0]["builds"] == "yes" and used[0]["selected"] is True
+    assert set(tried) == set(before_listing)           # nothing built beyond the choice
+    listed = [d for d in opencl_api.devices() if "device" in d]
+    assert set(tried) == {opencl_api._label(*pd) for pd in opencl_api._all_devices()}
+    assert all("builds" in d for d in listed)
+    if len(listed) > 1:                                # the choice stops at the first that builds
+        assert len(set(before_listing)) < len(listed)
+
+
+@needs_device
 def test_devices_lists_every_platform():
     listed = [d for d in opencl_api.devices() if "device" in d]
     assert [f"{d['platform']} / {d['device']}" for d in listed] == \

@@ -396,5 +396,5 @@ def backends() -> list:
     return [OpenCLProfile(), OpenCLProfile(warp_kernels=True), OpenCLGenericProfile()]
 
 
-def devices() -> list:
-    return opencl_devices()
+def devices(probe: bool = True) -> list:
+    return opencl_devices(probe)
