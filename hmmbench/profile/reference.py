@@ -24,13 +24,19 @@ from .job import ProfileBackend, ProfileBatch, pipeline_refusal
 #: sequences of about this many DP cells (sequences x model positions) form one batch of the
 #: references: the int filters' and the float64 generic ones' (cpu_reference.profile)
 FILTER_BATCH_CELLS, GENERIC_BATCH_CELLS = pf.BATCH_CELLS, 1 << 19
-#: bytes per padded residue of a batch while its code matrix is built (the codes, and int64
-#: row, column and source indexes per residue; SequenceSet.padded) -- measured: 5.7 at most on
-#: the batches of proteins-200000 (traced peak of SequenceSet.padded per padded cell)
-PADDED_BYTES = 6
-#: bytes per DP cell of a batch (its rows and their temporaries), by kind -- measured
-DP_BYTES = {"ssv": 10, "msv": 10, "vf": 56, "gmsv": 28, "viterbi": 104, "forward": 104,
-            "pipeline": 104}
+#: a batch's padded code matrix being built (SequenceSet.padded): bytes per residue of the batch
+#: (int64 row and column indexes, the two int64 source-index temporaries, the codes gathered)
+#: and per padded cell (the uint8 matrix) -- measured: 32.1 per residue on proteins-20000's one
+#: batch of 54 sequences padded to 974 (20,048 residues, 52,596 cells, traced peak 695,407 B);
+#: 25.0 on proteins-200000's (NumPy reuses temporaries in place past 256 KiB)
+PADDED_RESIDUE_BYTES, PADDED_CELL_BYTES = 33, 1
+#: bytes per DP cell of a batch (its rows and their temporaries), by kind -- measured on
+#: proteins-20000 and -200000 at M = 400 and 1500 (traced peak less the padded codes, per
+#: sequence and fixed parts): ssv/msv 8.6, vf 34.3 (double-buffered rows), gmsv 27.8,
+#: viterbi 81.6, forward 72.9; the pipeline's Forward on its survivors 65.8 (query-M400; as
+#: every sequence may survive, its estimate is a bound: 3.1x the peak on proteins-200000)
+DP_BYTES = {"ssv": 10, "msv": 10, "vf": 36, "gmsv": 30, "viterbi": 88, "forward": 80,
+            "pipeline": 80}
 #: per sequence (results, order, lengths) and once per call (model tables, Python)
 PER_SEQUENCE, FIXED = 64, 1 << 16
 
@@ -50,16 +56,20 @@ class NumpyProfile(ProfileBackend):
         return super().refuse_reason(job) or pipeline_refusal(job)
 
     def memory_need(self, shape) -> MemoryNeed:
-        """The larger of a batch's two phases -- its padded code matrix being built, its DP
-        rows being filled -- for the batch that pads to the most residues, plus the
-        per-sequence results; a batched cell runs its models one after another."""
-        generic = shape.kind in ("viterbi", "forward", "gmsv", "pipeline")
-        per_batch = (GENERIC_BATCH_CELLS if generic else FILTER_BATCH_CELLS) // max(1, shape.M)
-        n = min(shape.sequences, max(1, per_batch))
-        padded = shape.padded_batch(n)
-        dp = padded + n * shape.M * DP_BYTES.get(shape.kind, max(DP_BYTES.values()))
-        host = max(PADDED_BYTES * padded, dp) + PER_SEQUENCE * shape.sequences + FIXED
-        return MemoryNeed(host=host)
+        """The most one batch holds -- its padded code matrix being built, or its DP rows
+        being filled -- plus the per-sequence results; a batched cell runs its models one after
+        another. The pipeline: its filters' batches over every sequence, its Forward's over
+        every sequence too (survivors are not known before the run) and their copy (at most
+        the database)."""
+        if shape.kind == "pipeline":
+            batch = max(_batch_need(shape, FILTER_BATCH_CELLS, DP_BYTES["vf"]),
+                        _batch_need(shape, GENERIC_BATCH_CELLS, DP_BYTES["pipeline"]))
+            batch += shape.nbytes
+        else:
+            generic = shape.kind in ("viterbi", "forward", "gmsv")
+            batch = _batch_need(shape, GENERIC_BATCH_CELLS if generic else FILTER_BATCH_CELLS,
+                                DP_BYTES.get(shape.kind, max(DP_BYTES.values())))
+        return MemoryNeed(host=batch + PER_SEQUENCE * shape.sequences + FIXED)
 
     def run(self, job) -> Execution:
         if isinstance(job, ProfileBatch):
@@ -79,6 +89,16 @@ class NumpyProfile(ProfileBackend):
                       "gmsv": pg.generic_msv}[job.kind]
                 out = np.asarray(fn(job.model, job.seqs), dtype=np.float64)
         return Execution(log10=out, timing=clock.timing, info=info)
+
+
+def _batch_need(shape, cells: int, dp_bytes: int) -> int:
+    """The most a batch of about ``cells`` DP cells holds, for the batch that pads to the most
+    cells: building its codes (its residues bounded by its cells and by the database's) or its
+    DP rows beside the codes."""
+    n = min(shape.sequences, max(1, cells // max(1, shape.M)))
+    padded = shape.padded_batch(n)
+    building = PADDED_RESIDUE_BYTES * min(shape.residues, padded) + PADDED_CELL_BYTES * padded
+    return max(building, PADDED_CELL_BYTES * padded + n * shape.M * dp_bytes)
 
 
 def backends() -> list:

@@ -20,9 +20,11 @@ from helpers.hostile_world import PROFILE_RUN, refused, world  # noqa: F401 - wo
 
 pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 
-#: (residues, model length, kind): few long-padded sequences, a wide int filter batch, a
-#: float64 DP whose rows outweigh the padded codes
-SHAPES = [(200_000, 50, "ssv"), (20_000, 400, "vf"), (20_000, 1500, "viterbi")]
+#: (residues, model length, kind): a wide int filter batch, few long-padded sequences whose
+#: code matrix's building (per residue) outweighs the DP rows (vf at M = 100) or does not
+#: (M = 400), float64 DPs whose rows outweigh the padded codes
+SHAPES = [(200_000, 50, "ssv"), (20_000, 100, "vf"), (20_000, 400, "vf"),
+          (20_000, 1500, "viterbi"), (20_000, 1500, "forward")]
 
 
 @pytest.mark.parametrize("residues,M,kind", SHAPES)
