@@ -92,13 +92,12 @@ class NumpyProfile(ProfileBackend):
 
 
 def _batch_need(shape, cells: int, dp_bytes: int) -> int:
-    """The most a batch of about ``cells`` DP cells holds, for the batch that pads to the most
-    cells: building its codes (its residues bounded by its cells and by the database's) or its
-    DP rows beside the codes."""
-    n = min(shape.sequences, max(1, cells // max(1, shape.M)))
-    padded = shape.padded_batch(n)
-    building = PADDED_RESIDUE_BYTES * min(shape.residues, padded) + PADDED_CELL_BYTES * padded
-    return max(building, PADDED_CELL_BYTES * padded + n * shape.M * dp_bytes)
+    """The most a batch of about ``cells`` DP cells holds: building its padded codes, or its
+    DP rows beside the codes -- over the batches that may hold the most."""
+    per = max(1, cells // max(1, shape.M))
+    return max((max(PADDED_RESIDUE_BYTES * residues + PADDED_CELL_BYTES * padded,
+                    PADDED_CELL_BYTES * padded + n * shape.M * dp_bytes)
+                for n, residues, padded in shape.batches(per)), default=0)
 
 
 def backends() -> list:

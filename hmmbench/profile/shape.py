@@ -5,8 +5,11 @@ from the cell's model (nothing loaded)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
+from typing import Optional
+
+import numpy as np
 
 #: generate_proteins' defaults: lognormal lengths of this mean and sigma, clipped to these
 MEAN_LENGTH, SIGMA, MIN_LENGTH, MAX_LENGTH = 360.0, 0.6, 30, 35000
@@ -27,6 +30,8 @@ class ProfileShape:
     models: int = 1
     #: known from a generated database's name: its lengths follow generate_proteins' lognormal
     from_name: bool = False
+    #: a loaded database's lengths, sorted (its batches exactly); None from a name
+    lengths: Optional[np.ndarray] = field(default=None, compare=False, repr=False)
 
     #: the most held while the database is made (not modelled: what it keeps, ``held``)
     making_bytes = 0
@@ -64,12 +69,37 @@ class ProfileShape:
         last_full = per * _length_at(full * per / self.sequences) if full else 0
         return max(rest * self.max_length, last_full)
 
+    def batches(self, per: int) -> list:
+        """(sequences, residues, padded cells) of the batches of ``per`` length-sorted
+        sequences that may hold the most: a loaded database's every batch; from a name, the
+        batch of the longest and the last full batch before it (their residues expected from
+        the lognormal, their cells as ``padded_batch``)."""
+        per = max(1, min(per, self.sequences))
+        if self.lengths is not None:
+            out = []
+            for s in range(0, len(self.lengths), per):
+                part = self.lengths[s:s + per]
+                out.append((len(part), int(part.sum()), len(part) * int(part[-1])))
+            return out
+        full, rest = divmod(self.sequences, per)
+        longest = rest or per
+        # expected from the lognormal, and one longest sequence more (a few long ones vary most)
+        tail = self.sequences * MEAN_LENGTH * (1 - _below(1 - longest / self.sequences))
+        out = [(longest, min(self.residues, longest * self.max_length,
+                             math.ceil(tail) + self.max_length), longest * self.max_length)]
+        if rest and full:
+            q0, q1 = (full - 1) * per / self.sequences, full * per / self.sequences
+            expected = self.sequences * MEAN_LENGTH * (_below(q1) - _below(q0))
+            out.append((per, min(self.residues, math.ceil(expected)),
+                        per * _length_at(q1)))
+        return out
+
     @classmethod
     def of(cls, seqs, M: int, kind: str, models: int = 1) -> "ProfileShape":
         """A loaded database's shape."""
         lengths = seqs.lengths
         return cls(int(seqs.n_residues), len(seqs), int(lengths.max()) if len(seqs) else 0,
-                   M, kind, models)
+                   M, kind, models, lengths=np.sort(lengths))
 
 
 def _length_at(q: float) -> int:
@@ -77,3 +107,12 @@ def _length_at(q: float) -> int:
     mu = math.log(MEAN_LENGTH) - SIGMA ** 2 / 2
     z = NormalDist().inv_cdf(min(max(q, 1e-12), 1 - 1e-12))
     return min(MAX_LENGTH, max(MIN_LENGTH, math.ceil(math.exp(mu + SIGMA * z))))
+
+
+def _below(q: float) -> float:
+    """The share of generate_proteins' expected residues in sequences below quantile ``q``
+    (the lognormal's partial expectation, unclipped)."""
+    if q <= 0:
+        return 0.0
+    z = NormalDist().inv_cdf(min(q, 1 - 1e-12))
+    return NormalDist().cdf(z - SIGMA)

@@ -48,12 +48,24 @@ def test_padded_batch_from_the_name_follows_the_batches(residues, M, kind):
     from cpu_reference.profile.filters import length_batches
     from hmmbench.profile.reference import FILTER_BATCH_CELLS, GENERIC_BATCH_CELLS
     cells = GENERIC_BATCH_CELLS if kind == "viterbi" else FILTER_BATCH_CELLS
-    lengths = pds.resolve_database(f"proteins-{residues}").load().lengths
-    widest = max(len(i) * int(lengths[i].max()) for i in length_batches(lengths, M, cells))
+    seqs = pds.resolve_database(f"proteins-{residues}").load()
+    lengths = seqs.lengths
+    real = [(len(i), int(lengths[i].sum()), len(i) * int(lengths[i].max()))
+            for i in length_batches(lengths, M, cells)]
+    widest = max(padded for _, _, padded in real)
     shape = ProfileShape.generated(residues, M, kind)
     assert shape.sequences > cells // M                 # more than one batch
     padded = shape.padded_batch(cells // M)
     assert widest / 1.5 <= padded <= 1.5 * widest, (widest, padded)
+    # the batches' residues and cells (building the codes costs per residue and per cell): a
+    # loaded database's exactly; from the name, the costliest batch's building at or above
+    # the real one's and within 1.5x of it
+    from hmmbench.profile.reference import PADDED_CELL_BYTES, PADDED_RESIDUE_BYTES
+    assert ProfileShape.of(seqs, M, kind).batches(cells // M) == real
+    real_cost, named_cost = (max(PADDED_RESIDUE_BYTES * r + PADDED_CELL_BYTES * p
+                                 for _, r, p in batches)
+                             for batches in (real, shape.batches(cells // M)))
+    assert real_cost <= named_cost <= 1.5 * real_cost, (real, shape.batches(cells // M))
 
 
 def test_generated_shape_follows_the_generator():
