@@ -314,7 +314,14 @@ def test_the_warp_path_is_probed_with_the_programs_the_backend_builds(device, mo
     b = {x.name: x for x in opencl.backends(device=device, **UNOPTIMIZED)}["opencl-warp"]
     kit = b.kit()
     probed = [unopt for (source, defines, unopt) in kit._programs]
-    assert probed == ([] if kit.shuffle in (None, "ptx") else [not kit.is_gpu])
+    if kit.shuffle in (None, "ptx"):
+        assert probed == []
+    elif b.path(kit) == "local":
+        # the probe failed to build, or built and found sub-groups not one team wide (PoCL 5 on
+        # the GPU machine's Xeon announces cl_intel_subgroups)
+        assert probed in ([], [not kit.is_gpu])
+    else:
+        assert probed == [not kit.is_gpu]
     rng = np.random.default_rng(5)
     pairs = pack([Batch([_read(rng, 20), _read(rng, 45)], [_hap(rng, 30), _hap(rng, 64)])])
     _check(b, pairs, _reference(pairs))
