@@ -33,12 +33,18 @@ class _Closing:
         raise TimeoutError("still closing")
 
 
-def test_ctrl_c_closes_briefly_and_stops_the_workers_left(monkeypatch):
+@pytest.fixture
+def closing(monkeypatch):
+    """(cluster, clients): what connect("local") starts, each close timing out."""
     cluster, clients = _Closing(), []
     monkeypatch.setattr(conn, "start_local", lambda n, timeout: (cluster, "processes"))
-    distributed = conn.import_distributed()
-    monkeypatch.setattr(distributed, "Client",
+    monkeypatch.setattr(conn.import_distributed(), "Client",
                         lambda *a, **k: clients.append(_Closing()) or clients[-1])
+    return cluster, clients
+
+
+def test_ctrl_c_closes_briefly_and_stops_the_workers_left(closing):
+    cluster, clients = closing
     fork = multiprocessing.get_context("fork")
     ready = fork.Event()
     worker = fork.Process(target=_stubborn, args=(ready,), daemon=True)
@@ -54,12 +60,8 @@ def test_ctrl_c_closes_briefly_and_stops_the_workers_left(monkeypatch):
     assert time.monotonic() - started < 10
 
 
-def test_without_ctrl_c_the_users_timeout_and_no_process_stopped(monkeypatch):
-    cluster, clients = _Closing(), []
-    monkeypatch.setattr(conn, "start_local", lambda n, timeout: (cluster, "processes"))
-    distributed = conn.import_distributed()
-    monkeypatch.setattr(distributed, "Client",
-                        lambda *a, **k: clients.append(_Closing()) or clients[-1])
+def test_without_ctrl_c_the_users_timeout_and_no_process_stopped(closing):
+    cluster, clients = closing
     worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(30,),
                                                          daemon=True)
     worker.start()

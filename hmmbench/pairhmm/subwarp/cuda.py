@@ -76,7 +76,7 @@ from .small import (GRAPH_FROM, PAGEABLE_FROM_BYTES, SIDE_BINS_FROM, SMALL_CALL_
 from .rescue import (  # noqa: F401
     DOUBLE, DOUBLE_K, EXP, FLOAT, cascades, plan_kernels, recompute_queues)
 from .staging import (  # noqa: F401
-    PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, headroom)
+    PREP_THREADS, STAGED, STAGING_SLOTS, StagingSlots, grown_chunk_pairs, headroom)
 
 #: subwarp_forward's parameters for PyCUDA's prepared calls (P pointer, i int): items, range,
 #: n_max, KERNEL_ARRAYS, out, fb_queue, fb_items, scratch, scratch_stride.
@@ -89,15 +89,6 @@ LAYOUT_SIGNATURES = {"sw_layout_count": "iiiPPPPPPPPPP", "sw_layout_scan": "PPPP
                      "sw_layout_scatter": "iPPPPP", "sw_layout_small": "iii" + "P" * 13,
                      "sw_gate": "Pi"}
 
-
-#: Chunks of short pairs hold more of them (``call_chunk_pairs``): up to this many times
-#: ``chunk_pairs`` ...
-SHORT_CHUNK_GROWTH = 4
-#: ... while their mean pair is this many cells (a 128 x 128 pair) or fewer times smaller. H100,
-#: equal-32@4e6: 4x larger chunks, kernels 2.34 against 3.33 ms a call
-#: (8903acf:docs/evidence/subwarp-ab-chunk-pairs-h100.json); sets of typical reads (chunks@5e6, NA12878:
-#: ~23k cells a pair) keep ``chunk_pairs``, whose first chunk the GPU waits for at every call.
-SHORT_PAIR_CELLS = 128 * 128
 
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce  # ndarray.max / min less a Python frame
 # ------------------------------------------------------------------------------------------------
@@ -262,12 +253,9 @@ class SubwarpBackend(RecordsExtraWork, Backend):
         lane's buffers and the multi-tile scratch (:func:`.footprint.lane_bytes`)."""
         per_pair = shape.nbytes / max(shape.pairs, 1)
         staged = min(shape.nbytes, int(STAGING_SLOTS * self.chunk_pairs * per_pair))
-        # call_chunk_pairs from the shape: short pairs' chunks grow
         cells = (shape.read_bases / max(shape.reads, 1) * shape.hap_bases / max(shape.haps, 1)
                  * shape.pairs)
-        growth = SHORT_PAIR_CELLS * shape.pairs // max(int(cells), 1)
-        chunk = self.chunk_pairs * (max(1, min(SHORT_CHUNK_GROWTH, growth))
-                                    if shape.pairs > self.chunk_pairs else 1)
+        chunk = grown_chunk_pairs(self.chunk_pairs, shape.pairs, int(cells))
         sm_count = (glue.device_attributes()["sm_count"] if glue.unavailable_reason() is None
                     else FALLBACK_SM_COUNT)
         return MemoryNeed(host=glue.HOST_RUNTIME_BYTES + staged + 8 * shape.pairs,
@@ -425,15 +413,10 @@ class SubwarpBackend(RecordsExtraWork, Backend):
                             bool(self.join_tail))
 
     def call_chunk_pairs(self, pairs: PairSet) -> int:
-        """The pairs per chunk of a call: ``chunk_pairs``, times the whole number of times its
-        mean pair fits in ``SHORT_PAIR_CELLS`` (at most ``SHORT_CHUNK_GROWTH``): every chunk
-        costs a chain of launches (upload, layout, bins, recompute, joins), which short pairs
-        do not amortize -- at L = 32 a chunk of 393k pairs is 0.3 ms of kernels."""
-        n = self.chunk_pairs
-        if pairs.n_pairs <= n:
-            return n
-        growth = SHORT_PAIR_CELLS * pairs.n_pairs // max(pairs.cells, 1)
-        return n * max(1, min(SHORT_CHUNK_GROWTH, growth))
+        """The pairs per chunk of a call (:func:`.staging.grown_chunk_pairs`): every chunk costs
+        a chain of launches (upload, layout, bins, recompute, joins), which short pairs do not
+        amortize -- at L = 32 a chunk of 393k pairs is 0.3 ms of kernels."""
+        return grown_chunk_pairs(self.chunk_pairs, pairs.n_pairs, pairs.cells)
 
     def run(self, pairs: PairSet) -> Execution:
         return self._submit_now(pairs).result()

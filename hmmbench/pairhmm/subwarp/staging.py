@@ -42,6 +42,26 @@ PAGEABLE_FROM_BYTES = 1 << 20
 #: array at a 256-byte aligned offset): the PairSet's own byte slices, offsets made chunk-relative;
 #: the work items are built from them on the GPU (``subwarp_layout.cu``). ``meta`` = [n_bins,
 #: longest read of each bin, recompute queue of each bin].
+#: Chunks of short pairs hold more of them (``grown_chunk_pairs``): up to this many times
+#: ``chunk_pairs`` ...
+SHORT_CHUNK_GROWTH = 4
+#: ... while their mean pair is this many cells (a 128 x 128 pair) or fewer times smaller. H100,
+#: equal-32@4e6: 4x larger chunks, kernels 2.34 against 3.33 ms a call
+#: (8903acf:docs/evidence/subwarp-ab-chunk-pairs-h100.json); sets of typical reads (chunks@5e6, NA12878:
+#: ~23k cells a pair) keep ``chunk_pairs``, whose first chunk the GPU waits for at every call.
+SHORT_PAIR_CELLS = 128 * 128
+
+
+def grown_chunk_pairs(chunk_pairs: int, n_pairs: int, cells: int) -> int:
+    """The pairs per chunk of a call of ``n_pairs`` pairs and ``cells`` cells: ``chunk_pairs``,
+    times the whole number of times its mean pair fits in SHORT_PAIR_CELLS (at most
+    SHORT_CHUNK_GROWTH)."""
+    if n_pairs <= chunk_pairs:
+        return chunk_pairs
+    growth = SHORT_PAIR_CELLS * n_pairs // max(cells, 1)
+    return chunk_pairs * max(1, min(SHORT_CHUNK_GROWTH, growth))
+
+
 STAGED = (("read_bases", np.uint8), ("base_qual", np.uint8), ("ins_qual", np.uint8),
           ("del_qual", np.uint8), ("gcp_qual", np.uint8), ("read_off", np.int64),
           ("hap_bases", np.uint8), ("hap_off", np.int64), ("batch_reads", np.int64),
