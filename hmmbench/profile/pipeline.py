@@ -275,26 +275,17 @@ def _key_float(k) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=1 << 12)       # per model and threshold: a few calls a search
-def least_passing_bits(mu, lam, F: float, window: int = 8) -> np.float32:
+def least_passing_bits(mu, lam, F: float, steps: int = 4) -> np.float32:
     """The least float32 score in bits whose Gumbel P-value (:func:`gumbel_surv`, as HMMER's
     stages compute it) is <= F: a stage decided per sequence against its own null score
     (past the bias filter) passes exactly where its bits (:func:`seq_bits`) are >= this or
-    NaN. Exact because P only falls as the bits grow: the float32 values a few steps around
-    the inverse of the tail are tried at once (the least passing one whose predecessor fails),
-    else bisected over every finite float32."""
-    def passes(keys):
-        return gumbel_surv(_key_float(keys), mu, lam) <= F
+    NaN. :func:`least_true` over the float32 values in order (as int64 keys), from the inverse
+    of the tail (``steps`` of it, then bisection): exact because P only falls as the bits grow."""
     est = _float_key(np.float32(np.clip(gumbel_threshold(mu, lam, F), -3e38, 3e38)))
-    keys = est + np.arange(-window, window + 1)
-    ok = passes(keys)
-    step = np.flatnonzero(ok[1:] & ~ok[:-1])
-    if step.size == 1 and ok[step[0] + 1:].all():
-        return _key_float(keys[step[0] + 1])[()]
-    lo, hi = _float_key(np.float32(-3.4e38)), _float_key(np.float32(3.4e38))  # fails, passes
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
-    return _key_float(hi)[()]
+    lo, hi = _float_key(np.float32(-3.4e38)), _float_key(np.float32(3.4e38))
+    key = least_true(lambda keys, idx: gumbel_surv(_key_float(keys), mu, lam) <= F, lo, hi,
+                     np.array([est]), steps)
+    return _key_float(key[0])[()]
 
 
 def stage_bits_thresholds(model: ProfileModel, F1: float = F1, F2: float = F2) -> tuple:

@@ -176,7 +176,7 @@ def test_least_passing_bits_decide_as_the_p_values():
             assert np.array_equal(pl.bits_decision(bits, b2), ~(P > pl.F2))
             assert {0, 1, 2} <= set(want.tolist())
     # far from the inverse of the tail's estimate: the bisection finds it too
-    assert pl.least_passing_bits(0.0, 1.0, 0.5, window=0) == pl.least_passing_bits(0.0, 1.0, 0.5)
+    assert pl.least_passing_bits(0.0, 1.0, 0.5, steps=0) == pl.least_passing_bits(0.0, 1.0, 0.5)
 
 
 def emulated_bias_decide(model, seqs, idx, xe, xj, bits: tuple) -> tuple:
