@@ -59,21 +59,17 @@ class ProfileShape:
 
     def padded_batch(self, per: int) -> int:
         """The most residues a batch of ``per`` length-sorted sequences pads to (its
-        sequences x the longest of them): the batch of the longest ones, or -- a generated
-        database's, whose lengths are known by their distribution -- the last full batch before
-        it (per sequences as long as the quantile they end at), when that pads to more."""
-        per = max(1, min(per, self.sequences))
-        full, rest = divmod(self.sequences, per)
-        if not self.from_name or not rest:
-            return per * self.max_length
-        last_full = per * _length_at(full * per / self.sequences) if full else 0
-        return max(rest * self.max_length, last_full)
+        sequences x the longest of them), of :meth:`batches`: a loaded database's widest batch;
+        a generated one's (whose lengths are known by their distribution) the batch of the
+        longest ones or the last full batch before it, whichever pads to more."""
+        return max((padded for _, _, padded in self.batches(per)), default=0)
 
     def batches(self, per: int) -> list:
         """(sequences, residues, padded cells) of the batches of ``per`` length-sorted
         sequences that may hold the most: a loaded database's every batch; from a name, the
         batch of the longest and the last full batch before it (their residues expected from
-        the lognormal, their cells as ``padded_batch``)."""
+        the lognormal; their cells: the longest's x the longest length, the last full batch's
+        x the length at the quantile it ends at)."""
         per = max(1, min(per, self.sequences))
         if self.lengths is not None:
             out = []
