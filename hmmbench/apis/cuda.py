@@ -60,10 +60,19 @@ DEVICE_PAGE_BYTES = 2 << 20
 
 def device_pages(buffers) -> int:
     """Device bytes of ``buffers`` (their sizes) in CUDA's 2 MiB pages: each one of at least a
-    page in its own, the smaller ones together (the driver sub-allocates them)."""
+    page in pages of its own, the smaller ones sharing pages while they fit (the driver
+    sub-allocates them; packed first fit, largest first): three 1.7 MiB buffers beside 0.7 MiB
+    of others took 4 pages on an H200, not the 3 their sum fills."""
     page = lambda n: -(-int(n) // DEVICE_PAGE_BYTES) * DEVICE_PAGE_BYTES  # noqa: E731
-    small = sum(b for b in buffers if b < DEVICE_PAGE_BYTES)
-    return sum(page(b) for b in buffers if b >= DEVICE_PAGE_BYTES) + page(small)
+    room = []                                   # what is left of each shared page
+    for b in sorted((int(b) for b in buffers if b < DEVICE_PAGE_BYTES), reverse=True):
+        fits = next((i for i, left in enumerate(room) if b <= left), None)
+        if fits is None:
+            room.append(DEVICE_PAGE_BYTES - b)
+        else:
+            room[fits] -= b
+    return (sum(page(b) for b in buffers if b >= DEVICE_PAGE_BYTES)
+            + DEVICE_PAGE_BYTES * len(room))
 
 
 @functools.lru_cache(maxsize=1)

@@ -47,6 +47,10 @@ class PairShape:
     #: A set generated piece by piece: the most pieces one unit joins (the cross-check samples
     #: as many items of each).
     pieces: int = 1
+    #: Per read length that occurs, ascending: (length, pairs whose read is at least that long,
+    #: the haplotype columns of those pairs) -- what kernels that work on long reads only budget
+    #: (:meth:`pairs_longer_than`); None: unknown (every pair counted, at the longest haplotype).
+    pairs_by_read_length: Optional[tuple] = None
 
     @classmethod
     def of(cls, pairs: PairSet, groups: bool = True) -> "PairShape":
@@ -54,6 +58,7 @@ class PairShape:
         over the pairs: the counts and the bytes are the same)."""
         rl = pairs.read_lengths
         br = pairs.read_offsets[pairs.batch_reads]
+        m, n = pairs.pair_read_lengths, pairs.pair_hap_lengths
         return cls(pairs=pairs.n_pairs, reads=len(rl), haps=len(pairs.hap_lengths),
                    read_bases=int(pairs.read_offsets[-1]), hap_bases=int(pairs.hap_offsets[-1]),
                    min_read=int(rl.min()) if len(rl) else 0,
@@ -61,8 +66,8 @@ class PairShape:
                    batches=pairs.n_batches,
                    max_batch_pairs=int(np.diff(pairs.batch_pairs).max(initial=0)),
                    max_batch_read_bases=int(np.diff(br).max(initial=0)),
-                   groups=wavefront_groups(pairs.pair_read_lengths, pairs.pair_hap_lengths)
-                   if groups and len(np.unique(rl)) > 1 else None)
+                   groups=wavefront_groups(m, n) if groups and len(np.unique(rl)) > 1 else None,
+                   pairs_by_read_length=pairs_by_read_length(m, np.ones(len(m), np.int64), n))
 
     @classmethod
     def fixed(cls, read_length: int, hap_length: int, n_reads: int, n_haps: int, n_pairs: int,
@@ -72,7 +77,9 @@ class PairShape:
                    read_bases=n_reads * read_length, hap_bases=n_haps * hap_length,
                    min_read=read_length, max_read=read_length, max_hap=hap_length,
                    batches=batches, max_batch_pairs=batch_reads * batch_haps,
-                   max_batch_read_bases=batch_reads * read_length)
+                   max_batch_read_bases=batch_reads * read_length,
+                   pairs_by_read_length=((read_length, n_pairs, n_pairs * hap_length),)
+                   if n_pairs else ())
 
     @property
     def nbytes(self) -> int:
@@ -84,6 +91,20 @@ class PairShape:
     @property
     def held(self) -> int:
         return self.nbytes if self.held_bytes is None else self.held_bytes
+
+    def pairs_longer_than(self, rows: int) -> tuple[int, int]:
+        """(pairs whose read is longer than ``rows``, their haplotype columns): from
+        :attr:`pairs_by_read_length`, never more than the shape's pairs (a part of a set, a
+        launch, a recompute's piece: the set's long pairs may all be in it), each at most the
+        longest haplotype."""
+        if rows >= self.max_read:
+            return 0, 0
+        pairs, columns = self.pairs, self.pairs * self.max_hap
+        if self.pairs_by_read_length is not None:
+            _, most_pairs, most_columns = next(
+                (entry for entry in self.pairs_by_read_length if entry[0] > rows), (0, 0, 0))
+            pairs, columns = min(pairs, most_pairs), min(columns, most_columns)
+        return pairs, min(columns, pairs * self.max_hap)
 
     def part(self, read_bases: int) -> "PairShape":
         """The share of the set that holds about ``read_bases`` read positions (whole batches,
@@ -164,7 +185,8 @@ def drawn_shape(read_lengths: np.ndarray, hap_lengths: np.ndarray, rows: int = 0
                       min_read=int(m.min()) if k else 0, max_read=int(m.max(initial=0)),
                       max_hap=int(n.max(initial=0)), batches=k, max_batch_pairs=1,
                       max_batch_read_bases=int(m.max(initial=0)),
-                      groups=wavefront_groups(m, n) if len(np.unique(m)) > 1 else None)
+                      groups=wavefront_groups(m, n) if len(np.unique(m)) > 1 else None,
+                      pairs_by_read_length=pairs_by_read_length(m, np.ones(k, np.int64), n))
     return replace(shape, making_bytes=shape.nbytes + 16 * (shape.read_bases + shape.hap_bases)
                    + 8 * rows)
 
@@ -178,3 +200,32 @@ def wavefront_groups(read_lengths: np.ndarray, hap_lengths: np.ndarray) -> tuple
         rows, cols, size = int(m[idx].max()), int(n[idx].max()), len(idx)
         out.append((size * (rows + 1), size * (rows + cols), size * cols))
     return tuple(out)
+
+
+def pairs_by_read_length(read_lengths: np.ndarray, pairs: np.ndarray,
+                         columns: np.ndarray) -> tuple:
+    """:attr:`PairShape.pairs_by_read_length` of reads of these lengths, each in ``pairs``
+    pairs of ``columns`` haplotype columns in all (a loaded set's pairs: one pair each)."""
+    if not len(read_lengths):
+        return ()
+    # per length (counted in float64: exact below 2**53), then at least that long
+    per_length = [np.bincount(read_lengths, weights=w) for w in (pairs, columns)]
+    at = np.flatnonzero(per_length[0])
+    at_least = [np.rint(np.cumsum(w[::-1])[::-1][at]).astype(np.int64) for w in per_length]
+    return tuple(zip(at.tolist(), *(a.tolist() for a in at_least)))
+
+
+def most_pairs_by_read_length(summaries: list) -> tuple:
+    """Several parts' :attr:`PairShape.pairs_by_read_length` as one that counts, past each
+    length, the most any of them has (a shape whose counts are the most of any of its parts)."""
+    lengths = np.unique([entry[0] for summary in summaries for entry in summary])
+    most = np.zeros((2, len(lengths) + 1), np.int64)          # past the longest: none
+    for summary in summaries:
+        if summary:
+            own = np.array(summary, np.int64).T
+            at = np.searchsorted(own[0], lengths)
+            inside = np.flatnonzero(at < own.shape[1])
+            most[:, inside] = np.maximum(most[:, inside], own[1:, at[inside]])
+    # a length with the same counts as the next one says nothing the next one does not
+    keep = np.flatnonzero(np.any(most[:, :-1] != most[:, 1:], axis=0))
+    return tuple(zip(lengths[keep].tolist(), most[0, keep].tolist(), most[1, keep].tolist()))

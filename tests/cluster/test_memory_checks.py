@@ -50,6 +50,9 @@ def test_a_workers_shards_are_planned_as_it_cuts_them(lazy_set, monkeypatch, n, 
         assert mine.units == len(part)
         assert max(s.read_bases for s in shapes) <= mine.largest.read_bases
         assert max(s.pairs for s in shapes) <= mine.largest.pairs
+        for rows in (16, 64, 128):
+            most = mine.largest.pairs_longer_than(rows)
+            assert all(a <= b for s in shapes for a, b in zip(s.pairs_longer_than(rows), most))
         assert mine.making > mine.held - sum(s.nbytes for s in shapes[-k:])
 
 

@@ -43,7 +43,8 @@ from typing import Iterator, Optional
 import numpy as np
 
 from ..model import PairSet
-from ..shape import PairShape, wavefront_groups
+from ..shape import (PairShape, most_pairs_by_read_length, pairs_by_read_length,
+                     wavefront_groups)
 from ...dataset import Dataset
 from .synthetic import (DEFAULT_SEED, GENERATOR_VERSION, join_name, params_sha256, rng_for,
                         simulate, simulate_bytes, split_name)
@@ -127,6 +128,15 @@ class PlanLengths:
         return (rl[self.rs[chunk] + j // self.h[chunk]].astype(np.int64),
                 hl[self.hs[chunk] + j % self.h[chunk]].astype(np.int64))
 
+    def pairs_by_read_length(self, a: int, b: int) -> tuple:
+        """:attr:`PairShape.pairs_by_read_length` of the run of chunks [a, b): each read in a
+        pair with every haplotype of its chunk."""
+        first = int(self.rs[a])
+        reads = slice(first, first + int(self.r[a:b].sum()))
+        return pairs_by_read_length(self.plan.read_lengths[reads],
+                                    np.repeat(self.h[a:b], self.r[a:b]),
+                                    np.repeat(self.hap_sum[a:b], self.r[a:b]))
+
     def shape(self, spans, groups: bool = False) -> PairShape:
         """Chunk ranges ``(a, b)``: each count the most of any of them; ``groups``: with the
         wavefront groups of the plan's first chunks, as many read positions as the shape's."""
@@ -138,7 +148,9 @@ class PlanLengths:
             read_bases=most(self.read_sum), hap_bases=most(self.hap_sum),
             min_read=min_read, max_read=max_read, max_hap=max_hap,
             batches=max(b - a for a, b in spans), max_batch_pairs=int(self.pairs.max()),
-            max_batch_read_bases=int(self.read_sum.max()))
+            max_batch_read_bases=int(self.read_sum.max()),
+            pairs_by_read_length=most_pairs_by_read_length(
+                [self.pairs_by_read_length(a, b) for a, b in spans]))
         if groups:
             shape = replace(shape, groups=_sample_groups(self.plan, self.r, self.h, self.rs,
                                                          self.hs, shape.read_bases))

@@ -331,10 +331,10 @@ class Wavefront(CudaBackend):
         return "pairhmm/wavefront.cu", self.defines(), "wavefront"
 
     def footprint_kind(self) -> dict:
-        # passes in global memory: 3 values per haplotype column of each pair longer than a
-        # strip, budgeted as the inter-task row vectors (every pair, its longest haplotype)
-        # (the float64 twin keeps them in global memory either way)
-        return {"sorted_rows": False, "scratch": not self.pass_shared, "redo_scratch": True}
+        # passes in global memory: 3 values per haplotype column of each pair whose read is
+        # longer than a strip (the float64 twin keeps them in global memory either way)
+        return {"sorted_rows": False, "scratch": not self.pass_shared, "redo_scratch": True,
+                "strip_rows": self.strip_rows}
 
     @property
     def strip_rows(self) -> int:

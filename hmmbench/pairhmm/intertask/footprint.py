@@ -11,6 +11,7 @@ Constants measured on the Intel CPU runtime by tests/core/test_hostile_working_m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from cpu_reference.pairhmm.forward import MIN_REDO_PAIRS, MIN_REDO_POSITIONS
 
@@ -74,9 +75,11 @@ def recompute_share(shape: PairShape) -> PairShape:
 
 
 def device_need(shape: PairShape, *, cpu_device: bool, sorted_rows: bool, scratch: bool,
-                vec: int = 1, cuda_rows: bool = False, redo_scratch: bool = False) -> MemoryNeed:
+                vec: int = 1, cuda_rows: bool = False, redo_scratch: bool = False,
+                strip_rows: Optional[int] = None) -> MemoryNeed:
     """One call of an OpenCL (``cuda_rows``: CUDA) Pair-HMM backend: its float32 pass, or the
-    float64 recompute's largest piece while the float32 scratch is kept, whichever is more."""
+    float64 recompute's largest piece while the float32 scratch is kept, whichever is more
+    (``strip_rows``: see :func:`cuda_buffers`)."""
     kind = {"sorted_rows": sorted_rows, "scratch": scratch, "vec": vec, "cuda_rows": cuda_rows}
     main = footprint(shape, 4, **kind)
     redo_shape = recompute_share(shape)
@@ -93,24 +96,27 @@ def device_need(shape: PairShape, *, cpu_device: bool, sorted_rows: bool, scratc
         device = 0
     elif cuda_rows:
         device = cuda_device_need(shape, redo_shape, sorted_rows=sorted_rows, scratch=scratch,
-                                  vec=vec, redo_scratch=redo_scratch)
+                                  vec=vec, redo_scratch=redo_scratch, strip_rows=strip_rows)
     else:     # an OpenCL context does not exist yet when the run's check reads the memory
         device = max(main.buffers, held + redo.buffers) + GPU_CONTEXT_BYTES
     return MemoryNeed(host=host, device=device)
 
 
 def cuda_buffers(shape: PairShape, itemsize: int, *, sorted_rows: bool, scratch: bool,
-                 vec: int = 1) -> dict:
+                 vec: int = 1, strip_rows: Optional[int] = None) -> dict:
     """A CUDA family's device buffers by name, one float32 (4) or float64 (8) pass: the read
     bases and their probabilities, the haplotypes, the per-pair index arrays and sums, the
-    scratch (inter-task row vectors, wavefront passes: 3 of a haplotype's columns per pair)."""
+    scratch, 3 buffers: the inter-task row vectors (every pair, the longest haplotype and
+    ``vec``) or, with ``strip_rows``, the wavefront passes (a value per haplotype column of
+    each pair whose read is longer than a strip of that many rows)."""
     reads = shape.pairs * shape.max_read if sorted_rows else shape.read_bases
     out = {"bases": reads, "probs": 7 * itemsize * reads,
            "haps": shape.pairs * (shape.max_hap + 3) if sorted_rows else shape.hap_bases,
            "pairs": 20 * shape.pairs, "sums": itemsize * shape.pairs}
     if scratch:
-        out.update({f"scratch{i}": itemsize * shape.pairs * (shape.max_hap + vec)
-                    for i in range(3)})
+        columns = (shape.pairs * (shape.max_hap + vec) if strip_rows is None
+                   else shape.pairs_longer_than(strip_rows)[1])
+        out.update({f"scratch{i}": itemsize * columns for i in range(3)})
     return out
 
 
