@@ -371,7 +371,10 @@ def compile(source_name: str, defines: Optional[dict] = None, options=()):  # no
         opts = list(BASE_OPTIONS) + define_flags(defines) + list(options)
         mod = SourceModule(kernel_source(source_name), options=opts, no_extern_c=True,
                            arch=device_attributes()["arch"], include_dirs=include_dirs(source_name))
-        mod.get_function = functools.partial(_fetched_function, mod.get_function, source_name)
+        # one Function per kernel name and module: a launch path asks for its kernels on every
+        # call, and each fetch is a driver call and an attribute read
+        mod.get_function = functools.lru_cache(maxsize=None)(
+            functools.partial(_fetched_function, mod.get_function, source_name))
         _MODULES[key] = mod
     return _MODULES[key]
 

@@ -243,3 +243,80 @@ def test_a_search_uploads_without_blocking_copies(monkeypatch):
     assert blocking == [] and len(drv.uploads) == 3 and dev.uploads.used > 0
     dev.end()
     assert dev.uploads.used == 0
+
+
+def test_a_models_profile_and_kernel_are_built_once_across_searches(monkeypatch):
+    """A run searches one model again and again: its warp profile's words are built and its
+    kernel fetched once while the model is kept (the profile uploaded again per search, whose
+    arenas restart); another model object builds its own, and an evicted model builds again.
+    Every search's launch reports its own grid."""
+    from hmmbench.apis import cuda as glue
+    from hmmbench.profile.device import kept, warp
+    drv, counts = HostDriver(), {"compile": 0, "profile": 0}
+
+    class Function:
+        num_regs = 40
+
+        def __call__(self, *args, **kw):
+            counts["grid"] = kw["grid"]
+
+    class Module:
+        def get_function(self, name):
+            return Function()
+
+    def compile_(*a, **kw):
+        counts["compile"] += 1
+        return Module()
+    real_profile = warp.profile
+
+    def profile(*a, **kw):
+        counts["profile"] += 1
+        return real_profile(*a, **kw)
+    monkeypatch.setattr(glue, "driver", lambda: drv)
+    monkeypatch.setattr(glue, "compile", compile_)
+    monkeypatch.setattr(glue, "device_attributes", lambda: {"sm_count": 132})
+    monkeypatch.setattr(warp, "profile", profile)
+    model = datasets.resolve_model("query-M100").load()[0]
+    dev = pcuda._CudaDevice(warp=True)
+    n = 50
+
+    class Db:
+        buffers = {"residues": np.zeros(100, np.uint8), "offsets": np.zeros(n + 1, np.int64)}
+    seqs = SequenceSet([str(i) for i in range(n)], np.zeros(0, np.uint8), np.zeros(n + 1, np.int64))
+
+    def search(m, count):
+        dev.begin(StageClock())
+        dev.db = Db()
+        dev.ssv_xe(m, seqs, None, on_device=(np.arange(count, dtype=np.int32), count))
+        uploads = len(drv.uploads)
+        dev.end()
+        return uploads, dev.launches[-1]["grid"]
+    drv.uploads.clear()
+    assert search(model, n) == (1, 4) and counts == {"compile": 1, "profile": 1, "grid": (4, 1)}
+    assert search(model, 20 * 128)[1] == 160                 # 8 lanes a sequence, 4 warps a block
+    assert counts["compile"] == 1 and counts["profile"] == 1 and len(drv.uploads) == 2
+    other = copy.copy(model)
+    search(other, n)
+    assert counts["compile"] == 2 and counts["profile"] == 2
+    for _ in range(kept.KEPT):                               # evicts the first model's entries
+        search(copy.copy(model), n)
+    search(model, n)
+    assert counts["profile"] == 3 + kept.KEPT
+
+
+def test_scores_handed_out_are_reused_only_once_let_go():
+    """A result array goes back to its device only when no caller holds it, nor a view of it."""
+    from hmmbench.profile.device.reused import ReusedArrays
+    arrays = ReusedArrays(keep=2)
+    first = arrays.take(10, np.float64)
+    first_id = id(first)
+    held = arrays.take(10, np.float64)
+    assert held is not first                                 # the caller still holds ``first``
+    del first
+    again = arrays.take(10, np.float64)
+    assert id(again) == first_id and arrays.take(11, np.float64).size == 11
+    view = again[2:]
+    del again
+    assert id(arrays.take(10, np.float64)) != first_id       # a view keeps it
+    del view, held
+    assert arrays.take(10, np.float32).dtype == np.float32

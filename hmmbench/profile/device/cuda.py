@@ -22,7 +22,7 @@ identical to the reference; figures in docs/profile-design.md.
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -39,6 +39,8 @@ from .cuda_stages import STAGE_DEFINES, CudaStages  # noqa: F401 - STAGE_DEFINES
 from .cuda_resident import UPLOAD_BUFFERS, UPLOAD_CHUNK, UPLOAD_THREADS, fill, resident_cache
 from .cuda_uploads import FIRST_BYTES as UPLOAD_ARENA_BYTES, Uploads
 from .host import FILTER_KINDS
+from .kept import KeptModels, model_key
+from .reused import ReusedArrays
 from .cuda_generic import (GENERIC_SOURCE, generic_launch, generic_prepare,  # noqa: F401
                            generic_scores)
 from .pipeline import device_scores, run_pipeline
@@ -49,6 +51,14 @@ SOURCE = "profile/filters.cu"
 BLOCK = 128
 #: shared memory one block may hold (H100/H200 opt-in maximum is 227 KiB)
 SMEM_LIMIT = 227 * 1024
+
+
+class _Kernel(NamedTuple):
+    fn: object
+    smem: int
+    group: int                  # lanes per sequence (warp kernels)
+    grid_cap: int               # the persistent grid: blocks resident at once (warp kernels)
+    info: dict                  # the launch's info without its grid
 
 
 def resident_blocks(fn, block: int, smem_bytes: int, sm_count: int) -> int:
@@ -68,6 +78,8 @@ class _CudaDevice(CudaStages):
         self.cuda, self.drv, self.warp = cuda, cuda.driver(), warp
         self.variant = dict(TUNED_VARIANT if variant is None else variant)
         self.resident = resident_cache()
+        self.kept = KeptModels()                # profiles' words, kernels: per model
+        self.results = ReusedArrays()           # scores handed out, reused once let go
         self.buffers = cuda.DeviceBuffers()     # outputs and scratch, grown once, reused
         self._pinned: dict = {}                 # page-locked download buffers by name
         self.db = None                          # the ResidentDatabase of the current search
@@ -131,16 +143,17 @@ class _CudaDevice(CudaStages):
 
     def prepare(self, model, kind: str, short: bool = False) -> tuple:
         """(Q, [device profile], words) of the warp kernel of ``kind`` for ``model`` (a list:
-        a batch), built and uploaded once per search: a caller that knows a launch is coming
-        prepares it while the GPU is busy, so the launch itself waits for nothing. ``short``:
-        the full MSV's over a short list (HMMER's recomputes, ``warp.SHORT_LIST``)."""
+        a batch), uploaded once per search (its host words built once while the model is
+        kept): a caller that knows a launch is coming prepares it while the GPU is busy, so
+        the launch itself waits for nothing. ``short``: the full MSV's over a short list
+        (HMMER's recomputes, ``warp.SHORT_LIST``)."""
         if not self.warp:
             return 0, [], 0
         variant = self._variant(kind, short)
-        key = (tuple(map(id, model)) if isinstance(model, list) else id(model), kind,
-               variant["group"])
+        key = (model_key(model), kind, variant["group"])
         if key not in self._prepared:
-            Q, words = self._profile(model, kind, variant)
+            Q, words = self.kept.get(("profile", *key), model,
+                                     lambda: self._profile(model, kind, variant))
             with self.timer("h2d"):
                 self._prepared[key] = (Q, [self._up(words)], words.size)
         return self._prepared[key]
@@ -153,26 +166,35 @@ class _CudaDevice(CudaStages):
         return warp.profile(model, kind, variant)
 
     def _launch(self, model, name, kind, n_items, args, Q=0, profile_words=0, short=False):
+        kernel = self.kept.get(("kernel", model_key(model), name, kind, Q, profile_words, short),
+                               model, lambda: self._kernel(model, name, kind, Q, profile_words,
+                                                           short))
+        if self.warp:
+            needed = -(-n_items // (32 // kernel.group))          # warps
+            grid = max(1, min(-(-needed // (BLOCK // 32)), kernel.grid_cap))
+        else:
+            grid = max(1, -(-n_items // BLOCK))
+        self.launches.append({"kernel": kernel.info["kernel"], "grid": grid, **kernel.info})
+        with self.timer("kernel"):
+            kernel.fn(*args, block=(BLOCK, 1, 1), grid=(grid, 1), shared=kernel.smem)
+
+    def _kernel(self, model, name, kind, Q, profile_words, short) -> "_Kernel":
+        """The compiled kernel of a launch and what its grid and info need (kept per model)."""
         defines = self._defines(model, kind, Q, self._variant(kind, short))
         smem = 4 * profile_words if self.warp and self.variant["smem"] else 0
         if smem > SMEM_LIMIT:
             smem = 0                                   # too big for shared memory: __ldg path
         defines["PROFILE_SMEM"] = int(smem > 0)
         fn = self.cuda.compile(SOURCE, defines).get_function(name + ("_warp" if self.warp else "_task"))
+        group, grid_cap = 0, 0
         if self.warp:
             if smem > 48 * 1024:
                 fn.set_attribute(self.drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
-            per_warp = 32 // defines["GROUP"]
-            needed = -(-n_items // per_warp)
-            sms = self.cuda.device_attributes()["sm_count"]
-            grid = max(1, min(-(-needed // (BLOCK // 32)), resident_blocks(fn, BLOCK, smem, sms)))
-        else:
-            grid, smem = max(1, -(-n_items // BLOCK)), 0
-        self.launches.append({"kernel": fn_name(name, self.warp), "grid": grid,
-                              "registers": fn.num_regs, "smem": smem,
-                              **{k: defines[k] for k in sorted(defines)}})
-        with self.timer("kernel"):
-            fn(*args, block=(BLOCK, 1, 1), grid=(grid, 1), shared=smem)
+            group = defines["GROUP"]
+            grid_cap = resident_blocks(fn, BLOCK, smem, self.cuda.device_attributes()["sm_count"])
+        info = {"kernel": fn_name(name, self.warp), "registers": fn.num_regs, "smem": smem,
+                **{k: defines[k] for k in sorted(defines)}}
+        return _Kernel(fn, smem, group, grid_cap, info)
 
     def _download(self, out, n, dtype=np.int32, copy=True, as_type=None):
         """n values of ``out`` through a page-locked buffer: a copy (of type ``as_type``,
@@ -188,8 +210,8 @@ class _CudaDevice(CudaStages):
         if not copy:
             return host[:n]
         # the copy (a float64 one for the runner: 4.4 MB written per 556k scores) by the
-        # staging threads: one core's copy out of the page-locked buffer is the slow part
-        result = np.empty(n, as_type or dtype)
+        # staging threads, into pages already mapped when the caller let the last one go
+        result = self.results.take(n, as_type or dtype)
         fill(result, host[:n], UPLOAD_THREADS)
         return result
 
