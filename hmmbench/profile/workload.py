@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+import numpy as np
+
 from cpu_reference.profile.generic import bits
 
 from ..errors import UnknownName, UserError
@@ -240,7 +242,7 @@ class Profile(Workload):
         refusal = backend.refuse_reason(job)
         if refusal:
             raise UserError(f"backend '{backend.name}' refuses {kinds[0]}: {refusal}")
-        nats = backend.run(job).log10
+        nats = np.asarray(backend.run(job).log10, np.float64)     # a device's float32 too
         if len(nats) != len(seqs):
             raise RuntimeError(f"backend returned {len(nats)} scores for {len(seqs)} sequences")
         score_bits = bits(nats, seqs.lengths)

@@ -320,3 +320,29 @@ def test_scores_handed_out_are_reused_only_once_let_go():
     assert id(arrays.take(10, np.float64)) != first_id       # a view keeps it
     del view, held
     assert arrays.take(10, np.float32).dtype == np.float32
+
+
+def test_a_searchs_scores_come_back_in_a_reused_page_locked_array(monkeypatch):
+    """profile-cuda's scores are copied by the device into a page-locked array the caller gets
+    (no host copy): the next search reuses it once the caller let it go, never while held."""
+    from hmmbench.apis import cuda as glue
+    drv, pinned = HostDriver(), []
+    drv.pagelocked_empty = lambda n, dtype: pinned.append(n) or np.empty(n, dtype)
+    monkeypatch.setattr(glue, "driver", lambda: drv)
+    dev = pcuda._CudaDevice(warp=True)
+    n = 1000
+
+    class Db:
+        pass
+    dev.db = Db()
+    dev.db.n = n
+    dev.begin(StageClock())
+    scores = dev.buffers.get("scores", 4 * n)
+    scores.view(np.float32)[:n] = np.arange(n, dtype=np.float32)
+    first = dev.finished_scores()
+    assert first.dtype == np.float32 and (first == np.arange(n)).all()
+    held = dev.finished_scores()
+    assert held is not first and len(pinned) == 2           # the caller holds the first
+    first_id = id(first)
+    del first
+    assert id(dev.finished_scores()) == first_id and len(pinned) == 2

@@ -38,12 +38,12 @@ def batch_scores(dev, models: list, db, kind: str, host) -> np.ndarray:
         dev.copy_bytes(raw, 0, xe, 4 * k * n, 4 * n)
         dev.finish("ssv", *whole, raw, tjbs[k], bp.bias, bp.base, bp.tbm, bp.tec, bp.scale)
 
+    out = np.empty((K, n), np.float32)     # a device may reuse the array it hands out: copied
     if kind == "ssv":
-        out = []
         for k in range(K):
             finish_ssv(k)
-            out.append(dev.finished_scores())
-        return np.concatenate(out)
+            out[k] = dev.finished_scores()
+        return out.ravel()
     redo = []                          # each model's recompute list: (device list, count, host)
     for k in range(K):
         finish_ssv(k)
@@ -59,12 +59,11 @@ def batch_scores(dev, models: list, db, kind: str, host) -> np.ndarray:
             todo = launch_order(seqs, union)
         xj = dev.msv_xj(models, seqs, None, tjbm,
                         on_device=(dev.upload_list(todo), int(todo.size)))
-    out = []
     for k, m in enumerate(models):
         finish_ssv(k)                  # the scores buffer holds one model's at a time
         lst, count, _ = redo[k]
         if count:
             dev.copy_bytes(raw, 0, xj, 4 * k * n, 4 * n)
             dev.finish("msv", lst, count, raw, tjbs[k], 0, m.byte.base, 0, 0, m.byte.scale)
-        out.append(dev.finished_scores())
-    return np.concatenate(out)
+        out[k] = dev.finished_scores()
+    return out.ravel()

@@ -113,10 +113,10 @@ class CudaStages:
                **self._grid(m))
 
     def finished_scores(self) -> np.ndarray:
-        """The float32 scores as float64 (the runner's type: one pass out of the page-locked
-        buffer instead of a copy and a conversion)."""
-        return self._download(self.buffers.get("scores", 4 * self.db.n), self.db.n, np.float32,
-                              as_type=np.float64)
+        """The float32 scores, copied by the device into a page-locked array of the caller's,
+        reused once the caller lets it go (a caller keeping several copies them out)."""
+        return self._download_handed(self.buffers.get("scores", 4 * self.db.n), self.db.n,
+                                     np.float32)
 
     def bias_forward(self, model, order, m, codes: tuple) -> None:
         """The bias filter's Forward score (esl_hmm_Forward of the filter HMM) of the entries of
