@@ -11,6 +11,9 @@ import threading
 from functools import lru_cache
 
 import numpy as np
+# np.unique imports numpy.ma on its first call (NumPy 2): imported with this module instead, so
+# that a search's first call does not hold its ~1 MiB of module objects as working memory
+import numpy.ma  # noqa: F401
 
 from cpu_reference.profile import bias as pb
 from cpu_reference.profile.generic import logf

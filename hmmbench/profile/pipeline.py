@@ -22,7 +22,9 @@ from cpu_reference.profile import bias as pb, filters as pf, generic as pg
 from cpu_reference.profile.generic import null_score
 
 from . import libm
+from . import reference_memory as rm
 from .model import LOG2, ProfileModel, SequenceSet
+from .shape import ProfileShape
 
 F1, F2, F3 = 0.02, 1e-3, 1e-5
 SMALLX1 = 5e-9            # eslSMALLX1
@@ -102,7 +104,9 @@ def bias_stage(model: ProfileModel, seqs: SequenceSet, idx, usc, F1: float = F1,
 def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None, fwd_fn=None,
                F1: float = F1, F2: float = F2, F3: float = F3, bias_filter: bool = True):
     """(PassCounts, stage reached, Forward nats of the sequences that reached Forward,
-    NaN elsewhere)."""
+    NaN elsewhere). The stages past the MSV filter score their survivors in slices
+    (:func:`in_slices`) that need no more memory than the MSV filter's batches: however many
+    pass, the pipeline holds no more than its first filter."""
     msv_fn = msv_fn or pf.msv_filter
     vit_fn = vit_fn or pf.viterbi_filter
     fwd_fn = fwd_fn or pg.generic_forward
@@ -112,6 +116,11 @@ def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None,
     null = pg.null_score(L)
     stage = np.zeros(len(seqs), dtype=np.int8)
 
+    budget = rm.most_batch_need(ProfileShape.of(seqs, model.M, "msv"), "msv")
+
+    def sliced(stage_name, score, idx):
+        return in_slices(score, idx, L, model.M, budget, stage_name)
+
     msv = msv_fn(model, seqs)
     P = gumbel_surv(seq_bits(msv, null), ev["m_mu"], ev["m_lambda"])
     past_msv = nonempty & (P <= F1)
@@ -119,7 +128,10 @@ def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None,
     need_vit = past_msv & (P > F2)
     if bias_filter:
         surv = np.flatnonzero(past_msv)
-        passed, to_vit, fsc = bias_stage(model, seqs, surv, np.asarray(msv)[surv], F1, F2)
+        forward = sliced("bias", lambda part: pb.filter_forward(
+            model.M, model.composition, model.background, seqs, part, model.Kp), surv)
+        passed, to_vit, fsc = bias_stage(model, seqs, surv, np.asarray(msv)[surv], F1, F2,
+                                         forward=forward, L=L[surv])
         stage[surv[~passed]] = FAIL_BIAS
         need_vit[surv] = to_vit
         null = null.copy()
@@ -128,7 +140,7 @@ def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None,
     need_vit = np.flatnonzero(need_vit)
     past_vit = past_bias.copy()
     if need_vit.size:
-        vf = vit_fn(model, seqs.subset(need_vit))
+        vf = sliced("vf", lambda part: vit_fn(model, seqs.subset(part)), need_vit)
         with np.errstate(invalid="ignore"):
             Pv = gumbel_surv(seq_bits(vf, null[need_vit]), ev["v_mu"], ev["v_lambda"])
         past_vit[need_vit[Pv > F2]] = False
@@ -137,10 +149,27 @@ def run_stages(model: ProfileModel, seqs: SequenceSet, msv_fn=None, vit_fn=None,
     idx = np.flatnonzero(past_vit)
     fwd = np.full(len(seqs), np.nan)
     if idx.size:
-        fwd[idx] = fwd_fn(model, seqs.subset(idx))
+        fwd[idx] = sliced("forward", lambda part: fwd_fn(model, seqs.subset(part)), idx)
         stage[idx[forward_passes(model, fwd[idx], L[idx], F3, null[idx])]] = 3
     counts = counts_of(stage)
     return PassCounts(**counts), stage, fwd
+
+
+def in_slices(score, idx, lengths, M: int, budget: int, stage: str) -> np.ndarray:
+    """``score(part)`` of the sequences ``idx`` (one value per sequence of ``part``), called on
+    length-sorted slices of them that each need at most ``budget`` bytes in ``stage``
+    (:func:`hmmbench.profile.reference_memory.survivor_slices`); the values in ``idx`` order.
+    A sequence's score does not depend on the others of its slice."""
+    idx = np.asarray(idx)
+    by_length = np.argsort(lengths[idx], kind="stable")
+    out = None
+    for start, stop in rm.survivor_slices(lengths[idx][by_length], M, budget, stage):
+        where = by_length[start:stop]
+        part = np.asarray(score(idx[where]))
+        if out is None:
+            out = np.empty(idx.size, part.dtype)
+        out[where] = part
+    return np.empty(0) if out is None else out
 
 
 def forward_passes(model: ProfileModel, fwd_nats, L, F3: float = F3, null=None) -> np.ndarray:

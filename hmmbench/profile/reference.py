@@ -20,23 +20,8 @@ from ..memory import MemoryNeed
 from . import pipeline as pl
 from .batch import run_parts
 from .job import ProfileBackend, ProfileBatch, pipeline_refusal
+from .reference_memory import SURVIVOR_STAGES, most_batch_need, slice_need
 
-#: sequences of about this many DP cells (sequences x model positions) form one batch of the
-#: references: the int filters' and the float64 generic ones' (cpu_reference.profile)
-FILTER_BATCH_CELLS, GENERIC_BATCH_CELLS = pf.BATCH_CELLS, 1 << 19
-#: a batch's padded code matrix being built (SequenceSet.padded): bytes per residue of the batch
-#: (int64 row and column indexes, the two int64 source-index temporaries, the codes gathered)
-#: and per padded cell (the uint8 matrix) -- measured: 32.1 per residue on proteins-20000's one
-#: batch of 54 sequences padded to 974 (20,048 residues, 52,596 cells, traced peak 695,407 B);
-#: 25.0 on proteins-200000's (NumPy reuses temporaries in place past 256 KiB)
-PADDED_RESIDUE_BYTES, PADDED_CELL_BYTES = 33, 1
-#: bytes per DP cell of a batch (its rows and their temporaries), by kind -- measured on
-#: proteins-20000 and -200000 at M = 400 and 1500 (traced peak less the padded codes, per
-#: sequence and fixed parts): ssv/msv 8.6, vf 34.3 (double-buffered rows), gmsv 27.8,
-#: viterbi 81.6, forward 72.9; the pipeline's Forward on its survivors 65.8 (query-M400; as
-#: every sequence may survive, its estimate is a bound: 3.1x the peak on proteins-200000)
-DP_BYTES = {"ssv": 10, "msv": 10, "vf": 36, "gmsv": 30, "viterbi": 88, "forward": 80,
-            "pipeline": 80}
 #: per sequence (results, order, lengths) and once per call (model tables, Python)
 PER_SEQUENCE, FIXED = 64, 1 << 16
 
@@ -57,18 +42,16 @@ class NumpyProfile(ProfileBackend):
 
     def memory_need(self, shape) -> MemoryNeed:
         """The most one batch holds -- its padded code matrix being built, or its DP rows
-        being filled -- plus the per-sequence results; a batched cell runs its models one after
-        another. The pipeline: its filters' batches over every sequence, its Forward's over
-        every sequence too (survivors are not known before the run) and their copy (at most
-        the database)."""
+        being filled (:mod:`hmmbench.profile.reference_memory`) -- plus the per-sequence
+        results; a batched cell runs its models one after another. The pipeline: its MSV
+        filter's batches over every sequence, the slices of survivors of its later stages no
+        more (:func:`hmmbench.profile.pipeline.in_slices`) unless one sequence alone needs
+        more."""
+        batch = most_batch_need(shape, "msv" if shape.kind == "pipeline" else shape.kind)
         if shape.kind == "pipeline":
-            batch = max(_batch_need(shape, FILTER_BATCH_CELLS, DP_BYTES["vf"]),
-                        _batch_need(shape, GENERIC_BATCH_CELLS, DP_BYTES["pipeline"]))
-            batch += shape.nbytes
-        else:
-            generic = shape.kind in ("viterbi", "forward", "gmsv")
-            batch = _batch_need(shape, GENERIC_BATCH_CELLS if generic else FILTER_BATCH_CELLS,
-                                DP_BYTES.get(shape.kind, max(DP_BYTES.values())))
+            L = shape.max_length
+            batch = max([batch] + [slice_need(1, L, L, shape.M, stage)
+                                   for stage in SURVIVOR_STAGES])
         return MemoryNeed(host=batch + PER_SEQUENCE * shape.sequences + FIXED)
 
     def run(self, job) -> Execution:
@@ -89,15 +72,6 @@ class NumpyProfile(ProfileBackend):
                       "gmsv": pg.generic_msv}[job.kind]
                 out = np.asarray(fn(job.model, job.seqs), dtype=np.float64)
         return Execution(log10=out, timing=clock.timing, info=info)
-
-
-def _batch_need(shape, cells: int, dp_bytes: int) -> int:
-    """The most a batch of about ``cells`` DP cells holds: building its padded codes, or its
-    DP rows beside the codes -- over the batches that may hold the most."""
-    per = max(1, cells // max(1, shape.M))
-    return max((max(PADDED_RESIDUE_BYTES * residues + PADDED_CELL_BYTES * padded,
-                    PADDED_CELL_BYTES * padded + n * shape.M * dp_bytes)
-                for n, residues, padded in shape.batches(per)), default=0)
 
 
 def backends() -> list:

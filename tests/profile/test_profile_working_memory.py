@@ -1,42 +1,92 @@
 """The profile workload's working memory: the NumPy reference's estimate
 (``NumpyProfile.memory_need``) against the peak tracemalloc sees on generated databases of
 several shapes -- from the loaded database and from the database's name alone, as the run's
-check reads it before anything is generated --, an OpenCL backend's on a CPU device against
+check reads it before anything is generated -- and on the pipeline where few sequences or all of
+them pass (a database of the model's homologs), an OpenCL backend's on a CPU device against
 its resident peak, and a cell past ``--memory-limit`` refused with
 one line before its database is generated or its model loaded."""
 from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 from hmmbench.memory_peak import in_own_process, traced_peak
 from hmmbench.profile import datasets as pds
 from hmmbench.profile.job import ProfileSearch
+from hmmbench.profile.model import SequenceSet
 from hmmbench.profile.reference import NumpyProfile
 from hmmbench.profile.shape import ProfileShape
 from helpers.gpu_memory import gpu_device_peak
 from helpers.hostile_world import PROFILE_RUN, refused, world  # noqa: F401 - world is a fixture
 
-pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
+pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip install pyhmmer)")
 
-#: (residues, model length, kind): a wide int filter batch, few long-padded sequences whose
-#: code matrix's building (per residue) outweighs the DP rows (vf at M = 100) or does not
-#: (M = 400), float64 DPs whose rows outweigh the padded codes
-SHAPES = [(200_000, 50, "ssv"), (20_000, 100, "vf"), (20_000, 400, "vf"),
-          (20_000, 1500, "viterbi"), (20_000, 1500, "forward")]
+#: (residues, model, kind): a wide int filter batch, few long-padded sequences whose code
+#: matrix's building (per residue) outweighs the DP rows (vf at M = 100) or does not (M = 400),
+#: float64 DPs whose rows outweigh the padded codes, and the pipeline where few pass its MSV
+#: filter (its later stages' slices of survivors never outweigh the MSV filter's batches)
+SHAPES = [(200_000, "random-M50", "ssv"), (20_000, "random-M100", "vf"),
+          (20_000, "random-M400", "vf"), (20_000, "random-M1500", "viterbi"),
+          (20_000, "random-M1500", "forward"), (200_000, "query-M400", "pipeline")]
 
 
-@pytest.mark.parametrize("residues,M,kind", SHAPES)
-def test_reference_estimate_within_one_and_a_half_of_the_peak(residues, M, kind):
+@pytest.mark.parametrize("residues,model_name,kind", SHAPES)
+def test_reference_estimate_within_one_and_a_half_of_the_peak(residues, model_name, kind):
     seqs = pds.resolve_database(f"proteins-{residues}").load()
-    model, hmm = pds.resolve_model(f"random-M{M}").load()
+    model, hmm = pds.resolve_model(model_name).load()
     backend = NumpyProfile()
     job = ProfileSearch(model, seqs, kind, hmm)
     peak = traced_peak(lambda: backend.run(job))
-    for shape in (ProfileShape.of(seqs, M, kind), ProfileShape.generated(residues, M, kind)):
+    for shape in (ProfileShape.of(seqs, model.M, kind),
+                  ProfileShape.generated(residues, model.M, kind)):
         estimate = backend.memory_need(shape).host
         assert peak <= estimate <= 1.5 * peak, (shape, peak, estimate)
+
+
+def emitted_homologs(hmm, n: int, seed: int = 7) -> SequenceSet:
+    """``n`` sequences emitted by the model (pyhmmer's HMM.emit_sequence): homologs that pass
+    every stage of its pipeline."""
+    rng = pyhmmer.easel.Randomness(seed)
+    return SequenceSet.from_pyhmmer(pyhmmer.easel.DigitalSequenceBlock(
+        hmm.alphabet, [hmm.emit_sequence(rng) for _ in range(n)]))
+
+
+@pytest.fixture(scope="module")
+def homologs():
+    """query-M400 and 120 of its homologs: every one reaches Forward, in several slices."""
+    model, hmm = pds.resolve_model("query-M400").load()
+    return model, hmm, emitted_homologs(hmm, 120)
+
+
+def test_pipeline_estimate_where_everything_passes(homologs):
+    """A database of homologs, every sequence past Forward: the pipeline's later stages score
+    their survivors in slices no larger than the MSV filter's batches, so it peaks within the
+    estimate that a database where few pass is estimated by (and within 1.5x of it)."""
+    model, hmm, seqs = homologs
+    backend = NumpyProfile()
+    job = ProfileSearch(model, seqs, "pipeline", hmm)
+    runs = []
+    peak = traced_peak(lambda: runs.append(backend.run(job)))
+    assert runs[0].info["pass_counts"]["fwd"] == len(seqs)
+    estimate = backend.memory_need(ProfileShape.of(seqs, model.M, "pipeline")).host
+    assert peak <= estimate <= 1.5 * peak, (peak, estimate)
+
+
+def test_pipeline_scores_in_slices_as_in_one_call(homologs):
+    """The Forward scores of survivors cut into slices: bit for bit one call's over all of
+    them; the pass counts HMMER's (the bias and Viterbi filters sliced too)."""
+    from cpu_reference.profile import generic as pg
+    from hmmbench.profile import pipeline as pl, reference_memory as rm
+    model, hmm, seqs = homologs
+    budget = rm.most_batch_need(ProfileShape.of(seqs, model.M, "msv"), "msv")
+    assert len(rm.survivor_slices(np.sort(seqs.lengths), model.M, budget, "forward")) > 1
+    counts, stage, fwd = pl.run_stages(model, seqs)
+    assert counts.as_dict() == pl.pyhmmer_pass_counts(hmm, seqs.to_pyhmmer()).as_dict()
+    reached = np.flatnonzero(stage >= 2)
+    assert reached.size == len(seqs)
+    assert fwd[reached].tobytes() == pg.generic_forward(model, seqs.subset(reached)).tobytes()
 
 
 @pytest.mark.parametrize("residues,M,kind", [(2_000_000, 400, "vf"), (2_000_000, 1500, "ssv"),
@@ -46,7 +96,7 @@ def test_padded_batch_from_the_name_follows_the_batches(residues, M, kind):
     against the batches cpu_reference cuts from the generated lengths: several batches, the
     last full one wider than the short one of the longest sequences."""
     from cpu_reference.profile.filters import length_batches
-    from hmmbench.profile.reference import FILTER_BATCH_CELLS, GENERIC_BATCH_CELLS
+    from hmmbench.profile.reference_memory import FILTER_BATCH_CELLS, GENERIC_BATCH_CELLS
     cells = GENERIC_BATCH_CELLS if kind == "viterbi" else FILTER_BATCH_CELLS
     seqs = pds.resolve_database(f"proteins-{residues}").load()
     lengths = seqs.lengths
@@ -60,7 +110,7 @@ def test_padded_batch_from_the_name_follows_the_batches(residues, M, kind):
     # the batches' residues and cells (building the codes costs per residue and per cell): a
     # loaded database's exactly; from the name, the costliest batch's building at or above
     # the real one's and within 1.5x of it
-    from hmmbench.profile.reference import PADDED_CELL_BYTES, PADDED_RESIDUE_BYTES
+    from hmmbench.profile.reference_memory import PADDED_CELL_BYTES, PADDED_RESIDUE_BYTES
     assert ProfileShape.of(seqs, M, kind).batches(cells // M) == real
     real_cost, named_cost = (max(PADDED_RESIDUE_BYTES * r + PADDED_CELL_BYTES * p
                                  for _, r, p in batches)
