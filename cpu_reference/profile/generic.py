@@ -166,16 +166,18 @@ def _forward_batch(model: Profile, seqs: Sequences, idx) -> np.ndarray:
     M = model.M
     idx = np.asarray(idx)
     order, X, L, active = sorted_rows(seqs, idx, model.Kp)
+    # the tables' exp in float64 straight into place (dtype=: the float32 scores are widened
+    # in the ufunc's buffers, the same values as a widened copy's, and no whole temporaries)
     with np.errstate(under="ignore"):
-        t = np.exp(model.tsc.astype(np.float64))
+        t = np.exp(model.tsc, dtype=np.float64)
     BM, MM, IM, DM = t[T_BM, 0:M], t[T_MM, 0:M], t[T_IM, 0:M], t[T_DM, 0:M]   # into k = 1..M
     MI, II = t[T_MI, 1:M + 1], t[T_II, 1:M + 1]                                 # at k = 1..M
     MD = t[T_MD, 1:M]                                                           # k -> k+1
     stretches = _dd_stretches(model.tsc[T_DD, 1:M].astype(np.float64))
     msc = np.ones((model.Kp + 1, M))                                           # + padding row
-    msc[:model.Kp] = np.exp(model.match_scores[:, 1:].astype(np.float64))
+    np.exp(model.match_scores[:, 1:], out=msc[:model.Kp], dtype=np.float64)
     isc = np.ones((model.Kp + 1, M))
-    isc[:model.Kp] = np.exp(model.insert_scores[:, 1:].astype(np.float64))
+    np.exp(model.insert_scores[:, 1:], out=isc[:model.Kp], dtype=np.float64)
     isc[:, M - 1] = 0.0                                                         # no I_M
     N, W = X.shape
     loop, move = (a.astype(np.float64) for a in model.specials(L))

@@ -35,11 +35,14 @@ BIAS_CELL_BYTES, BIAS_SEQUENCE_BYTES = 4, 20 * LOG_ROWS
 #: an offset and a name's reference per sequence)
 SURVIVOR_STAGES = ("bias", "vf", "forward")
 COPY_SEQUENCE_BYTES = 16
-#: bytes per model position of the tables each call on a slice builds from the model: the
-#: Viterbi filter's score rows; Forward's probabilities of every residue code, match and insert
-#: (float64), its transitions and their temporaries -- measured: 185 and 950-975 beside one
-#: sequence's rows at M = 100, 400 and 1500 (a kind's own batches hold them in their DP bytes)
-TABLE_BYTES = {"bias": 0, "vf": 200, "forward": 1000}
+#: bytes per model position (and fixed) of the tables each call on a slice builds from the
+#: model: the Viterbi filter's score rows; Forward's probabilities of every residue code, match
+#: and insert (float64, exponentiated in place), its transitions and the D->D stretches --
+#: measured: 185, and Forward's 77, 260 and 806 KB beside one sequence's rows at M = 100, 400
+#: and 1500 (950-975 bytes a position before its tables' temporaries went); a kind's own
+#: batches hold them in their DP bytes
+TABLE_BYTES = {"bias": 0, "vf": 200, "forward": 580}
+TABLE_FIXED_BYTES = {"bias": 0, "vf": 0, "forward": 32 << 10}
 
 
 def batch_need(sequences: int, residues: int, padded: int, M: int, kind: str) -> int:
@@ -67,7 +70,8 @@ def slice_need(sequences: int, residues: int, padded: int, M: int, stage: str) -
     """What a slice of survivors holds in one of SURVIVOR_STAGES: scored as one batch, beside
     the stage's tables and its copy (the Viterbi filter's and Forward's)."""
     copy = 0 if stage == "bias" else residues + COPY_SEQUENCE_BYTES * sequences
-    return batch_need(sequences, residues, padded, M, stage) + copy + TABLE_BYTES[stage] * M
+    return (batch_need(sequences, residues, padded, M, stage) + copy + TABLE_BYTES[stage] * M
+            + TABLE_FIXED_BYTES[stage])
 
 
 def survivor_slices(lengths, M: int, budget: int, stage: str) -> list:

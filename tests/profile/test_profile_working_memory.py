@@ -26,10 +26,12 @@ pyhmmer = pytest.importorskip("pyhmmer", reason="pyhmmer not installed (pip inst
 #: (residues, model, kind): a wide int filter batch, few long-padded sequences whose code
 #: matrix's building (per residue) outweighs the DP rows (vf at M = 100) or does not (M = 400),
 #: float64 DPs whose rows outweigh the padded codes, and the pipeline where few pass its MSV
-#: filter (its later stages' slices of survivors never outweigh the MSV filter's batches)
+#: filter (its later stages' slices of survivors never outweigh the MSV filter's batches), also
+#: on a small database at M = 1500, where one survivor's Forward tables outweigh them
 SHAPES = [(200_000, "random-M50", "ssv"), (20_000, "random-M100", "vf"),
           (20_000, "random-M400", "vf"), (20_000, "random-M1500", "viterbi"),
-          (20_000, "random-M1500", "forward"), (200_000, "query-M400", "pipeline")]
+          (20_000, "random-M1500", "forward"), (200_000, "query-M400", "pipeline"),
+          (20_000, "query-M1500", "pipeline")]
 
 
 @pytest.mark.parametrize("residues,model_name,kind", SHAPES)
