@@ -32,7 +32,8 @@ from .pipeline import hits_pass_counts
 #: position) and the filters' buffers and code. Fitted to the growth of the resident peak over
 #: one call measured from live memory (hmmbench.memory_peak: free heap pages released, the
 #: registry's imports done first): 1.3 / 6.6 / 57.5 MB on 0.2M / 2M / 20M residues at M 400
-#: and 7.3 MB on 2M at M 1500 (docs/working-memory.md): 2.8 bytes a residue, ~0.65 KB a position.
+#: and 7.3 MB on 2M at M 1500 (docs/profile-working-memory.md): 2.8 bytes a residue, ~0.65 KB
+#: a position.
 PYHMMER_FIXED, PYHMMER_NODE_BYTES, PYHMMER_RESIDUE_BYTES = 768 << 10, 1024, 3.0
 #: The hmmsearch process (its peak resident size, /usr/bin/time: 14 MiB on 200,000 and on
 #: 2,000,000 residues, with --cpu 1 to 32: it streams the FASTA) and what this process takes to
