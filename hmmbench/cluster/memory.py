@@ -34,10 +34,12 @@ class WorkerShards:
     making: int
     largest: object
 
-    def need(self, backend, mode: str) -> tuple:
-        """(bytes, what they are for) on ``backend`` in chunking ``mode``."""
+    def need(self, backend, mode: str, call_need: Optional[tuple] = None) -> tuple:
+        """(bytes, what they are for) on ``backend`` in chunking ``mode`` (``call_need``: the
+        call's (host, device) need on the largest shard, where the caller has it)."""
         from ..runner.memory import cell_need
-        call = self.held + cell_need(backend, self.largest, mode)[0] - self.largest.held
+        host = (call_need or cell_need(backend, self.largest, mode))[0]
+        call = self.held + host - self.largest.held
         if self.making >= call:
             return self.making, "making its shards of each unit"
         return call, f"its shards beside {backend.name}'s call on the largest"
@@ -103,8 +105,10 @@ def check_shards(session, counts: list, backends: list, datasets: list, cfg,
                 planned[key] = plan_shards(session.workload, ds, n, k)
             if planned[key] is None:
                 continue
+            # every worker's call is budgeted on the same largest shard: its need once
+            call_need = cell_need(cell.backend, planned[key][0].largest, cell.mode)
+            device = call_need[1]
             for shards, w, on_device in zip(planned[key], workers, device_limits):
-                device = cell_need(cell.backend, shards.largest, cell.mode)[1]
                 if on_device is not None and device > on_device.bytes:
                     raise UserError(
                         f"dataset '{ds.name}' on backend '{cell.backend.name}' over {n} "
@@ -113,7 +117,7 @@ def check_shards(session, counts: list, backends: list, datasets: list, cfg,
                         f"plan), more than the limit, {on_device.why}: ask for more workers, "
                         "fewer pairs or smaller launches (--chunking merged:N)")
                 host_limit = session.memory_limits.get(w)
-                need, what = shards.need(cell.backend, cell.mode)
+                need, what = shards.need(cell.backend, cell.mode, call_need)
                 others = [other for other in sets if other != workers and w in other]
                 if others:
                     need += sum(planned[key][other.index(w)].held for other in others)

@@ -113,6 +113,27 @@ def test_a_workers_shards_past_its_limit_are_refused_before_any_piece(lazy_set, 
     assert "over 1 workers: worker w0@here (shards 1-2 of 2 of each" in str(err.value)
 
 
+def test_a_cells_call_on_the_largest_shard_is_estimated_once(lazy_set, monkeypatch):
+    """Every worker's call is budgeted on the same largest shard: its estimate is asked once
+    per cell and worker count, however many workers, and the check refuses as before."""
+    from hmmbench.runner import memory as runner_memory
+    asked = []
+    real = runner_memory.cell_need
+
+    def counted(backend, shape, mode):
+        asked.append(id(shape))
+        return real(backend, shape, mode)
+    monkeypatch.setattr(runner_memory, "cell_need", counted)
+    b, cfg = NumpyBackend("numpy", "float64"), RunConfig(chunking="original")
+    shards = plan_shards(PAIRHMM, lazy_set, 3, 1)
+    check_shards(_Session([max(s.need(b, "original")[0] for s in shards)] * 3), [3], [b],
+                 [lazy_set], cfg)
+    assert len(asked) == 3 + 1                   # the three need() calls above, then one
+    with pytest.raises(UserError):
+        check_shards(_Session([shards[2].need(b, "original")[0] - 1] * 3), [3], [b],
+                     [lazy_set], cfg)
+
+
 def test_a_worker_in_two_backends_sets_holds_its_shards_of_both(lazy_set, monkeypatch):
     """Two backends on different worker sets (w0 cannot run numpy): the dataset's shards are
     placed on each set and kept until the next dataset, so w1 -- shard 2 of the active set
