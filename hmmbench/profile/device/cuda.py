@@ -198,11 +198,10 @@ class _CudaDevice(CudaStages):
                 **{k: defines[k] for k in sorted(defines)}}
         return _Kernel(fn, smem, group, grid_cap, info)
 
-    def _download(self, out, n, dtype=np.int32, copy=True, as_type=None):
-        """n values of ``out`` through a page-locked buffer: a copy (of type ``as_type``,
-        default ``dtype``), so the next download cannot overwrite what the caller holds
-        (``copy=False``: the buffer itself, for a caller done with it before the next download
-        of that type)."""
+    def _download(self, out, n, dtype=np.int32, copy=True):
+        """n values of ``out`` through a page-locked buffer: a copy, so the next download
+        cannot overwrite what the caller holds (``copy=False``: the buffer itself, for a caller
+        done with it before the next download of that type)."""
         dtype = np.dtype(dtype)
         host = self._pinned.get(dtype)
         if host is None or host.size < n:
@@ -211,9 +210,9 @@ class _CudaDevice(CudaStages):
             self.drv.memcpy_dtoh(host[:n], out)
         if not copy:
             return host[:n]
-        # the copy (a float64 one for the runner: 4.4 MB written per 556k scores) by the
-        # staging threads: one core's copy out of the page-locked buffer is the slow part
-        result = np.empty(n, as_type or dtype)
+        # the copy by the staging threads (one core's copy out of the page-locked buffer is
+        # the slow part of a large download)
+        result = np.empty(n, dtype)
         fill(result, host[:n], UPLOAD_THREADS)
         return result
 

@@ -44,6 +44,3 @@ class KeptModels:
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
         return value
-
-    def __len__(self) -> int:
-        return len(self._entries)
