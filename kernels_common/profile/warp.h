@@ -30,6 +30,13 @@
  *   VF_NTSC_MASK (VF_DPX, without VF_NTSC_ALU): bit j set = transition j's -32768 - t computed
  *              by ALU instead of loaded (j: BM MM IM DM MD MI II DD), trading L1 loads for
  *              ALU instructions per transition
+ *   FIXED_DIAG (SIMD16): SSV/MSV state kept per diagonal: a ring of 2 x QB x GROUP slots, slot s
+ *              holding position (s + i) mod ring on row i, so a cell's predecessor (i-1, k-1) is
+ *              the same slot and no value moves between registers or lanes; the profile row of
+ *              residue x is read at an offset that grows by one word per row (layout.py's
+ *              ``warp_fixed_profile``: word j holds positions j and j + QB x GROUP, so a word's
+ *              two halves swap roles every QB x GROUP rows, when the state's halves are swapped
+ *              once); the ring must hold one pad position past M (a diagonal restarts from it)
  *   MODELS   : SSV/MSV of MODELS models in one pass over the rows (default 1): each group keeps
  *              the DP rows of every model in registers and reads a residue once for all of
  *              them, so the per-row cost that does not depend on M (residue fetch and shuffle,
@@ -85,6 +92,12 @@
 #endif
 #ifndef VF_NTSC_MASK
 #define VF_NTSC_MASK 0
+#endif
+#ifndef FIXED_DIAG
+#define FIXED_DIAG 0
+#endif
+#if FIXED_DIAG && !SIMD16
+#error "FIXED_DIAG needs SIMD16 (two int16 slots per word)"
 #endif
 #ifndef KP
 #define KP 29
@@ -205,6 +218,68 @@ W_FN u32 msv_cell(u32 mpv, u32 pc, u32 biasv, u32 xbrow)
 W_FN int msv_xbrow(int xB, int bias) { return xB; }
 #endif
 
+#if FIXED_DIAG
+/* One DP row over the fixed diagonal slots (dp[q]'s predecessor is dp[q] itself); c = the
+ * residue's profile row at this row's offset; returns the elementwise row maximum.
+ * FIXED_DIAG 2: vectors 2u and 2u + 1 of a lane read two adjacent words in one 8-byte load
+ * (ring words 2u GROUP + 2 lig and + 1: c points at 2 lig), from the copy of the row that
+ * starts at the offset's parity, so every such load is aligned; an odd last vector reads one
+ * word (lig). */
+#if FIXED_DIAG == 2
+#define CELL_PAIRS (QB / 2)
+#else
+#define CELL_PAIRS 0
+#endif
+W_FN u32 fixed_cell(u32 mpv, u32 pc, int msv, u32 biasv, u32 xbrow)
+{ return msv ? msv_cell(mpv, pc, biasv, xbrow) : ssv_cell(mpv, pc, biasv); }
+W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 biasv, u32 xbrow)
+{
+    u32 rowmax = 0, held = 0;
+#pragma unroll
+    for (int q = 0; q < QB; q++) {
+#if FIXED_DIAG == 2
+        if (q < 2 * CELL_PAIRS) {
+            if (q & 1) continue;
+            const uint2 pw = PLOAD2(c + q * GROUP);
+            dp[q] = fixed_cell(dp[q], pw.x, msv, biasv, xbrow);
+            dp[q + 1] = fixed_cell(dp[q + 1], pw.y, msv, biasv, xbrow);
+            rowmax = vb_max3(rowmax, dp[q], dp[q + 1]);
+            continue;
+        }
+#endif
+        const u32 sv = fixed_cell(dp[q], PLOAD(c + q * GROUP - (FIXED_DIAG - 1) * lig), msv,
+                                  biasv, xbrow);
+        dp[q] = sv;
+        if ((q - 2 * CELL_PAIRS) & 1) rowmax = vb_max3(rowmax, held, sv);
+        else held = sv;
+    }
+    if ((QB - 2 * CELL_PAIRS) & 1) rowmax = vb_max(rowmax, held);
+    return rowmax;
+}
+/* the words of one residue's (one model's) profile row: positions j and j + QB x GROUP for
+ * j = 0 .. 2 QB GROUP - 1, so a row at offset o < QB x GROUP reads words o .. o + QB GROUP - 1 */
+#if FIXED_DIAG == 2
+/* two copies of the row, the second starting one word later: a row at offset o reads the copy
+ * of o's parity from o rounded down to even */
+#define ROW_WORDS (4 * QB * GROUP)
+#define LIG_WORDS 2
+#define DIAG_OFFSET(o) (((o) & 1) * (2 * QB * GROUP) + ((o) & ~1))
+#else
+#define ROW_WORDS (2 * QB * GROUP)
+#define LIG_WORDS 1
+#define DIAG_OFFSET(o) (o)
+#endif
+/* after a row: the offset moves one word; at the ring's half the words' halves swap roles */
+W_FN int next_diag_row(u32 *dp, int o)
+{
+    if (++o < QB * GROUP) return o;
+#pragma unroll
+    for (int q = 0; q < MODELS * QB; q++) dp[q] = (dp[q] >> 16) | (dp[q] << 16);
+    return 0;
+}
+#define DIAG_ROW_STATE int diag_o = 0;
+#define NEXT_DIAG_ROW(dp) diag_o = next_diag_row(&dp[0][0], diag_o);
+#else
 /* One DP row of the SSV (msv = 0) or MSV diagonal recursion over the striped vectors
  * dp[0..QB-1]; returns the elementwise row maximum (pairs folded with a 3-way max). */
 W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 biasv, u32 xbrow)
@@ -236,10 +311,18 @@ W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 bi
     if (QB & 1) rowmax = vb_max(rowmax, held);
     return rowmax;
 }
+#define ROW_WORDS (QB * GROUP)
+#define LIG_WORDS 1
+#define DIAG_OFFSET(o) 0
+#define DIAG_ROW_STATE
+#define NEXT_DIAG_ROW(dp)
+#endif
 
-#define PROFILE_WORDS_B ((KP + 1) * MODELS * QB * GROUP)
-/* the profile words of residue x for model m (lane lig's column) */
-#define MODEL_ROW(x, m, lig) (P + ((x) * MODELS + (m)) * (QB * GROUP) + (lig))
+#define PROFILE_WORDS_B ((KP + 1) * MODELS * ROW_WORDS)
+/* the profile words of residue x for model m (lane lig's column; FIXED_DIAG: at the row's
+ * offset diag_o, which DIAG_ROW_STATE declares in every SSV/MSV kernel) */
+#define MODEL_ROW(x, m, lig) (P + (((x) * MODELS + (m)) * ROW_WORDS + LIG_WORDS * (lig) +  \
+                                     DIAG_OFFSET(diag_o)))
 
 /* Each model's scalars: bias_[m] (and base_[m], tec_[m]) and the stride of the [MODELS][stride]
  * outputs and tjbm; one model takes them as arguments (stride unused). */
@@ -279,12 +362,14 @@ W_KERNEL(ssv_xe_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
 #pragma unroll
             for (int q = 0; q < QB; q++) dp[m][q] = 0;
         }
+        DIAG_ROW_STATE
         /* SSV has no J state: xE is the maximum over every cell, no reduction per row */
         FOR_EACH_ROW(GROUP, residues, t, lig, x,
             _Pragma("unroll")
             for (int m = 0; m < MODELS; m++)
                 xEv[m] = vb_max(xEv[m], byte_row(W_SCRATCH_ARG dp[m], MODEL_ROW(x, m, lig), lig,
                                                  0, biasv[m], 0u));
+            NEXT_DIAG_ROW(dp)
         )
 #pragma unroll
         for (int m = 0; m < MODELS; m++) {
@@ -343,6 +428,7 @@ W_KERNEL(msv_xj_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
             thr[m] = min(255 - bias_[m], jtop[m] + tec_[m] + 1);
 #endif
         }
+        DIAG_ROW_STATE
         FOR_EACH_ROW(GROUP, residues, t, lig, x,
             _Pragma("unroll")
             for (int m = 0; m < MODELS; m++) {
@@ -360,6 +446,7 @@ W_KERNEL(msv_xj_warp)(W_IN(u32) profile, W_IN(u8) residues, W_IN(i64) offsets,
                     }
                 MSV_LAZY_END(m)
             }
+            NEXT_DIAG_ROW(dp)
         )
 #pragma unroll
         for (int m = 0; m < MODELS; m++) {

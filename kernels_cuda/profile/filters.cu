@@ -47,10 +47,12 @@ extern __shared__ uint32_t smem_profile[];
     __syncthreads();                                                                  \
     const uint32_t *P = smem_profile;
 #define PLOAD(p) (*(p))
+#define PLOAD2(p) (*(const uint2 *)(p))
 #define W_PROFILE const uint32_t *
 #else
 #define PROFILE_BEGIN(g, nwords) const uint32_t *__restrict__ P = (g);
 #define PLOAD(p) __ldg(p)
+#define PLOAD2(p) __ldg((const uint2 *)(p))
 #define W_PROFILE const uint32_t *__restrict__
 #endif
 typedef uint32_t u32;

@@ -278,33 +278,88 @@ def by_rows(seq_rows):
     return order, X, active
 
 
-def ssv_xe_group(prof, seq_rows, bias, simd16, inplace=False):
-    """SSV's xE per sequence of ``seq_rows`` (each sequence's own state, side by side)."""
+class StripedRows:
+    """The striped kernels' rows: state (S, Q, width), the one-element shift (byte_row)."""
+
+    def __init__(self, prof, inplace=False):
+        self.prof, self.inplace = prof, inplace
+        self.width = prof.shape[2]
+
+    def state(self, S):
+        return np.zeros((S,) + self.prof.shape[1:], np.int64)
+
+    def row(self, dp, codes, r, cell):
+        return byte_row(dp, self.prof[codes], cell, self.inplace)
+
+    def per_sequence(self, v):
+        """A value per sequence, broadcast against one vector of each sequence's state."""
+        return v[:, None]
+
+
+class FixedDiagRows:
+    """FIXED_DIAG's rows on warp_fixed_profile's words: state (S, Q, group, 2) that never
+    moves, the words read at the row's offset (lane l of vector v: word o + v x group + l;
+    ``wide``, FIXED_DIAG 2: vectors 2u, 2u + 1 words o + 2u group + 2l (+ 1) read from the copy
+    of o's parity, an odd last vector as before), the state's halves swapped when the offset
+    wraps at H = Q x group."""
+
+    def __init__(self, words, Q, group, wide=False):
+        self.halves = words.view(np.int16).reshape(words.shape[0], -1, 2).astype(np.int64)
+        self.Q, self.group, self.H, self.wide = Q, group, Q * group, wide
+        v, lane = np.arange(Q)[:, None], np.arange(group)[None, :]
+        paired = wide & (v < Q // 2 * 2)
+        self.j = np.where(paired, (v - v % 2) * group + 2 * lane + v % 2, v * group + lane)
+        self.width = 2 * group
+
+    def words_at(self, o):
+        """The word indices of a row at offset o, as the kernel computes them."""
+        return (o & 1) * 2 * self.H + (o & ~1) + self.j if self.wide else o + self.j
+
+    def state(self, S):
+        return np.zeros((S, self.Q, self.group, 2), np.int64)
+
+    def row(self, dp, codes, r, cell):
+        dp[:] = cell(dp, self.halves[codes][:, self.words_at(r % self.H), :])
+        rowmax = dp.max(axis=1).reshape(len(dp), -1)
+        if (r + 1) % self.H == 0:
+            dp[:] = dp[..., ::-1]
+        return rowmax
+
+    def per_sequence(self, v):
+        """A value per sequence, broadcast against each sequence's whole state."""
+        return v[:, None, None, None]
+
+
+def ssv_xe_group(prof, seq_rows, bias, simd16, inplace=False, rows=None):
+    """SSV's xE per sequence of ``seq_rows`` (each sequence's own state, side by side);
+    ``rows``: the kernel's row scheme (default: striped)."""
     ssv, _, _ = cells(simd16, bias)
+    rows = rows or StripedRows(prof, inplace)
     order, X, active = by_rows(seq_rows)
-    dp = np.zeros((len(order),) + prof.shape[1:], np.int64)
-    xEv = np.zeros((len(order), prof.shape[2]), np.int64)
+    dp = rows.state(len(order))
+    xEv = np.zeros((len(order), rows.width), np.int64)
     for r, n in enumerate(active):
-        xEv[:n] = np.maximum(xEv[:n], byte_row(dp[:n], prof[X[:n, r]], ssv, inplace))
+        xEv[:n] = np.maximum(xEv[:n], rows.row(dp[:n], X[:n, r], r, ssv))
     out = np.empty(len(order), np.int64)
     out[order] = 128 + xEv.max(axis=1)
     return out
 
 
-def msv_xj_group(prof, seq_rows, bias, base, tec, jbm, simd16, lazy, inplace=False):
+def msv_xj_group(prof, seq_rows, bias, base, tec, jbm, simd16, lazy, inplace=False, rows=None):
     """msv_xj_warp with LAZY_XE on or off: the exact xE only on rows a lane flags (per
-    sequence of ``seq_rows``, side by side; ``jbm`` per sequence)."""
+    sequence of ``seq_rows``, side by side; ``jbm`` per sequence; ``rows`` as ssv_xe_group)."""
     _, msv, xbrow = cells(simd16, bias)
+    rows = rows or StripedRows(prof, inplace)
     order, X, active = by_rows(seq_rows)
     S = len(order)
     jbm = np.asarray(jbm, np.int64)[order]
-    dp = np.zeros((S,) + prof.shape[1:], np.int64)
+    dp = rows.state(S)
     jtop, xJ, over = np.full(S, base, np.int64), np.zeros(S, np.int64), np.zeros(S, bool)
     xB = np.maximum(base - jbm, 0)
-    xEall = np.zeros((S, prof.shape[2]), np.int64)
+    xEall = np.zeros((S, rows.width), np.int64)
     thr = np.minimum(255 - bias, jtop + tec + 1)
     for r, n in enumerate(active):
-        rowmax = byte_row(dp[:n], prof[X[:n, r]], msv(xbrow(xB[:n])[:, None]), inplace)
+        rowmax = rows.row(dp[:n], X[:n, r], r, msv(rows.per_sequence(xbrow(xB[:n]))))
         xEall[:n] = np.maximum(xEall[:n], rowmax)
         # the rows a lane flags (every row without LAZY_XE) take the exact xE
         exact = (rowmax >= thr[:n, None]).any(axis=1) if lazy else np.ones(n, bool)
@@ -433,3 +488,55 @@ def test_vf_negative_floor_by_alu_is_the_table():
     """VF_NTSC_ALU: -32768 - t per int16 half computed as ~t + 0x8001 (wrapping), t <= 0."""
     t = np.arange(-32768, 1, dtype=np.int64)
     np.testing.assert_array_equal(neg_floor_alu(t), -32768 - t)
+
+
+@pytest.mark.parametrize("model", PICK, ids=[m.name for m in PICK])
+@pytest.mark.parametrize("group,wide", [(8, False), (32, False), (8, True), (32, True)])
+def test_fixed_diagonal_kernels_match_reference(model, sample, reference, group, wide):
+    """FIXED_DIAG's SSV / MSV (LAZY_XE) on layout.warp_fixed_profile's words: diagonals that
+    never move, the offset that wraps (sequences of 58..474 rows against rings of 2 x Q x group
+    slots: every model wraps at 8 lanes), odd sequences padded as in a shared warp."""
+    bp = model.byte
+    L = sample.lengths
+    lmax = int(L.max())
+
+    def rows(i):
+        pad = np.full(lmax - L[i] if i % 2 else 0, model.Kp, np.uint8)
+        return np.concatenate([sample.codes(i), pad])
+
+    seq_rows = [rows(i) for i in range(len(sample))]
+    Q, words = layout.warp_fixed_profile(model, "ssv", group, wide=wide)
+    assert 2 * Q * group > model.M
+    assert words.shape == (model.Kp + 1, (4 if wide else 2) * Q * group)
+    xe = ssv_xe_group(None, seq_rows, bp.bias, True, rows=FixedDiagRows(words, Q, group, wide))
+    np.testing.assert_array_equal(pf.ssv_from_xe(model, xe, L)[0], reference(model, "ssv"))
+    Q, words = layout.warp_fixed_profile(model, "msv", group, wide=wide)
+    jbm = (bp.tjb(L) + bp.tbm) & 0xFF
+    xj = msv_xj_group(None, seq_rows, bp.bias, bp.base, bp.tec, jbm, True, True,
+                      rows=FixedDiagRows(words, Q, group, wide))
+    got = pf.msv_from_xj(model, np.maximum(xj, 0), xj < 0, L)
+    np.testing.assert_array_equal(got, reference(model, "msv"))
+
+
+def test_fixed_diagonals_are_chosen_past_128_positions_for_ssv_and_msv_only():
+    """The tuned variant's FIXED_DIAG (auto_fixed_diag): the wide form past 128 positions, the
+    striped rows up to 128 and for the VF; a batch follows its largest model, each of its
+    models laid out on the batch's ring."""
+    from hmmbench.profile.device import warp
+    tuned = warp.TUNED_VARIANT
+    by_m = sorted(MODELS, key=lambda m: m.M)
+    small, large = by_m[0], by_m[-1]
+    assert small.M <= 128 < large.M
+    for m, want in ((small, 0), (large, 2)):
+        for kind in ("ssv", "msv"):
+            Q, words = warp.profile(m, kind, tuned)
+            assert warp.defines(m, kind, Q, tuned, 128)["FIXED_DIAG"] == want
+            assert words.size == (m.Kp + 1) * (4 * Q * warp.group(tuned, m.M, kind) if want
+                                              else Q * warp.group(tuned, m.M, kind))
+        Q, _ = warp.profile(m, "vf", tuned)
+        assert warp.defines(m, "vf", Q, tuned, 128)["FIXED_DIAG"] == 0
+    Q, words = warp.batch_profile([small, large], "ssv", tuned)
+    g = warp.group(tuned, large.M, "ssv")
+    assert words.shape == (large.Kp + 1, 2, 4 * Q * g)
+    assert np.array_equal(words[:, 1], layout.warp_fixed_profile(large, "ssv", g, Q, True)[1])
+    assert warp.batch_defines([small, large], "ssv", Q, tuned, 128)["FIXED_DIAG"] == 2

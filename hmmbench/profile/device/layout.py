@@ -112,6 +112,35 @@ def warp_byte_profile(model: ProfileModel, kind: str, group: int, simd16: bool, 
     return s.shape[1], pack_lanes(s, group)
 
 
+def fixed_diag_vectors(M: int, group: int) -> int:
+    """Vectors per lane of the FIXED_DIAG SSV/MSV kernels: a ring of 2 x Q x group int16 slots
+    holding every position and at least one pad past M, from which a diagonal restarts."""
+    return n_vectors(M + 1, 2 * group, 1)
+
+
+def warp_fixed_profile(model: ProfileModel, kind: str, group: int, q: int = 1,
+                       wide: bool = False):
+    """(Q, words (Kp+1, 2 Q group) uint32) of the FIXED_DIAG SSV/MSV kernels (int16 values as
+    ``warp_byte_elements``): with H = Q x group and the ring R = 2H, word j holds the values of
+    positions j mod R (low half) and (j + H) mod R (high half), the pad past M. A row at
+    offset o reads words o .. o + H - 1, lane l of vector v word o + v x group + l; at least
+    ``q`` vectors (a batch's common Q). ``wide`` (FIXED_DIAG 2, 8-byte loads): (Kp+1, 4H),
+    the row and then the row from its second word on (a pad pair last)."""
+    rows, pad = warp_byte_elements(model, kind, True)
+    Q = max(q, fixed_diag_vectors(model.M, group))
+    H = Q * group
+    ring = np.full((rows.shape[0], 2 * H), pad, np.int16)
+    ring[:, :model.M] = rows
+    j = np.arange(2 * H)
+    halves = np.stack([ring[:, j], ring[:, (j + H) % (2 * H)]], axis=-1)
+    words = np.ascontiguousarray(halves).view(np.uint32)[..., 0]
+    if wide:
+        later = np.concatenate([words[:, 1:], words[:, :1]], axis=1)
+        later[:, -1] = np.array([pad, pad], np.int16).view(np.uint32)[0]
+        words = np.concatenate([words, later], axis=1)
+    return Q, words
+
+
 def warp_batch_profile(models: list, kind: str, group: int, simd16: bool):
     """(Q, words (Kp+1, K, Q, group) uint32) of K models in one SSV/MSV launch (warp.h's
     MODELS): each model striped with the batch's Q (its largest model's), residue-major so that

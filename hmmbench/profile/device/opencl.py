@@ -252,14 +252,17 @@ class ProfileWarpOpenCL(ProfileFiltersOpenCL):
         (warp.h's MODELS: the per-model table, outputs [K][n])."""
         n = len(seqs)
         res, offs, ordb, m = self._common(seqs, idx, clock, on_device)
+        # the striped rows always: FIXED_DIAG's wide loads are CUDA's, and Intel's CPU compiler
+        # crashed building its batched MSV
+        variant = {**self.variant, "fixed_diag": 0}
         if isinstance(model, list):
-            Q, words = warp.batch_profile(model, kind, self.variant)
-            defines = warp.batch_defines(model, kind, Q, self.variant, self.block)
+            Q, words = warp.batch_profile(model, kind, variant)
+            defines = warp.batch_defines(model, kind, Q, variant, self.block)
             head, n_out = [warp.batch_scalars(model)], len(model) * n
             scalars = [n]
         else:
-            Q, words = warp.profile(model, kind, self.variant)
-            defines = warp.defines(model, kind, Q, self.variant, self.block)
+            Q, words = warp.profile(model, kind, variant)
+            defines = warp.defines(model, kind, Q, variant, self.block)
             head, n_out = [], n
         defines["EXCHANGE"] = EXCHANGE[self.path]
         with clock("h2d"):

@@ -9,15 +9,16 @@ import numpy as np
 from . import layout
 
 #: defines of the warp kernels; "group" None = by model size (``auto_group``), "row_inplace"
-#: None = by kind and group size (``auto_inplace``). VF_NTSC_ALU (every VF transition floor by ALU)
+#: None = by kind and group size (``auto_inplace``), "fixed_diag" None = by model size
+#: (``auto_fixed_diag``). VF_NTSC_ALU (every VF transition floor by ALU)
 #: stays off in the tuned set: with it a VF refactor compiled to wrong scores on the H100
 #: (docs/profile-design.md), so the exactness of that define rests on one code shape; the tuned
 #: set computes the floors of BM, MM and IM by ALU (VF_NTSC_MASK 0x07) and loads the others,
 #: which balances the VF's L1 loads against its ALU work (docs/profile-kernels.md)
 CUDAMPF_VARIANT = {"group": 32, "simd16": 0, "prefetch": 0, "smem": 0, "lazy": 0, "vf_dpx": 0,
-                   "vf_ntsc_alu": 0, "row_inplace": 0, "vf_ntsc_mask": 0}
+                   "vf_ntsc_alu": 0, "row_inplace": 0, "vf_ntsc_mask": 0, "fixed_diag": 0}
 TUNED_VARIANT = {"group": None, "simd16": 1, "prefetch": 1, "smem": 0, "lazy": 1, "vf_dpx": 1,
-                 "vf_ntsc_alu": 0, "row_inplace": None, "vf_ntsc_mask": 0x07}
+                 "vf_ntsc_alu": 0, "row_inplace": None, "vf_ntsc_mask": 0x07, "fixed_diag": None}
 
 
 def auto_inplace(group: int, kind: str) -> bool:
@@ -26,6 +27,21 @@ def auto_inplace(group: int, kind: str) -> bool:
     lost 1-2 % with 8 and 16 lanes). A function of the kernel's shape, not of M, so models of
     one shape still share one build."""
     return kind != "ssv" or group == 32
+
+
+def auto_fixed_diag(M: int) -> int:
+    """FIXED_DIAG of the SSV/MSV kernels where it won on the H200 (docs/profile-kernels.md):
+    the wide form (2: diagonals that stay in their registers, two profile words per load) past
+    128 positions (groups of 16 or 32 lanes), the striped rows up to 128, where a lane's few
+    vectors leave the per-row offset and wrap check a large share of the row."""
+    return 2 if M > 128 else 0
+
+
+def fixed_diag(variant: dict, M: int) -> int:
+    """The FIXED_DIAG of ``variant``'s SSV/MSV kernels for a model (a batch: its largest) of M
+    positions."""
+    v = variant.get("fixed_diag", 0)
+    return auto_fixed_diag(M) if v is None else v
 
 
 def auto_group(M: int, kind: str = "ssv") -> int:
@@ -61,8 +77,10 @@ def profile(model, kind: str, variant: dict) -> tuple:
     """(Q, host uint32 words) of the warp kernels' profile for ``kind``."""
     if kind == "vf":
         return layout.warp_word_profile(model, bool(variant["vf_dpx"]))
-    return layout.warp_byte_profile(model, kind, group(variant, model.M, kind),
-                                    bool(variant["simd16"]))
+    g, fixed = group(variant, model.M, kind), fixed_diag(variant, model.M)
+    if fixed:
+        return layout.warp_fixed_profile(model, kind, g, wide=fixed == 2)
+    return layout.warp_byte_profile(model, kind, g, bool(variant["simd16"]))
 
 
 def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
@@ -75,7 +93,7 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
          "ROW_INPLACE": int(auto_inplace(group(variant, M, kind), kind)
                             if variant.get("row_inplace", 0) is None
                             else variant.get("row_inplace", 0)),
-         "VF_NTSC_MASK": variant.get("vf_ntsc_mask", 0)}
+         "VF_NTSC_MASK": variant.get("vf_ntsc_mask", 0), "FIXED_DIAG": fixed_diag(variant, M)}
     d["QW" if kind == "vf" else "QB"] = Q
     return shape_defines(d, kind)
 
@@ -83,10 +101,12 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
 def shape_defines(d: dict, kind: str) -> dict:
     """The defines with what ``kind``'s warp kernel does not read made the same for every model:
     the kernel reads its own vector count (QB for ssv/msv, QW for vf), never MODEL_M nor the
-    other kind's count, so models of one shape share one build (a many-model file compiles per
-    shape: models-mixed100's 288 kernels are 102 builds). MODEL_M stays defined for CUDA's
+    other kind's count (the VF never FIXED_DIAG), so models of one shape share one build (a
+    many-model file compiles per shape: models-mixed100's 288 kernels are 102 builds). MODEL_M stays defined for CUDA's
     thread-per-sequence kernels compiled beside in filters.cu, unused by the warp backends."""
     d["QB" if kind == "vf" else "QW"] = 2
+    if kind == "vf":
+        d["FIXED_DIAG"] = 0
     d["MODEL_M"] = 64 * d["QW"] if kind == "vf" else 128 * d["QB"]
     return d
 
@@ -96,7 +116,12 @@ def shape_defines(d: dict, kind: str) -> dict:
 def batch_profile(models: list, kind: str, variant: dict) -> tuple:
     """(Q, host uint32 words) of ``kind``'s kernel for the models of one batch: one group
     size for all of them, the largest model's (its Q too)."""
-    g = group(variant, max(m.M for m in models), kind)
+    M = max(m.M for m in models)
+    g, fixed = group(variant, M, kind), fixed_diag(variant, M)
+    if fixed:
+        Q = max(layout.fixed_diag_vectors(m.M, g) for m in models)
+        words = [layout.warp_fixed_profile(m, kind, g, Q, fixed == 2)[1] for m in models]
+        return Q, np.ascontiguousarray(np.stack(words, axis=1))
     return layout.warp_batch_profile(models, kind, g, bool(variant["simd16"]))
 
 
