@@ -141,15 +141,20 @@ def warp_fixed_profile(model: ProfileModel, kind: str, group: int, q: int = 1,
     return Q, words
 
 
-def warp_batch_profile(models: list, kind: str, group: int, simd16: bool):
+def warp_batch_profile(models: list, kind: str, group: int, simd16: bool, fixed: int = 0):
     """(Q, words (Kp+1, K, Q, group) uint32) of K models in one SSV/MSV launch (warp.h's
     MODELS): each model striped with the batch's Q (its largest model's), residue-major so that
-    a row's words of every model lie together."""
-    width = group * (2 if simd16 else 4)
+    a row's words of every model lie together; ``fixed`` (FIXED_DIAG 1 or 2): each model's
+    ``warp_fixed_profile`` on the batch's ring, (Kp+1, K, words of a row)."""
     if len({m.Kp for m in models}) != 1:
         raise ValueError("the models of a batch must share an alphabet (Kp)")
-    Q = max(n_vectors(m.M, width, 1) for m in models)
-    words = [warp_byte_profile(m, kind, group, simd16, Q)[1] for m in models]
+    if fixed:
+        Q = max(fixed_diag_vectors(m.M, group) for m in models)
+        words = [warp_fixed_profile(m, kind, group, Q, fixed == 2)[1] for m in models]
+    else:
+        width = group * (2 if simd16 else 4)
+        Q = max(n_vectors(m.M, width, 1) for m in models)
+        words = [warp_byte_profile(m, kind, group, simd16, Q)[1] for m in models]
     return Q, np.ascontiguousarray(np.stack(words, axis=1))
 
 

@@ -93,7 +93,8 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
          "ROW_INPLACE": int(auto_inplace(group(variant, M, kind), kind)
                             if variant.get("row_inplace", 0) is None
                             else variant.get("row_inplace", 0)),
-         "VF_NTSC_MASK": variant.get("vf_ntsc_mask", 0), "FIXED_DIAG": fixed_diag(variant, M)}
+         "VF_NTSC_MASK": variant.get("vf_ntsc_mask", 0),
+         "FIXED_DIAG": 0 if kind == "vf" else fixed_diag(variant, M)}
     d["QW" if kind == "vf" else "QB"] = Q
     return shape_defines(d, kind)
 
@@ -101,12 +102,10 @@ def defines(model, kind: str, Q: int, variant: dict, block: int) -> dict:
 def shape_defines(d: dict, kind: str) -> dict:
     """The defines with what ``kind``'s warp kernel does not read made the same for every model:
     the kernel reads its own vector count (QB for ssv/msv, QW for vf), never MODEL_M nor the
-    other kind's count (the VF never FIXED_DIAG), so models of one shape share one build (a
-    many-model file compiles per shape: models-mixed100's 288 kernels are 102 builds). MODEL_M stays defined for CUDA's
+    other kind's count, so models of one shape share one build (a many-model file compiles per
+    shape: models-mixed100's 288 kernels are 102 builds). MODEL_M stays defined for CUDA's
     thread-per-sequence kernels compiled beside in filters.cu, unused by the warp backends."""
     d["QB" if kind == "vf" else "QW"] = 2
-    if kind == "vf":
-        d["FIXED_DIAG"] = 0
     d["MODEL_M"] = 64 * d["QW"] if kind == "vf" else 128 * d["QB"]
     return d
 
@@ -117,12 +116,8 @@ def batch_profile(models: list, kind: str, variant: dict) -> tuple:
     """(Q, host uint32 words) of ``kind``'s kernel for the models of one batch: one group
     size for all of them, the largest model's (its Q too)."""
     M = max(m.M for m in models)
-    g, fixed = group(variant, M, kind), fixed_diag(variant, M)
-    if fixed:
-        Q = max(layout.fixed_diag_vectors(m.M, g) for m in models)
-        words = [layout.warp_fixed_profile(m, kind, g, Q, fixed == 2)[1] for m in models]
-        return Q, np.ascontiguousarray(np.stack(words, axis=1))
-    return layout.warp_batch_profile(models, kind, g, bool(variant["simd16"]))
+    return layout.warp_batch_profile(models, kind, group(variant, M, kind),
+                                     bool(variant["simd16"]), fixed_diag(variant, M))
 
 
 def batch_defines(models: list, kind: str, Q: int, variant: dict, block: int) -> dict:
