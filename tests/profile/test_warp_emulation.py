@@ -345,7 +345,8 @@ def ssv_xe_group(prof, seq_rows, bias, simd16, inplace=False, rows=None):
     return out
 
 
-def msv_xj_group(prof, seq_rows, bias, base, tec, jbm, simd16, lazy, inplace=False, rows=None):
+def msv_xj_group(prof, seq_rows, bias, base, tec, jbm, simd16, lazy, inplace=False,
+                 rows=None):
     """msv_xj_warp with LAZY_XE on or off: the exact xE only on rows a lane flags (per
     sequence of ``seq_rows``, side by side; ``jbm`` per sequence; ``rows`` as ssv_xe_group)."""
     _, msv, xbrow = cells(simd16, bias)
