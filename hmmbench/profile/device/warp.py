@@ -1,7 +1,8 @@
 """The warp-group filter kernels' variants and defines (kernels_common/profile/warp.h), shared by
 ``profile-cuda-warp`` / ``profile-cuda-cudampf`` (:mod:`hmmbench.profile.device.cuda`) and
 ``profile-opencl-warp`` (:mod:`hmmbench.profile.device.opencl`): the same kernels, the same defines,
-the same profile layouts (:mod:`hmmbench.profile.device.layout`)."""
+the same profile layouts (:mod:`hmmbench.profile.device.layout`), but for the OpenCL twin's
+striped rows where CUDA keeps its diagonals fixed (``FIXED_DIAG``)."""
 from __future__ import annotations
 
 import numpy as np
