@@ -218,6 +218,10 @@ W_FN u32 msv_cell(u32 mpv, u32 pc, u32 biasv, u32 xbrow)
 W_FN int msv_xbrow(int xB, int bias) { return xB; }
 #endif
 
+/* one cell of the SSV (msv = 0) or MSV recursion from its predecessor mpv */
+W_FN u32 byte_cell(u32 mpv, u32 pc, int msv, u32 biasv, u32 xbrow)
+{ return msv ? msv_cell(mpv, pc, biasv, xbrow) : ssv_cell(mpv, pc, biasv); }
+
 #if FIXED_DIAG
 /* One DP row over the fixed diagonal slots (dp[q]'s predecessor is dp[q] itself); c = the
  * residue's profile row at this row's offset; returns the elementwise row maximum.
@@ -230,8 +234,6 @@ W_FN int msv_xbrow(int xB, int bias) { return xB; }
 #else
 #define CELL_PAIRS 0
 #endif
-W_FN u32 fixed_cell(u32 mpv, u32 pc, int msv, u32 biasv, u32 xbrow)
-{ return msv ? msv_cell(mpv, pc, biasv, xbrow) : ssv_cell(mpv, pc, biasv); }
 W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 biasv, u32 xbrow)
 {
     u32 rowmax = 0, held = 0;
@@ -241,13 +243,13 @@ W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 bi
         if (q < 2 * CELL_PAIRS) {
             if (q & 1) continue;
             const uint2 pw = PLOAD2(c + q * GROUP);
-            dp[q] = fixed_cell(dp[q], pw.x, msv, biasv, xbrow);
-            dp[q + 1] = fixed_cell(dp[q + 1], pw.y, msv, biasv, xbrow);
+            dp[q] = byte_cell(dp[q], pw.x, msv, biasv, xbrow);
+            dp[q + 1] = byte_cell(dp[q + 1], pw.y, msv, biasv, xbrow);
             rowmax = vb_max3(rowmax, dp[q], dp[q + 1]);
             continue;
         }
 #endif
-        const u32 sv = fixed_cell(dp[q], PLOAD(c + q * GROUP - (FIXED_DIAG - 1) * lig), msv,
+        const u32 sv = byte_cell(dp[q], PLOAD(c + q * GROUP - (FIXED_DIAG - 1) * lig), msv,
                                   biasv, xbrow);
         dp[q] = sv;
         if ((q - 2 * CELL_PAIRS) & 1) rowmax = vb_max3(rowmax, held, sv);
@@ -291,7 +293,7 @@ W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 bi
     for (int q = QB - 1; q >= 0; q--) {
         const u32 pc = PLOAD(c + q * GROUP);
         const u32 mpv = q > 0 ? dp[q > 0 ? q - 1 : 0] : first;
-        const u32 sv = msv ? msv_cell(mpv, pc, biasv, xbrow) : ssv_cell(mpv, pc, biasv);
+        const u32 sv = byte_cell(mpv, pc, msv, biasv, xbrow);
         dp[q] = sv;
         if ((QB - 1 - q) & 1) rowmax = vb_max3(rowmax, held, sv);
         else held = sv;
@@ -301,7 +303,7 @@ W_FN u32 byte_row(W_SCRATCH_PARAM u32 *dp, W_PROFILE c, int lig, int msv, u32 bi
 #pragma unroll
     for (int q = 0; q < QB; q++) {
         const u32 pc = PLOAD(c + q * GROUP);
-        const u32 sv = msv ? msv_cell(mpv, pc, biasv, xbrow) : ssv_cell(mpv, pc, biasv);
+        const u32 sv = byte_cell(mpv, pc, msv, biasv, xbrow);
         mpv = dp[q];
         dp[q] = sv;
         if (q & 1) rowmax = vb_max3(rowmax, held, sv);
