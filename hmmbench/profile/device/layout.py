@@ -131,8 +131,7 @@ def warp_fixed_profile(model: ProfileModel, kind: str, group: int, q: int = 1,
     H = Q * group
     ring = np.full((rows.shape[0], 2 * H), pad, np.int16)
     ring[:, :model.M] = rows
-    j = np.arange(2 * H)
-    halves = np.stack([ring[:, j], ring[:, (j + H) % (2 * H)]], axis=-1)
+    halves = np.stack([ring, np.roll(ring, -H, axis=1)], axis=-1)
     words = np.ascontiguousarray(halves).view(np.uint32)[..., 0]
     if wide:
         later = np.concatenate([words[:, 1:], words[:, :1]], axis=1)
